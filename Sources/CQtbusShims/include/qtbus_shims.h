@@ -1,0 +1,75 @@
+/*
+ * Internal C support for the Swift engine (not installed, not API).
+ *
+ * Swift reaches the public header through this module so that the @_cdecl entry
+ * points implement exactly the typedefs C programs see.  The rest is what Swift has
+ * no portable spelling for: atomics on fields of manually allocated structs, an
+ * initial-exec thread-local pointer, and libdispatch's C entry points (called
+ * directly, so the engine needs neither Foundation nor the Swift Dispatch overlay).
+ */
+#ifndef QTBUS_SHIMS_H
+#define QTBUS_SHIMS_H
+
+#include "../../../include/qtbus.h"
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+/* Nothing here is API: keep every out-of-line symbol out of libqtbus.so's exports. */
+#define QTBUS_INTERNAL __attribute__((visibility("hidden")))
+
+/* ---- atomics on plain fields (Swift passes &pointer.pointee.field) ---- */
+static inline uint64_t qtbus_atomic_load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline uint64_t qtbus_atomic_load_relaxed_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static inline uint64_t qtbus_atomic_load_seqcst_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
+static inline void qtbus_atomic_store_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline uint64_t qtbus_atomic_exchange_u64(uint64_t *p, uint64_t v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
+static inline uint64_t qtbus_atomic_fetch_add_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline uint64_t qtbus_atomic_fetch_sub_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_ACQ_REL); }
+static inline bool qtbus_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired) {
+    return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+static inline uint32_t qtbus_atomic_load_u32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void qtbus_atomic_store_u32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline bool qtbus_atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t desired) {
+    return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+static inline void *qtbus_atomic_load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void qtbus_atomic_store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline void qtbus_atomic_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+/* ---- reclamation counters (Reclamation.swift explains the protocol) ----
+ * Plain C globals: the dispatch path reads them with one load, no lazy-init check. */
+QTBUS_INTERNAL extern uint64_t qtbus_epoch_global;    /* starts at 1; 0 in a record means "quiescent" */
+QTBUS_INTERNAL extern uint64_t qtbus_retire_pending;  /* items waiting for a grace period */
+static inline uint64_t qtbus_epoch_now(void) { return __atomic_load_n(&qtbus_epoch_global, __ATOMIC_ACQUIRE); }
+static inline uint64_t qtbus_epoch_advance(void) { return __atomic_fetch_add(&qtbus_epoch_global, 1, __ATOMIC_SEQ_CST); }
+static inline uint64_t qtbus_pending_load(void) { return __atomic_load_n(&qtbus_retire_pending, __ATOMIC_SEQ_CST); }
+static inline void qtbus_pending_add(int64_t n) { __atomic_fetch_add(&qtbus_retire_pending, (uint64_t)n, __ATOMIC_SEQ_CST); }
+
+/* ---- the calling thread's reclamation record ---- */
+QTBUS_INTERNAL extern __thread void *qtbus_tls_record __attribute__((tls_model("initial-exec")));
+static inline void *qtbus_tls_get(void) { return qtbus_tls_record; }
+/* Stores the record and arranges for `on_exit(record)` when the thread ends. */
+QTBUS_INTERNAL void qtbus_tls_set(void *record, void (*on_exit)(void *));
+
+/* ---- threads ---- */
+QTBUS_INTERNAL bool qtbus_is_main_thread(void);
+
+/* ---- libdispatch, by its C ABI ---- */
+typedef struct qtbus_dispatch_queue_s *qtbus_dispatch_queue_t;
+QTBUS_INTERNAL qtbus_dispatch_queue_t qtbus_dq_create_serial(const char *label);
+QTBUS_INTERNAL qtbus_dispatch_queue_t qtbus_dq_main(void);
+QTBUS_INTERNAL void qtbus_dq_async(qtbus_dispatch_queue_t queue, void *context, void (*work)(void *));
+QTBUS_INTERNAL void qtbus_dq_release(qtbus_dispatch_queue_t queue);
+/* Main queue pump: the eventfd libdispatch pokes when main-queue work is posted. */
+QTBUS_INTERNAL int  qtbus_main_queue_fd(void);
+/* Clears the eventfd, then runs what is pending on the main queue. */
+QTBUS_INTERNAL void qtbus_main_queue_run(void);
+/* poll(2) on the fd; returns > 0 when readable. */
+QTBUS_INTERNAL int  qtbus_main_queue_poll(int timeout_ms);
+
+/* ---- status text (X-macro table in status.c) ---- */
+QTBUS_INTERNAL const char *qtbus_status_text(int status);
+
+#endif

@@ -1,0 +1,80 @@
+/* Platform glue for the Swift engine: thread-exit hooks, main-thread test, libdispatch. */
+#define _GNU_SOURCE
+#include "qtbus_shims.h"
+#include <poll.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <errno.h>
+
+static int errno_is_eintr(void) { return errno == EINTR; }
+
+QTBUS_INTERNAL uint64_t qtbus_epoch_global = 1;
+QTBUS_INTERNAL uint64_t qtbus_retire_pending = 0;
+
+QTBUS_INTERNAL __thread void *qtbus_tls_record __attribute__((tls_model("initial-exec")));
+
+/* A pthread key only for its destructor: it hands a thread's record back when the
+ * thread ends, so the reclamation scan does not grow with dead threads. */
+static pthread_key_t tls_exit_key;
+static pthread_once_t tls_exit_once = PTHREAD_ONCE_INIT;
+static void (*tls_exit_hook)(void *);
+
+static void tls_exit_trampoline(void *record)
+{
+    qtbus_tls_record = NULL;
+    if (tls_exit_hook) tls_exit_hook(record);
+}
+
+static void tls_exit_key_create(void) { pthread_key_create(&tls_exit_key, tls_exit_trampoline); }
+
+void qtbus_tls_set(void *record, void (*on_exit)(void *))
+{
+    pthread_once(&tls_exit_once, tls_exit_key_create);
+    tls_exit_hook = on_exit;
+    qtbus_tls_record = record;
+    pthread_setspecific(tls_exit_key, record);
+}
+
+bool qtbus_is_main_thread(void) { return (pid_t)syscall(SYS_gettid) == getpid(); }
+
+/* libdispatch's C entry points under names of our own (asm labels), so this file needs
+ * no dispatch headers and cannot clash with the Swift Dispatch overlay's imports. */
+extern struct qtbus_dispatch_queue_s qtbus_dispatch_main_q __asm__("_dispatch_main_q");
+qtbus_dispatch_queue_t qtbus_dispatch_queue_create(const char *, void *) __asm__("dispatch_queue_create");
+void qtbus_dispatch_async_f(qtbus_dispatch_queue_t, void *, void (*)(void *)) __asm__("dispatch_async_f");
+void qtbus_dispatch_release(void *) __asm__("dispatch_release");
+/* The run-loop SPI CoreFoundation uses to pump the main queue: on Linux the "port" is
+ * an eventfd that libdispatch writes when main-queue work is posted and never reads. */
+int  qtbus_dispatch_main_port(void) __asm__("_dispatch_get_main_queue_port_4CF");
+void qtbus_dispatch_main_callback(void *) __asm__("_dispatch_main_queue_callback_4CF");
+
+qtbus_dispatch_queue_t qtbus_dq_create_serial(const char *label)
+{
+    return qtbus_dispatch_queue_create(label, NULL); /* NULL attribute: serial */
+}
+qtbus_dispatch_queue_t qtbus_dq_main(void) { return &qtbus_dispatch_main_q; }
+void qtbus_dq_async(qtbus_dispatch_queue_t queue, void *context, void (*work)(void *))
+{
+    qtbus_dispatch_async_f(queue, context, work);
+}
+void qtbus_dq_release(qtbus_dispatch_queue_t queue) { qtbus_dispatch_release(queue); }
+
+int qtbus_main_queue_fd(void) { return qtbus_dispatch_main_port(); }
+
+void qtbus_main_queue_run(void)
+{
+    int fd = qtbus_dispatch_main_port();
+    uint64_t count;
+    /* Clear first: work posted while we drain pokes the fd again and stays pending. */
+    while (read(fd, &count, sizeof count) < 0 && errno_is_eintr()) {}
+    qtbus_dispatch_main_callback(NULL);
+}
+
+int qtbus_main_queue_poll(int timeout_ms)
+{
+    struct pollfd p = { .fd = qtbus_dispatch_main_port(), .events = POLLIN, .revents = 0 };
+    int r;
+    do { r = poll(&p, 1, timeout_ms); } while (r < 0 && errno_is_eintr());
+    return r;
+}

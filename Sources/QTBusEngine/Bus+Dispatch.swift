@@ -1,0 +1,234 @@
+// The dispatch path: from a C name to the handlers, with no lock, no allocation for a
+// synchronous dispatch, no Swift String, and no write to memory that another
+// dispatching thread writes (only the thread's own reclamation record, an atomic
+// claim for ONCE subscriptions, and pins for queued deliveries).
+//
+// Order: the type's whole-type list and the event subtype's list are each sorted by
+// priority, then subscription order; the walk merges them, taking the subtype's node
+// first at equal priority (QTEventBus delivers specific before general).
+import CQtbusShims
+import Glibc
+
+/// What a handler's `const qtbus_event *` points to.
+struct EventView {
+    var type: UnsafePointer<CChar>
+    var subtype: UnsafePointer<CChar>?
+    var data: UnsafeRawPointer?
+    var size: Int
+    var object: UnsafeMutableRawPointer?
+    var stopped = false
+    /// Delivered after its dispatch returned (queue, replay): it cannot be stopped.
+    var queued = false
+
+    init(type: UnsafePointer<CChar>, subtype: UnsafePointer<CChar>?, data: UnsafeRawPointer?, size: Int,
+         object: UnsafeMutableRawPointer?) {
+        self.type = type
+        self.subtype = subtype
+        self.data = data
+        self.size = size
+        self.object = object
+    }
+
+    init(payload p: UnsafeMutablePointer<Payload>, queued: Bool) {
+        self.init(type: p.pointee.type, subtype: p.pointee.subtype, data: p.pointee.data, size: p.pointee.size,
+                  object: p.pointee.object)
+        self.queued = queued
+    }
+}
+
+/// The event being dispatched and who owns its object.
+struct Outgoing {
+    var type: CName
+    var subtype: CName?
+    var data: UnsafeRawPointer?
+    var size: Int
+    /// Owned by this dispatch once it succeeds, unless a payload holds it.
+    var object: UnsafeMutableRawPointer?
+    var objectRelease: qtbus_release?
+    /// One reference held by this dispatch; it owns the object when present.
+    var payload: UnsafeMutablePointer<Payload>?
+
+    init(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
+         object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?) {
+        self.type = type
+        self.subtype = subtype
+        self.data = data
+        self.size = size
+        self.object = object
+        self.objectRelease = objectRelease
+        self.payload = nil
+    }
+
+    /// An event copied earlier; takes the caller's reference to `payload`.
+    init(payload p: UnsafeMutablePointer<Payload>) {
+        self.init(type: payloadTypeName(p), subtype: payloadSubtypeName(p), data: p.pointee.data,
+                  size: p.pointee.size, object: p.pointee.object, objectRelease: nil)
+        payload = p
+    }
+
+    /// Copies the event once, for deliveries that outlive the dispatch; the payload
+    /// takes over the object.
+    mutating func ensurePayload() {
+        guard payload == nil else { return }
+        payload = makePayload(type: type, subtype: subtype, data: data, size: size,
+                              object: object, objectRelease: objectRelease, parent: nil)
+        objectRelease = nil
+    }
+
+    /// Ends this dispatch's ownership: the object goes with the last payload reference.
+    mutating func finish() {
+        if let p = payload {
+            payloadRelease(p)
+        } else if let release = objectRelease {
+            release(object)
+        }
+        payload = nil
+        objectRelease = nil
+    }
+}
+
+let stickyFlag = UInt32(QTBUS_EVENT_STICKY)
+private let noSubscriberName = StaticName("QTNoSubscriberEvent")
+
+/// A name known at compile time, scanned once.
+final class StaticName: @unchecked Sendable {
+    // @unchecked: immutable after init, and the bytes are never freed or written.
+    let bytes: UnsafeMutablePointer<CChar>
+    let name: CName
+
+    init(_ text: StaticString) {
+        let n = text.utf8CodeUnitCount
+        bytes = .allocate(capacity: n + 1)
+        UnsafeMutableRawPointer(bytes).copyMemory(from: text.utf8Start, byteCount: n)
+        bytes[n] = 0
+        name = CName(UnsafePointer(bytes))!
+    }
+}
+
+/// Dispatches `event` on `bus`.  The caller is inside an epoch and has checked the
+/// flags and the data/size pair.  On success (>= 0) the event's object or payload
+/// reference was consumed; on failure nothing was taken.
+func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32) -> Int32 {
+    var type = NameTable<TypeEntry>.lookup(qtbus_atomic_load_ptr(&bus.pointee.types), event.type)
+    var specific: UnsafeMutablePointer<SubtypeEntry>? = nil
+    if let type, let subtype = event.subtype {
+        specific = NameTable<SubtypeEntry>.lookup(qtbus_atomic_load_ptr(&type.pointee.subtypes), subtype)
+    }
+    // A name that matched a stored one was validated when it was stored.
+    if type == nil && !event.type.isValidUTF8 { return QTBUS_EINVAL.rawValue }
+    if specific == nil, let subtype = event.subtype, !subtype.isValidUTF8 { return QTBUS_EINVAL.rawValue }
+    if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
+
+    var start: UInt64 = 0
+    if flags & stickyFlag != 0 {
+        guard let (kept, seq) = keepSticky(bus, &event) else { return QTBUS_ECLOSED.rawValue }
+        if type == nil, let subtype = event.subtype {
+            specific = NameTable<SubtypeEntry>.lookup(qtbus_atomic_load_ptr(&kept.pointee.subtypes), subtype)
+        }
+        type = kept
+        start = seq
+    } else if let type {
+        start = qtbus_atomic_load_u64(&type.pointee.seq)
+    }
+
+    var count: Int32 = 0
+    if let type { count = deliver(type, specific, &event, start) }
+    if count == 0 && !(event.type.length == noSubscriberName.name.length && event.type.hash == noSubscriberName.name.hash
+                       && memcmp(event.type.bytes, noSubscriberName.bytes, event.type.length) == 0) {
+        dispatchNoSubscriber(bus, &event)
+        return 0
+    }
+    event.finish()
+    return count
+}
+
+/// Re-dispatches an event nobody received as QTNoSubscriberEvent (subtype: its type),
+/// handing the object over.
+private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) {
+    var inner = Outgoing(type: noSubscriberName.name, subtype: event.type, data: event.data, size: event.size,
+                         object: event.object, objectRelease: event.objectRelease)
+    if let p = event.payload {
+        // The original payload keeps the object; copies for queued deliveries hold it.
+        inner.objectRelease = nil
+        inner.payload = makePayload(type: inner.type, subtype: inner.subtype, data: inner.data, size: inner.size,
+                                    object: p.pointee.object, objectRelease: nil, parent: p)
+        inner.data = UnsafeRawPointer(inner.payload!.pointee.data)
+        payloadRelease(p)
+    }
+    event.payload = nil
+    event.objectRelease = nil
+    if dispatchEvent(bus, &inner, flags: 0) < 0 { inner.finish() }
+}
+
+/// Walks the merged lists and delivers; returns how many subscriptions were reached.
+@inline(__always)
+private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
+                     _ event: inout Outgoing, _ start: UInt64) -> Int32 {
+    var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
+                         object: event.object)
+    var count: Int32 = 0
+    withUnsafeMutablePointer(to: &view) { view in
+        var s: UnsafeMutableRawPointer? = nil
+        if let specific { s = qtbus_atomic_load_ptr(&specific.pointee.list.head) }
+        var w = qtbus_atomic_load_ptr(&type.pointee.whole.head)
+        while true {
+            let node: UnsafeMutablePointer<ListNode>
+            let fromSpecific: Bool
+            if let sr = s {
+                let sn = sr.assumingMemoryBound(to: ListNode.self)
+                if let wr = w, wr.assumingMemoryBound(to: ListNode.self).pointee.priority > sn.pointee.priority {
+                    node = wr.assumingMemoryBound(to: ListNode.self)
+                    fromSpecific = false
+                } else {
+                    node = sn
+                    fromSpecific = true
+                }
+            } else if let wr = w {
+                node = wr.assumingMemoryBound(to: ListNode.self)
+                fromSpecific = false
+            } else {
+                break
+            }
+            // Newer than this dispatch: subscribed during it, so it does not receive it.
+            if node.pointee.seq <= start {
+                let sub = node.pointee.sub
+                if qtbus_atomic_load_u32(&sub.pointee.state) == SubState.live {
+                    if qtbus_atomic_load_u32(&sub.pointee.gateOpen) != 0
+                        && sub.pointee.flags & subOnce == 0 && sub.pointee.queue == nil {
+                        // The common case, kept small: a plain synchronous handler.
+                        sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
+                        count += 1
+                    } else if deliverSpecial(sub, view, &event) {
+                        count += 1
+                    }
+                    if view.pointee.stopped { break }
+                }
+            }
+            // Read after the handler ran: a node it unlinked is skipped.
+            let next = qtbus_atomic_load_ptr(&node.pointee.next)
+            if fromSpecific { s = next } else { w = next }
+        }
+    }
+    return count
+}
+
+/// ONCE, queued, or gated (replaying) subscriptions.
+@inline(never)
+private func deliverSpecial(_ sub: UnsafeMutablePointer<Subscription>, _ view: UnsafeMutablePointer<EventView>,
+                            _ event: inout Outgoing) -> Bool {
+    if qtbus_atomic_load_u32(&sub.pointee.gateOpen) == 0 {
+        event.ensurePayload()
+        if backlogAppend(sub, event.payload!) { return true }
+    }
+    let once = sub.pointee.flags & subOnce != 0
+    if once && !qtbus_atomic_cas_u32(&sub.pointee.state, SubState.live, SubState.fired) { return false }
+    if sub.pointee.queue != nil {
+        event.ensurePayload()
+        payloadRetain(event.payload!)
+        enqueueDelivery(sub, event.payload!, once: once)
+    } else {
+        sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
+    }
+    if once { finishOnce(sub) }
+    return true
+}

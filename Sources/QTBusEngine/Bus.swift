@@ -1,0 +1,386 @@
+// Buses, the registry lock, tokens and bags: everything that changes the store.
+//
+// One registry lock guards every bus's lists and tables and the token and bag handle
+// tables: a token or a bag is disposed without naming its bus, and one lock keeps
+// "dispose vs. bus destroy vs. bag dispose" simple to reason about.  Dispatch never
+// takes it (Bus+Dispatch.swift); subscribe and dispose hold it for a few list
+// operations and no user code.
+import CQtbusShims
+import Glibc
+
+struct Bus {
+    /// Atomic: 1 once qtbus_bus_destroy started; calls then return QTBUS_ECLOSED.
+    var closed: UInt32 = 0
+    /// Atomic: NameTable of TypeEntry.
+    var types: UnsafeMutableRawPointer? = nil
+    /// The bus's own pin plus one per qtbus_dispatch_on_* post in flight.
+    var pins: UInt64 = 1
+    /// Serial queue of qtbus_dispatch_on_bus_queue, so posts keep their order per bus.
+    let queue: qtbus_dispatch_queue_t
+    let isShared: Bool
+}
+
+/// A dispose bag: an intrusive list of the subscriptions it holds.
+struct Bag {
+    var head: UnsafeMutablePointer<Subscription>? = nil
+}
+
+struct RegistryState {
+    var tokens = HandleTable<UnsafeMutablePointer<Subscription>>()
+    var bags = HandleTable<UnsafeMutablePointer<Bag>>()
+}
+
+/// The registry lock and what it guards beyond the buses' own fields.
+let registry = Locked(RegistryState())
+
+/// Never freed; its fields are atomics or guarded by the registry lock.
+nonisolated(unsafe) let sharedBus: UnsafeMutablePointer<Bus> = makeBus(shared: true)
+
+func makeBus(shared: Bool) -> UnsafeMutablePointer<Bus> {
+    let bus = UnsafeMutablePointer<Bus>.allocate(capacity: 1)
+    bus.initialize(to: Bus(queue: qtbus_dq_create_serial(shared ? "qtbus.shared" : "qtbus.bus")!, isShared: shared))
+    return bus
+}
+
+@inline(__always)
+func isClosed(_ bus: UnsafeMutablePointer<Bus>) -> Bool {
+    qtbus_atomic_load_u32(&bus.pointee.closed) != 0
+}
+
+// MARK: - Entries
+
+/// The type entry for `name`, made if missing.  Under the registry lock.
+func typeEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutablePointer<TypeEntry> {
+    if let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, name) { return entry }
+    let entry = UnsafeMutablePointer<TypeEntry>.allocate(capacity: 1)
+    entry.initialize(to: TypeEntry(name: StoredName(copying: name), bus: bus))
+    NameTable<TypeEntry>.insert(&bus.pointee.types, entry)
+    return entry
+}
+
+/// The subtype entry for `name`, made if missing.  Under the registry lock.
+func subtypeEntry(_ type: UnsafeMutablePointer<TypeEntry>, _ name: CName) -> UnsafeMutablePointer<SubtypeEntry> {
+    if let entry = NameTable<SubtypeEntry>.lookup(type.pointee.subtypes, name) { return entry }
+    let entry = UnsafeMutablePointer<SubtypeEntry>.allocate(capacity: 1)
+    entry.initialize(to: SubtypeEntry(name: StoredName(copying: name)))
+    NameTable<SubtypeEntry>.insert(&type.pointee.subtypes, entry)
+    return entry
+}
+
+private let freeSubtypeEntry: Finalizer = { raw in
+    let entry = raw!.assumingMemoryBound(to: SubtypeEntry.self)
+    entry.pointee.name.free()
+    entry.deinitialize(count: 1)
+    entry.deallocate()
+}
+
+// MARK: - Subscribe
+
+struct SubscribeRequest {
+    var type: CName
+    var subtypes: [CName]
+    var queue: UnsafeMutablePointer<Queue>?
+    var bag: UInt64
+    var priority: Int32
+    var flags: UInt32
+    var handler: qtbus_handler
+    var userdata: UnsafeMutableRawPointer?
+    var release: qtbus_release?
+}
+
+/// Subscribes; arguments were validated by the caller.  Returns the token id or a
+/// negative status.  On failure nothing was changed and `release` was not called.
+func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) -> Int64 {
+    withEpoch {
+        let nodeCount = max(1, request.subtypes.count)
+        let raw = UnsafeMutableRawPointer.allocate(
+            byteCount: MemoryLayout<Subscription>.stride + nodeCount * MemoryLayout<ListNode>.stride,
+            alignment: max(MemoryLayout<Subscription>.alignment, MemoryLayout<ListNode>.alignment))
+        let sub = raw.bindMemory(to: Subscription.self, capacity: 1)
+        var replay: [UnsafeMutablePointer<Payload>] = []
+
+        let status: Int64 = registry.withLock { state in
+            if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
+            var bag: UnsafeMutablePointer<Bag>? = nil
+            if request.bag != 0 {
+                guard let b = state.bags.lookup(request.bag) else { return Int64(QTBUS_ESTALE.rawValue) }
+                bag = b
+            }
+            let type = typeEntry(bus, request.type)
+            sub.initialize(to: Subscription(
+                flags: request.flags, priority: request.priority, handler: request.handler,
+                userdata: request.userdata, queue: request.queue, release: request.release,
+                type: type, nodeCount: nodeCount))
+            if let q = request.queue { retainQueue(q) }
+            sub.pointee.token = state.tokens.insert(sub)
+            if request.flags & subReplay != 0 {
+                // Shut before the nodes are published (Sticky.swift explains the gate).
+                sub.pointee.gateOpen = 0
+                sub.pointee.backlog = makeBacklog()
+            }
+
+            let seq = type.pointee.seq + 1
+            let nodes = Subscription.nodes(sub)
+            if request.subtypes.isEmpty {
+                nodes.initialize(to: ListNode(sub: sub, seq: seq, priority: request.priority, subtype: nil))
+                SubList.insert(&type.pointee.whole, nodes)
+            } else {
+                for (i, name) in request.subtypes.enumerated() {
+                    let entry = subtypeEntry(type, name)
+                    (nodes + i).initialize(to: ListNode(sub: sub, seq: seq, priority: request.priority, subtype: entry))
+                    SubList.insert(&entry.pointee.list, nodes + i)
+                    entry.pointee.liveCount += 1
+                }
+            }
+            // After the links: a dispatch that reads this sequence sees the nodes.
+            qtbus_atomic_store_u64(&type.pointee.seq, seq)
+            type.pointee.liveCount += 1
+            if let b = bag { bagLink(b, sub) }
+            if request.flags & subReplay != 0 {
+                replay = collectReplay(type, request.subtypes)
+            }
+            return Int64(bitPattern: sub.pointee.token)
+        }
+        if status < 0 {
+            sub.deinitialize(count: 0)
+            raw.deallocate()
+            return status
+        }
+        if request.flags & subReplay != 0 { runReplay(sub, replay) }
+        return status
+    }
+}
+
+private func bagLink(_ bag: UnsafeMutablePointer<Bag>, _ sub: UnsafeMutablePointer<Subscription>) {
+    sub.pointee.bag = bag
+    sub.pointee.bagPrev = nil
+    sub.pointee.bagNext = bag.pointee.head
+    bag.pointee.head?.pointee.bagPrev = sub
+    bag.pointee.head = sub
+}
+
+private func bagUnlink(_ sub: UnsafeMutablePointer<Subscription>) {
+    guard let bag = sub.pointee.bag else { return }
+    if let p = sub.pointee.bagPrev { p.pointee.bagNext = sub.pointee.bagNext } else { bag.pointee.head = sub.pointee.bagNext }
+    sub.pointee.bagNext?.pointee.bagPrev = sub.pointee.bagPrev
+    sub.pointee.bag = nil
+    sub.pointee.bagPrev = nil
+    sub.pointee.bagNext = nil
+}
+
+// MARK: - Dispose
+
+/// Takes a disposed or fired subscription out of every list, its bag and the token
+/// table.  Under the registry lock; emptied subtype entries go to `deadEntries`.
+private func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>,
+                    _ deadEntries: inout [UnsafeMutablePointer<SubtypeEntry>]) {
+    let type = sub.pointee.type
+    let nodes = Subscription.nodes(sub)
+    for i in 0..<sub.pointee.nodeCount {
+        let node = nodes + i
+        if let entry = node.pointee.subtype {
+            SubList.remove(&entry.pointee.list, node)
+            entry.pointee.liveCount -= 1
+            if entry.pointee.liveCount == 0 {
+                NameTable<SubtypeEntry>.remove(type.pointee.subtypes, entry)
+                deadEntries.append(entry)
+            }
+        } else {
+            SubList.remove(&type.pointee.whole, node)
+        }
+    }
+    type.pointee.liveCount -= 1
+    bagUnlink(sub)
+    state.tokens.remove(sub.pointee.token)
+}
+
+/// Hands unlinked objects to the reclaimer.  Outside the lock: finalizers run release hooks.
+private func retire(_ subs: [UnsafeMutablePointer<Subscription>], _ deadEntries: [UnsafeMutablePointer<SubtypeEntry>]) {
+    for sub in subs { reclaimer.retire(UnsafeMutableRawPointer(sub), dropStorePin) }
+    for entry in deadEntries { reclaimer.retire(UnsafeMutableRawPointer(entry), freeSubtypeEntry) }
+}
+
+private func retire(_ sub: UnsafeMutablePointer<Subscription>, _ deadEntries: [UnsafeMutablePointer<SubtypeEntry>]) {
+    reclaimer.retire(UnsafeMutableRawPointer(sub), dropStorePin)
+    for entry in deadEntries { reclaimer.retire(UnsafeMutableRawPointer(entry), freeSubtypeEntry) }
+}
+
+private let dropStorePin: Finalizer = { raw in
+    unpin(raw!.assumingMemoryBound(to: Subscription.self))
+}
+
+@inline(__always)
+func pin(_ sub: UnsafeMutablePointer<Subscription>) {
+    _ = qtbus_atomic_fetch_add_u64(&sub.pointee.pins, 1)
+}
+
+/// Drops a pin; the last one releases the userdata and frees the subscription.
+func unpin(_ sub: UnsafeMutablePointer<Subscription>) {
+    guard qtbus_atomic_fetch_sub_u64(&sub.pointee.pins, 1) == 1 else { return }
+    let release = sub.pointee.release
+    let userdata = sub.pointee.userdata
+    sub.pointee.release = nil  // cleared before the call: it can never run twice
+    if let q = sub.pointee.queue { releaseQueue(q) }
+    if let backlog = sub.pointee.backlog { freeBacklog(backlog) }
+    let nodes = Subscription.nodes(sub)
+    nodes.deinitialize(count: sub.pointee.nodeCount)
+    sub.deinitialize(count: 1)
+    UnsafeMutableRawPointer(sub).deallocate()
+    release?(userdata)
+}
+
+/// qtbus_token_dispose.
+func disposeToken(_ id: UInt64) -> Int32 {
+    var dead: [UnsafeMutablePointer<SubtypeEntry>] = []
+    let sub: UnsafeMutablePointer<Subscription>? = registry.withLock { state in
+        guard let sub = state.tokens.lookup(id),
+              qtbus_atomic_cas_u32(&sub.pointee.state, SubState.live, SubState.disposed) else { return nil }
+        unlink(&state, sub, &dead)
+        return sub
+    }
+    guard let sub else { return QTBUS_ESTALE.rawValue }
+    retire(sub, dead)
+    return QTBUS_OK.rawValue
+}
+
+/// After a ONCE subscription's delivery was claimed: unlink and retire it.
+func finishOnce(_ sub: UnsafeMutablePointer<Subscription>) {
+    var dead: [UnsafeMutablePointer<SubtypeEntry>] = []
+    registry.withLock { state in unlink(&state, sub, &dead) }
+    retire(sub, dead)
+}
+
+func tokenIsActive(_ id: UInt64) -> Bool {
+    registry.withLock { state in
+        guard let sub = state.tokens.lookup(id) else { return false }
+        return qtbus_atomic_load_u32(&sub.pointee.state) == SubState.live
+    }
+}
+
+// MARK: - Bags
+
+func bagCreate() -> UInt64 {
+    let bag = UnsafeMutablePointer<Bag>.allocate(capacity: 1)
+    bag.initialize(to: Bag())
+    return registry.withLock { $0.bags.insert(bag) }
+}
+
+func bagAdd(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
+    registry.withLock { state in
+        guard let bag = state.bags.lookup(bagID), let sub = state.tokens.lookup(tokenID),
+              qtbus_atomic_load_u32(&sub.pointee.state) == SubState.live else { return QTBUS_ESTALE.rawValue }
+        if sub.pointee.bag == bag { return QTBUS_OK.rawValue }
+        if sub.pointee.bag != nil { return QTBUS_EINVAL.rawValue }
+        bagLink(bag, sub)
+        return QTBUS_OK.rawValue
+    }
+}
+
+func bagDispose(_ bagID: UInt64) -> Int32 {
+    var subs: [UnsafeMutablePointer<Subscription>] = []
+    var dead: [UnsafeMutablePointer<SubtypeEntry>] = []
+    let found: UnsafeMutablePointer<Bag>? = registry.withLock { state in
+        guard let bag = state.bags.remove(bagID) else { return nil }
+        while let sub = bag.pointee.head {
+            bagUnlink(sub)
+            // A fired ONCE subscription is being unlinked by its dispatcher.
+            if qtbus_atomic_cas_u32(&sub.pointee.state, SubState.live, SubState.disposed) {
+                unlink(&state, sub, &dead)
+                subs.append(sub)
+            }
+        }
+        return bag
+    }
+    guard let bag = found else { return QTBUS_ESTALE.rawValue }
+    bag.deinitialize(count: 1)
+    bag.deallocate()
+    retire(subs, dead)
+    return QTBUS_OK.rawValue
+}
+
+// MARK: - Counting
+
+func subscriberCount(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype: CName?) -> Int32 {
+    registry.withLock { _ in
+        if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
+        guard let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, type) else { return 0 }
+        guard let subtype else { return Int32(entry.pointee.liveCount) }
+        let specific = NameTable<SubtypeEntry>.lookup(entry.pointee.subtypes, subtype)?.pointee.liveCount ?? 0
+        var whole = 0
+        var cursor = entry.pointee.whole.head
+        while let raw = cursor {
+            whole += 1
+            cursor = raw.assumingMemoryBound(to: ListNode.self).pointee.next
+        }
+        return Int32(specific + whole)
+    }
+}
+
+// MARK: - Destroy
+
+/// qtbus_bus_destroy: closes the bus, disposes every subscription, drops its sticky
+/// events, and frees it once no dispatch or post can still reach it.
+func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
+    var subs: [UnsafeMutablePointer<Subscription>] = []
+    var dead: [UnsafeMutablePointer<SubtypeEntry>] = []
+    var payloads: [UnsafeMutablePointer<Payload>] = []
+    let status: Int32 = registry.withLock { state in
+        if bus.pointee.isShared { return QTBUS_EINVAL.rawValue }
+        guard qtbus_atomic_cas_u32(&bus.pointee.closed, 0, 1) else { return QTBUS_ECLOSED.rawValue }
+        var found: [UnsafeMutablePointer<Subscription>] = []
+        NameTable<TypeEntry>.forEach(bus.pointee.types) { type in
+            forEachNode(type.pointee.whole) { found.append($0.pointee.sub) }
+            NameTable<SubtypeEntry>.forEach(type.pointee.subtypes) { entry in
+                forEachNode(entry.pointee.list) { found.append($0.pointee.sub) }
+            }
+            payloads.append(contentsOf: type.pointee.sticky.removeAll())
+        }
+        // A subscription with several subtypes was found once per list: the CAS
+        // picks it once.  Fired ONCE subscriptions are unlinked by their dispatcher.
+        for sub in found where qtbus_atomic_cas_u32(&sub.pointee.state, SubState.live, SubState.disposed) {
+            unlink(&state, sub, &dead)
+            subs.append(sub)
+        }
+        return QTBUS_OK.rawValue
+    }
+    guard status == QTBUS_OK.rawValue else { return status }
+    retire(subs, dead)
+    for p in payloads { payloadRelease(p) }
+    reclaimer.retire(UnsafeMutableRawPointer(bus), dropBusStorePin)
+    return QTBUS_OK.rawValue
+}
+
+private func forEachNode(_ list: SubList, _ body: (UnsafeMutablePointer<ListNode>) -> Void) {
+    var cursor = list.head
+    while let raw = cursor {
+        let node = raw.assumingMemoryBound(to: ListNode.self)
+        body(node)
+        cursor = node.pointee.next
+    }
+}
+
+private let dropBusStorePin: Finalizer = { raw in
+    unpinBus(raw!.assumingMemoryBound(to: Bus.self))
+}
+
+@inline(__always)
+func pinBus(_ bus: UnsafeMutablePointer<Bus>) {
+    _ = qtbus_atomic_fetch_add_u64(&bus.pointee.pins, 1)
+}
+
+/// Drops a pin; the last one frees the bus with its tables and entries (every list is
+/// empty by then: destroy unlinked all subscriptions under the lock).
+func unpinBus(_ bus: UnsafeMutablePointer<Bus>) {
+    guard qtbus_atomic_fetch_sub_u64(&bus.pointee.pins, 1) == 1 else { return }
+    NameTable<TypeEntry>.forEach(bus.pointee.types) { type in
+        NameTable<SubtypeEntry>.forEach(type.pointee.subtypes) { entry in freeSubtypeEntry(UnsafeMutableRawPointer(entry)) }
+        NameTable<SubtypeEntry>.free(type.pointee.subtypes)
+        type.pointee.name.free()
+        type.deinitialize(count: 1)
+        type.deallocate()
+    }
+    NameTable<TypeEntry>.free(bus.pointee.types)
+    qtbus_dq_release(bus.pointee.queue)
+    bus.deinitialize(count: 1)
+    bus.deallocate()
+}

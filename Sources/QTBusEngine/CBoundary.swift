@@ -1,0 +1,276 @@
+// The C boundary: one @_cdecl function per declaration of include/qtbus.h.
+//
+// Each converts and checks its arguments (NULLs, names, flags, sizes), then calls the
+// engine.  They take the exact types the header declares, imported from it through
+// CQtbusShims, so a mismatch with the header is a compile error here; the C test
+// suite's test_abi and abi_check.sh check the exported names and types from the
+// other side.  Swift names carry a leading underscore so they cannot be confused with
+// the imported C declarations.
+import CQtbusShims
+import Glibc
+
+private let versionString = StaticName("0.1.0")
+
+@inline(__always)
+private func busPointer(_ bus: OpaquePointer?) -> UnsafeMutablePointer<Bus>? {
+    bus.map { UnsafeMutablePointer<Bus>($0) }
+}
+
+/// A required, valid name; nil for NULL, empty, over-long or non-UTF-8.
+@inline(__always)
+private func checkedName(_ text: UnsafePointer<CChar>?) -> CName? {
+    guard let text, let name = CName(text), name.isValidUTF8 else { return nil }
+    return name
+}
+
+// MARK: - Status and version
+
+@_cdecl("qtbus_strerror")
+public func _qtbus_strerror(_ status: Int32) -> UnsafePointer<CChar> {
+    qtbus_status_text(status)
+}
+
+@_cdecl("qtbus_version")
+public func _qtbus_version() -> UnsafePointer<CChar> {
+    UnsafePointer(versionString.bytes)
+}
+
+// MARK: - Buses
+
+@_cdecl("qtbus_shared")
+public func _qtbus_shared() -> OpaquePointer {
+    OpaquePointer(sharedBus)
+}
+
+@_cdecl("qtbus_bus_create")
+public func _qtbus_bus_create() -> OpaquePointer? {
+    OpaquePointer(makeBus(shared: false))
+}
+
+@_cdecl("qtbus_bus_destroy")
+public func _qtbus_bus_destroy(_ bus: OpaquePointer?) -> Int32 {
+    guard let bus = busPointer(bus) else { return QTBUS_EINVAL.rawValue }
+    return destroyBus(bus)
+}
+
+// MARK: - Queues
+
+@_cdecl("qtbus_queue_main")
+public func _qtbus_queue_main() -> OpaquePointer {
+    OpaquePointer(mainQueue)
+}
+
+@_cdecl("qtbus_queue_create")
+public func _qtbus_queue_create(_ label: UnsafePointer<CChar>?) -> OpaquePointer? {
+    OpaquePointer(makeQueue(label: label))
+}
+
+@_cdecl("qtbus_queue_release")
+public func _qtbus_queue_release(_ queue: OpaquePointer?) {
+    guard let queue else { return }
+    releaseQueue(UnsafeMutablePointer<Queue>(queue))
+}
+
+@_cdecl("qtbus_main_fd")
+public func _qtbus_main_fd() -> Int32 {
+    _ = mainQueue
+    return qtbus_main_queue_fd()
+}
+
+@_cdecl("qtbus_main_drain")
+public func _qtbus_main_drain() -> Int32 {
+    mainDrain()
+}
+
+@_cdecl("qtbus_main_wait")
+public func _qtbus_main_wait(_ timeoutMs: Int32) -> Int32 {
+    mainWait(timeoutMs)
+}
+
+// MARK: - Bags
+
+@_cdecl("qtbus_bag_create")
+public func _qtbus_bag_create(_ out: UnsafeMutablePointer<qtbus_bag>?) -> Int32 {
+    guard let out else { return QTBUS_EINVAL.rawValue }
+    out.pointee = qtbus_bag(id: bagCreate())
+    return QTBUS_OK.rawValue
+}
+
+@_cdecl("qtbus_bag_add")
+public func _qtbus_bag_add(_ bag: qtbus_bag, _ token: qtbus_token) -> Int32 {
+    bagAdd(bag.id, token.id)
+}
+
+@_cdecl("qtbus_bag_dispose")
+public func _qtbus_bag_dispose(_ bag: qtbus_bag) -> Int32 {
+    bagDispose(bag.id)
+}
+
+// MARK: - Subscribing
+
+private let knownSubFlags = UInt32(QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY)
+
+@_cdecl("qtbus_subscribe")
+public func _qtbus_subscribe(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
+                      _ options: UnsafePointer<qtbus_sub_options>?,
+                      _ handler: qtbus_handler?, _ userdata: UnsafeMutableRawPointer?,
+                      _ release: qtbus_release?, _ tokenOut: UnsafeMutablePointer<qtbus_token>?) -> Int32 {
+    tokenOut?.pointee = qtbus_token(id: 0)
+    guard let bus = busPointer(bus), let handler, let type = checkedName(type) else { return QTBUS_EINVAL.rawValue }
+    var request = SubscribeRequest(type: type, subtypes: [], queue: nil, bag: 0, priority: 0, flags: 0,
+                                   handler: handler, userdata: userdata, release: release)
+    if let o = options?.pointee {
+        guard o.flags & ~knownSubFlags == 0 else { return QTBUS_EINVAL.rawValue }
+        if o.subtype_count > 0 {
+            guard let names = o.subtypes, o.subtype_count <= 4096 else { return QTBUS_EINVAL.rawValue }
+            for i in 0..<o.subtype_count {
+                guard let name = checkedName(names[i]) else { return QTBUS_EINVAL.rawValue }
+                // Listed twice: still one node, so each event is delivered once.
+                if !request.subtypes.contains(where: { $0.length == name.length && $0.hash == name.hash
+                        && memcmp($0.bytes, name.bytes, name.length) == 0 }) {
+                    request.subtypes.append(name)
+                }
+            }
+        }
+        request.queue = o.queue.map { UnsafeMutablePointer<Queue>($0) }
+        request.bag = o.bag.id
+        request.priority = o.priority
+        request.flags = o.flags
+    }
+    let result = subscribe(bus, request)
+    if result < 0 { return Int32(result) }
+    tokenOut?.pointee = qtbus_token(id: UInt64(result))
+    return QTBUS_OK.rawValue
+}
+
+@_cdecl("qtbus_token_dispose")
+public func _qtbus_token_dispose(_ token: qtbus_token) -> Int32 {
+    disposeToken(token.id)
+}
+
+@_cdecl("qtbus_token_is_active")
+public func _qtbus_token_is_active(_ token: qtbus_token) -> Int32 {
+    tokenIsActive(token.id) ? 1 : 0
+}
+
+@_cdecl("qtbus_subscriber_count")
+public func _qtbus_subscriber_count(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
+                             _ subtype: UnsafePointer<CChar>?) -> Int32 {
+    guard let bus = busPointer(bus), let type = checkedName(type) else { return QTBUS_EINVAL.rawValue }
+    var sub: CName? = nil
+    if subtype != nil {
+        guard let s = checkedName(subtype) else { return QTBUS_EINVAL.rawValue }
+        sub = s
+    }
+    return withEpoch { subscriberCount(bus, type, sub) }
+}
+
+// MARK: - Dispatching
+
+private let knownEventFlags = UInt32(QTBUS_EVENT_STICKY)
+
+/// The checks every dispatch entry point shares; nil when the event is malformed.
+@inline(__always)
+private func outgoing(_ desc: UnsafePointer<qtbus_event_desc>?) -> Outgoing? {
+    guard let d = desc?.pointee, let typeText = d.type, let type = CName(typeText),
+          d.flags & ~knownEventFlags == 0, d.data != nil || d.size == 0 else { return nil }
+    var subtype: CName? = nil
+    if let subtypeText = d.subtype {
+        guard let s = CName(subtypeText) else { return nil }
+        subtype = s
+    }
+    return Outgoing(type: type, subtype: subtype, data: d.data, size: d.size,
+                    object: d.object, objectRelease: d.object_release)
+}
+
+@_cdecl("qtbus_dispatch")
+public func _qtbus_dispatch(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
+    guard let bus = busPointer(bus), var event = outgoing(desc) else { return QTBUS_EINVAL.rawValue }
+    let record = epochEnter()
+    let result = dispatchEvent(bus, &event, flags: desc.unsafelyUnwrapped.pointee.flags)
+    epochExit(record)
+    return result
+}
+
+/// Copies the event and posts its dispatch to `queue`.
+private func post(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?,
+                  _ queue: (UnsafeMutablePointer<Bus>) -> qtbus_dispatch_queue_t, isMain: Bool) -> Int32 {
+    guard let bus = busPointer(bus), let event = outgoing(desc),
+          event.type.isValidUTF8, event.subtype?.isValidUTF8 ?? true else { return QTBUS_EINVAL.rawValue }
+    if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
+    let payload = makePayload(type: event.type, subtype: event.subtype, data: event.data, size: event.size,
+                              object: event.object, objectRelease: event.objectRelease, parent: nil)
+    postDispatch(bus, payload, flags: desc.unsafelyUnwrapped.pointee.flags, on: queue(bus), isMain: isMain)
+    return QTBUS_OK.rawValue
+}
+
+@_cdecl("qtbus_dispatch_on_bus_queue")
+public func _qtbus_dispatch_on_bus_queue(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
+    post(bus, desc, { $0.pointee.queue }, isMain: false)
+}
+
+@_cdecl("qtbus_dispatch_on_main")
+public func _qtbus_dispatch_on_main(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
+    post(bus, desc, { _ in mainQueue.pointee.dq }, isMain: true)
+}
+
+private let jsonTypeName = StaticName("QTJsonEvent")
+
+@_cdecl("qtbus_dispatch_json")
+public func _qtbus_dispatch_json(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?) -> Int32 {
+    guard let bus = busPointer(bus), let name = checkedName(name), let json else { return QTBUS_EINVAL.rawValue }
+    let size = strlen(json)
+    guard _isValidJSON(UnsafeRawBufferPointer(start: json, count: size)) else { return QTBUS_EJSON.rawValue }
+    var event = Outgoing(type: jsonTypeName.name, subtype: name, data: json, size: size, object: nil, objectRelease: nil)
+    return withEpoch { dispatchEvent(bus, &event, flags: 0) }
+}
+
+@_cdecl("qtbus_sticky_clear")
+public func _qtbus_sticky_clear(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ subtype: UnsafePointer<CChar>?) -> Int32 {
+    guard let bus = busPointer(bus), let type = checkedName(type) else { return QTBUS_EINVAL.rawValue }
+    var sub: CName? = nil
+    if subtype != nil {
+        guard let s = checkedName(subtype) else { return QTBUS_EINVAL.rawValue }
+        sub = s
+    }
+    return withEpoch { clearSticky(bus, type, sub) }
+}
+
+// MARK: - The event a handler receives
+
+@inline(__always)
+private func view(_ event: OpaquePointer?) -> UnsafeMutablePointer<EventView>? {
+    event.map { UnsafeMutablePointer<EventView>($0) }
+}
+
+@_cdecl("qtbus_event_type")
+public func _qtbus_event_type(_ event: OpaquePointer?) -> UnsafePointer<CChar>? {
+    view(event)?.pointee.type
+}
+
+@_cdecl("qtbus_event_subtype")
+public func _qtbus_event_subtype(_ event: OpaquePointer?) -> UnsafePointer<CChar>? {
+    view(event)?.pointee.subtype
+}
+
+@_cdecl("qtbus_event_data")
+public func _qtbus_event_data(_ event: OpaquePointer?, _ sizeOut: UnsafeMutablePointer<Int>?) -> UnsafeRawPointer? {
+    guard let v = view(event) else {
+        sizeOut?.pointee = 0
+        return nil
+    }
+    sizeOut?.pointee = v.pointee.size
+    return v.pointee.size > 0 ? v.pointee.data : nil
+}
+
+@_cdecl("qtbus_event_object")
+public func _qtbus_event_object(_ event: OpaquePointer?) -> UnsafeMutableRawPointer? {
+    view(event)?.pointee.object
+}
+
+@_cdecl("qtbus_event_stop")
+public func _qtbus_event_stop(_ event: OpaquePointer?) -> Int32 {
+    guard let v = view(event), !v.pointee.queued else { return QTBUS_EINVAL.rawValue }
+    v.pointee.stopped = true
+    return QTBUS_OK.rawValue
+}

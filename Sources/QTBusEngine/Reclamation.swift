@@ -1,0 +1,177 @@
+// Epoch-based reclamation: how the dispatch path reads the store without a lock and
+// without writing memory another thread writes, and how "release runs once the
+// dispatches in progress have returned" (lifetime rule 1) is implemented.
+//
+// Every thread that enters the engine owns a ThreadRecord on its own cache line.
+//   enter (outermost call on this thread): record.epoch = global epoch  (seq_cst xchg)
+//   exit  (outermost):                     record.epoch = 0             (seq_cst xchg)
+// Nothing else is written on the read path, so two threads dispatching the same type
+// touch no common cache line for writing (GLib and Boost.Signals2 take a lock or bump a
+// reference count there, which is why they get slower with a second thread).
+//
+// A writer that unlinks something (a subscription, a subtype entry, a table, a bus)
+// under the registry lock then calls `retire`:
+//   e = global epoch; global epoch += 1; pending += 1
+//   if some record holds an epoch in 1...e, a dispatch that may still see the object
+//   started before the unlink: keep (e, object) on the retired list;
+//   otherwise no dispatch can reach it: finalize it now, before the disposing call
+//   returns.
+// Each outermost exit whose pending counter is non-zero runs `reclaim`, which finalizes
+// every retired object older than the oldest epoch still held.  The last of the
+// dispatches that were in progress therefore finalizes the object, on its own thread.
+//
+// Why no event is lost and nothing is freed early: the xchg on entry and the counter
+// bump in `retire` are sequentially consistent, so either the scan sees the record
+// (and waits for it) or the dispatcher's later loads see the unlink.  The pending
+// counter is raised before the scan, so a dispatcher leaving just as the scan runs
+// either is seen as quiescent or sees pending != 0 and reclaims.
+import CQtbusShims
+import Glibc
+
+/// One thread's announcement of the epoch it entered in; 0 when outside the engine.
+/// Allocated on its own 128-byte line (two 64-byte lines: adjacent-line prefetch).
+struct ThreadRecord {
+    var epoch: UInt64 = 0
+    /// Nesting of engine calls on this thread; only the owning thread touches it.
+    var depth: Int = 0
+    /// Guarded by the reclaimer's lock: whether a live thread owns the record.
+    var inUse = false
+    /// Records are never freed, only reused, so the scan can walk this list lock-free.
+    var next: UnsafeMutableRawPointer? = nil
+}
+
+typealias Finalizer = @convention(c) (UnsafeMutableRawPointer?) -> Void
+
+private struct Retired {
+    let epoch: UInt64
+    let object: UnsafeMutableRawPointer
+    let finalize: Finalizer
+}
+
+final class Reclaimer: @unchecked Sendable {
+    // @unchecked: `retired` and the records' `inUse` are guarded by `lock`; the record
+    // list head is published with release stores and read with acquire loads.
+    private let lock = RawLock()
+    private var retired: [Retired] = []
+    private let head: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+
+    init() {
+        head = .allocate(capacity: 1)
+        head.initialize(to: nil)
+    }
+
+    /// The calling thread's record, made on its first call into the engine.
+    func registerThread() -> UnsafeMutablePointer<ThreadRecord> {
+        let record: UnsafeMutablePointer<ThreadRecord> = lock.withLock {
+            var cursor = qtbus_atomic_load_ptr(head)
+            while let raw = cursor {
+                let r = raw.assumingMemoryBound(to: ThreadRecord.self)
+                if !r.pointee.inUse {
+                    r.pointee.inUse = true
+                    r.pointee.depth = 0
+                    return r
+                }
+                cursor = qtbus_atomic_load_ptr(&r.pointee.next)
+            }
+            let raw = UnsafeMutableRawPointer.allocate(byteCount: 128, alignment: 128)
+            let r = raw.bindMemory(to: ThreadRecord.self, capacity: 1)
+            r.initialize(to: ThreadRecord(inUse: true, next: qtbus_atomic_load_ptr(head)))
+            qtbus_atomic_store_ptr(head, raw)
+            return r
+        }
+        qtbus_tls_set(UnsafeMutableRawPointer(record)) { raw in
+            guard let raw else { return }
+            reclaimer.releaseRecord(raw.assumingMemoryBound(to: ThreadRecord.self))
+        }
+        return record
+    }
+
+    fileprivate func releaseRecord(_ record: UnsafeMutablePointer<ThreadRecord>) {
+        lock.withLock { record.pointee.inUse = false }
+    }
+
+    /// The oldest epoch a thread is in, or UInt64.max when every thread is quiescent.
+    private func oldestActiveEpoch() -> UInt64 {
+        var oldest = UInt64.max
+        var cursor = qtbus_atomic_load_ptr(head)
+        while let raw = cursor {
+            let r = raw.assumingMemoryBound(to: ThreadRecord.self)
+            let e = qtbus_atomic_load_seqcst_u64(&r.pointee.epoch)
+            if e != 0 && e < oldest { oldest = e }
+            cursor = qtbus_atomic_load_ptr(&r.pointee.next)
+        }
+        return oldest
+    }
+
+    /// Finalizes `object` once no dispatch that could still see it is running: now,
+    /// on this thread, if none is; otherwise on the thread whose dispatch ends last.
+    /// Call with no engine lock held (finalizers run user release hooks).
+    func retire(_ object: UnsafeMutableRawPointer, _ finalize: Finalizer) {
+        lock.lock()
+        let e = qtbus_epoch_advance()
+        qtbus_pending_add(1)
+        if oldestActiveEpoch() <= e {
+            retired.append(Retired(epoch: e, object: object, finalize: finalize))
+            lock.unlock()
+            return
+        }
+        qtbus_pending_add(-1)
+        lock.unlock()
+        finalize(object)
+    }
+
+    /// Finalizes what no running dispatch can see any more.
+    func reclaim() {
+        lock.lock()
+        if retired.isEmpty {
+            lock.unlock()
+            return
+        }
+        let oldest = oldestActiveEpoch()
+        var ready: [Retired] = []
+        var kept: [Retired] = []
+        for item in retired {
+            if item.epoch < oldest { ready.append(item) } else { kept.append(item) }
+        }
+        retired = kept
+        qtbus_pending_add(-Int64(ready.count))
+        lock.unlock()
+        for item in ready { item.finalize(item.object) }
+    }
+}
+
+let reclaimer = Reclaimer()
+
+/// Enters a read-side section (a dispatch, or any call that holds engine pointers
+/// without the registry lock).  Nested calls on one thread only count depth.
+@inline(__always)
+func epochEnter() -> UnsafeMutablePointer<ThreadRecord> {
+    let record: UnsafeMutablePointer<ThreadRecord>
+    if let raw = qtbus_tls_get() {
+        record = raw.assumingMemoryBound(to: ThreadRecord.self)
+    } else {
+        record = reclaimer.registerThread()
+    }
+    if record.pointee.depth == 0 {
+        _ = qtbus_atomic_exchange_u64(&record.pointee.epoch, qtbus_epoch_now())
+    }
+    record.pointee.depth += 1
+    return record
+}
+
+@inline(__always)
+func epochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
+    record.pointee.depth -= 1
+    if record.pointee.depth == 0 {
+        _ = qtbus_atomic_exchange_u64(&record.pointee.epoch, 0)
+        if qtbus_pending_load() != 0 { reclaimer.reclaim() }
+    }
+}
+
+/// Runs `body` inside a read-side section.
+@inline(__always)
+func withEpoch<R>(_ body: () throws -> R) rethrows -> R {
+    let record = epochEnter()
+    defer { epochExit(record) }
+    return try body()
+}

@@ -1,0 +1,159 @@
+// Sticky events and REPLAY subscriptions.
+//
+// The promise: replay then live has no gap, no duplicate, and keeps order.
+//
+// No gap, no duplicate: a sticky dispatch stores its event and reads the type's
+// subscription sequence in one critical section of the registry lock, and a REPLAY
+// subscribe links its nodes and collects the kept events in one critical section.
+// So either the subscription existed when the event was kept (its sequence is <= the
+// dispatch's start: live delivery reaches it, and the event was not collected) or it
+// did not (the dispatch skips it, and the event was collected for replay).
+//
+// Order: live dispatches on other threads can reach the new subscription before the
+// subscribing thread has delivered the replay.  While replaying, the subscription's
+// gate is shut (`gateOpen == 0`, set before its nodes are published): dispatchers
+// append to its backlog instead of delivering, and the subscribing thread delivers the
+// replay, then the backlog, and opens the gate only when the backlog is empty.
+import CQtbusShims
+import Glibc
+
+/// The kept events of one type: the newest per subtype (nil: events without one).
+/// Under the registry lock.
+struct StickyStore {
+    private struct Kept {
+        let order: UInt64
+        let payload: UnsafeMutablePointer<Payload>
+    }
+
+    private var kept: [String?: Kept] = [:]
+    private var counter: UInt64 = 0
+
+    /// Keeps `payload` (taking its reference); returns the one it replaces.
+    mutating func keep(_ subtype: String?, _ payload: UnsafeMutablePointer<Payload>) -> UnsafeMutablePointer<Payload>? {
+        counter += 1
+        return kept.updateValue(Kept(order: counter, payload: payload), forKey: subtype)?.payload
+    }
+
+    /// The kept events a subscription to `subtypes` (empty: the whole type) replays,
+    /// oldest first, each retained for the caller.
+    func matching(_ subtypes: [String]) -> [UnsafeMutablePointer<Payload>] {
+        let chosen = kept.filter { key, _ in subtypes.isEmpty || key.map(subtypes.contains) ?? false }
+        return chosen.values.sorted { $0.order < $1.order }.map {
+            payloadRetain($0.payload)
+            return $0.payload
+        }
+    }
+
+    /// Drops the kept events of `subtype` (nil with `all`: every one); the caller
+    /// releases the returned payloads outside the lock.
+    mutating func clear(_ subtype: String?, all: Bool) -> [UnsafeMutablePointer<Payload>] {
+        if all { return removeAll() }
+        return kept.removeValue(forKey: subtype).map { [$0.payload] } ?? []
+    }
+
+    mutating func removeAll() -> [UnsafeMutablePointer<Payload>] {
+        let payloads = kept.values.map(\.payload)
+        kept.removeAll()
+        return payloads
+    }
+}
+
+/// Live deliveries that reached a REPLAY subscription while its replay was running.
+struct Backlog {
+    let lock = RawLock()
+    var items: [UnsafeMutablePointer<Payload>] = []
+}
+
+func makeBacklog() -> UnsafeMutablePointer<Backlog> {
+    let b = UnsafeMutablePointer<Backlog>.allocate(capacity: 1)
+    b.initialize(to: Backlog())
+    return b
+}
+
+func freeBacklog(_ b: UnsafeMutablePointer<Backlog>) {
+    for p in b.pointee.items { payloadRelease(p) }
+    b.pointee.lock.destroy()
+    b.deinitialize(count: 1)
+    b.deallocate()
+}
+
+/// Called by a dispatcher that found the gate shut: parks the event (retaining
+/// `payload`) and returns true, or returns false when the gate opened meanwhile.
+func backlogAppend(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>) -> Bool {
+    let backlog = sub.pointee.backlog!
+    backlog.pointee.lock.lock()
+    defer { backlog.pointee.lock.unlock() }
+    if qtbus_atomic_load_u32(&sub.pointee.gateOpen) != 0 { return false }
+    payloadRetain(payload)
+    backlog.pointee.items.append(payload)
+    return true
+}
+
+/// Under the registry lock, right after linking a REPLAY subscription.
+func collectReplay(_ type: UnsafeMutablePointer<TypeEntry>, _ subtypes: [CName]) -> [UnsafeMutablePointer<Payload>] {
+    type.pointee.sticky.matching(subtypes.map { String(cString: $0.bytes) })
+}
+
+/// On the subscribing thread, after the lock: replay, then the backlog, then open.
+func runReplay(_ sub: UnsafeMutablePointer<Subscription>, _ replay: [UnsafeMutablePointer<Payload>]) {
+    for p in replay { deliverStored(sub, p) }
+    let backlog = sub.pointee.backlog!
+    while true {
+        backlog.pointee.lock.lock()
+        let items = backlog.pointee.items
+        backlog.pointee.items = []
+        if items.isEmpty { qtbus_atomic_store_u32(&sub.pointee.gateOpen, 1) }
+        backlog.pointee.lock.unlock()
+        if items.isEmpty { return }
+        for p in items { deliverStored(sub, p) }
+    }
+}
+
+/// Delivers a stored event (taking `payload`'s reference) to one subscription, as a
+/// queued delivery would: the dispatch it came from is over, so it cannot be stopped.
+func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>) {
+    let once = sub.pointee.flags & subOnce != 0
+    guard qtbus_atomic_load_u32(&sub.pointee.state) == SubState.live,
+          !once || qtbus_atomic_cas_u32(&sub.pointee.state, SubState.live, SubState.fired) else {
+        payloadRelease(payload)
+        return
+    }
+    if sub.pointee.queue != nil {
+        enqueueDelivery(sub, payload, once: once)
+    } else {
+        var view = EventView(payload: payload, queued: true)
+        withUnsafeMutablePointer(to: &view) { sub.pointee.handler(OpaquePointer($0), sub.pointee.userdata) }
+        payloadRelease(payload)
+    }
+    if once { finishOnce(sub) }
+}
+
+/// Keeps a sticky event and returns its type entry and the dispatch's start sequence,
+/// read in the same critical section (see the top of this file).  `event` gets a
+/// payload if it had none.  Nil when the bus is closed.
+func keepSticky(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) -> (UnsafeMutablePointer<TypeEntry>, UInt64)? {
+    var replaced: UnsafeMutablePointer<Payload>? = nil
+    let result: (UnsafeMutablePointer<TypeEntry>, UInt64)? = registry.withLock { _ in
+        if isClosed(bus) { return nil }
+        event.ensurePayload()
+        let type = typeEntry(bus, event.type)
+        payloadRetain(event.payload!)
+        replaced = type.pointee.sticky.keep(event.subtype.map { String(cString: $0.bytes) }, event.payload!)
+        return (type, type.pointee.seq)
+    }
+    if let replaced { payloadRelease(replaced) }
+    return result
+}
+
+/// qtbus_sticky_clear.
+func clearSticky(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype: CName?) -> Int32 {
+    var dropped: [UnsafeMutablePointer<Payload>] = []
+    let status: Int32 = registry.withLock { _ in
+        if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
+        guard let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, type) else { return 0 }
+        dropped = entry.pointee.sticky.clear(subtype.map { String(cString: $0.bytes) }, all: subtype == nil)
+        return Int32(dropped.count)
+    }
+    for p in dropped { payloadRelease(p) }
+    return status
+}
