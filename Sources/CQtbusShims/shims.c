@@ -23,7 +23,8 @@ static void (*tls_exit_hook)(void *);
 static void tls_exit_trampoline(void *record)
 {
     qtbus_tls_record = NULL;
-    if (tls_exit_hook) tls_exit_hook(record);
+    void (*hook)(void *) = __atomic_load_n(&tls_exit_hook, __ATOMIC_ACQUIRE);
+    if (hook) hook(record);
 }
 
 static void tls_exit_key_create(void) { pthread_key_create(&tls_exit_key, tls_exit_trampoline); }
@@ -31,7 +32,8 @@ static void tls_exit_key_create(void) { pthread_key_create(&tls_exit_key, tls_ex
 void qtbus_tls_set(void *record, void (*on_exit)(void *))
 {
     pthread_once(&tls_exit_once, tls_exit_key_create);
-    tls_exit_hook = on_exit;
+    /* Always the same function; stored atomically because every new thread stores it. */
+    __atomic_store_n(&tls_exit_hook, on_exit, __ATOMIC_RELEASE);
     qtbus_tls_record = record;
     pthread_setspecific(tls_exit_key, record);
 }

@@ -110,25 +110,29 @@ final class StaticName: @unchecked Sendable {
 /// reference was consumed; on failure nothing was taken.
 func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32) -> Int32 {
     var type = NameTable<TypeEntry>.lookup(qtbus_atomic_load_ptr(&bus.pointee.types), event.type)
-    var specific: UnsafeMutablePointer<SubtypeEntry>? = nil
-    if let type, let subtype = event.subtype {
-        specific = NameTable<SubtypeEntry>.lookup(qtbus_atomic_load_ptr(&type.pointee.subtypes), subtype)
-    }
     // A name that matched a stored one was validated when it was stored.
     if type == nil && !event.type.isValidUTF8 { return QTBUS_EINVAL.rawValue }
-    if specific == nil, let subtype = event.subtype, !subtype.isValidUTF8 { return QTBUS_EINVAL.rawValue }
     if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
 
+    // The start sequence is read before the subtype list is looked up: every node with
+    // a sequence up to it was linked, and its subtype entry published, before the
+    // sequence was stored, so the lookup below finds the list of each of them.
     var start: UInt64 = 0
     if flags & stickyFlag != 0 {
+        // Cold path: validate the subtype outright, before anything is kept.
+        if let subtype = event.subtype, !subtype.isValidUTF8 { return QTBUS_EINVAL.rawValue }
         guard let (kept, seq) = keepSticky(bus, &event) else { return QTBUS_ECLOSED.rawValue }
-        if type == nil, let subtype = event.subtype {
-            specific = NameTable<SubtypeEntry>.lookup(qtbus_atomic_load_ptr(&kept.pointee.subtypes), subtype)
-        }
         type = kept
         start = seq
     } else if let type {
         start = qtbus_atomic_load_u64(&type.pointee.seq)
+    }
+    var specific: UnsafeMutablePointer<SubtypeEntry>? = nil
+    if let type, let subtype = event.subtype {
+        specific = NameTable<SubtypeEntry>.lookup(qtbus_atomic_load_ptr(&type.pointee.subtypes), subtype)
+        if specific == nil && flags & stickyFlag == 0 && !subtype.isValidUTF8 { return QTBUS_EINVAL.rawValue }
+    } else if let subtype = event.subtype, !subtype.isValidUTF8 {
+        return QTBUS_EINVAL.rawValue
     }
 
     var count: Int32 = 0

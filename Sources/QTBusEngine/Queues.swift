@@ -192,10 +192,12 @@ func postDispatch(_ bus: UnsafeMutablePointer<Bus>, _ payload: UnsafeMutablePoin
 func mainDrain() -> Int32 {
     guard qtbus_is_main_thread() else { return QTBUS_EINVAL.rawValue }
     _ = mainQueue
+    // Saved and restored so a main-queue handler that drains again counts correctly.
+    let outer = mainWorkRun
     mainWorkRun = 0
     qtbus_main_queue_run()
     let n = mainWorkRun
-    mainWorkRun = 0
+    mainWorkRun = outer &+ n
     return n
 }
 

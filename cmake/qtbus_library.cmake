@@ -1,0 +1,117 @@
+# libqtbus.so: the Swift engine plus the C glue, one shared library.
+include(SwiftRuntime)
+
+set(QTBUS_SANITIZE "" CACHE STRING "Sanitizer build: empty, address (+UBSan for C) or thread")
+set_property(CACHE QTBUS_SANITIZE PROPERTY STRINGS "" address thread)
+
+cmake_host_system_information(RESULT _cores QUERY NUMBER_OF_LOGICAL_CORES)
+set(QTBUS_SWIFT_THREADS ${_cores} CACHE STRING "LLVM threads of the whole-module Swift compile (>= 1)")
+
+set(_engine ${PROJECT_SOURCE_DIR}/Sources/QTBusEngine)
+set(_shims  ${PROJECT_SOURCE_DIR}/Sources/CQtbusShims)
+
+# Sources/QTBusEngine, listed explicitly.  SwiftPM takes every file of the directory, so
+# a file added there must be added here too (checked below).
+set(QTBUS_SWIFT_SOURCES
+  ${_engine}/Lock.swift
+  ${_engine}/Reclamation.swift
+  ${_engine}/Handles.swift
+  ${_engine}/Names.swift
+  ${_engine}/Registry.swift
+  ${_engine}/Bus.swift
+  ${_engine}/Bus+Dispatch.swift
+  ${_engine}/Sticky.swift
+  ${_engine}/Queues.swift
+  ${_engine}/JSON.swift
+  ${_engine}/CBoundary.swift)
+
+file(GLOB _on_disk CONFIGURE_DEPENDS ${_engine}/*.swift)
+foreach(_f IN LISTS _on_disk)
+  if(NOT _f IN_LIST QTBUS_SWIFT_SOURCES)
+    message(FATAL_ERROR "${_f} is not listed in cmake/qtbus_library.cmake (QTBUS_SWIFT_SOURCES)")
+  endif()
+endforeach()
+
+# Sources/CQtbusShims: position-independent code with hidden visibility, so its helpers
+# (qtbus_tls_set, qtbus_dq_*...) never leak into the ABI even though their names match
+# the version script's qtbus_* pattern.  A static archive rather than an OBJECT library:
+# CMake 3.25 compiles and links a Swift target in one swiftc call that leaves out
+# $<TARGET_OBJECTS>, but it does pass archives.
+add_library(qtbus_shims STATIC
+  ${_shims}/shims.c
+  ${_shims}/status.c)
+target_include_directories(qtbus_shims PRIVATE ${_shims}/include ${PROJECT_SOURCE_DIR}/include)
+set_target_properties(qtbus_shims PROPERTIES
+  C_STANDARD 11
+  C_STANDARD_REQUIRED ON
+  C_EXTENSIONS ON
+  POSITION_INDEPENDENT_CODE ON
+  C_VISIBILITY_PRESET hidden)
+target_compile_options(qtbus_shims PRIVATE
+  $<$<C_COMPILER_ID:GNU,Clang>:-Wall -Wextra>)
+
+add_library(qtbus SHARED ${QTBUS_SWIFT_SOURCES})
+add_library(qtbus::qtbus ALIAS qtbus)
+target_include_directories(qtbus
+  PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+  PRIVATE
+    # `import CQtbusShims` (module.modulemap next to qtbus_shims.h).
+    $<BUILD_INTERFACE:${_shims}/include>)
+target_compile_options(qtbus PRIVATE
+  # One frontend job sees every file: cross-file inlining and specialization, and the
+  # optimizer knows every use of internal declarations.  -num-threads makes
+  # that job write one object per source file (LLVM runs in parallel), which are the
+  # outputs CMake 3.25 declares to Ninja; with a single object Ninja would consider the
+  # library out of date on every build.
+  $<$<COMPILE_LANGUAGE:Swift>:-wmo>
+  "$<$<COMPILE_LANGUAGE:Swift>:SHELL:-num-threads ${QTBUS_SWIFT_THREADS}>"
+  # The engine needs neither _Concurrency nor _StringProcessing; importing them
+  # implicitly would make every C program load libswift_Concurrency,
+  # libswift_StringProcessing and libswift_RegexParser (about 1 ms of start-up,
+  # measured).  Code that needs them must import them explicitly.
+  "$<$<COMPILE_LANGUAGE:Swift>:SHELL:-Xfrontend -disable-implicit-concurrency-module-import>"
+  "$<$<COMPILE_LANGUAGE:Swift>:SHELL:-Xfrontend -disable-implicit-string-processing-module-import>"
+  # Dynamic exclusivity checks guard Swift class properties and globals; the engine's
+  # shared state is raw memory behind its own lock and epochs, so the checks protect
+  # nothing there and cost a runtime call per access (measured: 10 handlers 88 -> 45 ns).
+  "$<$<COMPILE_LANGUAGE:Swift>:-enforce-exclusivity=unchecked>")
+target_link_options(qtbus PRIVATE
+  "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/qtbus.map"
+  # RUNPATH is set below, once, instead of the driver's own -rpath.
+  "$<$<LINK_LANGUAGE:Swift>:-no-toolchain-stdlib-rpath>")
+if(NOT QTBUS_SANITIZE)
+  # Every symbol resolved at link time (sanitizer builds leave the runtime's to the
+  # executable).
+  target_link_options(qtbus PRIVATE "LINKER:-z,defs")
+endif()
+# The C glue calls libdispatch's C entry points directly (no Foundation, no Dispatch
+# overlay); libdispatch.so ships next to libswiftCore.so.
+target_link_libraries(qtbus PRIVATE qtbus_shims dispatch)
+target_link_directories(qtbus PRIVATE ${QTBUS_SWIFT_RUNTIME_DIR})
+
+set_target_properties(qtbus PROPERTIES
+  OUTPUT_NAME qtbus
+  Swift_MODULE_NAME QTBusEngine
+  VERSION ${PROJECT_VERSION}
+  SOVERSION ${PROJECT_VERSION_MAJOR}
+  LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/qtbus.map
+  # The same RUNPATH in the build tree and once installed, so install does not rewrite
+  # it: the Swift runtime of the toolchain that built it, then the library's own
+  # directory.  C programs linked against it need no LD_LIBRARY_PATH.
+  BUILD_WITH_INSTALL_RPATH ON
+  INSTALL_RPATH "${QTBUS_SWIFT_RUNTIME_DIR};\$ORIGIN")
+
+if(QTBUS_SANITIZE STREQUAL "address")
+  # Swift has no UBSan; the C glue gets it alongside ASan.
+  target_compile_options(qtbus_shims PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
+  target_compile_options(qtbus PRIVATE $<$<COMPILE_LANGUAGE:Swift>:-sanitize=address>)
+  target_link_options(qtbus PRIVATE -sanitize=address)
+elseif(QTBUS_SANITIZE STREQUAL "thread")
+  target_compile_options(qtbus_shims PRIVATE -fsanitize=thread)
+  target_compile_options(qtbus PRIVATE $<$<COMPILE_LANGUAGE:Swift>:-sanitize=thread>)
+  target_link_options(qtbus PRIVATE -sanitize=thread)
+elseif(QTBUS_SANITIZE)
+  message(FATAL_ERROR "QTBUS_SANITIZE must be empty, address or thread (got '${QTBUS_SANITIZE}')")
+endif()

@@ -1,0 +1,12 @@
+# Build-tree checks (ctest in the build directory).  The behaviour tests are CTests/, a
+# separate project that uses the *installed* library through pkg-config, as users do
+# (scripts/test.sh runs them).
+add_test(NAME library-abi
+  COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-library.sh
+          $<TARGET_FILE:qtbus> ${PROJECT_SOURCE_DIR}/include/qtbus.h)
+
+add_executable(qtbus_demo ${PROJECT_SOURCE_DIR}/examples/demo.c)
+set_target_properties(qtbus_demo PROPERTIES OUTPUT_NAME qtbus-demo C_STANDARD 11)
+target_link_libraries(qtbus_demo PRIVATE qtbus)
+add_test(NAME demo COMMAND qtbus_demo)
+set_tests_properties(demo PROPERTIES TIMEOUT 60)

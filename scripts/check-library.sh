@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Checks a built libqtbus.so against include/qtbus.h:
+#   - it exports exactly the functions the header declares with QTBUS_API (nm -D);
+#   - it does not link Foundation (readelf -d NEEDED);
+#   - its RUNPATH holds $ORIGIN and a directory with libswiftCore.so;
+#   - the header compiles alone as C99, C11 (and C++17 when c++ exists), -Wall -Wextra -pedantic -Werror.
+# usage: scripts/check-library.sh path/to/libqtbus.so path/to/qtbus.h
+set -euo pipefail
+
+lib=${1:?usage: check-library.sh LIB HEADER}
+header=${2:?usage: check-library.sh LIB HEADER}
+fail=0
+bad() { echo "check-library: FAIL: $*" >&2; fail=1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Declared: every identifier followed by "(" on a QTBUS_API declaration (one per line in
+# the header, possibly continued: take the name right before the first parenthesis).
+sed -n 's/^QTBUS_API[^(]*[ *]\(qtbus_[A-Za-z0-9_]*\)[ ]*(.*/\1/p' "$header" | sort -u >"$tmp/declared"
+# Exported: defined dynamic symbols, minus the linker's own markers.
+nm -D --defined-only --extern-only "$lib" | awk '{print $NF}' | sed 's/@.*//' \
+  | grep -Ev '^(_init|_fini|__bss_start|_edata|_end)$' | sort -u >"$tmp/exported"
+
+if [ ! -s "$tmp/declared" ]; then bad "no QTBUS_API declarations found in $header"; fi
+missing=$(comm -23 "$tmp/declared" "$tmp/exported")
+extra=$(comm -13 "$tmp/declared" "$tmp/exported")
+[ -z "$missing" ] || bad "declared in qtbus.h but not exported (an @_cdecl function must be public or @usableFromInline):
+$(echo "$missing" | sed 's/^/    /')"
+[ -z "$extra" ] || bad "exported but not declared in qtbus.h:
+$(echo "$extra" | sed 's/^/    /')"
+echo "exports: $(wc -l <"$tmp/exported") symbols, $(wc -l <"$tmp/declared") declared in qtbus.h"
+
+needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+echo "needed: $(echo $needed)"
+if echo "$needed" | grep -qi foundation; then bad "links Foundation"; fi
+
+runpath=$(readelf -d "$lib" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+echo "runpath: $runpath"
+case ":$runpath:" in *':$ORIGIN:'*) ;; *) bad "RUNPATH lacks \$ORIGIN" ;; esac
+found_swift=0
+IFS=: read -ra dirs <<<"$runpath"
+for d in "${dirs[@]}"; do [ -e "$d/libswiftCore.so" ] && found_swift=1; done
+[ "$found_swift" = 1 ] || bad "no RUNPATH entry holds libswiftCore.so"
+
+cc=${CC:-cc}
+for std in c99 c11; do
+  printf '#include <qtbus.h>\nint main(void) { return qtbus_version() == 0; }\n' >"$tmp/h.c"
+  "$cc" -std=$std -Wall -Wextra -pedantic -Werror -fsyntax-only -I"$(dirname "$header")" "$tmp/h.c" \
+    || bad "qtbus.h does not compile cleanly as $std"
+done
+if command -v "${CXX:-c++}" >/dev/null 2>&1; then
+  cp "$tmp/h.c" "$tmp/h.cpp"
+  "${CXX:-c++}" -std=c++17 -Wall -Wextra -pedantic -Werror -fsyntax-only -I"$(dirname "$header")" "$tmp/h.cpp" \
+    || bad "qtbus.h does not compile cleanly as C++17"
+fi
+
+[ "$fail" = 0 ] && echo "check-library: OK ($lib)"
+exit "$fail"

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The test command.  From any directory:  scripts/test.sh
+#
+#   1. builds and installs libqtbus (build/, _install/), as scripts/quickstart.sh does;
+#   2. checks the library: exports == qtbus.h, no Foundation, RUNPATH, header hygiene,
+#      and runs the demo (ctest in build/);
+#   3. a pkg-config consumer: examples/demo.c built with only `pkg-config --cflags --libs
+#      qtbus`, run without LD_LIBRARY_PATH;
+#   4. a CMake consumer: cmake/consumer-test, find_package(qtbus) -> qtbus::qtbus;
+#   5. the C tests (CTests/, against the installed library through pkg-config);
+#   6. swift build + swift test (Package.swift, Tests/).
+# Every step runs even when an earlier independent one failed; the summary at the end
+# lists them all, and the exit status is non-zero if any failed or was skipped.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$ROOT"
+
+BUILD=$ROOT/build
+PREFIX=$ROOT/_install
+export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+
+results=()
+failed=0
+last=0
+# step NAME FUNCTION: runs FUNCTION in a subshell with errexit on, so any failing command
+# inside fails the step, and records PASS/FAIL with its duration in $last and the
+# summary.  Never call it as a condition (`if step`, `step ||`): bash would then ignore
+# errexit inside FUNCTION.
+step() {
+  local name=$1 fn=$2 t0=$SECONDS
+  log "$name"
+  set +e
+  ( set -e; "$fn" )
+  last=$?
+  set -e
+  if [ "$last" -eq 0 ]; then
+    results+=("PASS  $name ($((SECONDS - t0))s)")
+  else
+    results+=("FAIL  $name ($((SECONDS - t0))s, exit $last)")
+    failed=1
+  fi
+}
+skip() { results+=("SKIP  $1 ($2)"); failed=1; }
+
+do_deps() { bash "$ROOT/scripts/deps.sh"; }
+do_build() { build_install "$BUILD" "$PREFIX" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON; }
+do_library_checks() { env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD" --output-on-failure; }
+do_pkgconfig_consumer() {
+  local flags
+  flags=$(pkg-config --cflags --libs qtbus)
+  echo "cc examples/demo.c $flags"
+  # shellcheck disable=SC2086
+  ${CC:-cc} -std=c11 -Wall -Wextra -pedantic -Werror "$ROOT/examples/demo.c" $flags -o "$BUILD/demo"
+  env -u LD_LIBRARY_PATH "$BUILD/demo"
+}
+do_cmake_consumer() {
+  fresh_if_not_ninja "$BUILD/consumer-test"
+  cmake -G Ninja -S "$ROOT/cmake/consumer-test" -B "$BUILD/consumer-test" -DCMAKE_PREFIX_PATH="$PREFIX"
+  cmake --build "$BUILD/consumer-test"
+  env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/consumer-test" --output-on-failure
+}
+do_c_tests() {
+  [ -f "$ROOT/CTests/CMakeLists.txt" ] || { echo "CTests/CMakeLists.txt not found"; return 1; }
+  fresh_if_not_ninja "$BUILD/ctests"
+  cmake -G Ninja -S "$ROOT/CTests" -B "$BUILD/ctests" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_PREFIX_PATH="$PREFIX"
+  cmake --build "$BUILD/ctests"
+  env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/ctests" --output-on-failure
+}
+do_swift_build() { swift build; }
+do_swift_test() { swift test; }
+
+step "dependencies (scripts/deps.sh)" do_deps
+[ "$last" -eq 0 ] || { printf '  %s\n' "${results[@]}"; exit 1; }
+
+step "build + install libqtbus (build/, _install/)" do_build
+if [ "$last" -eq 0 ]; then
+  step "library checks: ABI, RUNPATH, header, demo (ctest in build/)" do_library_checks
+  step "pkg-config consumer: examples/demo.c" do_pkgconfig_consumer
+  step "CMake consumer: find_package(qtbus)" do_cmake_consumer
+  step "C tests (CTests/, via pkg-config)" do_c_tests
+else
+  for s in "library checks" "pkg-config consumer" "CMake consumer" "C tests"; do
+    skip "$s" "library build failed"
+  done
+fi
+
+step "swift build" do_swift_build
+if [ "$last" -eq 0 ]; then
+  step "swift test" do_swift_test
+else
+  skip "swift test" "swift build failed"
+fi
+
+log "summary"
+printf '  %s\n' "${results[@]}"
+if [ "$failed" -ne 0 ]; then
+  echo "scripts/test.sh: FAILED"
+  exit 1
+fi
+echo "scripts/test.sh: all passed"
