@@ -1,0 +1,139 @@
+/*
+ * test_abi: the library exports every function the header declares, with the declared
+ * type.
+ *
+ * The engine implements the C entry points with @_cdecl, which nothing checks against
+ * the header: a missing symbol would only fail when a user calls it, a mistyped one
+ * would corrupt the call.  Taking the address of every function into a pointer of the
+ * exact declared type makes a missing symbol a link error and a changed declaration a
+ * compile error (-Werror: incompatible pointer types).  abi_check.sh compares the other
+ * way round (nothing exported that is not declared).
+ *
+ * Also pinned: the handle types are distinct (a bag is not a token), sizes and layouts
+ * of the public structs on this platform, the macro values.
+ */
+#include "test_util.h"
+
+#include <stddef.h>
+
+typedef struct fn_entry {
+    const char *name;
+    void (*address)(void); /* any function pointer type, for counting and NULL checks */
+} fn_entry;
+
+#define FN(name) {#name, (void (*)(void))p_##name}
+
+int main(void)
+{
+    /* Status and version */
+    const char *(*p_qtbus_strerror)(int) = qtbus_strerror;
+    const char *(*p_qtbus_version)(void) = qtbus_version;
+    /* Buses */
+    qtbus_bus *(*p_qtbus_shared)(void) = qtbus_shared;
+    qtbus_bus *(*p_qtbus_bus_create)(void) = qtbus_bus_create;
+    int (*p_qtbus_bus_destroy)(qtbus_bus *) = qtbus_bus_destroy;
+    /* Queues */
+    qtbus_queue *(*p_qtbus_queue_main)(void) = qtbus_queue_main;
+    qtbus_queue *(*p_qtbus_queue_create)(const char *) = qtbus_queue_create;
+    void (*p_qtbus_queue_release)(qtbus_queue *) = qtbus_queue_release;
+    int (*p_qtbus_main_fd)(void) = qtbus_main_fd;
+    int (*p_qtbus_main_drain)(void) = qtbus_main_drain;
+    int (*p_qtbus_main_wait)(int) = qtbus_main_wait;
+    /* Bags */
+    int (*p_qtbus_bag_create)(qtbus_bag *) = qtbus_bag_create;
+    int (*p_qtbus_bag_add)(qtbus_bag, qtbus_token) = qtbus_bag_add;
+    int (*p_qtbus_bag_dispose)(qtbus_bag) = qtbus_bag_dispose;
+    /* Subscribing */
+    int (*p_qtbus_subscribe)(qtbus_bus *, const char *, const qtbus_sub_options *, qtbus_handler,
+                             void *, qtbus_release, qtbus_token *) = qtbus_subscribe;
+    int (*p_qtbus_token_dispose)(qtbus_token) = qtbus_token_dispose;
+    int (*p_qtbus_token_is_active)(qtbus_token) = qtbus_token_is_active;
+    int (*p_qtbus_subscriber_count)(qtbus_bus *, const char *, const char *) =
+        qtbus_subscriber_count;
+    /* Dispatching */
+    int (*p_qtbus_dispatch)(qtbus_bus *, const qtbus_event_desc *) = qtbus_dispatch;
+    int (*p_qtbus_dispatch_on_bus_queue)(qtbus_bus *, const qtbus_event_desc *) =
+        qtbus_dispatch_on_bus_queue;
+    int (*p_qtbus_dispatch_on_main)(qtbus_bus *, const qtbus_event_desc *) = qtbus_dispatch_on_main;
+    int (*p_qtbus_dispatch_json)(qtbus_bus *, const char *, const char *) = qtbus_dispatch_json;
+    int (*p_qtbus_sticky_clear)(qtbus_bus *, const char *, const char *) = qtbus_sticky_clear;
+    /* The event */
+    const char *(*p_qtbus_event_type)(const qtbus_event *) = qtbus_event_type;
+    const char *(*p_qtbus_event_subtype)(const qtbus_event *) = qtbus_event_subtype;
+    const void *(*p_qtbus_event_data)(const qtbus_event *, size_t *) = qtbus_event_data;
+    void *(*p_qtbus_event_object)(const qtbus_event *) = qtbus_event_object;
+    int (*p_qtbus_event_stop)(const qtbus_event *) = qtbus_event_stop;
+
+    const fn_entry fns[] = {
+        FN(qtbus_strerror),         FN(qtbus_version),
+        FN(qtbus_shared),           FN(qtbus_bus_create),
+        FN(qtbus_bus_destroy),      FN(qtbus_queue_main),
+        FN(qtbus_queue_create),     FN(qtbus_queue_release),
+        FN(qtbus_main_fd),          FN(qtbus_main_drain),
+        FN(qtbus_main_wait),        FN(qtbus_bag_create),
+        FN(qtbus_bag_add),          FN(qtbus_bag_dispose),
+        FN(qtbus_subscribe),        FN(qtbus_token_dispose),
+        FN(qtbus_token_is_active),  FN(qtbus_subscriber_count),
+        FN(qtbus_dispatch),         FN(qtbus_dispatch_on_bus_queue),
+        FN(qtbus_dispatch_on_main), FN(qtbus_dispatch_json),
+        FN(qtbus_sticky_clear),     FN(qtbus_event_type),
+        FN(qtbus_event_subtype),    FN(qtbus_event_data),
+        FN(qtbus_event_object),     FN(qtbus_event_stop),
+    };
+    const int count = (int)(sizeof fns / sizeof fns[0]);
+    /* 28 QTBUS_API functions in the header (abi_check.sh counts them from the text). */
+    CHECK_EQ_INT(count, 28);
+    for (int i = 0; i < count; i++) {
+        CHECK_MSG(fns[i].address != NULL, "%s has no address", fns[i].name);
+        for (int j = 0; j < i; j++)
+            CHECK_MSG(fns[i].address != fns[j].address, "%s and %s are one function", fns[i].name,
+                      fns[j].name);
+    }
+
+    /* Call through the pointers. */
+    CHECK_EQ_STR(p_qtbus_version(), QTBUS_VERSION_STRING);
+    CHECK(p_qtbus_strerror(QTBUS_ESTALE) != NULL);
+    CHECK(p_qtbus_shared() == qtbus_shared());
+
+    /* Handles are distinct single-member structs of 64 bits. */
+    CHECK_EQ_INT(_Generic((qtbus_bag){0}, qtbus_token: 1, default: 0), 0);
+    CHECK_EQ_INT(_Generic((qtbus_token){0}, qtbus_bag: 1, default: 0), 0);
+    CHECK_EQ_INT(_Generic((qtbus_command){0}, qtbus_token: 1, qtbus_bag: 1, default: 0), 0);
+    CHECK_EQ_INT(_Generic((qtbus_execution){0}, qtbus_command: 1, default: 0), 0);
+    CHECK_EQ_INT(_Generic((qtbus_source){0}, qtbus_token: 1, default: 0), 0);
+    _Static_assert(sizeof(qtbus_token) == 8, "token is 64 bits");
+    _Static_assert(sizeof(qtbus_bag) == 8, "bag is 64 bits");
+    _Static_assert(sizeof(qtbus_command) == 8, "command is 64 bits");
+    _Static_assert(sizeof(qtbus_execution) == 8, "execution is 64 bits");
+    _Static_assert(sizeof(qtbus_source) == 8, "source is 64 bits");
+
+    /* Layouts users compile into their programs (LP64). */
+#if UINTPTR_MAX == UINT64_MAX
+    _Static_assert(offsetof(qtbus_sub_options, subtypes) == 0, "layout");
+    _Static_assert(offsetof(qtbus_sub_options, subtype_count) == 8, "layout");
+    _Static_assert(offsetof(qtbus_sub_options, queue) == 16, "layout");
+    _Static_assert(offsetof(qtbus_sub_options, bag) == 24, "layout");
+    _Static_assert(offsetof(qtbus_sub_options, priority) == 32, "layout");
+    _Static_assert(offsetof(qtbus_sub_options, flags) == 36, "layout");
+    _Static_assert(sizeof(qtbus_sub_options) == 40, "layout");
+    _Static_assert(offsetof(qtbus_event_desc, type) == 0, "layout");
+    _Static_assert(offsetof(qtbus_event_desc, subtype) == 8, "layout");
+    _Static_assert(offsetof(qtbus_event_desc, data) == 16, "layout");
+    _Static_assert(offsetof(qtbus_event_desc, size) == 24, "layout");
+    _Static_assert(offsetof(qtbus_event_desc, object) == 32, "layout");
+    _Static_assert(offsetof(qtbus_event_desc, object_release) == 40, "layout");
+    _Static_assert(offsetof(qtbus_event_desc, flags) == 48, "layout");
+    _Static_assert(sizeof(qtbus_event_desc) == 56, "layout");
+#endif
+    _Static_assert(sizeof(qtbus_status) == sizeof(int), "status enum is an int");
+
+    /* Macro values are part of the ABI too. */
+    CHECK_EQ_INT(QTBUS_SUB_ONCE, 1);
+    CHECK_EQ_INT(QTBUS_SUB_REPLAY, 2);
+    CHECK_EQ_INT(QTBUS_EVENT_STICKY, 1);
+    CHECK_EQ_STR(QTBUS_JSON_TYPE, "QTJsonEvent");
+    CHECK_EQ_STR(QTBUS_NO_SUBSCRIBER_TYPE, "QTNoSubscriberEvent");
+
+    printf("test_abi: %d functions linked with their declared types\n", count);
+    return 0;
+}
