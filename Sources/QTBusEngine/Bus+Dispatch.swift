@@ -109,7 +109,7 @@ final class StaticName: @unchecked Sendable {
 /// flags and the data/size pair.  On success (>= 0) the event's object or payload
 /// reference was consumed; on failure nothing was taken.
 func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32) -> Int32 {
-    var type = NameTable<TypeEntry>.lookup(qtbus_atomic_load_ptr(&bus.pointee.types), event.type)
+    var type = NameTable<TypeEntry>.lookup(qtbus_atomic_load_ptr(bus.field(\.types)), event.type)
     // A name that matched a stored one was validated when it was stored.
     if type == nil && !event.type.isValidUTF8 { return QTBUS_EINVAL.rawValue }
     if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
@@ -125,11 +125,11 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
         type = kept
         start = seq
     } else if let type {
-        start = qtbus_atomic_load_u64(&type.pointee.seq)
+        start = qtbus_atomic_load_u64(type.field(\.seq))
     }
     var specific: UnsafeMutablePointer<SubtypeEntry>? = nil
     if let type, let subtype = event.subtype {
-        specific = NameTable<SubtypeEntry>.lookup(qtbus_atomic_load_ptr(&type.pointee.subtypes), subtype)
+        specific = NameTable<SubtypeEntry>.lookup(qtbus_atomic_load_ptr(type.field(\.subtypes)), subtype)
         if specific == nil && flags & stickyFlag == 0 && !subtype.isValidUTF8 { return QTBUS_EINVAL.rawValue }
     } else if let subtype = event.subtype, !subtype.isValidUTF8 {
         return QTBUS_EINVAL.rawValue
@@ -173,8 +173,8 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
     var count: Int32 = 0
     withUnsafeMutablePointer(to: &view) { view in
         var s: UnsafeMutableRawPointer? = nil
-        if let specific { s = qtbus_atomic_load_ptr(&specific.pointee.list.head) }
-        var w = qtbus_atomic_load_ptr(&type.pointee.whole.head)
+        if let specific { s = qtbus_atomic_load_ptr(specific.field(\.list.head)) }
+        var w = qtbus_atomic_load_ptr(type.field(\.whole.head))
         while true {
             let node: UnsafeMutablePointer<ListNode>
             let fromSpecific: Bool
@@ -196,8 +196,8 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
             // Newer than this dispatch: subscribed during it, so it does not receive it.
             if node.pointee.seq <= start {
                 let sub = node.pointee.sub
-                if qtbus_atomic_load_u32(&sub.pointee.state) == SubState.live {
-                    if qtbus_atomic_load_u32(&sub.pointee.gateOpen) != 0
+                if qtbus_atomic_load_u32(sub.field(\.state)) == SubState.live {
+                    if qtbus_atomic_load_u32(sub.field(\.gateOpen)) != 0
                         && sub.pointee.flags & subOnce == 0 && sub.pointee.queue == nil {
                         // The common case, kept small: a plain synchronous handler.
                         sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
@@ -209,7 +209,7 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
                 }
             }
             // Read after the handler ran: a node it unlinked is skipped.
-            let next = qtbus_atomic_load_ptr(&node.pointee.next)
+            let next = qtbus_atomic_load_ptr(node.field(\.next))
             if fromSpecific { s = next } else { w = next }
         }
     }
@@ -220,12 +220,12 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
 @inline(never)
 private func deliverSpecial(_ sub: UnsafeMutablePointer<Subscription>, _ view: UnsafeMutablePointer<EventView>,
                             _ event: inout Outgoing) -> Bool {
-    if qtbus_atomic_load_u32(&sub.pointee.gateOpen) == 0 {
+    if qtbus_atomic_load_u32(sub.field(\.gateOpen)) == 0 {
         event.ensurePayload()
         if backlogAppend(sub, event.payload!) { return true }
     }
     let once = sub.pointee.flags & subOnce != 0
-    if once && !qtbus_atomic_cas_u32(&sub.pointee.state, SubState.live, SubState.fired) { return false }
+    if once && !qtbus_atomic_cas_u32(sub.field(\.state), SubState.live, SubState.fired) { return false }
     if sub.pointee.queue != nil {
         event.ensurePayload()
         payloadRetain(event.payload!)

@@ -44,7 +44,7 @@ func makeBus(shared: Bool) -> UnsafeMutablePointer<Bus> {
 
 @inline(__always)
 func isClosed(_ bus: UnsafeMutablePointer<Bus>) -> Bool {
-    qtbus_atomic_load_u32(&bus.pointee.closed) != 0
+    qtbus_atomic_load_u32(bus.field(\.closed)) != 0
 }
 
 // MARK: - Entries
@@ -54,7 +54,7 @@ func typeEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutable
     if let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, name) { return entry }
     let entry = UnsafeMutablePointer<TypeEntry>.allocate(capacity: 1)
     entry.initialize(to: TypeEntry(name: StoredName(copying: name), bus: bus))
-    NameTable<TypeEntry>.insert(&bus.pointee.types, entry)
+    NameTable<TypeEntry>.insert(bus.field(\.types), entry)
     return entry
 }
 
@@ -63,7 +63,7 @@ func subtypeEntry(_ type: UnsafeMutablePointer<TypeEntry>, _ name: CName) -> Uns
     if let entry = NameTable<SubtypeEntry>.lookup(type.pointee.subtypes, name) { return entry }
     let entry = UnsafeMutablePointer<SubtypeEntry>.allocate(capacity: 1)
     entry.initialize(to: SubtypeEntry(name: StoredName(copying: name)))
-    NameTable<SubtypeEntry>.insert(&type.pointee.subtypes, entry)
+    NameTable<SubtypeEntry>.insert(type.field(\.subtypes), entry)
     return entry
 }
 
@@ -123,17 +123,17 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
             let nodes = Subscription.nodes(sub)
             if request.subtypes.isEmpty {
                 nodes.initialize(to: ListNode(sub: sub, seq: seq, priority: request.priority, subtype: nil))
-                SubList.insert(&type.pointee.whole, nodes)
+                SubList.insert(type.field(\.whole), nodes)
             } else {
                 for (i, name) in request.subtypes.enumerated() {
                     let entry = subtypeEntry(type, name)
                     (nodes + i).initialize(to: ListNode(sub: sub, seq: seq, priority: request.priority, subtype: entry))
-                    SubList.insert(&entry.pointee.list, nodes + i)
+                    SubList.insert(entry.field(\.list), nodes + i)
                     entry.pointee.liveCount += 1
                 }
             }
             // After the links: a dispatch that reads this sequence sees the nodes.
-            qtbus_atomic_store_u64(&type.pointee.seq, seq)
+            qtbus_atomic_store_u64(type.field(\.seq), seq)
             type.pointee.liveCount += 1
             if let b = bag { bagLink(b, sub) }
             if request.flags & subReplay != 0 {
@@ -179,14 +179,14 @@ private func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Su
     for i in 0..<sub.pointee.nodeCount {
         let node = nodes + i
         if let entry = node.pointee.subtype {
-            SubList.remove(&entry.pointee.list, node)
+            SubList.remove(entry.field(\.list), node)
             entry.pointee.liveCount -= 1
             if entry.pointee.liveCount == 0 {
                 NameTable<SubtypeEntry>.remove(type.pointee.subtypes, entry)
                 deadEntries.append(entry)
             }
         } else {
-            SubList.remove(&type.pointee.whole, node)
+            SubList.remove(type.field(\.whole), node)
         }
     }
     type.pointee.liveCount -= 1
@@ -211,12 +211,12 @@ private let dropStorePin: Finalizer = { raw in
 
 @inline(__always)
 func pin(_ sub: UnsafeMutablePointer<Subscription>) {
-    _ = qtbus_atomic_fetch_add_u64(&sub.pointee.pins, 1)
+    _ = qtbus_atomic_fetch_add_u64(sub.field(\.pins), 1)
 }
 
 /// Drops a pin; the last one releases the userdata and frees the subscription.
 func unpin(_ sub: UnsafeMutablePointer<Subscription>) {
-    guard qtbus_atomic_fetch_sub_u64(&sub.pointee.pins, 1) == 1 else { return }
+    guard qtbus_atomic_fetch_sub_u64(sub.field(\.pins), 1) == 1 else { return }
     let release = sub.pointee.release
     let userdata = sub.pointee.userdata
     sub.pointee.release = nil  // cleared before the call: it can never run twice
@@ -234,7 +234,7 @@ func disposeToken(_ id: UInt64) -> Int32 {
     var dead: [UnsafeMutablePointer<SubtypeEntry>] = []
     let sub: UnsafeMutablePointer<Subscription>? = registry.withLock { state in
         guard let sub = state.tokens.lookup(id),
-              qtbus_atomic_cas_u32(&sub.pointee.state, SubState.live, SubState.disposed) else { return nil }
+              qtbus_atomic_cas_u32(sub.field(\.state), SubState.live, SubState.disposed) else { return nil }
         unlink(&state, sub, &dead)
         return sub
     }
@@ -253,7 +253,7 @@ func finishOnce(_ sub: UnsafeMutablePointer<Subscription>) {
 func tokenIsActive(_ id: UInt64) -> Bool {
     registry.withLock { state in
         guard let sub = state.tokens.lookup(id) else { return false }
-        return qtbus_atomic_load_u32(&sub.pointee.state) == SubState.live
+        return qtbus_atomic_load_u32(sub.field(\.state)) == SubState.live
     }
 }
 
@@ -268,7 +268,7 @@ func bagCreate() -> UInt64 {
 func bagAdd(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
     registry.withLock { state in
         guard let bag = state.bags.lookup(bagID), let sub = state.tokens.lookup(tokenID),
-              qtbus_atomic_load_u32(&sub.pointee.state) == SubState.live else { return QTBUS_ESTALE.rawValue }
+              qtbus_atomic_load_u32(sub.field(\.state)) == SubState.live else { return QTBUS_ESTALE.rawValue }
         if sub.pointee.bag == bag { return QTBUS_OK.rawValue }
         if sub.pointee.bag != nil { return QTBUS_EINVAL.rawValue }
         bagLink(bag, sub)
@@ -284,7 +284,7 @@ func bagDispose(_ bagID: UInt64) -> Int32 {
         while let sub = bag.pointee.head {
             bagUnlink(sub)
             // A fired ONCE subscription is being unlinked by its dispatcher.
-            if qtbus_atomic_cas_u32(&sub.pointee.state, SubState.live, SubState.disposed) {
+            if qtbus_atomic_cas_u32(sub.field(\.state), SubState.live, SubState.disposed) {
                 unlink(&state, sub, &dead)
                 subs.append(sub)
             }
@@ -326,7 +326,7 @@ func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
     var payloads: [UnsafeMutablePointer<Payload>] = []
     let status: Int32 = registry.withLock { state in
         if bus.pointee.isShared { return QTBUS_EINVAL.rawValue }
-        guard qtbus_atomic_cas_u32(&bus.pointee.closed, 0, 1) else { return QTBUS_ECLOSED.rawValue }
+        guard qtbus_atomic_cas_u32(bus.field(\.closed), 0, 1) else { return QTBUS_ECLOSED.rawValue }
         var found: [UnsafeMutablePointer<Subscription>] = []
         NameTable<TypeEntry>.forEach(bus.pointee.types) { type in
             forEachNode(type.pointee.whole) { found.append($0.pointee.sub) }
@@ -337,7 +337,7 @@ func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
         }
         // A subscription with several subtypes was found once per list: the CAS
         // picks it once.  Fired ONCE subscriptions are unlinked by their dispatcher.
-        for sub in found where qtbus_atomic_cas_u32(&sub.pointee.state, SubState.live, SubState.disposed) {
+        for sub in found where qtbus_atomic_cas_u32(sub.field(\.state), SubState.live, SubState.disposed) {
             unlink(&state, sub, &dead)
             subs.append(sub)
         }
@@ -365,13 +365,13 @@ private let dropBusStorePin: Finalizer = { raw in
 
 @inline(__always)
 func pinBus(_ bus: UnsafeMutablePointer<Bus>) {
-    _ = qtbus_atomic_fetch_add_u64(&bus.pointee.pins, 1)
+    _ = qtbus_atomic_fetch_add_u64(bus.field(\.pins), 1)
 }
 
 /// Drops a pin; the last one frees the bus with its tables and entries (every list is
 /// empty by then: destroy unlinked all subscriptions under the lock).
 func unpinBus(_ bus: UnsafeMutablePointer<Bus>) {
-    guard qtbus_atomic_fetch_sub_u64(&bus.pointee.pins, 1) == 1 else { return }
+    guard qtbus_atomic_fetch_sub_u64(bus.field(\.pins), 1) == 1 else { return }
     NameTable<TypeEntry>.forEach(bus.pointee.types) { type in
         NameTable<SubtypeEntry>.forEach(type.pointee.subtypes) { entry in freeSubtypeEntry(UnsafeMutableRawPointer(entry)) }
         NameTable<SubtypeEntry>.free(type.pointee.subtypes)

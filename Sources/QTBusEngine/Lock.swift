@@ -48,3 +48,20 @@ final class Locked<State>: @unchecked Sendable {
         return try body(&state)
     }
 }
+
+extension UnsafeMutablePointer {
+    /// The address of a stored field of the pointee, without an inout access.
+    ///
+    /// Atomics take field addresses from here rather than from `&p.pointee.field`:
+    /// under ThreadSanitizer Swift reports every inout access through `pointee` as a
+    /// write of the whole struct at its base address, so two threads doing atomic
+    /// operations on one field would be reported as racing.  (For the same reason each
+    /// shared struct starts with a field only lock holders touch: plain field writes
+    /// under a lock are reported at that base, where no lock-free reader looks.)
+    /// The offset folds to a constant in optimized builds.
+    @inline(__always)
+    func field<Field>(_ path: KeyPath<Pointee, Field>) -> UnsafeMutablePointer<Field> {
+        (UnsafeMutableRawPointer(self) + MemoryLayout<Pointee>.offset(of: path)!)
+            .assumingMemoryBound(to: Field.self)
+    }
+}

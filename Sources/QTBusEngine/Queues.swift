@@ -37,12 +37,12 @@ func makeQueue(label: UnsafePointer<CChar>?) -> UnsafeMutablePointer<Queue> {
 }
 
 func retainQueue(_ q: UnsafeMutablePointer<Queue>) {
-    if !q.pointee.isMain { _ = qtbus_atomic_fetch_add_u64(&q.pointee.refs, 1) }
+    if !q.pointee.isMain { _ = qtbus_atomic_fetch_add_u64(q.field(\.refs), 1) }
 }
 
 /// Work already posted keeps the libdispatch queue alive by itself.
 func releaseQueue(_ q: UnsafeMutablePointer<Queue>) {
-    guard !q.pointee.isMain, qtbus_atomic_fetch_sub_u64(&q.pointee.refs, 1) == 1 else { return }
+    guard !q.pointee.isMain, qtbus_atomic_fetch_sub_u64(q.field(\.refs), 1) == 1 else { return }
     qtbus_dq_release(q.pointee.dq)
     q.deinitialize(count: 1)
     q.deallocate()
@@ -102,11 +102,11 @@ func makePayload(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: In
 
 @inline(__always)
 func payloadRetain(_ p: UnsafeMutablePointer<Payload>) {
-    _ = qtbus_atomic_fetch_add_u64(&p.pointee.refs, 1)
+    _ = qtbus_atomic_fetch_add_u64(p.field(\.refs), 1)
 }
 
 func payloadRelease(_ p: UnsafeMutablePointer<Payload>) {
-    guard qtbus_atomic_fetch_sub_u64(&p.pointee.refs, 1) == 1 else { return }
+    guard qtbus_atomic_fetch_sub_u64(p.field(\.refs), 1) == 1 else { return }
     let object = p.pointee.object
     let release = p.pointee.objectRelease
     let parent = p.pointee.parent
@@ -148,7 +148,7 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
         d.deinitialize(count: 1)
         d.deallocate()
         // Lifetime rule 2: a delivery queued before its subscription was disposed is dropped.
-        if once || qtbus_atomic_load_u32(&sub.pointee.state) == SubState.live {
+        if once || qtbus_atomic_load_u32(sub.field(\.state)) == SubState.live {
             var view = EventView(payload: payload, queued: true)
             withUnsafeMutablePointer(to: &view) { sub.pointee.handler(OpaquePointer($0), sub.pointee.userdata) }
             countIfMain(sub.pointee.queue!.pointee.isMain)

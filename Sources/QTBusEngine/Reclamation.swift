@@ -31,9 +31,10 @@ import Glibc
 /// One thread's announcement of the epoch it entered in; 0 when outside the engine.
 /// Allocated on its own 128-byte line (two 64-byte lines: adjacent-line prefetch).
 struct ThreadRecord {
-    var epoch: UInt64 = 0
     /// Nesting of engine calls on this thread; only the owning thread touches it.
+    /// First, so ThreadSanitizer's base-address reports land on an unshared field.
     var depth: Int = 0
+    var epoch: UInt64 = 0
     /// Guarded by the reclaimer's lock: whether a live thread owns the record.
     var inUse = false
     /// Records are never freed, only reused, so the scan can walk this list lock-free.
@@ -71,7 +72,7 @@ final class Reclaimer: @unchecked Sendable {
                     r.pointee.depth = 0
                     return r
                 }
-                cursor = qtbus_atomic_load_ptr(&r.pointee.next)
+                cursor = qtbus_atomic_load_ptr(r.field(\.next))
             }
             let raw = UnsafeMutableRawPointer.allocate(byteCount: 128, alignment: 128)
             let r = raw.bindMemory(to: ThreadRecord.self, capacity: 1)
@@ -96,9 +97,9 @@ final class Reclaimer: @unchecked Sendable {
         var cursor = qtbus_atomic_load_ptr(head)
         while let raw = cursor {
             let r = raw.assumingMemoryBound(to: ThreadRecord.self)
-            let e = qtbus_atomic_load_seqcst_u64(&r.pointee.epoch)
+            let e = qtbus_atomic_load_seqcst_u64(r.field(\.epoch))
             if e != 0 && e < oldest { oldest = e }
-            cursor = qtbus_atomic_load_ptr(&r.pointee.next)
+            cursor = qtbus_atomic_load_ptr(r.field(\.next))
         }
         return oldest
     }
@@ -153,7 +154,7 @@ func epochEnter() -> UnsafeMutablePointer<ThreadRecord> {
         record = reclaimer.registerThread()
     }
     if record.pointee.depth == 0 {
-        _ = qtbus_atomic_exchange_u64(&record.pointee.epoch, qtbus_epoch_now())
+        _ = qtbus_atomic_exchange_u64(record.field(\.epoch), qtbus_epoch_now())
     }
     record.pointee.depth += 1
     return record
@@ -163,7 +164,7 @@ func epochEnter() -> UnsafeMutablePointer<ThreadRecord> {
 func epochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
     record.pointee.depth -= 1
     if record.pointee.depth == 0 {
-        _ = qtbus_atomic_exchange_u64(&record.pointee.epoch, 0)
+        _ = qtbus_atomic_exchange_u64(record.field(\.epoch), 0)
         if qtbus_pending_load() != 0 { reclaimer.reclaim() }
     }
 }

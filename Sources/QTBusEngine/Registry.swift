@@ -40,6 +40,8 @@ let subReplay = UInt32(QTBUS_SUB_REPLAY)
 /// One subscribe call, however many subtypes it names.  Followed in memory by
 /// `nodeCount` ListNodes (one per list it is in), so the common case is one allocation.
 struct Subscription {
+    /// Written and read under the registry lock only; first (see `field(_:)`).
+    var token: UInt64 = 0
     // Read by every dispatch that reaches the subscription.
     var state: UInt32 = SubState.live
     /// 0 while a REPLAY subscription is being replayed to (Sticky.swift).
@@ -54,7 +56,6 @@ struct Subscription {
     var pins: UInt64 = 1
     var release: qtbus_release?
     var type: UnsafeMutablePointer<TypeEntry>
-    var token: UInt64 = 0
     var bag: UnsafeMutablePointer<Bag>? = nil
     var bagPrev: UnsafeMutablePointer<Subscription>? = nil
     var bagNext: UnsafeMutablePointer<Subscription>? = nil
@@ -70,22 +71,23 @@ struct Subscription {
 
 /// A subscription's place in one list.
 struct ListNode {
+    /// Writers only (first: see `field(_:)`).
+    var prev: UnsafeMutablePointer<ListNode>? = nil
     /// Atomic: readers follow it.  Left intact when the node is unlinked.
     var next: UnsafeMutableRawPointer? = nil
     var sub: UnsafeMutablePointer<Subscription>
     /// Subscription order within the type; a dispatch skips nodes newer than its start.
     var seq: UInt64
     var priority: Int32
-    /// Writers only.
-    var prev: UnsafeMutablePointer<ListNode>? = nil
     /// The subtype list the node is in; nil: the type's whole-type list.
     var subtype: UnsafeMutablePointer<SubtypeEntry>?
 }
 
 struct SubList {
+    /// Writers only (first: see `field(_:)`).
+    var tail: UnsafeMutablePointer<ListNode>? = nil
     /// Atomic: where readers start.
     var head: UnsafeMutableRawPointer? = nil
-    var tail: UnsafeMutablePointer<ListNode>? = nil
 
     /// Inserts after the last node of equal or higher priority (writers, under the lock).
     static func insert(_ list: UnsafeMutablePointer<SubList>, _ node: UnsafeMutablePointer<ListNode>) {
@@ -101,18 +103,18 @@ struct SubList {
         }
         // Publish last: a reader that sees the node sees it fully initialised.
         if let a = after {
-            qtbus_atomic_store_ptr(&a.pointee.next, UnsafeMutableRawPointer(node))
+            qtbus_atomic_store_ptr(a.field(\.next), UnsafeMutableRawPointer(node))
         } else {
-            qtbus_atomic_store_ptr(&list.pointee.head, UnsafeMutableRawPointer(node))
+            qtbus_atomic_store_ptr(list.field(\.head), UnsafeMutableRawPointer(node))
         }
     }
 
     static func remove(_ list: UnsafeMutablePointer<SubList>, _ node: UnsafeMutablePointer<ListNode>) {
         let successor = node.pointee.next
         if let p = node.pointee.prev {
-            qtbus_atomic_store_ptr(&p.pointee.next, successor)
+            qtbus_atomic_store_ptr(p.field(\.next), successor)
         } else {
-            qtbus_atomic_store_ptr(&list.pointee.head, successor)
+            qtbus_atomic_store_ptr(list.field(\.head), successor)
         }
         if let s = successor {
             s.assumingMemoryBound(to: ListNode.self).pointee.prev = node.pointee.prev
@@ -128,6 +130,8 @@ protocol NamedEntry {
 
 /// An event type on one bus.  Freed with its bus.
 struct TypeEntry: NamedEntry {
+    /// Under the registry lock (first: see `field(_:)`).
+    var liveCount = 0
     let name: StoredName
     let bus: UnsafeMutablePointer<Bus>
     /// Atomic: the sequence number of the newest subscription; stored after its nodes
@@ -136,15 +140,15 @@ struct TypeEntry: NamedEntry {
     var whole = SubList()
     /// Atomic: NameTable of SubtypeEntry, nil until the first subtype subscription.
     var subtypes: UnsafeMutableRawPointer? = nil
-    var liveCount = 0
     var sticky = StickyStore()
 }
 
 /// A subtype of a type.  Freed (after a grace period) when its last subscription goes.
 struct SubtypeEntry: NamedEntry {
+    /// Under the registry lock (first: see `field(_:)`).
+    var liveCount = 0
     let name: StoredName
     var list = SubList()
-    var liveCount = 0
 }
 
 /// Open-addressing hash table of entries keyed by name; readers probe without a lock.
@@ -155,8 +159,8 @@ struct SubtypeEntry: NamedEntry {
 /// is retired, so a reader holding either sees valid entries.
 enum NameTable<Entry: NamedEntry> {
     private struct Header {
+        var used: Int  // entries + tombstones; writers only (first: see `field(_:)`)
         var mask: Int
-        var used: Int  // entries + tombstones
     }
 
     private static var tombstone: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 1)! }
@@ -171,7 +175,7 @@ enum NameTable<Entry: NamedEntry> {
         let table = UnsafeMutableRawPointer.allocate(
             byteCount: slotOffset + capacity * MemoryLayout<UnsafeMutableRawPointer?>.stride,
             alignment: 16)
-        table.bindMemory(to: Header.self, capacity: 1).initialize(to: Header(mask: capacity - 1, used: 0))
+        table.bindMemory(to: Header.self, capacity: 1).initialize(to: Header(used: 0, mask: capacity - 1))
         slots(table).initialize(repeating: nil, count: capacity)
         return table
     }

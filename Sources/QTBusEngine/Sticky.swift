@@ -60,8 +60,9 @@ struct StickyStore {
 
 /// Live deliveries that reached a REPLAY subscription while its replay was running.
 struct Backlog {
-    let lock = RawLock()
+    /// Under `lock` (first: see `field(_:)`).
     var items: [UnsafeMutablePointer<Payload>] = []
+    let lock = RawLock()
 }
 
 func makeBacklog() -> UnsafeMutablePointer<Backlog> {
@@ -83,7 +84,7 @@ func backlogAppend(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeM
     let backlog = sub.pointee.backlog!
     backlog.pointee.lock.lock()
     defer { backlog.pointee.lock.unlock() }
-    if qtbus_atomic_load_u32(&sub.pointee.gateOpen) != 0 { return false }
+    if qtbus_atomic_load_u32(sub.field(\.gateOpen)) != 0 { return false }
     payloadRetain(payload)
     backlog.pointee.items.append(payload)
     return true
@@ -102,7 +103,7 @@ func runReplay(_ sub: UnsafeMutablePointer<Subscription>, _ replay: [UnsafeMutab
         backlog.pointee.lock.lock()
         let items = backlog.pointee.items
         backlog.pointee.items = []
-        if items.isEmpty { qtbus_atomic_store_u32(&sub.pointee.gateOpen, 1) }
+        if items.isEmpty { qtbus_atomic_store_u32(sub.field(\.gateOpen), 1) }
         backlog.pointee.lock.unlock()
         if items.isEmpty { return }
         for p in items { deliverStored(sub, p) }
@@ -113,8 +114,8 @@ func runReplay(_ sub: UnsafeMutablePointer<Subscription>, _ replay: [UnsafeMutab
 /// queued delivery would: the dispatch it came from is over, so it cannot be stopped.
 func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>) {
     let once = sub.pointee.flags & subOnce != 0
-    guard qtbus_atomic_load_u32(&sub.pointee.state) == SubState.live,
-          !once || qtbus_atomic_cas_u32(&sub.pointee.state, SubState.live, SubState.fired) else {
+    guard qtbus_atomic_load_u32(sub.field(\.state)) == SubState.live,
+          !once || qtbus_atomic_cas_u32(sub.field(\.state), SubState.live, SubState.fired) else {
         payloadRelease(payload)
         return
     }
