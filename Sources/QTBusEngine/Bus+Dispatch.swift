@@ -225,7 +225,12 @@ private func deliverSpecial(_ sub: UnsafeMutablePointer<Subscription>, _ view: U
         if backlogAppend(sub, event.payload!) { return true }
     }
     let once = sub.pointee.flags & subOnce != 0
-    if once && !qtbus_atomic_cas_u32(sub.field(\.state), SubState.live, SubState.fired) { return false }
+    if once {
+        guard qtbus_atomic_cas_u32(sub.field(\.state), SubState.live, SubState.fired) else { return false }
+        // Unlinked before its one delivery, so counts and lookups made by the handler
+        // already see it gone; its memory lives until this dispatch's epoch ends.
+        finishOnce(sub)
+    }
     if sub.pointee.queue != nil {
         event.ensurePayload()
         payloadRetain(event.payload!)
@@ -233,6 +238,5 @@ private func deliverSpecial(_ sub: UnsafeMutablePointer<Subscription>, _ view: U
     } else {
         sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
     }
-    if once { finishOnce(sub) }
     return true
 }

@@ -50,7 +50,8 @@ public func _qtbus_bus_create() -> OpaquePointer? {
 @_cdecl("qtbus_bus_destroy")
 public func _qtbus_bus_destroy(_ bus: OpaquePointer?) -> Int32 {
     guard let bus = busPointer(bus) else { return QTBUS_EINVAL.rawValue }
-    return destroyBus(bus)
+    // In an epoch: a concurrent second destroy still reads the bus safely (ECLOSED).
+    return withEpoch { destroyBus(bus) }
 }
 
 // MARK: - Queues
@@ -197,11 +198,14 @@ private func post(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>
                   _ queue: (UnsafeMutablePointer<Bus>) -> qtbus_dispatch_queue_t, isMain: Bool) -> Int32 {
     guard let bus = busPointer(bus), let event = outgoing(desc),
           event.type.isValidUTF8, event.subtype?.isValidUTF8 ?? true else { return QTBUS_EINVAL.rawValue }
-    if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
-    let payload = makePayload(type: event.type, subtype: event.subtype, data: event.data, size: event.size,
-                              object: event.object, objectRelease: event.objectRelease, parent: nil)
-    postDispatch(bus, payload, flags: desc.unsafelyUnwrapped.pointee.flags, on: queue(bus), isMain: isMain)
-    return QTBUS_OK.rawValue
+    // In an epoch: a concurrent destroy cannot free the bus between the check and the pin.
+    return withEpoch {
+        if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
+        let payload = makePayload(type: event.type, subtype: event.subtype, data: event.data, size: event.size,
+                                  object: event.object, objectRelease: event.objectRelease, parent: nil)
+        postDispatch(bus, payload, flags: desc.unsafelyUnwrapped.pointee.flags, on: queue(bus), isMain: isMain)
+        return QTBUS_OK.rawValue
+    }
 }
 
 @_cdecl("qtbus_dispatch_on_bus_queue")

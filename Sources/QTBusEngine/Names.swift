@@ -45,6 +45,13 @@ struct CName {
         return x
     }
 
+    /// The name's bytes as a key for the cold paths that use Swift collections.
+    var key: [UInt8] {
+        UnsafeRawPointer(bytes).withMemoryRebound(to: UInt8.self, capacity: length) {
+            Array(UnsafeBufferPointer(start: $0, count: length))
+        }
+    }
+
     /// The full check of the contract's name rules (length was checked by init).
     var isValidUTF8: Bool {
         UnsafeRawPointer(bytes).withMemoryRebound(to: UInt8.self, capacity: length) {
@@ -73,9 +80,6 @@ struct StoredName {
     func equals(_ name: CName) -> Bool {
         hash == name.hash && length == name.length && memcmp(bytes, name.bytes, length) == 0
     }
-
-    /// A Swift String of the name, for the few cold paths keyed by String (sticky events).
-    var string: String { String(cString: bytes) }
 }
 
 /// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF, no NUL.

@@ -18,25 +18,28 @@ import CQtbusShims
 import Glibc
 
 /// The kept events of one type: the newest per subtype (nil: events without one).
-/// Under the registry lock.
+/// Keyed by the subtype's bytes, as every other name comparison in the engine: a Swift
+/// String would make canonically equivalent spellings one key.  Under the registry lock.
 struct StickyStore {
+    typealias Key = [UInt8]
+
     private struct Kept {
         let order: UInt64
         let payload: UnsafeMutablePointer<Payload>
     }
 
-    private var kept: [String?: Kept] = [:]
+    private var kept: [Key?: Kept] = [:]
     private var counter: UInt64 = 0
 
     /// Keeps `payload` (taking its reference); returns the one it replaces.
-    mutating func keep(_ subtype: String?, _ payload: UnsafeMutablePointer<Payload>) -> UnsafeMutablePointer<Payload>? {
+    mutating func keep(_ subtype: Key?, _ payload: UnsafeMutablePointer<Payload>) -> UnsafeMutablePointer<Payload>? {
         counter += 1
         return kept.updateValue(Kept(order: counter, payload: payload), forKey: subtype)?.payload
     }
 
     /// The kept events a subscription to `subtypes` (empty: the whole type) replays,
     /// oldest first, each retained for the caller.
-    func matching(_ subtypes: [String]) -> [UnsafeMutablePointer<Payload>] {
+    func matching(_ subtypes: [Key]) -> [UnsafeMutablePointer<Payload>] {
         let chosen = kept.filter { key, _ in subtypes.isEmpty || key.map(subtypes.contains) ?? false }
         return chosen.values.sorted { $0.order < $1.order }.map {
             payloadRetain($0.payload)
@@ -46,7 +49,7 @@ struct StickyStore {
 
     /// Drops the kept events of `subtype` (nil with `all`: every one); the caller
     /// releases the returned payloads outside the lock.
-    mutating func clear(_ subtype: String?, all: Bool) -> [UnsafeMutablePointer<Payload>] {
+    mutating func clear(_ subtype: Key?, all: Bool) -> [UnsafeMutablePointer<Payload>] {
         if all { return removeAll() }
         return kept.removeValue(forKey: subtype).map { [$0.payload] } ?? []
     }
@@ -92,7 +95,7 @@ func backlogAppend(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeM
 
 /// Under the registry lock, right after linking a REPLAY subscription.
 func collectReplay(_ type: UnsafeMutablePointer<TypeEntry>, _ subtypes: [CName]) -> [UnsafeMutablePointer<Payload>] {
-    type.pointee.sticky.matching(subtypes.map { String(cString: $0.bytes) })
+    type.pointee.sticky.matching(subtypes.map(\.key))
 }
 
 /// On the subscribing thread, after the lock: replay, then the backlog, then open.
@@ -119,6 +122,7 @@ func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeM
         payloadRelease(payload)
         return
     }
+    if once { finishOnce(sub) }  // before the delivery, as in deliverSpecial
     if sub.pointee.queue != nil {
         enqueueDelivery(sub, payload, once: once)
     } else {
@@ -126,7 +130,6 @@ func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeM
         withUnsafeMutablePointer(to: &view) { sub.pointee.handler(OpaquePointer($0), sub.pointee.userdata) }
         payloadRelease(payload)
     }
-    if once { finishOnce(sub) }
 }
 
 /// Keeps a sticky event and returns its type entry and the dispatch's start sequence,
@@ -139,7 +142,7 @@ func keepSticky(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) -> (U
         event.ensurePayload()
         let type = typeEntry(bus, event.type)
         payloadRetain(event.payload!)
-        replaced = type.pointee.sticky.keep(event.subtype.map { String(cString: $0.bytes) }, event.payload!)
+        replaced = type.pointee.sticky.keep(event.subtype.map(\.key), event.payload!)
         return (type, type.pointee.seq)
     }
     if let replaced { payloadRelease(replaced) }
@@ -152,7 +155,7 @@ func clearSticky(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype: CNa
     let status: Int32 = registry.withLock { _ in
         if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
         guard let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, type) else { return 0 }
-        dropped = entry.pointee.sticky.clear(subtype.map { String(cString: $0.bytes) }, all: subtype == nil)
+        dropped = entry.pointee.sticky.clear(subtype.map(\.key), all: subtype == nil)
         return Int32(dropped.count)
     }
     for p in dropped { payloadRelease(p) }
