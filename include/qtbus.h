@@ -199,10 +199,13 @@ QTBUS_API int qtbus_bag_dispose(qtbus_bag bag);
  * ------------------------------------------------------------------------------- */
 
 /* Delivered at most once, even when many threads dispatch at the same time; the
- * subscription is then disposed (its token becomes stale). */
+ * subscription is disposed as its delivery starts (inside its own handler its token is
+ * already stale and it is no longer counted). */
 #define QTBUS_SUB_ONCE   (1u << 0)
 /* On subscribing, receive the kept sticky event(s) that match (see QTBUS_EVENT_STICKY),
- * before qtbus_subscribe() returns or, with a queue, first on that queue. */
+ * oldest first, before qtbus_subscribe() returns or, with a queue, first on that queue;
+ * live events that arrive meanwhile follow them, so replay then live has no gap, no
+ * duplicate and keeps order. */
 #define QTBUS_SUB_REPLAY (1u << 1)
 
 /* All-zero (memset or `= {0}`) means every default.  Pass NULL for the same. */
@@ -288,9 +291,13 @@ typedef struct qtbus_event_desc {
  *   - an event that reaches no subscription is dispatched as QTBUS_NO_SUBSCRIBER_TYPE
  *     (subtype = its type, same data), if anyone subscribes to that.
  *   - a successful dispatch owns event->object: object_release runs exactly once, after
- *     the last delivery (queued ones included) or at once when nobody receives it; for
- *     a sticky event, after it is also replaced or cleared and its replays are done.
- * Returns the number of subscriptions run synchronously plus those queued (>= 0), or
+ *     the last delivery (queued ones included) or at once when nobody receives it; when
+ *     every delivery was synchronous it has run before qtbus_dispatch returns.  For a
+ *     sticky event, only after it is also replaced or cleared and its replays are done.
+ *   - only a QTBUS_EVENT_STICKY dispatch keeps or replaces the kept event of its type
+ *     and subtype; a plain dispatch leaves it alone.
+ * Returns the number of subscriptions run synchronously plus those queued (>= 0; 0 when
+ * the event went to QTBUS_NO_SUBSCRIBER_TYPE subscribers instead), or
  * QTBUS_EINVAL (NULL, bad names, data NULL with size > 0, unknown flag), QTBUS_ECLOSED,
  * QTBUS_ENOMEM; on failure object_release is not called. */
 QTBUS_API int qtbus_dispatch(qtbus_bus *bus, const qtbus_event_desc *event);
@@ -303,8 +310,9 @@ QTBUS_API int qtbus_dispatch_on_bus_queue(qtbus_bus *bus, const qtbus_event_desc
 /* Same, but the dispatch runs on the main queue (when the main thread drains it). */
 QTBUS_API int qtbus_dispatch_on_main(qtbus_bus *bus, const qtbus_event_desc *event);
 
-/* Dispatches a JSON event: type QTBUS_JSON_TYPE, subtype `name`, data the text (the
- * library's copy, NUL-terminated, size excluding the NUL).  The text is validated
+/* Dispatches a JSON event: type QTBUS_JSON_TYPE, subtype `name`, data the text
+ * (NUL-terminated, size excluding the NUL; copied, still NUL-terminated, for queued
+ * deliveries).  The text is validated
  * against RFC 8259 first (UTF-8, any value at top level): QTBUS_EJSON and nothing
  * delivered when it is not JSON.  Returns as qtbus_dispatch(). */
 QTBUS_API int qtbus_dispatch_json(qtbus_bus *bus, const char *name, const char *json);

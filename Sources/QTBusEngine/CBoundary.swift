@@ -23,6 +23,13 @@ private func checkedName(_ text: UnsafePointer<CChar>?) -> CName? {
     return name
 }
 
+/// An optional name: `.some(nil)` for NULL, `.some(name)` when valid, nil when invalid.
+@inline(__always)
+private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
+    guard text != nil else { return .some(nil) }
+    return checkedName(text).map { .some($0) }
+}
+
 // MARK: - Status and version
 
 @_cdecl("qtbus_strerror")
@@ -157,12 +164,8 @@ public func _qtbus_token_is_active(_ token: qtbus_token) -> Int32 {
 @_cdecl("qtbus_subscriber_count")
 public func _qtbus_subscriber_count(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
                              _ subtype: UnsafePointer<CChar>?) -> Int32 {
-    guard let bus = busPointer(bus), let type = checkedName(type) else { return QTBUS_EINVAL.rawValue }
-    var sub: CName? = nil
-    if subtype != nil {
-        guard let s = checkedName(subtype) else { return QTBUS_EINVAL.rawValue }
-        sub = s
-    }
+    guard let bus = busPointer(bus), let type = checkedName(type),
+          let sub = checkedOptionalName(subtype) else { return QTBUS_EINVAL.rawValue }
     return withEpoch { subscriberCount(bus, type, sub) }
 }
 
@@ -231,12 +234,8 @@ public func _qtbus_dispatch_json(_ bus: OpaquePointer?, _ name: UnsafePointer<CC
 
 @_cdecl("qtbus_sticky_clear")
 public func _qtbus_sticky_clear(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ subtype: UnsafePointer<CChar>?) -> Int32 {
-    guard let bus = busPointer(bus), let type = checkedName(type) else { return QTBUS_EINVAL.rawValue }
-    var sub: CName? = nil
-    if subtype != nil {
-        guard let s = checkedName(subtype) else { return QTBUS_EINVAL.rawValue }
-        sub = s
-    }
+    guard let bus = busPointer(bus), let type = checkedName(type),
+          let sub = checkedOptionalName(subtype) else { return QTBUS_EINVAL.rawValue }
     return withEpoch { clearSticky(bus, type, sub) }
 }
 

@@ -244,35 +244,11 @@ private struct JSONReader {
         return (b | 0x20) &- UInt8(ascii: "a") < 6
     }
 
-    /// One multi-byte scalar, per Unicode Table 3-7 (well-formed UTF-8).
-    /// Narrowing the second byte's range per lead byte is what rejects
-    /// overlongs (E0, F0), surrogates (ED) and scalars past U+10FFFF (F4);
-    /// leads 80...C1 and F5...FF are never valid.
+    /// One multi-byte scalar (the rules live in `utf8ScalarLength`, Names.swift).
     private mutating func utf8Scalar() -> Bool {
-        let lead = byte(i)
-        let trail: Int
-        var low: UInt8 = 0x80
-        var high: UInt8 = 0xBF
-        switch lead {
-        case 0xC2...0xDF: trail = 1
-        case 0xE0: trail = 2; low = 0xA0
-        case 0xE1...0xEC, 0xEE...0xEF: trail = 2
-        case 0xED: trail = 2; high = 0x9F
-        case 0xF0: trail = 3; low = 0x90
-        case 0xF1...0xF3: trail = 3
-        case 0xF4: trail = 3; high = 0x8F
-        default: return false
-        }
-        guard end - i > trail else { return false }
-        let second = byte(i + 1)
-        guard second >= low && second <= high else { return false }
-        var k = 2
-        while k <= trail {
-            guard byte(i + k) & 0xC0 == 0x80 else { return false }
-            k += 1
-        }
-        i += trail + 1
-        return true
+        let n = utf8ScalarLength(base + i, available: end - i)
+        i += n
+        return n > 0
     }
 
     /// Entered on '-' or a digit. Only checks the grammar; what may follow is

@@ -82,39 +82,51 @@ struct StoredName {
     }
 }
 
+/// The length of the well-formed multi-byte UTF-8 scalar at `p` (whose first byte is
+/// >= 0x80) within `available` bytes, or 0 if there is none (Unicode Table 3-7).
+/// Narrowing the second byte's range per lead byte is what rejects overlongs (E0, F0),
+/// surrogates (ED) and scalars past U+10FFFF (F4); leads 80...C1 and F5...FF never
+/// start one.  Shared by name validation and the JSON validator.
+@inline(__always)
+func utf8ScalarLength(_ p: UnsafeRawPointer, available: Int) -> Int {
+    let trail: Int
+    var low: UInt8 = 0x80
+    var high: UInt8 = 0xBF
+    switch p.load(as: UInt8.self) {
+    case 0xC2...0xDF: trail = 1
+    case 0xE0: trail = 2; low = 0xA0
+    case 0xE1...0xEC, 0xEE...0xEF: trail = 2
+    case 0xED: trail = 2; high = 0x9F
+    case 0xF0: trail = 3; low = 0x90
+    case 0xF1...0xF3: trail = 3
+    case 0xF4: trail = 3; high = 0x8F
+    default: return 0
+    }
+    guard available > trail else { return 0 }  // truncated
+    let second = p.load(fromByteOffset: 1, as: UInt8.self)
+    guard second >= low && second <= high else { return 0 }
+    var k = 2
+    while k <= trail {
+        guard p.load(fromByteOffset: k, as: UInt8.self) & 0xC0 == 0x80 else { return 0 }
+        k += 1
+    }
+    return trail + 1
+}
+
 /// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF, no NUL.
 func validateUTF8(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard let base = b.baseAddress else { return true }
     var i = 0
-    let n = b.count
-    while i < n {
+    while i < b.count {
         let c = b[i]
         if c < 0x80 {
             if c == 0 { return false }
             i += 1
             continue
         }
-        var need = 0
-        var lo: UInt8 = 0x80, hi: UInt8 = 0xBF
-        switch c {
-        case 0xC2...0xDF: need = 1
-        case 0xE0: need = 2; lo = 0xA0
-        case 0xE1...0xEC, 0xEE...0xEF: need = 2
-        case 0xED: need = 2; hi = 0x9F
-        case 0xF0: need = 3; lo = 0x90
-        case 0xF1...0xF3: need = 3
-        case 0xF4: need = 3; hi = 0x8F
-        default: return false
-        }
-        if i + need >= n { return false } // truncated sequence
-        let first = b[i + 1]
-        if first < lo || first > hi { return false }
-        var k = 2
-        while k <= need {
-            let cc = b[i + k]
-            if cc < 0x80 || cc > 0xBF { return false }
-            k += 1
-        }
-        i += need + 1
+        let n = utf8ScalarLength(UnsafeRawPointer(base + i), available: b.count - i)
+        if n == 0 { return false }
+        i += n
     }
     return true
 }
