@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build and test scripts need and a fresh Debian/Ubuntu machine with
 # only swift, gcc, python3 and git lacks: cmake (>= 3.25), ninja, pkg-config, valgrind,
-# libc6-dbg, libffi-dev, binutils.  Installs nothing when everything is present; otherwise runs
+# libc6-dbg, binutils.  Installs nothing when everything is present; otherwise runs
 # apt-get update once, then apt-get install -y (as root, or through sudo -n).
 set -euo pipefail
 
@@ -15,7 +15,6 @@ need_cmd pkg-config pkg-config
 need_cmd valgrind valgrind
 need_cmd readelf binutils
 need_cmd nm binutils
-need_pkg libffi-dev
 # glibc's symbols for valgrind: readable stacks, and the frames scripts/valgrind.supp names.
 need_pkg libc6-dbg
 
