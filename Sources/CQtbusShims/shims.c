@@ -1,6 +1,7 @@
 /* Platform glue for the Swift engine: thread-exit hooks, main-thread test, libdispatch. */
 #define _GNU_SOURCE
 #include "qtbus_shims.h"
+#include <linux/membarrier.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -37,6 +38,18 @@ void qtbus_tls_set(void *record, void (*on_exit)(void *))
     qtbus_tls_record = record;
     pthread_setspecific(tls_exit_key, record);
 }
+
+QTBUS_INTERNAL bool qtbus_fast_exit;
+
+/* Before any engine call: the flag must not change while records are in use. */
+__attribute__((constructor)) static void qtbus_membarrier_init(void)
+{
+    long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return;
+    qtbus_fast_exit = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+void qtbus_membarrier(void) { syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0); }
 
 bool qtbus_is_main_thread(void) { return (pid_t)syscall(SYS_gettid) == getpid(); }
 

@@ -88,7 +88,7 @@ struct Outgoing {
 }
 
 let stickyFlag = UInt32(QTBUS_EVENT_STICKY)
-private let noSubscriberName = StaticName("QTNoSubscriberEvent")
+let noSubscriberName = StaticName("QTNoSubscriberEvent")
 
 /// A name known at compile time, scanned once.
 final class StaticName: @unchecked Sendable {
@@ -102,6 +102,11 @@ final class StaticName: @unchecked Sendable {
         UnsafeMutableRawPointer(bytes).copyMemory(from: text.utf8Start, byteCount: n)
         bytes[n] = 0
         name = CName(UnsafePointer(bytes))!
+    }
+
+    func matches(_ other: CName) -> Bool {
+        other.length == name.length && other.hash == name.hash
+            && sameBytes(UnsafeRawPointer(other.bytes), UnsafeRawPointer(bytes), name.length)
     }
 }
 
@@ -137,8 +142,8 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
 
     var count: Int32 = 0
     if let type { count = deliver(type, specific, &event, start) }
-    if count == 0 && !(event.type.length == noSubscriberName.name.length && event.type.hash == noSubscriberName.name.hash
-                       && memcmp(event.type.bytes, noSubscriberName.bytes, event.type.length) == 0) {
+    if count == 0 && qtbus_atomic_load_u64(bus.field(\.noSubscriberListeners)) != 0
+        && !noSubscriberName.matches(event.type) {
         dispatchNoSubscriber(bus, &event)
         return 0
     }
@@ -164,7 +169,7 @@ private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: ino
     if dispatchEvent(bus, &inner, flags: 0) < 0 { inner.finish() }
 }
 
-/// Walks the merged lists and delivers; returns how many subscriptions were reached.
+/// Walks the list(s) and delivers; returns how many subscriptions were reached.
 @inline(__always)
 private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
                      _ event: inout Outgoing, _ start: UInt64) -> Int32 {
@@ -172,48 +177,50 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
                          object: event.object)
     var count: Int32 = 0
     withUnsafeMutablePointer(to: &view) { view in
-        var s: UnsafeMutableRawPointer? = nil
-        if let specific { s = qtbus_atomic_load_ptr(specific.field(\.list.head)) }
         var w = qtbus_atomic_load_ptr(type.field(\.whole.head))
-        while true {
-            let node: UnsafeMutablePointer<ListNode>
-            let fromSpecific: Bool
-            if let sr = s {
+        if let specific {
+            var s = qtbus_atomic_load_ptr(specific.field(\.list.head))
+            // Merge: the subtype's node first at equal priority.
+            while let sr = s {
                 let sn = sr.assumingMemoryBound(to: ListNode.self)
                 if let wr = w, wr.assumingMemoryBound(to: ListNode.self).pointee.priority > sn.pointee.priority {
-                    node = wr.assumingMemoryBound(to: ListNode.self)
-                    fromSpecific = false
+                    let wn = wr.assumingMemoryBound(to: ListNode.self)
+                    if visit(wn, view, &event, start, &count) { return }
+                    w = qtbus_atomic_load_ptr(wn.field(\.next))
                 } else {
-                    node = sn
-                    fromSpecific = true
-                }
-            } else if let wr = w {
-                node = wr.assumingMemoryBound(to: ListNode.self)
-                fromSpecific = false
-            } else {
-                break
-            }
-            // Newer than this dispatch: subscribed during it, so it does not receive it.
-            if node.pointee.seq <= start {
-                let sub = node.pointee.sub
-                if qtbus_atomic_load_u32(sub.field(\.state)) == SubState.live {
-                    if qtbus_atomic_load_u32(sub.field(\.gateOpen)) != 0
-                        && sub.pointee.flags & subOnce == 0 && sub.pointee.queue == nil {
-                        // The common case, kept small: a plain synchronous handler.
-                        sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
-                        count += 1
-                    } else if deliverSpecial(sub, view, &event) {
-                        count += 1
-                    }
-                    if view.pointee.stopped { break }
+                    if visit(sn, view, &event, start, &count) { return }
+                    s = qtbus_atomic_load_ptr(sn.field(\.next))
                 }
             }
-            // Read after the handler ran: a node it unlinked is skipped.
-            let next = qtbus_atomic_load_ptr(node.field(\.next))
-            if fromSpecific { s = next } else { w = next }
+        }
+        while let wr = w {
+            let wn = wr.assumingMemoryBound(to: ListNode.self)
+            if visit(wn, view, &event, start, &count) { return }
+            w = qtbus_atomic_load_ptr(wn.field(\.next))
         }
     }
     return count
+}
+
+/// Delivers to one node's subscription if it should receive this dispatch; true when a
+/// handler stopped the event.  The next pointer is read by the caller after this
+/// returns, so a node the handler unlinked is skipped.
+@inline(__always)
+private func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<EventView>,
+                   _ event: inout Outgoing, _ start: UInt64, _ count: inout Int32) -> Bool {
+    // Newer than this dispatch: subscribed during it, so it does not receive it.
+    guard node.pointee.seq <= start else { return false }
+    let sub = node.pointee.sub
+    let state = qtbus_atomic_load_u32(sub.field(\.state))
+    if state == SubState.plain {
+        sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
+        count += 1
+    } else if SubState.isLive(state) {
+        if deliverSpecial(sub, view, &event) { count += 1 }
+    } else {
+        return false
+    }
+    return view.pointee.stopped
 }
 
 /// ONCE, queued, or gated (replaying) subscriptions.
@@ -226,7 +233,7 @@ private func deliverSpecial(_ sub: UnsafeMutablePointer<Subscription>, _ view: U
     }
     let once = sub.pointee.flags & subOnce != 0
     if once {
-        guard qtbus_atomic_cas_u32(sub.field(\.state), SubState.live, SubState.fired) else { return false }
+        guard qtbus_atomic_cas_u32(sub.field(\.state), SubState.special, SubState.fired) else { return false }
         // Unlinked before its one delivery, so counts and lookups made by the handler
         // already see it gone; its memory lives until this dispatch's epoch ends.
         finishOnce(sub)

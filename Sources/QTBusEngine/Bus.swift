@@ -15,6 +15,9 @@ struct Bus {
     var types: UnsafeMutableRawPointer? = nil
     /// The bus's own pin plus one per qtbus_dispatch_on_* post in flight.
     var pins: UInt64 = 1
+    /// Atomic: live subscriptions of QTNoSubscriberEvent, so an event nobody receives
+    /// is not dispatched a second time for nobody.
+    var noSubscriberListeners: UInt64 = 0
     /// Serial queue of qtbus_dispatch_on_bus_queue, so posts keep their order per bus.
     let queue: qtbus_dispatch_queue_t
     let isShared: Bool
@@ -113,6 +116,9 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
                 type: type, nodeCount: nodeCount))
             if let q = request.queue { retainQueue(q) }
             sub.pointee.token = state.tokens.insert(sub)
+            if request.queue == nil && request.flags & (subOnce | subReplay) == 0 {
+                sub.pointee.state = SubState.plain
+            }
             if request.flags & subReplay != 0 {
                 // Shut before the nodes are published (Sticky.swift explains the gate).
                 sub.pointee.gateOpen = 0
@@ -135,6 +141,9 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
             // After the links: a dispatch that reads this sequence sees the nodes.
             qtbus_atomic_store_u64(type.field(\.seq), seq)
             type.pointee.liveCount += 1
+            if type.pointee.name.equals(noSubscriberName.name) {
+                _ = qtbus_atomic_fetch_add_u64(bus.field(\.noSubscriberListeners), 1)
+            }
             if let b = bag { bagLink(b, sub) }
             if request.flags & subReplay != 0 {
                 replay = collectReplay(type, request.subtypes)
@@ -190,6 +199,9 @@ private func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Su
         }
     }
     type.pointee.liveCount -= 1
+    if type.pointee.name.equals(noSubscriberName.name) {
+        _ = qtbus_atomic_fetch_sub_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
+    }
     bagUnlink(sub)
     state.tokens.remove(sub.pointee.token)
 }
@@ -234,7 +246,7 @@ func disposeToken(_ id: UInt64) -> Int32 {
     var dead: [UnsafeMutablePointer<SubtypeEntry>] = []
     let sub: UnsafeMutablePointer<Subscription>? = registry.withLock { state in
         guard let sub = state.tokens.lookup(id),
-              qtbus_atomic_cas_u32(sub.field(\.state), SubState.live, SubState.disposed) else { return nil }
+              SubState.claimForDispose(sub) else { return nil }
         unlink(&state, sub, &dead)
         return sub
     }
@@ -253,7 +265,7 @@ func finishOnce(_ sub: UnsafeMutablePointer<Subscription>) {
 func tokenIsActive(_ id: UInt64) -> Bool {
     registry.withLock { state in
         guard let sub = state.tokens.lookup(id) else { return false }
-        return qtbus_atomic_load_u32(sub.field(\.state)) == SubState.live
+        return SubState.isLive(sub)
     }
 }
 
@@ -268,7 +280,7 @@ func bagCreate() -> UInt64 {
 func bagAdd(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
     registry.withLock { state in
         guard let bag = state.bags.lookup(bagID), let sub = state.tokens.lookup(tokenID),
-              qtbus_atomic_load_u32(sub.field(\.state)) == SubState.live else { return QTBUS_ESTALE.rawValue }
+              SubState.isLive(sub) else { return QTBUS_ESTALE.rawValue }
         if sub.pointee.bag == bag { return QTBUS_OK.rawValue }
         if sub.pointee.bag != nil { return QTBUS_EINVAL.rawValue }
         bagLink(bag, sub)
@@ -284,7 +296,7 @@ func bagDispose(_ bagID: UInt64) -> Int32 {
         while let sub = bag.pointee.head {
             bagUnlink(sub)
             // A fired ONCE subscription is being unlinked by its dispatcher.
-            if qtbus_atomic_cas_u32(sub.field(\.state), SubState.live, SubState.disposed) {
+            if SubState.claimForDispose(sub) {
                 unlink(&state, sub, &dead)
                 subs.append(sub)
             }
@@ -337,7 +349,7 @@ func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
         }
         // A subscription with several subtypes was found once per list: the CAS
         // picks it once.  Fired ONCE subscriptions are unlinked by their dispatcher.
-        for sub in found where qtbus_atomic_cas_u32(sub.field(\.state), SubState.live, SubState.disposed) {
+        for sub in found where SubState.claimForDispose(sub) {
             unlink(&state, sub, &dead)
             subs.append(sub)
         }

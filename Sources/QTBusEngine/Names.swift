@@ -18,31 +18,16 @@ struct CName {
 
     /// Scans `bytes`; nil when the name is empty or longer than `maxNameLength` (then
     /// no stored name can equal it).  Does not check UTF-8: see `isValidUTF8`.
+    ///
+    /// strlen is libc's vectorised one (and sanitizers know it); the hash then reads
+    /// whole 8-byte words within the length, never past the NUL.
     @inline(__always)
     init?(_ bytes: UnsafePointer<CChar>) {
-        var h: UInt64 = 0x9E37_79B9_7F4A_7C15
-        var n = 0
-        while true {
-            let b = UInt8(bitPattern: bytes[n])
-            if b == 0 { break }
-            // rotate-xor: two cheap dependent ops a byte, mixed properly at the end.
-            h = ((h << 5) | (h >> 59)) ^ UInt64(b)
-            n += 1
-            if n > maxNameLength { return nil }
-        }
-        if n == 0 { return nil }
+        let n = strlen(bytes)
+        if n == 0 || n > maxNameLength { return nil }
         self.bytes = bytes
         self.length = n
-        self.hash = CName.finish(h, n)
-    }
-
-    @inline(__always)
-    static func finish(_ h: UInt64, _ n: Int) -> UInt64 {
-        var x = h ^ (UInt64(n) &* 0xFF51_AFD7_ED55_8CCD)
-        x ^= x >> 33
-        x = x &* 0xC4CE_B9FE_1A85_EC53
-        x ^= x >> 29
-        return x
+        self.hash = hashBytes(UnsafeRawPointer(bytes), n)
     }
 
     /// The name's bytes as a key for the cold paths that use Swift collections.
@@ -78,8 +63,57 @@ struct StoredName {
 
     @inline(__always)
     func equals(_ name: CName) -> Bool {
-        hash == name.hash && length == name.length && memcmp(bytes, name.bytes, length) == 0
+        hash == name.hash && length == name.length && sameBytes(UnsafeRawPointer(bytes), UnsafeRawPointer(name.bytes), length)
     }
+}
+
+/// The last `r` (1...8) of the bytes at `p`..<`p + end`, as a word, reading only within
+/// them: for r >= 4 two overlapping 4-byte loads, below that three single bytes (the
+/// small-key read of wyhash).  Equal bytes give equal words for equal lengths.
+@inline(__always)
+private func tailWord(_ p: UnsafeRawPointer, end: Int, _ r: Int) -> UInt64 {
+    if r == 8 { return p.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) }
+    let i = end - r
+    if r >= 4 {
+        let lo = UInt64(p.loadUnaligned(fromByteOffset: i, as: UInt32.self))
+        let hi = UInt64(p.loadUnaligned(fromByteOffset: end - 4, as: UInt32.self))
+        return lo | hi << 32
+    }
+    let b0 = UInt64(p.load(fromByteOffset: i, as: UInt8.self))
+    let b1 = UInt64(p.load(fromByteOffset: i + r / 2, as: UInt8.self))
+    let b2 = UInt64(p.load(fromByteOffset: end - 1, as: UInt8.self))
+    return b0 | b1 << 8 | b2 << 16
+}
+
+/// A 64-bit hash of `n` (>= 1) bytes, a word at a time (names are short: a call to a
+/// general hash function would cost more than the hashing).
+@inline(__always)
+func hashBytes(_ p: UnsafeRawPointer, _ n: Int) -> UInt64 {
+    var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(n)
+    var i = 0
+    while n - i > 8 {
+        h = (h ^ p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+        h ^= h >> 32
+        i += 8
+    }
+    h = (h ^ tailWord(p, end: n, n - i)) &* 0xFF51_AFD7_ED55_8CCD
+    h ^= h >> 33
+    h = h &* 0xC4CE_B9FE_1A85_EC53
+    h ^= h >> 29
+    return h
+}
+
+/// Whether `n` (>= 1) bytes at `a` and `b` are equal: inline words, no call.
+@inline(__always)
+func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
+    var i = 0
+    while n - i > 8 {
+        if a.loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+            return false
+        }
+        i += 8
+    }
+    return tailWord(a, end: n, n - i) == tailWord(b, end: n, n - i)
 }
 
 /// The length of the well-formed multi-byte UTF-8 scalar at `p` (whose first byte is
@@ -117,6 +151,13 @@ func utf8ScalarLength(_ p: UnsafeRawPointer, available: Int) -> Int {
 func validateUTF8(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
     guard let base = b.baseAddress else { return true }
     var i = 0
+    // ASCII fast path, a word at a time: no byte with the high bit set, and no NUL.
+    while i + 8 <= b.count {
+        let w = UnsafeRawPointer(base).loadUnaligned(fromByteOffset: i, as: UInt64.self)
+        let hasZero = (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080
+        if w & 0x8080_8080_8080_8080 != 0 || hasZero != 0 { break }
+        i += 8
+    }
     while i < b.count {
         let c = b[i]
         if c < 0x80 {

@@ -148,7 +148,7 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
         d.deinitialize(count: 1)
         d.deallocate()
         // Lifetime rule 2: a delivery queued before its subscription was disposed is dropped.
-        if once || qtbus_atomic_load_u32(sub.field(\.state)) == SubState.live {
+        if once || SubState.isLive(sub) {
             var view = EventView(payload: payload, queued: true)
             withUnsafeMutablePointer(to: &view) { sub.pointee.handler(OpaquePointer($0), sub.pointee.userdata) }
             countIfMain(sub.pointee.queue!.pointee.isMain)

@@ -13,7 +13,11 @@
 // unlinked node keeps its `next`, so a reader standing on it walks on; its memory is
 // freed only after the dispatches that could see it have returned (Reclamation.swift).
 //
-// A subscription's state machine:
+// A subscription's state machine (`live` is plain or special):
+//
+//   plain   a synchronous, not-ONCE subscription with its replay gate open: the only
+//           state the dispatch loop's fast path has to test;
+//   special queued, ONCE, or replaying (goes to plain when a replay ends, if it can).
 //
 //   live --dispose / bag / bus destroy (CAS, under the lock)--> disposed --+
 //   live --its ONCE delivery claims it (CAS, dispatch path)---> fired -----+
@@ -29,9 +33,26 @@ import CQtbusShims
 import Glibc
 
 enum SubState {
-    static let live: UInt32 = 0
-    static let fired: UInt32 = 1
-    static let disposed: UInt32 = 2
+    static let plain: UInt32 = 0
+    static let special: UInt32 = 1
+    static let fired: UInt32 = 2
+    static let disposed: UInt32 = 3
+
+    @inline(__always) static func isLive(_ state: UInt32) -> Bool { state <= special }
+
+    @inline(__always)
+    static func isLive(_ sub: UnsafeMutablePointer<Subscription>) -> Bool {
+        isLive(qtbus_atomic_load_u32(sub.field(\.state)))
+    }
+
+    /// Moves a live subscription to `disposed`; false when it was not live.
+    static func claimForDispose(_ sub: UnsafeMutablePointer<Subscription>) -> Bool {
+        while true {
+            let state = qtbus_atomic_load_u32(sub.field(\.state))
+            guard isLive(state) else { return false }
+            if qtbus_atomic_cas_u32(sub.field(\.state), state, disposed) { return true }
+        }
+    }
 }
 
 let subOnce = UInt32(QTBUS_SUB_ONCE)
@@ -43,7 +64,7 @@ struct Subscription {
     /// Written and read under the registry lock only; first (see `field(_:)`).
     var token: UInt64 = 0
     // Read by every dispatch that reaches the subscription.
-    var state: UInt32 = SubState.live
+    var state: UInt32 = SubState.special
     /// 0 while a REPLAY subscription is being replayed to (Sticky.swift).
     var gateOpen: UInt32 = 1
     var flags: UInt32

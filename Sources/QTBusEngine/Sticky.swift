@@ -108,7 +108,14 @@ func runReplay(_ sub: UnsafeMutablePointer<Subscription>, _ replay: [UnsafeMutab
         backlog.pointee.items = []
         if items.isEmpty { qtbus_atomic_store_u32(sub.field(\.gateOpen), 1) }
         backlog.pointee.lock.unlock()
-        if items.isEmpty { return }
+        if items.isEmpty {
+            // A plain synchronous subscription leaves the special state with its replay
+            // (the CAS fails, harmlessly, if it was disposed meanwhile).
+            if sub.pointee.queue == nil && sub.pointee.flags & subOnce == 0 {
+                _ = qtbus_atomic_cas_u32(sub.field(\.state), SubState.special, SubState.plain)
+            }
+            return
+        }
         for p in items { deliverStored(sub, p) }
     }
 }
@@ -117,8 +124,8 @@ func runReplay(_ sub: UnsafeMutablePointer<Subscription>, _ replay: [UnsafeMutab
 /// queued delivery would: the dispatch it came from is over, so it cannot be stopped.
 func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>) {
     let once = sub.pointee.flags & subOnce != 0
-    guard qtbus_atomic_load_u32(sub.field(\.state)) == SubState.live,
-          !once || qtbus_atomic_cas_u32(sub.field(\.state), SubState.live, SubState.fired) else {
+    guard SubState.isLive(sub),
+          !once || qtbus_atomic_cas_u32(sub.field(\.state), SubState.special, SubState.fired) else {
         payloadRelease(payload)
         return
     }

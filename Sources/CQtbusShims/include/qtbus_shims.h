@@ -47,6 +47,15 @@ static inline uint64_t qtbus_epoch_advance(void) { return __atomic_fetch_add(&qt
 static inline uint64_t qtbus_pending_load(void) { return __atomic_load_n(&qtbus_retire_pending, __ATOMIC_SEQ_CST); }
 static inline void qtbus_pending_add(int64_t n) { __atomic_fetch_add(&qtbus_retire_pending, (uint64_t)n, __ATOMIC_SEQ_CST); }
 
+/* Asymmetric fence: every running thread of the process executes a full barrier before
+ * qtbus_membarrier() returns (membarrier PRIVATE_EXPEDITED).  A load-time constructor
+ * registers the process; qtbus_fast_exit says whether that worked (not in some
+ * sandboxes), and so whether read-side exits may skip their fence. */
+QTBUS_INTERNAL extern bool qtbus_fast_exit;
+static inline bool qtbus_fast_exit_enabled(void) { return qtbus_fast_exit; }
+QTBUS_INTERNAL void qtbus_membarrier(void);
+static inline uint64_t qtbus_pending_load_relaxed(void) { return __atomic_load_n(&qtbus_retire_pending, __ATOMIC_RELAXED); }
+
 /* ---- the calling thread's reclamation record ---- */
 QTBUS_INTERNAL extern __thread void *qtbus_tls_record __attribute__((tls_model("initial-exec")));
 static inline void *qtbus_tls_get(void) { return qtbus_tls_record; }
