@@ -51,6 +51,21 @@ __attribute__((constructor)) static void qtbus_membarrier_init(void)
 
 void qtbus_membarrier(void) { syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0); }
 
+#include <linux/futex.h>
+
+void qtbus_lock_wait(uint32_t *word)
+{
+    /* Mark the lock contended, then sleep until it is released; whoever takes it from
+     * here leaves it marked 2, so its unlock wakes the next waiter. */
+    while (__atomic_exchange_n(word, 2, __ATOMIC_ACQUIRE) != 0)
+        syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+}
+
+void qtbus_lock_wake(uint32_t *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 bool qtbus_is_main_thread(void) { return (pid_t)syscall(SYS_gettid) == getpid(); }
 
 /* libdispatch's C entry points under names of our own (asm labels), so this file needs

@@ -56,7 +56,8 @@ func isClosed(_ bus: UnsafeMutablePointer<Bus>) -> Bool {
 func typeEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutablePointer<TypeEntry> {
     if let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, name) { return entry }
     let entry = UnsafeMutablePointer<TypeEntry>.allocate(capacity: 1)
-    entry.initialize(to: TypeEntry(name: StoredName(copying: name), bus: bus))
+    entry.initialize(to: TypeEntry(name: StoredName(copying: name), bus: bus,
+                                   isNoSubscriberType: noSubscriberName.matches(name)))
     NameTable<TypeEntry>.insert(bus.field(\.types), entry)
     return entry
 }
@@ -91,14 +92,17 @@ struct SubscribeRequest {
     var release: qtbus_release?
 }
 
-/// Subscribes; arguments were validated by the caller.  Returns the token id or a
+/// Subscribes; arguments were validated by the caller, except the type name's UTF-8,
+/// which is checked here only when the type is new.  Returns the token id or a
 /// negative status.  On failure nothing was changed and `release` was not called.
 func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) -> Int64 {
     withEpoch {
         let nodeCount = max(1, request.subtypes.count)
-        let raw = UnsafeMutableRawPointer.allocate(
-            byteCount: MemoryLayout<Subscription>.stride + nodeCount * MemoryLayout<ListNode>.stride,
-            alignment: max(MemoryLayout<Subscription>.alignment, MemoryLayout<ListNode>.alignment))
+        // malloc: its 16-byte alignment suffices, and Swift's aligned allocate would go
+        // through posix_memalign (subscribe + dispose is a benchmark row).
+        guard let raw = malloc(MemoryLayout<Subscription>.stride + nodeCount * MemoryLayout<ListNode>.stride) else {
+            return Int64(QTBUS_ENOMEM.rawValue)
+        }
         let sub = raw.bindMemory(to: Subscription.self, capacity: 1)
         var replay: [UnsafeMutablePointer<Payload>] = []
 
@@ -108,6 +112,10 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
             if request.bag != 0 {
                 guard let b = state.bags.lookup(request.bag) else { return Int64(QTBUS_ESTALE.rawValue) }
                 bag = b
+            }
+            // A name equal to a stored one was validated when it was stored.
+            if NameTable<TypeEntry>.lookup(bus.pointee.types, request.type) == nil && !request.type.isValidUTF8 {
+                return Int64(QTBUS_EINVAL.rawValue)
             }
             let type = typeEntry(bus, request.type)
             sub.initialize(to: Subscription(
@@ -141,7 +149,7 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
             // After the links: a dispatch that reads this sequence sees the nodes.
             qtbus_atomic_store_u64(type.field(\.seq), seq)
             type.pointee.liveCount += 1
-            if type.pointee.name.equals(noSubscriberName.name) {
+            if type.pointee.isNoSubscriberType {
                 _ = qtbus_atomic_fetch_add_u64(bus.field(\.noSubscriberListeners), 1)
             }
             if let b = bag { bagLink(b, sub) }
@@ -151,8 +159,7 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
             return Int64(bitPattern: sub.pointee.token)
         }
         if status < 0 {
-            sub.deinitialize(count: 0)
-            raw.deallocate()
+            free(raw)
             return status
         }
         if request.flags & subReplay != 0 { runReplay(sub, replay) }
@@ -180,9 +187,9 @@ private func bagUnlink(_ sub: UnsafeMutablePointer<Subscription>) {
 // MARK: - Dispose
 
 /// Takes a disposed or fired subscription out of every list, its bag and the token
-/// table.  Under the registry lock; emptied subtype entries go to `deadEntries`.
-private func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>,
-                    _ deadEntries: inout [UnsafeMutablePointer<SubtypeEntry>]) {
+/// table.  Under the registry lock.  An emptied subtype entry is retired here: its
+/// finalizer only frees memory, so it may run under the lock (no user code).
+private func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>) {
     let type = sub.pointee.type
     let nodes = Subscription.nodes(sub)
     for i in 0..<sub.pointee.nodeCount {
@@ -192,29 +199,28 @@ private func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Su
             entry.pointee.liveCount -= 1
             if entry.pointee.liveCount == 0 {
                 NameTable<SubtypeEntry>.remove(type.pointee.subtypes, entry)
-                deadEntries.append(entry)
+                reclaimer.retire(UnsafeMutableRawPointer(entry), freeSubtypeEntry)
             }
         } else {
             SubList.remove(type.field(\.whole), node)
         }
     }
     type.pointee.liveCount -= 1
-    if type.pointee.name.equals(noSubscriberName.name) {
+    if type.pointee.isNoSubscriberType {
         _ = qtbus_atomic_fetch_sub_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
     }
     bagUnlink(sub)
     state.tokens.remove(sub.pointee.token)
 }
 
-/// Hands unlinked objects to the reclaimer.  Outside the lock: finalizers run release hooks.
-private func retire(_ subs: [UnsafeMutablePointer<Subscription>], _ deadEntries: [UnsafeMutablePointer<SubtypeEntry>]) {
-    for sub in subs { reclaimer.retire(UnsafeMutableRawPointer(sub), dropStorePin) }
-    for entry in deadEntries { reclaimer.retire(UnsafeMutableRawPointer(entry), freeSubtypeEntry) }
+/// Hands unlinked subscriptions to the reclaimer.  Outside the lock: their finalizers
+/// run release hooks.
+private func retire(_ subs: [UnsafeMutablePointer<Subscription>]) {
+    for sub in subs { retire(sub) }
 }
 
-private func retire(_ sub: UnsafeMutablePointer<Subscription>, _ deadEntries: [UnsafeMutablePointer<SubtypeEntry>]) {
+private func retire(_ sub: UnsafeMutablePointer<Subscription>) {
     reclaimer.retire(UnsafeMutableRawPointer(sub), dropStorePin)
-    for entry in deadEntries { reclaimer.retire(UnsafeMutableRawPointer(entry), freeSubtypeEntry) }
 }
 
 private let dropStorePin: Finalizer = { raw in
@@ -237,29 +243,27 @@ func unpin(_ sub: UnsafeMutablePointer<Subscription>) {
     let nodes = Subscription.nodes(sub)
     nodes.deinitialize(count: sub.pointee.nodeCount)
     sub.deinitialize(count: 1)
-    UnsafeMutableRawPointer(sub).deallocate()
+    free(sub)
     release?(userdata)
 }
 
 /// qtbus_token_dispose.
 func disposeToken(_ id: UInt64) -> Int32 {
-    var dead: [UnsafeMutablePointer<SubtypeEntry>] = []
     let sub: UnsafeMutablePointer<Subscription>? = registry.withLock { state in
         guard let sub = state.tokens.lookup(id),
               SubState.claimForDispose(sub) else { return nil }
-        unlink(&state, sub, &dead)
+        unlink(&state, sub)
         return sub
     }
     guard let sub else { return QTBUS_ESTALE.rawValue }
-    retire(sub, dead)
+    retire(sub)
     return QTBUS_OK.rawValue
 }
 
 /// After a ONCE subscription's delivery was claimed: unlink and retire it.
 func finishOnce(_ sub: UnsafeMutablePointer<Subscription>) {
-    var dead: [UnsafeMutablePointer<SubtypeEntry>] = []
-    registry.withLock { state in unlink(&state, sub, &dead) }
-    retire(sub, dead)
+    registry.withLock { state in unlink(&state, sub) }
+    retire(sub)
 }
 
 func tokenIsActive(_ id: UInt64) -> Bool {
@@ -290,14 +294,13 @@ func bagAdd(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
 
 func bagDispose(_ bagID: UInt64) -> Int32 {
     var subs: [UnsafeMutablePointer<Subscription>] = []
-    var dead: [UnsafeMutablePointer<SubtypeEntry>] = []
     let found: UnsafeMutablePointer<Bag>? = registry.withLock { state in
         guard let bag = state.bags.remove(bagID) else { return nil }
         while let sub = bag.pointee.head {
             bagUnlink(sub)
             // A fired ONCE subscription is being unlinked by its dispatcher.
             if SubState.claimForDispose(sub) {
-                unlink(&state, sub, &dead)
+                unlink(&state, sub)
                 subs.append(sub)
             }
         }
@@ -306,7 +309,7 @@ func bagDispose(_ bagID: UInt64) -> Int32 {
     guard let bag = found else { return QTBUS_ESTALE.rawValue }
     bag.deinitialize(count: 1)
     bag.deallocate()
-    retire(subs, dead)
+    retire(subs)
     return QTBUS_OK.rawValue
 }
 
@@ -334,7 +337,6 @@ func subscriberCount(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype:
 /// events, and frees it once no dispatch or post can still reach it.
 func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
     var subs: [UnsafeMutablePointer<Subscription>] = []
-    var dead: [UnsafeMutablePointer<SubtypeEntry>] = []
     var payloads: [UnsafeMutablePointer<Payload>] = []
     let status: Int32 = registry.withLock { state in
         if bus.pointee.isShared { return QTBUS_EINVAL.rawValue }
@@ -350,13 +352,13 @@ func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
         // A subscription with several subtypes was found once per list: the CAS
         // picks it once.  Fired ONCE subscriptions are unlinked by their dispatcher.
         for sub in found where SubState.claimForDispose(sub) {
-            unlink(&state, sub, &dead)
+            unlink(&state, sub)
             subs.append(sub)
         }
         return QTBUS_OK.rawValue
     }
     guard status == QTBUS_OK.rawValue else { return status }
-    retire(subs, dead)
+    retire(subs)
     for p in payloads { payloadRelease(p) }
     reclaimer.retire(UnsafeMutableRawPointer(bus), dropBusStorePin)
     return QTBUS_OK.rawValue

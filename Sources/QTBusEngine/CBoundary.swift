@@ -124,7 +124,10 @@ public func _qtbus_subscribe(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>
                       _ handler: qtbus_handler?, _ userdata: UnsafeMutableRawPointer?,
                       _ release: qtbus_release?, _ tokenOut: UnsafeMutablePointer<qtbus_token>?) -> Int32 {
     tokenOut?.pointee = qtbus_token(id: 0)
-    guard let bus = busPointer(bus), let handler, let type = checkedName(type) else { return QTBUS_EINVAL.rawValue }
+    // The type's UTF-8 is checked by `subscribe` only when it is new to the bus.
+    guard let bus = busPointer(bus), let handler, let typeText = type, let type = CName(typeText) else {
+        return QTBUS_EINVAL.rawValue
+    }
     var request = SubscribeRequest(type: type, subtypes: [], queue: nil, bag: 0, priority: 0, flags: 0,
                                    handler: handler, userdata: userdata, release: release)
     if let o = options?.pointee {

@@ -1,29 +1,24 @@
 // A mutex at a stable address, and a container whose state lives inside it.
 //
-// pthread_mutex_t must not move once initialised, so it is allocated, never a stored
-// struct.  The engine never calls user code while holding one of these (handlers,
+// The lock is the shim's futex lock (qtbus_shims.h says why not pthread_mutex_t).  The engine never calls user code while holding one of these (handlers,
 // release hooks and reply callbacks all run after the lock is dropped): that is what
 // lets a handler call back into any entry point without deadlocking.
-import Glibc
+import CQtbusShims
 
 struct RawLock: @unchecked Sendable {
-    // Safe to share: the pointee is only ever touched through pthread calls.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    // Safe to share: the word is only touched by the atomics of qtbus_lock/qtbus_unlock.
+    // Allocated so it never moves (a futex is an address).
+    private let word: UnsafeMutablePointer<UInt32>
 
     init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        word = .allocate(capacity: 1)
+        word.initialize(to: 0)
     }
 
-    func destroy() {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
+    func destroy() { word.deallocate() }
 
-    @inline(__always) func lock() { pthread_mutex_lock(mutex) }
-    @inline(__always) func unlock() { pthread_mutex_unlock(mutex) }
+    @inline(__always) func lock() { qtbus_lock(word) }
+    @inline(__always) func unlock() { qtbus_unlock(word) }
 
     @inline(__always)
     func withLock<R>(_ body: () throws -> R) rethrows -> R {

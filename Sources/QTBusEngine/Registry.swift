@@ -155,6 +155,8 @@ struct TypeEntry: NamedEntry {
     var liveCount = 0
     let name: StoredName
     let bus: UnsafeMutablePointer<Bus>
+    /// This is QTNoSubscriberEvent: its live subscriptions are counted on the bus.
+    let isNoSubscriberType: Bool
     /// Atomic: the sequence number of the newest subscription; stored after its nodes
     /// are linked, so a dispatch that reads it sees every node up to it.
     var seq: UInt64 = 0
