@@ -187,8 +187,8 @@ private func bagUnlink(_ sub: UnsafeMutablePointer<Subscription>) {
 // MARK: - Dispose
 
 /// Takes a disposed or fired subscription out of every list, its bag and the token
-/// table.  Under the registry lock.  An emptied subtype entry is retired here: its
-/// finalizer only frees memory, so it may run under the lock (no user code).
+/// table.  Under the registry lock (an emptied subtype entry only needs its memory
+/// freed, so `retireMemory` may take it here).
 private func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>) {
     let type = sub.pointee.type
     let nodes = Subscription.nodes(sub)
@@ -199,7 +199,7 @@ private func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Su
             entry.pointee.liveCount -= 1
             if entry.pointee.liveCount == 0 {
                 NameTable<SubtypeEntry>.remove(type.pointee.subtypes, entry)
-                reclaimer.retire(UnsafeMutableRawPointer(entry), freeSubtypeEntry)
+                reclaimer.retireMemory(UnsafeMutableRawPointer(entry), freeSubtypeEntry)
             }
         } else {
             SubList.remove(type.field(\.whole), node)

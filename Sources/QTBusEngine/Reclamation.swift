@@ -135,6 +135,31 @@ final class Reclaimer: @unchecked Sendable {
         reclaim()
     }
 
+    /// Like `retire`, for objects whose finalizer only frees memory (tables, subtype
+    /// entries), and safe under the registry lock: it never runs another object's
+    /// finalizer (those may be user release hooks that call back into the registry).
+    /// Holding this reclaimer's lock across the scan and the append is what lets it skip
+    /// the closing `reclaim`: an exit that saw `pending` raised reclaims only after the
+    /// append.
+    func retireMemory(_ object: UnsafeMutableRawPointer, _ finalize: Finalizer) {
+        lock.lock()
+        qtbus_pending_add(1)
+        let e = qtbus_epoch_advance()
+        var (oldest, othersActive) = activeEpochs(upTo: e)
+        if oldest <= e && othersActive && qtbus_fast_exit_enabled() {
+            qtbus_membarrier()
+            oldest = activeEpochs(upTo: e).oldest
+        }
+        if oldest > e {
+            qtbus_pending_add(-1)
+            lock.unlock()
+            finalize(object)
+            return
+        }
+        retired.append(Retired(epoch: e, object: object, finalize: finalize))
+        lock.unlock()
+    }
+
     /// Finalizes what no running dispatch can see any more.
     func reclaim() {
         lock.lock()

@@ -235,7 +235,7 @@ enum NameTable<Entry: NamedEntry> {
             let grown = make(capacity: capacity)
             forEach(table) { place(grown, $0) }
             qtbus_atomic_store_ptr(root, grown)
-            reclaimer.retire(table) { $0?.deallocate() }
+            reclaimer.retireMemory(table) { $0?.deallocate() }
             table = grown
         }
         place(table, entry)
