@@ -176,6 +176,8 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
     var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
                          object: event.object)
     var count: Int32 = 0
+    // The largest `order` a node may have to receive this dispatch (see ListNode.order).
+    let last = start << 16 | ListNode.indexMask
     withUnsafeMutablePointer(to: &view) { view in
         var w = qtbus_atomic_load_ptr(type.field(\.whole.head))
         if let specific {
@@ -183,19 +185,20 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
             // Merge: the subtype's node first at equal priority.
             while let sr = s {
                 let sn = sr.assumingMemoryBound(to: ListNode.self)
-                if let wr = w, wr.assumingMemoryBound(to: ListNode.self).pointee.priority > sn.pointee.priority {
+                if let wr = w, Subscription.of(wr.assumingMemoryBound(to: ListNode.self)).pointee.priority
+                    > Subscription.of(sn).pointee.priority {
                     let wn = wr.assumingMemoryBound(to: ListNode.self)
-                    if visit(wn, view, &event, start, &count) { return }
+                    if visit(wn, view, &event, last, &count) { return }
                     w = qtbus_atomic_load_ptr(wn.field(\.next))
                 } else {
-                    if visit(sn, view, &event, start, &count) { return }
+                    if visit(sn, view, &event, last, &count) { return }
                     s = qtbus_atomic_load_ptr(sn.field(\.next))
                 }
             }
         }
         while let wr = w {
             let wn = wr.assumingMemoryBound(to: ListNode.self)
-            if visit(wn, view, &event, start, &count) { return }
+            if visit(wn, view, &event, last, &count) { return }
             w = qtbus_atomic_load_ptr(wn.field(\.next))
         }
     }
@@ -207,11 +210,11 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
 /// returns, so a node the handler unlinked is skipped.
 @inline(__always)
 private func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<EventView>,
-                   _ event: inout Outgoing, _ start: UInt64, _ count: inout Int32) -> Bool {
+                   _ event: inout Outgoing, _ last: UInt64, _ count: inout Int32) -> Bool {
     // Newer than this dispatch: subscribed during it, so it does not receive it.
-    guard node.pointee.seq <= start else { return false }
-    let sub = node.pointee.sub
-    let state = qtbus_atomic_load_u32(sub.field(\.state))
+    guard node.pointee.order <= last else { return false }
+    let sub = Subscription.of(node)
+    let state = qtbus_atomic_load_u8(sub.field(\.state))
     if state == SubState.plain {
         sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
         count += 1
@@ -227,13 +230,13 @@ private func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutable
 @inline(never)
 private func deliverSpecial(_ sub: UnsafeMutablePointer<Subscription>, _ view: UnsafeMutablePointer<EventView>,
                             _ event: inout Outgoing) -> Bool {
-    if qtbus_atomic_load_u32(sub.field(\.gateOpen)) == 0 {
+    if let backlog = sub.pointee.extra?.pointee.backlog, qtbus_atomic_load_u32(backlog.field(\.gateOpen)) == 0 {
         event.ensurePayload()
-        if backlogAppend(sub, event.payload!) { return true }
+        if backlogAppend(backlog, event.payload!) { return true }
     }
     let once = sub.pointee.flags & subOnce != 0
     if once {
-        guard qtbus_atomic_cas_u32(sub.field(\.state), SubState.special, SubState.fired) else { return false }
+        guard qtbus_atomic_cas_u8(sub.field(\.state), SubState.special, SubState.fired) else { return false }
         // Unlinked before its one delivery, so counts and lookups made by the handler
         // already see it gone; its memory lives until this dispatch's epoch ends.
         finishOnce(sub)

@@ -23,13 +23,17 @@ struct Bus {
     let isShared: Bool
 }
 
-/// A dispose bag: an intrusive list of the subscriptions it holds.
+/// A dispose bag: the tokens put in it.  A subscription disposed on its own stays
+/// listed (its token is stale, so the bag skips it); `live` counts the others, and the
+/// list is compacted when most of it is stale, so a long-lived bag with churn stays
+/// small without the three link words every subscription would otherwise carry.
 struct Bag {
-    var head: UnsafeMutablePointer<Subscription>? = nil
+    var tokens: [UInt64] = []
+    var live = 0
 }
 
 struct RegistryState {
-    var tokens = HandleTable<UnsafeMutablePointer<Subscription>>()
+    var pool = SubscriptionPool()
     var bags = HandleTable<UnsafeMutablePointer<Bag>>()
 }
 
@@ -66,7 +70,7 @@ func typeEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutable
 func subtypeEntry(_ type: UnsafeMutablePointer<TypeEntry>, _ name: CName) -> UnsafeMutablePointer<SubtypeEntry> {
     if let entry = NameTable<SubtypeEntry>.lookup(type.pointee.subtypes, name) { return entry }
     let entry = UnsafeMutablePointer<SubtypeEntry>.allocate(capacity: 1)
-    entry.initialize(to: SubtypeEntry(name: StoredName(copying: name)))
+    entry.initialize(to: SubtypeEntry(name: StoredName(copying: name), type: type))
     NameTable<SubtypeEntry>.insert(type.field(\.subtypes), entry)
     return entry
 }
@@ -97,15 +101,8 @@ struct SubscribeRequest {
 /// negative status.  On failure nothing was changed and `release` was not called.
 func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) -> Int64 {
     withEpoch {
-        let nodeCount = max(1, request.subtypes.count)
-        // malloc: its 16-byte alignment suffices, and Swift's aligned allocate would go
-        // through posix_memalign (subscribe + dispose is a benchmark row).
-        guard let raw = malloc(MemoryLayout<Subscription>.stride + nodeCount * MemoryLayout<ListNode>.stride) else {
-            return Int64(QTBUS_ENOMEM.rawValue)
-        }
-        let sub = raw.bindMemory(to: Subscription.self, capacity: 1)
         var replay: [UnsafeMutablePointer<Payload>] = []
-
+        var made: UnsafeMutablePointer<Subscription>? = nil
         let status: Int64 = registry.withLock { state in
             if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
             var bag: UnsafeMutablePointer<Bag>? = nil
@@ -118,33 +115,34 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
                 return Int64(QTBUS_EINVAL.rawValue)
             }
             let type = typeEntry(bus, request.type)
-            sub.initialize(to: Subscription(
-                flags: request.flags, priority: request.priority, handler: request.handler,
-                userdata: request.userdata, queue: request.queue, release: request.release,
-                type: type, nodeCount: nodeCount))
-            if let q = request.queue { retainQueue(q) }
-            sub.pointee.token = state.tokens.insert(sub)
-            if request.queue == nil && request.flags & (subOnce | subReplay) == 0 {
-                sub.pointee.state = SubState.plain
-            }
-            if request.flags & subReplay != 0 {
-                // Shut before the nodes are published (Sticky.swift explains the gate).
-                sub.pointee.gateOpen = 0
-                sub.pointee.backlog = makeBacklog()
-            }
-
             let seq = type.pointee.seq + 1
-            let nodes = Subscription.nodes(sub)
-            if request.subtypes.isEmpty {
-                nodes.initialize(to: ListNode(sub: sub, seq: seq, priority: request.priority, subtype: nil))
-                SubList.insert(type.field(\.whole), nodes)
-            } else {
-                for (i, name) in request.subtypes.enumerated() {
-                    let entry = subtypeEntry(type, name)
-                    (nodes + i).initialize(to: ListNode(sub: sub, seq: seq, priority: request.priority, subtype: entry))
-                    SubList.insert(entry.field(\.list), nodes + i)
-                    entry.pointee.liveCount += 1
-                }
+            let (sub, index, generation) = state.pool.take()
+            let flags = UInt8(truncatingIfNeeded: request.flags)
+            let nodeCount = max(1, request.subtypes.count)
+            let plain = request.queue == nil && flags & (subOnce | subReplay) == 0
+            let first = request.subtypes.first.map { ListNode(seq: seq, index: 0, subtype: subtypeEntry(type, $0)) }
+                ?? ListNode(seq: seq, index: 0, type: type)
+            sub.initialize(to: Subscription(
+                generation: generation, index: index, state: plain ? SubState.plain : SubState.special,
+                flags: flags, nodeCount: UInt16(nodeCount), priority: request.priority,
+                handler: request.handler, userdata: request.userdata, release: request.release,
+                queue: request.queue, extra: nil, node: first))
+            if let q = request.queue { retainQueue(q) }
+            if nodeCount > 1 || flags & subReplay != 0 {
+                sub.pointee.extra = SubscriptionExtra.make(sub, extraNodes: nodeCount - 1)
+            }
+            if flags & subReplay != 0 {
+                // Shut before the nodes are published (Sticky.swift explains the gate).
+                sub.pointee.extra!.pointee.backlog = makeBacklog()
+            }
+            for i in 1..<nodeCount {
+                Subscription.node(sub, i).initialize(
+                    to: ListNode(seq: seq, index: i, subtype: subtypeEntry(type, request.subtypes[i])))
+            }
+            for i in 0..<nodeCount {
+                let node = Subscription.node(sub, i)
+                SubList.insert(node.pointee.list, node)
+                node.pointee.subtypeEntry?.pointee.liveCount += 1
             }
             // After the links: a dispatch that reads this sequence sees the nodes.
             qtbus_atomic_store_u64(type.field(\.seq), seq)
@@ -152,36 +150,34 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
             if type.pointee.isNoSubscriberType {
                 _ = qtbus_atomic_fetch_add_u64(bus.field(\.noSubscriberListeners), 1)
             }
-            if let b = bag { bagLink(b, sub) }
-            if request.flags & subReplay != 0 {
+            if let b = bag { bagLink(b, slot: UInt32(truncatingIfNeeded: request.bag), sub) }
+            if flags & subReplay != 0 {
                 replay = collectReplay(type, request.subtypes)
             }
-            return Int64(bitPattern: sub.pointee.token)
+            made = sub
+            return Int64(bitPattern: SubscriptionPool.token(sub))
         }
-        if status < 0 {
-            free(raw)
-            return status
-        }
-        if request.flags & subReplay != 0 { runReplay(sub, replay) }
+        if status >= 0, let sub = made, sub.pointee.flags & subReplay != 0 { runReplay(sub, replay) }
         return status
     }
 }
 
-private func bagLink(_ bag: UnsafeMutablePointer<Bag>, _ sub: UnsafeMutablePointer<Subscription>) {
-    sub.pointee.bag = bag
-    sub.pointee.bagPrev = nil
-    sub.pointee.bagNext = bag.pointee.head
-    bag.pointee.head?.pointee.bagPrev = sub
-    bag.pointee.head = sub
+/// Under the registry lock; the subscription is live and in no bag.
+private func bagLink(_ bag: UnsafeMutablePointer<Bag>, slot: UInt32, _ sub: UnsafeMutablePointer<Subscription>) {
+    sub.pointee.link = slot + 1
+    bag.pointee.tokens.append(SubscriptionPool.token(sub))
+    bag.pointee.live += 1
 }
 
-private func bagUnlink(_ sub: UnsafeMutablePointer<Subscription>) {
-    guard let bag = sub.pointee.bag else { return }
-    if let p = sub.pointee.bagPrev { p.pointee.bagNext = sub.pointee.bagNext } else { bag.pointee.head = sub.pointee.bagNext }
-    sub.pointee.bagNext?.pointee.bagPrev = sub.pointee.bagPrev
-    sub.pointee.bag = nil
-    sub.pointee.bagPrev = nil
-    sub.pointee.bagNext = nil
+/// Under the registry lock, as the subscription is unlinked (its token already stale).
+private func bagUnlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>) {
+    guard sub.pointee.link != 0, let bag = state.bags.lookup(slot: sub.pointee.link - 1) else { return }
+    sub.pointee.link = 0
+    bag.pointee.live -= 1
+    if bag.pointee.tokens.count >= 64 && bag.pointee.live * 4 < bag.pointee.tokens.count {
+        let pool = state.pool
+        bag.pointee.tokens.removeAll { pool.lookup($0) == nil }
+    }
 }
 
 // MARK: - Dispose
@@ -190,27 +186,24 @@ private func bagUnlink(_ sub: UnsafeMutablePointer<Subscription>) {
 /// table.  Under the registry lock (an emptied subtype entry only needs its memory
 /// freed, so `retireMemory` may take it here).
 private func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>) {
-    let type = sub.pointee.type
-    let nodes = Subscription.nodes(sub)
-    for i in 0..<sub.pointee.nodeCount {
-        let node = nodes + i
-        if let entry = node.pointee.subtype {
-            SubList.remove(entry.field(\.list), node)
+    let type = Subscription.type(sub)
+    SubscriptionPool.invalidate(sub)
+    for i in 0..<Int(sub.pointee.nodeCount) {
+        let node = Subscription.node(sub, i)
+        SubList.remove(node.pointee.list, node)
+        if let entry = node.pointee.subtypeEntry {
             entry.pointee.liveCount -= 1
             if entry.pointee.liveCount == 0 {
                 NameTable<SubtypeEntry>.remove(type.pointee.subtypes, entry)
                 reclaimer.retireMemory(UnsafeMutableRawPointer(entry), freeSubtypeEntry)
             }
-        } else {
-            SubList.remove(type.field(\.whole), node)
         }
     }
     type.pointee.liveCount -= 1
     if type.pointee.isNoSubscriberType {
         _ = qtbus_atomic_fetch_sub_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
     }
-    bagUnlink(sub)
-    state.tokens.remove(sub.pointee.token)
+    bagUnlink(&state, sub)
 }
 
 /// Hands unlinked subscriptions to the reclaimer.  Outside the lock: their finalizers
@@ -229,29 +222,25 @@ private let dropStorePin: Finalizer = { raw in
 
 @inline(__always)
 func pin(_ sub: UnsafeMutablePointer<Subscription>) {
-    _ = qtbus_atomic_fetch_add_u64(sub.field(\.pins), 1)
+    _ = qtbus_atomic_fetch_add_u32(sub.field(\.pins), 1)
 }
 
-/// Drops a pin; the last one releases the userdata and frees the subscription.
+/// Drops a pin; the last one releases the userdata and gives the record back.
 func unpin(_ sub: UnsafeMutablePointer<Subscription>) {
-    guard qtbus_atomic_fetch_sub_u64(sub.field(\.pins), 1) == 1 else { return }
+    guard qtbus_atomic_fetch_sub_u32(sub.field(\.pins), 1) == 1 else { return }
     let release = sub.pointee.release
     let userdata = sub.pointee.userdata
     sub.pointee.release = nil  // cleared before the call: it can never run twice
     if let q = sub.pointee.queue { releaseQueue(q) }
-    if let backlog = sub.pointee.backlog { freeBacklog(backlog) }
-    let nodes = Subscription.nodes(sub)
-    nodes.deinitialize(count: sub.pointee.nodeCount)
-    sub.deinitialize(count: 1)
-    free(sub)
+    if let extra = sub.pointee.extra { SubscriptionExtra.free(extra) }
+    registry.withLock { state in state.pool.give(sub) }
     release?(userdata)
 }
 
 /// qtbus_token_dispose.
 func disposeToken(_ id: UInt64) -> Int32 {
     let sub: UnsafeMutablePointer<Subscription>? = registry.withLock { state in
-        guard let sub = state.tokens.lookup(id),
-              SubState.claimForDispose(sub) else { return nil }
+        guard let sub = state.pool.lookup(id), SubState.claimForDispose(sub) else { return nil }
         unlink(&state, sub)
         return sub
     }
@@ -268,7 +257,7 @@ func finishOnce(_ sub: UnsafeMutablePointer<Subscription>) {
 
 func tokenIsActive(_ id: UInt64) -> Bool {
     registry.withLock { state in
-        guard let sub = state.tokens.lookup(id) else { return false }
+        guard let sub = state.pool.lookup(id) else { return false }
         return SubState.isLive(sub)
     }
 }
@@ -283,11 +272,12 @@ func bagCreate() -> UInt64 {
 
 func bagAdd(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
     registry.withLock { state in
-        guard let bag = state.bags.lookup(bagID), let sub = state.tokens.lookup(tokenID),
+        guard let bag = state.bags.lookup(bagID), let sub = state.pool.lookup(tokenID),
               SubState.isLive(sub) else { return QTBUS_ESTALE.rawValue }
-        if sub.pointee.bag == bag { return QTBUS_OK.rawValue }
-        if sub.pointee.bag != nil { return QTBUS_EINVAL.rawValue }
-        bagLink(bag, sub)
+        let slot = UInt32(truncatingIfNeeded: bagID)
+        if sub.pointee.link == slot + 1 { return QTBUS_OK.rawValue }
+        if sub.pointee.link != 0 { return QTBUS_EINVAL.rawValue }
+        bagLink(bag, slot: slot, sub)
         return QTBUS_OK.rawValue
     }
 }
@@ -296,9 +286,11 @@ func bagDispose(_ bagID: UInt64) -> Int32 {
     var subs: [UnsafeMutablePointer<Subscription>] = []
     let found: UnsafeMutablePointer<Bag>? = registry.withLock { state in
         guard let bag = state.bags.remove(bagID) else { return nil }
-        while let sub = bag.pointee.head {
-            bagUnlink(sub)
-            // A fired ONCE subscription is being unlinked by its dispatcher.
+        for token in bag.pointee.tokens {
+            guard let sub = state.pool.lookup(token) else { continue }
+            // Out of the bag first: a fired ONCE subscription is unlinked by its
+            // dispatcher later, and must not find this bag's slot then.
+            sub.pointee.link = 0
             if SubState.claimForDispose(sub) {
                 unlink(&state, sub)
                 subs.append(sub)
@@ -343,9 +335,9 @@ func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
         guard qtbus_atomic_cas_u32(bus.field(\.closed), 0, 1) else { return QTBUS_ECLOSED.rawValue }
         var found: [UnsafeMutablePointer<Subscription>] = []
         NameTable<TypeEntry>.forEach(bus.pointee.types) { type in
-            forEachNode(type.pointee.whole) { found.append($0.pointee.sub) }
+            forEachNode(type.pointee.whole) { found.append(Subscription.of($0)) }
             NameTable<SubtypeEntry>.forEach(type.pointee.subtypes) { entry in
-                forEachNode(entry.pointee.list) { found.append($0.pointee.sub) }
+                forEachNode(entry.pointee.list) { found.append(Subscription.of($0)) }
             }
             payloads.append(contentsOf: type.pointee.sticky.removeAll())
         }

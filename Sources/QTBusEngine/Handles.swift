@@ -66,6 +66,13 @@ struct HandleTable<Value> {
         return slots![index].value
     }
 
+    /// The object in slot `index`, whatever its generation (for back-references that
+    /// are cleared before their object goes).
+    func lookup(slot index: UInt32) -> Value? {
+        guard Int(index) < used else { return nil }
+        return slots![Int(index)].value
+    }
+
     /// Removes and returns the object of `id`; its slot's generation moves on.
     @discardableResult
     mutating func remove(_ id: UInt64) -> Value? {

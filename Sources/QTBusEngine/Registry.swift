@@ -33,60 +33,120 @@ import CQtbusShims
 import Glibc
 
 enum SubState {
-    static let plain: UInt32 = 0
-    static let special: UInt32 = 1
-    static let fired: UInt32 = 2
-    static let disposed: UInt32 = 3
+    static let plain: UInt8 = 0
+    static let special: UInt8 = 1
+    static let fired: UInt8 = 2
+    static let disposed: UInt8 = 3
 
-    @inline(__always) static func isLive(_ state: UInt32) -> Bool { state <= special }
+    @inline(__always) static func isLive(_ state: UInt8) -> Bool { state <= special }
 
     @inline(__always)
     static func isLive(_ sub: UnsafeMutablePointer<Subscription>) -> Bool {
-        isLive(qtbus_atomic_load_u32(sub.field(\.state)))
+        isLive(qtbus_atomic_load_u8(sub.field(\.state)))
     }
 
     /// Moves a live subscription to `disposed`; false when it was not live.
     static func claimForDispose(_ sub: UnsafeMutablePointer<Subscription>) -> Bool {
         while true {
-            let state = qtbus_atomic_load_u32(sub.field(\.state))
+            let state = qtbus_atomic_load_u8(sub.field(\.state))
             guard isLive(state) else { return false }
-            if qtbus_atomic_cas_u32(sub.field(\.state), state, disposed) { return true }
+            if qtbus_atomic_cas_u8(sub.field(\.state), state, disposed) { return true }
         }
     }
 }
 
-let subOnce = UInt32(QTBUS_SUB_ONCE)
-let subReplay = UInt32(QTBUS_SUB_REPLAY)
+let subOnce = UInt8(QTBUS_SUB_ONCE)
+let subReplay = UInt8(QTBUS_SUB_REPLAY)
 
-/// One subscribe call, however many subtypes it names.  Followed in memory by
-/// `nodeCount` ListNodes (one per list it is in), so the common case is one allocation.
+/// One subscribe call, however many subtypes it names: a 96-byte record of the
+/// registry's pool (`SubscriptionPool`), with its first list node inline.  A token is
+/// the record's pool index and generation, so a subscription costs no allocation and
+/// no handle-table slot of its own (the memory target is 96 bytes a subscription).
+/// Further subtypes' nodes and a REPLAY backlog live in `extra`, allocated only then.
 struct Subscription {
-    /// Written and read under the registry lock only; first (see `field(_:)`).
-    var token: UInt64 = 0
-    // Read by every dispatch that reaches the subscription.
-    var state: UInt32 = SubState.special
-    /// 0 while a REPLAY subscription is being replayed to (Sticky.swift).
-    var gateOpen: UInt32 = 1
-    var flags: UInt32
+    /// The handle generation of this pool record; moves on when the subscription is
+    /// unlinked, so its token is stale from then on.  Registry lock only (first: see
+    /// `field(_:)`).
+    var generation: UInt32
+    /// The record's index in the pool, fixed for the pool's life.
+    let index: UInt32
+    /// Atomic: a SubState.  Read by every dispatch that reaches the subscription.
+    var state: UInt8
+    var flags: UInt8
+    /// The inline node plus `nodeCount - 1` nodes in `extra`.
+    let nodeCount: UInt16
     var priority: Int32
+    /// Atomic: the store's pin plus one per queued delivery; release runs at 0.
+    var pins: UInt32 = 1
+    /// Registry lock: the bag's slot + 1 while live and in a bag (0: none); the next
+    /// free record + 1 while the record is free.
+    var link: UInt32 = 0
     var handler: qtbus_handler
     var userdata: UnsafeMutableRawPointer?
-    var queue: UnsafeMutablePointer<Queue>?
-    // Written under the registry lock, or atomically (pins).
-    /// The store's pin plus one per queued delivery; release runs when it reaches 0.
-    var pins: UInt64 = 1
     var release: qtbus_release?
-    var type: UnsafeMutablePointer<TypeEntry>
-    var bag: UnsafeMutablePointer<Bag>? = nil
-    var bagPrev: UnsafeMutablePointer<Subscription>? = nil
-    var bagNext: UnsafeMutablePointer<Subscription>? = nil
+    var queue: UnsafeMutablePointer<Queue>?
+    var extra: UnsafeMutablePointer<SubscriptionExtra>?
+    var node: ListNode
+
+    /// The i-th node (0: the inline one).
+    @inline(__always)
+    static func node(_ sub: UnsafeMutablePointer<Subscription>, _ i: Int) -> UnsafeMutablePointer<ListNode> {
+        i == 0 ? sub.field(\.node) : SubscriptionExtra.nodes(sub.pointee.extra!) + (i - 1)
+    }
+
+    /// The subscription a node belongs to (its index is in the low bits of `order`).
+    @inline(__always)
+    static func of(_ node: UnsafeMutablePointer<ListNode>) -> UnsafeMutablePointer<Subscription> {
+        let i = Int(node.pointee.order & ListNode.indexMask)
+        if i == 0 {
+            return (UnsafeMutableRawPointer(node) - MemoryLayout<Subscription>.offset(of: \Subscription.node)!)
+                .assumingMemoryBound(to: Subscription.self)
+        }
+        return ofExtra(node, i)
+    }
+
+    @inline(never)
+    private static func ofExtra(_ node: UnsafeMutablePointer<ListNode>, _ i: Int) -> UnsafeMutablePointer<Subscription> {
+        SubscriptionExtra.owner(of: node - (i - 1))
+    }
+
+    /// The subscription's event type.
+    static func type(_ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePointer<TypeEntry> {
+        let node = sub.field(\.node)
+        return node.pointee.wholeType ?? node.pointee.subtypeEntry!.pointee.type
+    }
+}
+
+/// What only some subscriptions need, followed in memory by `nodeCount - 1` ListNodes.
+struct SubscriptionExtra {
+    let sub: UnsafeMutablePointer<Subscription>
     var backlog: UnsafeMutablePointer<Backlog>? = nil
-    var nodeCount: Int
+
+    private static var nodesOffset: Int {
+        (MemoryLayout<SubscriptionExtra>.stride + 15) & ~15
+    }
+
+    static func make(_ sub: UnsafeMutablePointer<Subscription>, extraNodes: Int) -> UnsafeMutablePointer<SubscriptionExtra> {
+        let raw = malloc(nodesOffset + extraNodes * MemoryLayout<ListNode>.stride)!
+        let extra = raw.bindMemory(to: SubscriptionExtra.self, capacity: 1)
+        extra.initialize(to: SubscriptionExtra(sub: sub))
+        return extra
+    }
 
     @inline(__always)
-    static func nodes(_ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePointer<ListNode> {
-        (UnsafeMutableRawPointer(sub) + MemoryLayout<Subscription>.stride)
-            .assumingMemoryBound(to: ListNode.self)
+    static func nodes(_ extra: UnsafeMutablePointer<SubscriptionExtra>) -> UnsafeMutablePointer<ListNode> {
+        (UnsafeMutableRawPointer(extra) + nodesOffset).assumingMemoryBound(to: ListNode.self)
+    }
+
+    @inline(__always)
+    static func owner(of firstNode: UnsafeMutablePointer<ListNode>) -> UnsafeMutablePointer<Subscription> {
+        (UnsafeMutableRawPointer(firstNode) - nodesOffset).assumingMemoryBound(to: SubscriptionExtra.self).pointee.sub
+    }
+
+    static func free(_ extra: UnsafeMutablePointer<SubscriptionExtra>) {
+        if let backlog = extra.pointee.backlog { freeBacklog(backlog) }
+        extra.deinitialize(count: 1)
+        Glibc.free(extra)
     }
 }
 
@@ -96,12 +156,39 @@ struct ListNode {
     var prev: UnsafeMutablePointer<ListNode>? = nil
     /// Atomic: readers follow it.  Left intact when the node is unlinked.
     var next: UnsafeMutableRawPointer? = nil
-    var sub: UnsafeMutablePointer<Subscription>
-    /// Subscription order within the type; a dispatch skips nodes newer than its start.
-    var seq: UInt64
-    var priority: Int32
-    /// The subtype list the node is in; nil: the type's whole-type list.
-    var subtype: UnsafeMutablePointer<SubtypeEntry>?
+    /// Subscription order within the type (high 48 bits; a dispatch skips nodes newer
+    /// than its start) and the node's index in its subscription (low 16 bits).
+    var order: UInt64
+    /// The list's owner: a TypeEntry (whole-type list), or a SubtypeEntry with bit 0 set.
+    let owner: UInt
+
+    static let indexMask: UInt64 = 0xFFFF
+
+    init(seq: UInt64, index: Int, type: UnsafeMutablePointer<TypeEntry>) {
+        order = seq << 16 | UInt64(index)
+        owner = UInt(bitPattern: type)
+    }
+
+    init(seq: UInt64, index: Int, subtype: UnsafeMutablePointer<SubtypeEntry>) {
+        order = seq << 16 | UInt64(index)
+        owner = UInt(bitPattern: subtype) | 1
+    }
+
+    @inline(__always) var seq: UInt64 { order >> 16 }
+
+    var wholeType: UnsafeMutablePointer<TypeEntry>? {
+        owner & 1 == 0 ? UnsafeMutablePointer(bitPattern: owner) : nil
+    }
+
+    var subtypeEntry: UnsafeMutablePointer<SubtypeEntry>? {
+        owner & 1 == 1 ? UnsafeMutablePointer(bitPattern: owner & ~1) : nil
+    }
+
+    /// The list the node is in.
+    var list: UnsafeMutablePointer<SubList> {
+        if let type = wholeType { return type.field(\.whole) }
+        return subtypeEntry!.field(\.list)
+    }
 }
 
 struct SubList {
@@ -113,7 +200,8 @@ struct SubList {
     /// Inserts after the last node of equal or higher priority (writers, under the lock).
     static func insert(_ list: UnsafeMutablePointer<SubList>, _ node: UnsafeMutablePointer<ListNode>) {
         var after = list.pointee.tail
-        while let a = after, a.pointee.priority < node.pointee.priority { after = a.pointee.prev }
+        let priority = Subscription.of(node).pointee.priority
+        while let a = after, Subscription.of(a).pointee.priority < priority { after = a.pointee.prev }
         node.pointee.prev = after
         let successor = after.map { $0.pointee.next } ?? list.pointee.head
         node.pointee.next = successor
@@ -145,6 +233,74 @@ struct SubList {
     }
 }
 
+/// The pool of subscription records: chunks that never move, so a record's address
+/// is stable for the registry's life; free records form a list through `link`.
+/// Registry lock only.
+struct SubscriptionPool {
+    private static let chunkShift = 8
+    private static let chunkSize = 1 << chunkShift
+    private var chunks: UnsafeMutablePointer<UnsafeMutablePointer<Subscription>>? = nil
+    private var chunkCapacity = 0
+    private var count = 0
+    private var freeHead: UInt32 = 0
+
+    @inline(__always)
+    private func record(_ index: Int) -> UnsafeMutablePointer<Subscription> {
+        chunks![index >> Self.chunkShift] + (index & (Self.chunkSize - 1))
+    }
+
+    /// A record to initialise (with the returned index and generation).
+    mutating func take() -> (UnsafeMutablePointer<Subscription>, index: UInt32, generation: UInt32) {
+        if freeHead != 0 {
+            let index = Int(freeHead - 1)
+            let r = record(index)
+            freeHead = r.pointee.link
+            return (r, UInt32(index), r.pointee.generation)
+        }
+        if count == chunkCapacity * Self.chunkSize {
+            let grown = UnsafeMutablePointer<UnsafeMutablePointer<Subscription>>.allocate(capacity: max(8, chunkCapacity * 2))
+            if let old = chunks {
+                grown.moveInitialize(from: old, count: chunkCapacity)
+                old.deallocate()
+            }
+            chunks = grown
+            chunkCapacity = max(8, chunkCapacity * 2)
+        }
+        if count & (Self.chunkSize - 1) == 0 {
+            let raw = UnsafeMutableRawPointer.allocate(byteCount: Self.chunkSize * MemoryLayout<Subscription>.stride,
+                                                       alignment: 64)
+            chunks![count >> Self.chunkShift] = raw.bindMemory(to: Subscription.self, capacity: Self.chunkSize)
+        }
+        count += 1
+        return (record(count - 1), UInt32(count - 1), 1)
+    }
+
+    /// Gives a released record back (its generation already moved on at unlink).
+    mutating func give(_ sub: UnsafeMutablePointer<Subscription>) {
+        sub.pointee.link = freeHead
+        freeHead = sub.pointee.index + 1
+    }
+
+    /// The linked subscription of a token id; nil for 0, forged or stale ids.
+    func lookup(_ id: UInt64) -> UnsafeMutablePointer<Subscription>? {
+        let index = Int(id & 0xFFFF_FFFF)
+        let generation = UInt32(truncatingIfNeeded: id >> 32)
+        guard index < count, generation != 0 else { return nil }
+        let r = record(index)
+        return r.pointee.generation == generation ? r : nil
+    }
+
+    /// Makes the subscription's token stale (at unlink).
+    static func invalidate(_ sub: UnsafeMutablePointer<Subscription>) {
+        let next = sub.pointee.generation &+ 1
+        sub.pointee.generation = next == 0 ? 1 : next
+    }
+
+    static func token(_ sub: UnsafeMutablePointer<Subscription>) -> UInt64 {
+        UInt64(sub.pointee.generation) << 32 | UInt64(sub.pointee.index)
+    }
+}
+
 protocol NamedEntry {
     var name: StoredName { get }
 }
@@ -171,6 +327,7 @@ struct SubtypeEntry: NamedEntry {
     /// Under the registry lock (first: see `field(_:)`).
     var liveCount = 0
     let name: StoredName
+    let type: UnsafeMutablePointer<TypeEntry>
     var list = SubList()
 }
 

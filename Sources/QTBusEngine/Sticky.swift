@@ -11,7 +11,7 @@
 //
 // Order: live dispatches on other threads can reach the new subscription before the
 // subscribing thread has delivered the replay.  While replaying, the subscription's
-// gate is shut (`gateOpen == 0`, set before its nodes are published): dispatchers
+// gate is shut (its backlog's `gateOpen == 0`, made before its nodes are published): dispatchers
 // append to its backlog instead of delivering, and the subscribing thread delivers the
 // replay, then the backlog, and opens the gate only when the backlog is empty.
 import CQtbusShims
@@ -66,6 +66,8 @@ struct Backlog {
     /// Under `lock` (first: see `field(_:)`).
     var items: [UnsafeMutablePointer<Payload>] = []
     let lock = RawLock()
+    /// Atomic: 0 while the replay runs.
+    var gateOpen: UInt32 = 0
 }
 
 func makeBacklog() -> UnsafeMutablePointer<Backlog> {
@@ -83,11 +85,10 @@ func freeBacklog(_ b: UnsafeMutablePointer<Backlog>) {
 
 /// Called by a dispatcher that found the gate shut: parks the event (retaining
 /// `payload`) and returns true, or returns false when the gate opened meanwhile.
-func backlogAppend(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>) -> Bool {
-    let backlog = sub.pointee.backlog!
+func backlogAppend(_ backlog: UnsafeMutablePointer<Backlog>, _ payload: UnsafeMutablePointer<Payload>) -> Bool {
     backlog.pointee.lock.lock()
     defer { backlog.pointee.lock.unlock() }
-    if qtbus_atomic_load_u32(sub.field(\.gateOpen)) != 0 { return false }
+    if qtbus_atomic_load_u32(backlog.field(\.gateOpen)) != 0 { return false }
     payloadRetain(payload)
     backlog.pointee.items.append(payload)
     return true
@@ -101,18 +102,18 @@ func collectReplay(_ type: UnsafeMutablePointer<TypeEntry>, _ subtypes: [CName])
 /// On the subscribing thread, after the lock: replay, then the backlog, then open.
 func runReplay(_ sub: UnsafeMutablePointer<Subscription>, _ replay: [UnsafeMutablePointer<Payload>]) {
     for p in replay { deliverStored(sub, p) }
-    let backlog = sub.pointee.backlog!
+    let backlog = sub.pointee.extra!.pointee.backlog!
     while true {
         backlog.pointee.lock.lock()
         let items = backlog.pointee.items
         backlog.pointee.items = []
-        if items.isEmpty { qtbus_atomic_store_u32(sub.field(\.gateOpen), 1) }
+        if items.isEmpty { qtbus_atomic_store_u32(backlog.field(\.gateOpen), 1) }
         backlog.pointee.lock.unlock()
         if items.isEmpty {
             // A plain synchronous subscription leaves the special state with its replay
             // (the CAS fails, harmlessly, if it was disposed meanwhile).
             if sub.pointee.queue == nil && sub.pointee.flags & subOnce == 0 {
-                _ = qtbus_atomic_cas_u32(sub.field(\.state), SubState.special, SubState.plain)
+                _ = qtbus_atomic_cas_u8(sub.field(\.state), SubState.special, SubState.plain)
             }
             return
         }
@@ -125,7 +126,7 @@ func runReplay(_ sub: UnsafeMutablePointer<Subscription>, _ replay: [UnsafeMutab
 func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>) {
     let once = sub.pointee.flags & subOnce != 0
     guard SubState.isLive(sub),
-          !once || qtbus_atomic_cas_u32(sub.field(\.state), SubState.special, SubState.fired) else {
+          !once || qtbus_atomic_cas_u8(sub.field(\.state), SubState.special, SubState.fired) else {
         payloadRelease(payload)
         return
     }
