@@ -70,6 +70,9 @@ struct Payload {
     var objectRelease: qtbus_release?
     /// A payload whose object this one shows but does not own (QTNoSubscriberEvent).
     var parent: UnsafeMutablePointer<Payload>?
+    /// Atomic: 1 once a queued delivery rides in this payload (see `enqueueDelivery`).
+    var carrying: UInt32 = 0
+    var carried: Delivery? = nil
 }
 
 private let payloadHeader = (MemoryLayout<Payload>.stride + 15) & ~15
@@ -128,7 +131,7 @@ func payloadSubtypeName(_ p: UnsafeMutablePointer<Payload>) -> CName? {
 
 // MARK: - Queued deliveries
 
-private struct Delivery {
+struct Delivery {
     let sub: UnsafeMutablePointer<Subscription>
     let payload: UnsafeMutablePointer<Payload>
     /// The delivery that claimed a ONCE subscription runs although it is no longer live.
@@ -136,26 +139,43 @@ private struct Delivery {
 }
 
 /// Posts one delivery of `payload` (whose reference it takes) to `sub`'s queue.
+///
+/// The payload was allocated for this dispatch anyway, so the first delivery posted
+/// with it rides inside it (claimed by CAS: a kept sticky payload is shared between
+/// threads); only further ones allocate a Delivery.  One queued subscriber then costs
+/// one allocation a dispatch besides libdispatch's own continuation.
 func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>, once: Bool) {
     pin(sub)
-    let d = UnsafeMutablePointer<Delivery>.allocate(capacity: 1)
-    d.initialize(to: Delivery(sub: sub, payload: payload, once: once))
-    qtbus_dq_async(sub.pointee.queue!.pointee.dq, d) { raw in
-        let d = raw!.assumingMemoryBound(to: Delivery.self)
-        let sub = d.pointee.sub
-        let payload = d.pointee.payload
-        let once = d.pointee.once
-        d.deinitialize(count: 1)
-        d.deallocate()
-        // Lifetime rule 2: a delivery queued before its subscription was disposed is dropped.
-        if once || SubState.isLive(sub) {
-            var view = EventView(payload: payload, queued: true)
-            withUnsafeMutablePointer(to: &view) { sub.pointee.handler(OpaquePointer($0), sub.pointee.userdata) }
-            countIfMain(sub.pointee.queue!.pointee.isMain)
+    let dq = sub.pointee.queue!.pointee.dq
+    let delivery = Delivery(sub: sub, payload: payload, once: once)
+    if qtbus_atomic_cas_u32(payload.field(\.carrying), 0, 1) {
+        payload.field(\.carried).pointee = delivery
+        qtbus_dq_async(dq, payload) { raw in
+            let payload = raw!.assumingMemoryBound(to: Payload.self)
+            run(payload.field(\.carried).pointee!)
         }
-        payloadRelease(payload)
-        unpin(sub)
+        return
     }
+    let d = UnsafeMutablePointer<Delivery>.allocate(capacity: 1)
+    d.initialize(to: delivery)
+    qtbus_dq_async(dq, d) { raw in
+        let d = raw!.assumingMemoryBound(to: Delivery.self)
+        let delivery = d.move()
+        d.deallocate()
+        run(delivery)
+    }
+}
+
+/// Runs a queued delivery on its queue and drops its references.
+private func run(_ d: Delivery) {
+    // Lifetime rule 2: a delivery queued before its subscription was disposed is dropped.
+    if d.once || SubState.isLive(d.sub) {
+        var view = EventView(payload: d.payload, queued: true)
+        withUnsafeMutablePointer(to: &view) { d.sub.pointee.handler(OpaquePointer($0), d.sub.pointee.userdata) }
+        countIfMain(d.sub.pointee.queue!.pointee.isMain)
+    }
+    payloadRelease(d.payload)
+    unpin(d.sub)
 }
 
 // MARK: - Posting whole dispatches (qtbus_dispatch_on_bus_queue / _on_main)
