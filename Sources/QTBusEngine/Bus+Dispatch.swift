@@ -1,5 +1,5 @@
 // The dispatch path: from a C name to the handlers, with no lock, no allocation for a
-// synchronous dispatch, no Swift String, and no write to memory that another
+// synchronous dispatch (but the first one of a type never seen, see `learnType`), no Swift String, and no write to memory that another
 // dispatching thread writes (only the thread's own reclamation record, an atomic
 // claim for ONCE subscriptions, and pins for queued deliveries).
 //
@@ -116,7 +116,10 @@ final class StaticName: @unchecked Sendable {
 func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32) -> Int32 {
     var type = NameTable<TypeEntry>.lookup(qtbus_atomic_load_ptr(bus.field(\.types)), event.type)
     // A name that matched a stored one was validated when it was stored.
-    if type == nil && !event.type.isValidUTF8 { return QTBUS_EINVAL.rawValue }
+    if type == nil {
+        if !event.type.isValidUTF8 { return QTBUS_EINVAL.rawValue }
+        type = learnType(bus, event.type)
+    }
     if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
 
     // The start sequence is read before the subtype list is looked up: every node with
@@ -141,7 +144,9 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     }
 
     var count: Int32 = 0
-    if let type { count = deliver(type, specific, &event, start) }
+    if let type, specific != nil || qtbus_atomic_load_ptr(type.field(\.whole.head)) != nil {
+        count = deliver(type, specific, &event, start)
+    }
     if count == 0 && qtbus_atomic_load_u64(bus.field(\.noSubscriberListeners)) != 0
         && !noSubscriberName.matches(event.type) {
         dispatchNoSubscriber(bus, &event)

@@ -18,6 +18,9 @@ struct Bus {
     /// Atomic: live subscriptions of QTNoSubscriberEvent, so an event nobody receives
     /// is not dispatched a second time for nobody.
     var noSubscriberListeners: UInt64 = 0
+    /// Registry lock: type entries made by dispatches of types nobody subscribed to
+    /// (`learnType`), at most `maxLearnedTypes`.
+    var learnedTypes = 0
     /// Serial queue of qtbus_dispatch_on_bus_queue, so posts keep their order per bus.
     let queue: qtbus_dispatch_queue_t
     let isShared: Bool
@@ -64,6 +67,24 @@ func typeEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutable
                                    isNoSubscriberType: noSubscriberName.matches(name)))
     NameTable<TypeEntry>.insert(bus.field(\.types), entry)
     return entry
+}
+
+/// How many types a bus learns from dispatches alone (see `learnType`).
+let maxLearnedTypes = 1024
+
+/// Records an empty entry for a valid type that was dispatched before anyone subscribed
+/// to it, so its later dispatches find the entry (an empty list) instead of validating
+/// the name's UTF-8 again on every miss.  Bounded per bus, so a program dispatching
+/// endless distinct names costs at most `maxLearnedTypes` entries; past that, misses
+/// validate each time.  nil when the bound is reached or the bus is closing.
+func learnType(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutablePointer<TypeEntry>? {
+    registry.withLock { _ in
+        if isClosed(bus) { return nil }
+        if let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, name) { return entry }
+        guard bus.pointee.learnedTypes < maxLearnedTypes else { return nil }
+        bus.pointee.learnedTypes += 1
+        return typeEntry(bus, name)
+    }
 }
 
 /// The subtype entry for `name`, made if missing.  Under the registry lock.
@@ -116,7 +137,7 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
             }
             let type = typeEntry(bus, request.type)
             let seq = type.pointee.seq + 1
-            let (sub, index, generation) = state.pool.take()
+            guard let (sub, index, generation) = state.pool.take() else { return Int64(QTBUS_ENOMEM.rawValue) }
             let flags = UInt8(truncatingIfNeeded: request.flags)
             let nodeCount = max(1, request.subtypes.count)
             let plain = request.queue == nil && flags & (subOnce | subReplay) == 0

@@ -249,8 +249,9 @@ struct SubscriptionPool {
         chunks![index >> Self.chunkShift] + (index & (Self.chunkSize - 1))
     }
 
-    /// A record to initialise (with the returned index and generation).
-    mutating func take() -> (UnsafeMutablePointer<Subscription>, index: UInt32, generation: UInt32) {
+    /// A record to initialise (with the returned index and generation); nil when out of
+    /// memory.
+    mutating func take() -> (UnsafeMutablePointer<Subscription>, index: UInt32, generation: UInt32)? {
         if freeHead != 0 {
             let index = Int(freeHead - 1)
             let r = record(index)
@@ -267,8 +268,10 @@ struct SubscriptionPool {
             chunkCapacity = max(8, chunkCapacity * 2)
         }
         if count & (Self.chunkSize - 1) == 0 {
-            let raw = UnsafeMutableRawPointer.allocate(byteCount: Self.chunkSize * MemoryLayout<Subscription>.stride,
-                                                       alignment: 64)
+            // Straight from mmap: 256 records of 96 bytes are exactly six pages, so the
+            // memory a subscription costs is its record, with no allocator header.
+            guard let raw = mmap(nil, Self.chunkSize * MemoryLayout<Subscription>.stride, PROT_READ | PROT_WRITE,
+                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), raw != MAP_FAILED else { return nil }
             chunks![count >> Self.chunkShift] = raw.bindMemory(to: Subscription.self, capacity: Self.chunkSize)
         }
         count += 1
