@@ -7,6 +7,10 @@ let package = Package(
     products: [
         // The engine with its C entry points (what libqtbus.so is).
         .library(name: "QTBusEngine", targets: ["QTBusEngine"]),
+        // The Swift API over the same engine and buses (no Foundation).
+        .library(name: "QTEventBus", targets: ["QTEventBus"]),
+        // QTJsonEvent, Codable payloads and NotificationCenter bridging (Foundation).
+        .library(name: "QTEventBusFoundation", targets: ["QTEventBusFoundation"]),
     ],
     targets: [
         // The public header (include/qtbus.h) plus the C glue the engine needs.
@@ -21,10 +25,42 @@ let package = Package(
             dependencies: ["CQtbusShims"],
             path: "Sources/QTBusEngine"
         ),
+        // The Swift-native API (typed events, makers, tokens, bags, AsyncStream).
+        // Dispatch and Synchronization only: never Foundation.
+        .target(
+            name: "QTEventBus",
+            dependencies: ["QTBusEngine", "CQtbusShims"],
+            path: "Sources/QTEventBus"
+        ),
+        .target(
+            name: "QTEventBusFoundation",
+            dependencies: ["QTEventBus"],
+            path: "Sources/QTEventBusFoundation"
+        ),
         .testTarget(
             name: "QTBusEngineTests",
             dependencies: ["QTBusEngine"],
             path: "Tests/QTBusEngineTests"
         ),
-    ]
+        // Plain C code the Swift tests call, so that "C in the same process" is real C
+        // talking to qtbus_shared() through qtbus.h.
+        .target(
+            name: "QTEventBusCTestSupport",
+            dependencies: ["QTBusEngine"],
+            path: "Tests/QTEventBusTests/CSupport",
+            cSettings: [.headerSearchPath("../../../include")]
+        ),
+        .testTarget(
+            name: "QTEventBusTests",
+            dependencies: ["QTEventBus", "QTBusEngine", "CQtbusShims", "QTEventBusCTestSupport"],
+            path: "Tests/QTEventBusTests",
+            exclude: ["CSupport"]
+        ),
+        .testTarget(
+            name: "QTEventBusFoundationTests",
+            dependencies: ["QTEventBusFoundation", "QTEventBus", "QTBusEngine", "QTEventBusCTestSupport"],
+            path: "Tests/QTEventBusFoundationTests"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,272 @@
+// The userdata behind every Swift subscription, and the two C functions the engine
+// calls with it.
+//
+// Each subscription is one engine subscription whose handler is `_qtDeliver` and whose
+// userdata is a retained `_QTSubscription` (Unmanaged); `_qtSubscriptionRelease`
+// releases it, which the engine guarantees happens exactly once, after the last call
+// (lifetime rule 1). The engine subscription itself is always synchronous: a Swift
+// DispatchQueue is not an engine queue, so an `atQueue` subscription hops from the
+// dispatching thread with `queue.async`, and the hop re-checks the token and the
+// freeWith object when it runs, so a dispose that returned before the hop runs drops it
+// (lifetime rule 2). DispatchQueue.main is libdispatch's main queue, the same one C's
+// qtbus_queue_main() names and qtbus_main_drain() runs.
+//
+// Subscription state: made (subscribe in progress) -> live (engine token known) ->
+// cancelled (token disposed, freeWith object gone, or released) -> released (release
+// hook ran; the box goes when the last queued hop holding it has run).
+//
+// The delivery path. `_qtDeliver` borrows the box (no reference counting: the engine
+// keeps the userdata alive during the call) and calls its `deliver` closure. For a plain
+// typed subscription (no queue, no freeWith) that closure is `_qtTypedFastDeliver`,
+// which is @inlinable and built by the @inlinable `on`/`next` in the subscriber's
+// module, so it is specialized for the event type: it captures nothing (no context to
+// load), checks the cell key, reads the handler from the `_QTTypedSubscription` box (the
+// line `_qtDeliver` just loaded) and calls it with the value read in place: no
+// reference counting, no generic value-witness calls, no copy, nothing written to
+// shared memory (so several threads can dispatch the same type and scale). Everything
+// else (freeWith, hops, events that arrived as bytes) goes through `slow`, built once
+// per subscription by unspecialized code.
+import CQtbusShims
+import Dispatch
+import QTBusEngine
+
+/// Options collected by a maker.
+@usableFromInline
+struct _QTSubscribeOptions {
+    var subTypes: [String] = []
+    var queue: DispatchQueue? = nil
+    var owner: AnyObject? = nil
+    var bag: DisposeBag? = nil
+    var priority: Int32 = 0
+    var once = false
+    var replay = false
+
+    @usableFromInline
+    init() {}
+}
+
+/// What the engine calls for one subscription: `(box, event)`.
+@usableFromInline
+typealias _QTDeliverFunction = @Sendable (_QTSubscription, OpaquePointer) -> Void
+
+/// The engine's userdata for one Swift subscription: only what every delivery reads,
+/// so that it sits in one cache line with the typed subclass's handler; the rest is in
+/// `state`.
+@usableFromInline
+class _QTSubscription: @unchecked Sendable {
+    // @unchecked: immutable after init.
+    /// Called by `_qtDeliver` for every delivery. (Not optional: an optional closure is
+    /// stored at maximal abstraction and costs two reabstraction thunks per call.)
+    @usableFromInline let deliver: _QTDeliverFunction
+    @usableFromInline let state: _QTSubscriptionState
+
+    init(deliver: @escaping _QTDeliverFunction, state: _QTSubscriptionState) {
+        self.deliver = deliver
+        self.state = state
+    }
+}
+
+/// A subscription to the typed event `E`: the fast path reads `handler` from here.
+@usableFromInline
+final class _QTTypedSubscription<E: QTEvent>: _QTSubscription, @unchecked Sendable {
+    // @unchecked: immutable after init.
+    @usableFromInline let handler: @Sendable (E) -> Void
+
+    init(deliver: @escaping _QTDeliverFunction, state: _QTSubscriptionState, handler: @escaping @Sendable (E) -> Void) {
+        self.handler = handler
+        super.init(deliver: deliver, state: state)
+    }
+}
+
+/// Everything about a subscription that a plain delivery does not read.
+@usableFromInline
+final class _QTSubscriptionState: @unchecked Sendable {
+    // @unchecked: every stored property is a `let` set in init except `owner`, a weak
+    // reference also written only in init (the runtime makes weak loads thread-safe).
+    let token: QTEventToken
+    let queue: DispatchQueue?
+    let hasOwner: Bool
+    weak var owner: AnyObject?
+    let once: Bool
+    /// The freeWith sweep registry this subscription is in, if any.
+    let registry: _QTNameInfo?
+    /// Ends the claim a `QTSourcedEvent` made for this subscription.
+    let sourceEnd: (@Sendable () -> Void)?
+    /// Everything the fast path does not handle.
+    @usableFromInline let slow: _QTDeliverFunction
+
+    init(token: QTEventToken, options: _QTSubscribeOptions, registry: _QTNameInfo?,
+         sourceEnd: (@Sendable () -> Void)?, slow: @escaping _QTDeliverFunction) {
+        self.token = token
+        self.queue = options.queue
+        self.hasOwner = options.owner != nil
+        self.owner = options.owner
+        self.once = options.once
+        self.registry = registry
+        self.sourceEnd = sourceEnd
+        self.slow = slow
+    }
+
+    /// Whether a freeWith object was given and is gone; if so, ends the subscription.
+    @inline(__always)
+    func expireIfOwnerGone() -> Bool {
+        guard hasOwner && owner == nil else { return false }
+        token.dispose()
+        return true
+    }
+
+    /// Calls `handler` now, or after a hop to the subscription's queue if it is still
+    /// live then.
+    func run<V: Sendable>(_ value: V, _ handler: @escaping @Sendable (V) -> Void) {
+        guard let queue else {
+            handler(value)
+            return
+        }
+        queue.async { [self] in
+            if token.isCancelled || expireIfOwnerGone() { return }
+            handler(value)
+        }
+    }
+
+    /// The release hook: the engine will never call this subscription again.
+    func released() {
+        // A ONCE subscription is released as it fires: its hop must still run.
+        if !once { token.markCancelled() }
+        registry?.unregister(token)
+        sourceEnd?()
+    }
+}
+
+/// The fast delivery of a plain typed subscription (no queue, no freeWith): built
+/// specialized for `E` in the subscriber's module, it captures nothing (no closure
+/// context to load), checks the cell key and calls the handler with the value read in
+/// place. Anything else goes to the slow path.
+@inlinable
+func _qtTypedFastDeliver<E: QTEvent>(_: E.Type) -> _QTDeliverFunction {
+    { subscription, event in
+        if let cell = _qtbus_event_object(event), cell.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(E.self)) {
+            // Borrowed: the engine keeps the cell until this call has returned.
+            unsafeDowncast(subscription, to: _QTTypedSubscription<E>.self)
+                .handler((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee)
+        } else {
+            subscription.state.slow(subscription, event)
+        }
+    }
+}
+
+/// The general delivery of a typed subscription: freeWith, hops, decoding.
+func _qtTypedSlowDeliver<E: QTEvent>(_ handler: @escaping @Sendable (E) -> Void) -> _QTDeliverFunction {
+    let key = UInt(bitPattern: ObjectIdentifier(E.self))
+    return { subscription, event in
+        let state = subscription.state
+        if state.expireIfOwnerGone() { return }
+        if let cell = _qtbus_event_object(event), cell.load(as: UInt.self) == key {
+            state.run((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee, handler)
+            return
+        }
+        // No Swift value of type E: C dispatched it, or a Swift named dispatch did.
+        guard let bytesType = E.self as? any QTBytesEvent.Type else { return }
+        var size = 0
+        let data = _qtbus_event_data(event, &size)
+        let subType = _qtbus_event_subtype(event).map { String(cString: $0) }
+        guard let value = bytesType.init(eventBytes: UnsafeRawBufferPointer(start: data, count: size),
+                                         subType: subType) as? E else { return }
+        state.run(value, handler)
+    }
+}
+
+/// The delivery of a named subscription: copies the event.
+func _qtNamedDeliver(_ handler: @escaping @Sendable (QTNamedEvent) -> Void) -> _QTDeliverFunction {
+    { subscription, event in
+        let state = subscription.state
+        if state.expireIfOwnerGone() { return }
+        state.run(QTNamedEvent(copying: event), handler)
+    }
+}
+
+/// The engine handler of every Swift subscription.
+let _qtDeliver: qtbus_handler = { event, userdata in
+    // Borrowed: the engine keeps the userdata until the release hook, which cannot run
+    // before this call returns.
+    Unmanaged<_QTSubscription>.fromOpaque(userdata.unsafelyUnwrapped)
+        ._withUnsafeGuaranteedRef { $0.deliver($0, event.unsafelyUnwrapped) }
+}
+
+/// The engine release hook of every Swift subscription.
+let _qtSubscriptionRelease: qtbus_release = { userdata in
+    Unmanaged<_QTSubscription>.fromOpaque(userdata.unsafelyUnwrapped).takeRetainedValue().state.released()
+}
+
+extension QTEventBus {
+    /// Subscribes to the typed event `E`. `fast` is the plain-subscription path, built
+    /// by the (specialized) caller with `_qtTypedFastDeliver`.
+    @usableFromInline
+    func _subscribeTyped<E: QTEvent>(_ type: E.Type, options: _QTSubscribeOptions,
+                                     fast: @escaping _QTDeliverFunction,
+                                     handler: @escaping @Sendable (E) -> Void) -> QTEventToken {
+        let record = _QTTypeTable.record(for: E.self)
+        var source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)? = nil
+        if let sourced = E.self as? any QTSourcedEvent.Type {
+            source = { bus, subTypes in sourced.startSource(on: bus, subTypes: subTypes) }
+        }
+        let slow = _qtTypedSlowDeliver(handler)
+        let plain = options.queue == nil && options.owner == nil
+        return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options, source: source,
+                          slow: slow) { state in
+            _QTTypedSubscription(deliver: plain ? fast : slow, state: state, handler: handler)
+        }
+    }
+
+    /// Subscribes to the named type `type`.
+    func _subscribeNamed(_ type: String, options: _QTSubscribeOptions,
+                         handler: @escaping @Sendable (QTNamedEvent) -> Void) -> QTEventToken {
+        let deliver = _qtNamedDeliver(handler)
+        return _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil, slow: deliver) { state in
+            _QTSubscription(deliver: deliver, state: state)
+        }
+    }
+
+    /// Makes one engine subscription for `name`.
+    private func _subscribe(name: _QTNameInfo, options: _QTSubscribeOptions,
+                            source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)?,
+                            slow: @escaping _QTDeliverFunction,
+                            makeBox: (_QTSubscriptionState) -> _QTSubscription) -> QTEventToken {
+        let token = QTEventToken()
+        guard let cName = name.cName, options.subTypes.allSatisfy(_qtIsValidName) else {
+            token.failed(QTBUS_EINVAL.rawValue)
+            return token
+        }
+        // Registered and claimed before the engine subscription exists: no sweep can
+        // miss it, and the source is running before the first event can be expected.
+        var registry: _QTNameInfo? = nil
+        if let owner = options.owner, !options.subTypes.isEmpty {
+            name.register(token, owner: owner)
+            registry = name
+        }
+        let sourceEnd = source?(self, options.subTypes)
+        let box = makeBox(_QTSubscriptionState(token: token, options: options, registry: registry,
+                                               sourceEnd: sourceEnd, slow: slow))
+        let userdata = Unmanaged.passRetained(box).toOpaque()
+
+        let subtypes = options.subTypes.map { UnsafePointer(_qtCString($0)) as UnsafePointer<CChar>? }
+        defer { for s in subtypes { UnsafeMutablePointer(mutating: s!).deallocate() } }
+        var engineToken = qtbus_token(id: 0)
+        let status = subtypes.withUnsafeBufferPointer { list -> Int32 in
+            var o = qtbus_sub_options()
+            o.subtypes = list.isEmpty ? nil : list.baseAddress
+            o.subtype_count = list.count
+            o.priority = options.priority
+            o.flags = (options.once ? UInt32(QTBUS_SUB_ONCE) : 0) | (options.replay ? UInt32(QTBUS_SUB_REPLAY) : 0)
+            return _qtbus_subscribe(raw, cName, &o, _qtDeliver, userdata, _qtSubscriptionRelease, &engineToken)
+        }
+        if status < 0 {
+            // A failed subscribe took nothing: the box, registration and claim are ours.
+            token.failed(status)
+            Unmanaged<_QTSubscription>.fromOpaque(userdata).takeRetainedValue().state.released()
+            return token
+        }
+        token.made(engineToken.id)
+        options.bag?.insert(token)
+        return token
+    }
+}

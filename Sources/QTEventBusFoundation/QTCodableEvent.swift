@@ -1,0 +1,50 @@
+// Codable events: typed Swift events whose bytes are their JSON encoding.
+import Foundation
+import QTEventBus
+
+/// A typed event that crosses to C and back as JSON: its ``QTBytesEvent/eventBytes``
+/// are its `JSONEncoder` encoding, and an event of its type that arrives as bytes (C
+/// dispatched it) is decoded with `JSONDecoder`.
+///
+/// ```swift
+/// struct Download: QTCodableEvent {
+///     static var eventName: String { "DownloadEvent" }   // the name C uses
+///     let songId: String
+///     let progress: Double
+///     var eventSubType: String? { songId }
+/// }
+/// bus.dispatch(Download(songId: "42", progress: 0.5))
+/// // C: qtbus_event_data(...) == {"songId":"42","progress":0.5}
+/// ```
+///
+/// Swift subscribers of a Swift dispatch receive the value itself (no encoding or
+/// decoding on that path; the encoding is made once per dispatch for C readers).
+/// A value that fails to encode travels with empty bytes; bytes that fail to decode
+/// are skipped.
+public protocol QTCodableEvent: QTBytesEvent, Codable {}
+
+extension QTCodableEvent {
+    /// The JSON encoding (empty if encoding fails).
+    public var eventBytes: [UInt8] {
+        (try? [UInt8](JSONEncoder().encode(self))) ?? []
+    }
+
+    /// Decodes the JSON encoding; nil when it does not decode.
+    public init?(eventBytes: UnsafeRawBufferPointer, subType: String?) {
+        guard let value = try? JSONDecoder().decode(Self.self, from: Data(eventBytes)) else { return nil }
+        self = value
+    }
+}
+
+extension QTEventBus {
+    /// Dispatches `value`, JSON-encoded, as the JSON event `name` (what C's
+    /// `QTBUS_SUB_JSON(bag, name, ...)` and Swift's
+    /// `on(QTJsonEvent.self).ofSubType(name)` receive).
+    ///
+    /// - Returns: as ``QTEventBus/dispatch(_:sticky:)``.
+    /// - Throws: the encoder's error, or ``QTJsonEventError/invalidUniqueId``.
+    @discardableResult
+    public func dispatchJSON<T: Encodable>(name: String, encoding value: T, encoder: JSONEncoder = JSONEncoder()) throws -> Int {
+        dispatch(try QTJsonEvent(uniqueId: name, encoding: value, encoder: encoder))
+    }
+}

@@ -1,0 +1,109 @@
+// JSON events: QTEventBus's QTJsonEvent, interoperable with C's qtbus_dispatch_json.
+import Foundation
+import QTEventBus
+
+/// Why a ``QTJsonEvent`` could not be made.
+public enum QTJsonEventError: Error, Equatable, Sendable {
+    /// The object is not a dictionary or an array that `JSONSerialization` can write
+    /// (e.g. it contains a `Date`, a NaN, or a non-string key).
+    case invalidJSONObject
+    /// The data is not JSON.
+    case invalidJSONText
+    /// The unique id is empty or longer than 255 UTF-8 bytes (it is the event's
+    /// subtype, an engine name).
+    case invalidUniqueId
+}
+
+/// A JSON event, as QTEventBus's `QTJsonEvent`: type ``QTEventBus/jsonTypeName``
+/// (`"QTJsonEvent"`), subtype ``uniqueId``, bytes the JSON text.
+///
+/// It is the same event C code sends with `qtbus_dispatch_json(bus, uniqueId, text)`
+/// and receives with `QTBUS_SUB_JSON(bag, uniqueId, ...)`:
+///
+/// ```swift
+/// let event = try QTJsonEvent(uniqueId: "profile", jsonObject: ["name": "alice"])
+/// bus.on(QTJsonEvent.self).ofSubType("profile").next { print($0.jsonObject) }
+/// bus.dispatch(event)        // Swift and C subscribers of "profile" receive it
+/// ```
+///
+/// Swift subscribers receive the value a Swift dispatch made (no parsing); a JSON event
+/// C dispatched is parsed once per Swift subscription (JSON text that does not parse
+/// is skipped, which cannot happen for text the engine validated).
+///
+/// `Sendable`: ``jsonObject`` is an immutable tree of Foundation values that this type
+/// made itself by parsing ``data`` (never the caller's object, which may be mutable),
+/// so sharing it across threads is safe.
+public struct QTJsonEvent: QTBytesEvent, @unchecked Sendable, CustomStringConvertible {
+    /// `"QTJsonEvent"`, the type C's JSON events have.
+    public static var eventName: String { QTEventBus.jsonTypeName }
+
+    /// The event's name: its subtype, what `ofSubType` selects on.
+    public let uniqueId: String
+    /// The parsed JSON: `[String: Any]` or `[Any]` for events made with
+    /// ``init(uniqueId:jsonObject:)``; any JSON value for events that arrived as text.
+    public let jsonObject: Any
+    /// The JSON text, UTF-8.
+    public let data: Data
+
+    /// The ``uniqueId``.
+    public var eventSubType: String? { uniqueId }
+
+    /// The JSON text C subscribers receive.
+    public var eventBytes: [UInt8] { [UInt8](data) }
+
+    /// The JSON text.
+    public var jsonText: String { String(decoding: data, as: UTF8.self) }
+
+    /// `QTJsonEvent(uniqueId, text)`.
+    public var description: String { "QTJsonEvent(\(uniqueId), \(jsonText))" }
+
+    /// An event named `uniqueId` carrying `jsonObject`, a dictionary or an array of
+    /// JSON-compatible values (`String`, numbers, `Bool`, `NSNull`, nested dictionaries
+    /// with string keys and arrays).
+    ///
+    /// - Throws: ``QTJsonEventError/invalidJSONObject`` for anything else (a bad object
+    ///   is an error, not a crash), ``QTJsonEventError/invalidUniqueId`` for an invalid
+    ///   name.
+    public init(uniqueId: String, jsonObject: Any) throws(QTJsonEventError) {
+        guard JSONSerialization.isValidJSONObject(jsonObject) else { throw .invalidJSONObject }
+        let data: Data
+        do { data = try JSONSerialization.data(withJSONObject: jsonObject) } catch { throw .invalidJSONObject }
+        try self.init(uniqueId: uniqueId, jsonData: data)
+    }
+
+    /// An event named `uniqueId` carrying the JSON text `jsonData` (any JSON value).
+    ///
+    /// - Throws: ``QTJsonEventError/invalidJSONText`` when it is not JSON,
+    ///   ``QTJsonEventError/invalidUniqueId`` for an invalid name.
+    public init(uniqueId: String, jsonData: Data) throws(QTJsonEventError) {
+        let count = uniqueId.utf8.count
+        guard count >= 1 && count <= 255 else { throw .invalidUniqueId }
+        guard let object = try? JSONSerialization.jsonObject(with: jsonData, options: .fragmentsAllowed) else {
+            throw .invalidJSONText
+        }
+        self.uniqueId = uniqueId
+        self.jsonObject = object
+        self.data = jsonData
+    }
+
+    /// An event named `uniqueId` carrying `value` encoded as JSON (a Codable payload).
+    ///
+    /// - Throws: the encoder's error, or ``QTJsonEventError/invalidUniqueId``.
+    public init<T: Encodable>(uniqueId: String, encoding value: T, encoder: JSONEncoder = JSONEncoder()) throws {
+        try self.init(uniqueId: uniqueId, jsonData: encoder.encode(value))
+    }
+
+    /// Decodes an event that arrived as JSON text (from C, or from
+    /// `QTEventBus.dispatchJSON`); nil when the text is not JSON or has no name.
+    public init?(eventBytes: UnsafeRawBufferPointer, subType: String?) {
+        guard let subType, let event = try? QTJsonEvent(uniqueId: subType, jsonData: Data(eventBytes)) else {
+            return nil
+        }
+        self = event
+    }
+
+    /// The payload decoded as `T` (a Codable payload).
+    public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder()) throws -> T {
+        try decoder.decode(T.self, from: data)
+    }
+}

@@ -1,0 +1,38 @@
+/*
+ * Plain C the Swift tests call: a C "program" in the same process as Swift, talking to
+ * qtbus_shared() through qtbus.h only.  Not part of any product.
+ */
+#ifndef QTEVENT_CTEST_H
+#define QTEVENT_CTEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Dispatches an event of `type`/`subtype` (nullable) with `text` (nullable) as its
+ * NUL-terminated data on qtbus_shared().  Returns qtbus_dispatch's result. */
+int ctest_dispatch(const char *type, const char *subtype, const char *text);
+
+/* Dispatches JSON on qtbus_shared() (qtbus_dispatch_json). */
+int ctest_dispatch_json(const char *name, const char *json);
+
+/* A C subscriber on qtbus_shared(): records every event it receives.  Returns a slot
+ * (>= 0) or a negative qtbus status.  `subtype` nullable; `json` selects
+ * QTBUS_SUB_JSON-style subscription (type QTJsonEvent, subtype = name). */
+int ctest_listen(const char *type, const char *subtype);
+int ctest_listen_json(const char *name);
+
+/* What slot `slot` received: how many events, and the last one's fields (copied into
+ * the caller's buffers, NUL-terminated, truncated to their sizes). */
+int ctest_count(int slot);
+size_t ctest_last_data(int slot, char *buffer, size_t size);
+void ctest_last_subtype(int slot, char *buffer, size_t size);
+void ctest_last_type(int slot, char *buffer, size_t size);
+/* Whether the last event's data was NUL-terminated right after its size (1/0). */
+int ctest_last_terminated(int slot);
+/* Whether the last event carried a non-NULL object (1/0). */
+int ctest_last_had_object(int slot);
+
+/* Disposes the slot's subscription (qtbus_token_dispose's result). */
+int ctest_stop(int slot);
+
+#endif

@@ -1,0 +1,124 @@
+// Shared helpers: thread-safe counters and recorders (handlers run on other threads),
+// bounded waits (a bug fails a test instead of hanging it), the main queue pump, and
+// the event types the tests use.
+import Dispatch
+import Foundation
+import Glibc
+import QTBusEngine
+import QTEventBus
+import Synchronization
+import XCTest
+
+// MARK: - Events
+
+/// QTEventBus's demo event: a login, subtype = the user.
+struct LoginEvent: QTEvent, Equatable {
+    let userId: String
+    var eventSubType: String? { userId }
+}
+
+/// A typed event without a subtype.
+struct PingEvent: QTEvent, Equatable {
+    let n: Int
+}
+
+/// A generic event: `Box<Int>` and `Box<String>` are different types.
+struct Box<T: Sendable & Equatable>: QTEvent, Equatable {
+    let value: T
+}
+
+/// An event C code can read and send: its type name is "CLoginEvent", its bytes the
+/// user id.
+struct CLoginEvent: QTBytesEvent, Equatable {
+    static var eventName: String { "CLoginEvent" }
+    let userId: String
+    var eventSubType: String? { userId }
+    var eventBytes: [UInt8] { Array(userId.utf8) }
+    init(userId: String) { self.userId = userId }
+    init?(eventBytes: UnsafeRawBufferPointer, subType: String?) {
+        userId = String(decoding: eventBytes, as: UTF8.self)
+    }
+}
+
+/// Holds nothing; tests watch its lifetime with `weak` references.
+final class Token: Sendable {}
+
+/// A freeWith owner.
+final class Owner {}
+
+// MARK: - Thread-safe recording
+
+/// A counter handlers can bump from any thread.
+final class Counter: Sendable {
+    private let storage = Atomic<Int>(0)
+    init() {}
+    func increment() { storage.add(1, ordering: .sequentiallyConsistent) }
+    var value: Int { storage.load(ordering: .sequentiallyConsistent) }
+}
+
+/// Records values in arrival order, from any thread.
+final class Recorder<T: Sendable>: @unchecked Sendable {
+    // @unchecked: `storage` is only touched under `lock` (an NSLock, a pthread mutex
+    // ThreadSanitizer understands; Synchronization.Mutex's Linux futex it does not).
+    private let lock = NSLock()
+    private var storage: [T] = []
+    init() {}
+    func append(_ value: T) { lock.withLock { storage.append(value) } }
+    var values: [T] { lock.withLock { storage } }
+    var count: Int { lock.withLock { storage.count } }
+}
+
+/// Holds one value settable from any thread (e.g. a token a handler disposes).
+final class Slot<T: Sendable>: @unchecked Sendable {
+    // @unchecked: `storage` is only touched under `lock`.
+    private let lock = NSLock()
+    private var storage: T? = nil
+    init() {}
+    func set(_ value: T) { lock.withLock { storage = value } }
+    var value: T? { lock.withLock { storage } }
+}
+
+// MARK: - Waiting
+
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// Polls `condition` until it holds or `seconds` pass; false on timeout.
+@discardableResult
+func waitUntil(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = monotonicSeconds() + seconds
+    while !condition() {
+        if monotonicSeconds() > deadline { return false }
+        usleep(100)
+    }
+    return true
+}
+
+/// Runs the main queue (DispatchQueue.main == qtbus_queue_main()) on this, the main,
+/// thread until `condition` holds or `seconds` pass, as a C program's loop would with
+/// qtbus_main_wait.
+@discardableResult
+func drainMain(_ seconds: Double = 5, until condition: () -> Bool) -> Bool {
+    let deadline = monotonicSeconds() + seconds
+    while !condition() {
+        if monotonicSeconds() > deadline { return false }
+        _ = _qtbus_main_wait(10)
+    }
+    return true
+}
+
+/// Whether this is the process's main thread (the one XCTest runs tests on).
+func isMainThread() -> Bool { Thread.isMainThread }
+
+/// Waits until every block queued so far on `queue` has run.
+func flush(_ queue: DispatchQueue) {
+    queue.sync {}
+}
+
+/// Runs `body(i)` for i in 0..<count on `count` threads started together.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    DispatchQueue.concurrentPerform(iterations: count) { body($0) }
+}
