@@ -104,13 +104,28 @@ func currentTID() -> Int32 {
 /// They are never freed, so a late callback can never touch freed memory.
 private func keepForever(_ object: AnyObject) { _ = Unmanaged.passRetained(object) }  // leaked on purpose
 
+/// A pthread mutex: ThreadSanitizer sees it (it does not see Synchronization.Mutex's
+/// futex on Linux, and would report the state it guards as racing).
+final class TestLock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    init() { pthread_mutex_init(mutex, nil) }
+    deinit { pthread_mutex_destroy(mutex); mutex.deallocate() }
+    func withLock<R>(_ body: () -> R) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body()
+    }
+}
+
 /// A thread-safe list of strings, in the order they were appended.
 final class EventLog: @unchecked Sendable {
-    private let entries = Mutex<[String]>([])
-    func append(_ s: String) { entries.withLock { $0.append(s) } }
-    var all: [String] { entries.withLock { $0 } }
-    var count: Int { entries.withLock { $0.count } }
-    func clear() { entries.withLock { $0.removeAll() } }
+    // @unchecked: `entries` is only touched under `lock`.
+    private let lock = TestLock()
+    private var entries: [String] = []
+    func append(_ s: String) { lock.withLock { entries.append(s) } }
+    var all: [String] { lock.withLock { entries } }
+    var count: Int { lock.withLock { entries.count } }
+    func clear() { lock.withLock { entries.removeAll() } }
 }
 
 /// Userdata for a subscription: logs "name:data" per call, counts calls and releases,
@@ -329,7 +344,14 @@ nonisolated(unsafe) private let settleBus = _qtbus_bus_create()!
 
 /// A mutable cell shared with a handler or a thread (written before a Flag is set and
 /// read after it is seen, or from one thread only).
+/// A value shared between a handler's thread and the test's.
 final class Box<T>: @unchecked Sendable {
-    var value: T
-    init(_ value: T) { self.value = value }
+    // @unchecked: `stored` is only touched under `lock`.
+    private let lock = TestLock()
+    private var stored: T
+    init(_ value: T) { stored = value }
+    var value: T {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
 }
