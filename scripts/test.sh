@@ -85,6 +85,8 @@ else
   done
 fi
 
+do_bench_smoke() { bash "$ROOT/scripts/bench.sh" --smoke; }
+step "benchmark smoke (scripts/bench.sh --smoke)" do_bench_smoke
 step "swift build" do_swift_build
 if [ "$last" -eq 0 ]; then
   step "swift test" do_swift_test

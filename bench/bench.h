@@ -1,0 +1,95 @@
+/*
+ * bench.h -- what the C benchmark's pieces share.
+ *
+ * Every library under test is an adapter (a bench_lib) that owns one "signal": a qtbus
+ * bus with one event type, a GObject with one signal, a sigc::signal, a
+ * boost::signals2::signal, or one of the two hand-written baselines.  The adapters run
+ * their loops themselves, so the driver's indirect call is paid once per batch, not
+ * once per dispatch.
+ *
+ * The handlers live in handlers.c, a separate translation unit, and are noinline: the
+ * compiler cannot see what they do and cannot fold the dispatch loops away.  Each one
+ * increments a thread-local counter, which the driver checks after every measurement.
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BENCH_NOINLINE __attribute__((noinline))
+
+/* ---- handlers.c -------------------------------------------------------------- */
+
+/* The counter the handlers increment: one per thread, so two dispatching threads do
+ * not fight over one cache line (the libraries are measured, not the counter). */
+uint64_t bench_count(void);
+void bench_count_reset(void);
+
+struct qtbus_event;
+void h_plain(void *userdata);                                   /* fn-ptr array, mutex+snapshot */
+void h_qtbus(const struct qtbus_event *event, void *userdata);  /* qtbus_handler */
+void h_glib(void *instance, void *userdata);                    /* GCallback of a no-arg signal */
+void h_void(void);                                              /* sigc++, Boost.Signals2 */
+
+/* Queued delivery: counts on the (serial) queue and wakes bench_queued_wait() when the
+ * count reaches the target set by bench_queued_arm(). */
+void bench_queued_arm(uint64_t target);
+void bench_queued_wait(void);
+uint64_t bench_queued_count(void);
+void h_queued_plain(void *context);                                   /* dispatch_function_t */
+void h_queued_qtbus(const struct qtbus_event *event, void *userdata);  /* qtbus_handler */
+
+/* A gate for the burst variant: h_gate_* (posted first) blocks the serial queue until
+ * bench_gate_open(). */
+void bench_gate_prepare(void);
+void bench_gate_open(void);
+void h_gate_plain(void *context);
+void h_gate_qtbus(const struct qtbus_event *event, void *userdata);
+
+/* Dies with a message: a handler count that is not what it must be, a failed call. */
+void bench_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+/* ---- adapters ------------------------------------------------------------------ */
+
+typedef struct bench_lib {
+    const char *key;    /* JSON key: "qtbus", "glib", "sigc", "boost", "fnptr", "mutex" */
+    const char *name;   /* for people */
+    int thread_safe;    /* may two threads dispatch the same signal at once? */
+    void *(*create)(void);                            /* an empty signal */
+    void (*reserve)(void *s, size_t n);               /* room for n handles, memory touched */
+    void (*connect_n)(void *s, size_t n);             /* n more counting handlers, handles kept */
+    void (*dispatch)(void *s, uint64_t iters);        /* emit iters times */
+    void (*sub_dispose)(void *s, uint64_t iters);     /* connect + disconnect one handler, iters times */
+    void (*destroy)(void *s);
+    const char *(*version)(void);                     /* the library's version, static */
+} bench_lib;
+
+extern const bench_lib bench_qtbus, bench_glib, bench_sigc, bench_boost, bench_fnptr, bench_mutex;
+
+/* Queued delivery through one serial queue: qtbus (subscription on a qtbus_queue) and
+ * bare libdispatch (dispatch_async_f).  run() posts n items and waits until the
+ * handler counted n; the driver times it.  burst: a gate item goes first and is opened
+ * once all n are posted (the queue holds them all, no wake-up per item); else the
+ * queue runs while the items are posted (producer and consumer race). */
+typedef struct bench_queue_impl {
+    const char *key, *name;
+    void *(*create)(void);
+    void (*run)(void *q, uint64_t n, int burst);
+    void (*destroy)(void *q);
+} bench_queue_impl;
+
+extern const bench_queue_impl bench_queue_qtbus, bench_queue_libdispatch;
+
+/* The compilers that built the C and the C++ parts (their __VERSION__). */
+const char *bench_cxx_compiler(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BENCH_H */

@@ -1,0 +1,147 @@
+/*
+ * lib_qtbus.c -- qtbus through its C ABI, the way a C user calls it: an isolated bus
+ * from qtbus_bus_create(), the event type given as a string literal, the event
+ * description built once outside the loop.
+ */
+#include "bench.h"
+
+#include <qtbus.h>
+#include <stdlib.h>
+
+#define TYPE "BenchEvent"
+
+typedef struct {
+    qtbus_bus *bus;
+    qtbus_token *tokens;
+    size_t n, cap;
+} qctx;
+
+static void *q_create(void)
+{
+    qctx *c = calloc(1, sizeof *c);
+    if (!c || !(c->bus = qtbus_bus_create()))
+        bench_fail("qtbus: qtbus_bus_create failed");
+    return c;
+}
+
+static void q_reserve(void *s, size_t n)
+{
+    qctx *c = s;
+    if (n <= c->cap)
+        return;
+    c->tokens = realloc(c->tokens, n * sizeof *c->tokens);
+    if (!c->tokens)
+        bench_fail("qtbus: out of memory");
+    for (size_t i = c->cap; i < n; i++)
+        c->tokens[i].id = 0; /* touch the pages now, not during a measurement */
+    c->cap = n;
+}
+
+static void q_connect_n(void *s, size_t n)
+{
+    qctx *c = s;
+    q_reserve(c, c->n + n);
+    for (size_t i = 0; i < n; i++) {
+        int rc = qtbus_subscribe(c->bus, TYPE, NULL, h_qtbus, NULL, NULL,
+                                 &c->tokens[c->n]);
+        if (rc != QTBUS_OK)
+            bench_fail("qtbus: qtbus_subscribe: %s", qtbus_strerror(rc));
+        c->n++;
+    }
+}
+
+static void q_dispatch(void *s, uint64_t iters)
+{
+    qctx *c = s;
+    const qtbus_event_desc desc = {.type = TYPE};
+    int64_t reached = 0;
+    for (uint64_t i = 0; i < iters; i++)
+        reached += qtbus_dispatch(c->bus, &desc);
+    if (reached != (int64_t)(iters * c->n))
+        bench_fail("qtbus: qtbus_dispatch reported %lld deliveries, expected %llu",
+                   (long long)reached, (unsigned long long)(iters * c->n));
+}
+
+static void q_sub_dispose(void *s, uint64_t iters)
+{
+    qctx *c = s;
+    int bad = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        qtbus_token token;
+        bad |= qtbus_subscribe(c->bus, TYPE, NULL, h_qtbus, NULL, NULL, &token);
+        bad |= qtbus_token_dispose(token);
+    }
+    if (bad)
+        bench_fail("qtbus: subscribe/dispose failed");
+}
+
+static void q_destroy(void *s)
+{
+    qctx *c = s;
+    qtbus_bus_destroy(c->bus);
+    free(c->tokens);
+    free(c);
+}
+
+const bench_lib bench_qtbus = {
+    .key = "qtbus", .name = "qtbus", .thread_safe = 1,
+    .create = q_create, .reserve = q_reserve, .connect_n = q_connect_n,
+    .dispatch = q_dispatch, .sub_dispose = q_sub_dispose, .destroy = q_destroy,
+    .version = qtbus_version,
+};
+
+/* ---- queued delivery: one subscription on a serial qtbus_queue ------------------- */
+
+typedef struct {
+    qtbus_bus *bus;
+    qtbus_queue *queue;
+} qqueue;
+
+static void *qq_create(void)
+{
+    qqueue *q = calloc(1, sizeof *q);
+    if (!q || !(q->bus = qtbus_bus_create()) || !(q->queue = qtbus_queue_create("bench")))
+        bench_fail("qtbus: bus or queue creation failed");
+    qtbus_sub_options options = {.queue = q->queue};
+    int rc = qtbus_subscribe(q->bus, "BenchQueued", &options, h_queued_qtbus,
+                             NULL, NULL, NULL);
+    if (rc == QTBUS_OK)
+        rc = qtbus_subscribe(q->bus, "BenchGate", &options, h_gate_qtbus, NULL, NULL, NULL);
+    if (rc != QTBUS_OK)
+        bench_fail("qtbus: queued qtbus_subscribe: %s", qtbus_strerror(rc));
+    return q;
+}
+
+static void qq_run(void *p, uint64_t n, int burst)
+{
+    qqueue *q = p;
+    const qtbus_event_desc desc = {.type = "BenchQueued"};
+    const qtbus_event_desc gate = {.type = "BenchGate"};
+    uint64_t posted = 0;
+    bench_queued_arm(n);
+    if (burst) {
+        bench_gate_prepare();
+        if (qtbus_dispatch(q->bus, &gate) != 1)
+            bench_fail("qtbus: the gate event was not queued");
+    }
+    for (uint64_t i = 0; i < n; i++)
+        posted += (uint64_t)qtbus_dispatch(q->bus, &desc);
+    if (burst)
+        bench_gate_open();
+    if (posted != n)
+        bench_fail("qtbus: queued qtbus_dispatch posted %llu of %llu", (unsigned long long)posted,
+                   (unsigned long long)n);
+    bench_queued_wait();
+}
+
+static void qq_destroy(void *p)
+{
+    qqueue *q = p;
+    qtbus_bus_destroy(q->bus);
+    qtbus_queue_release(q->queue);
+    free(q);
+}
+
+const bench_queue_impl bench_queue_qtbus = {
+    .key = "qtbus", .name = "qtbus", .create = qq_create, .run = qq_run, .destroy = qq_destroy,
+};

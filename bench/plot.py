@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Draws bench-c.json's dispatch rows as a PNG: ns per dispatch against handler count
+(0, 1, 10, 100), log-log (symlog x so 0 handlers has a place), one line per library,
+min-max as error bars.
+
+    python3 bench/plot.py docs/bench-c.json docs/bench-c.png
+
+Needs matplotlib (Debian: python3-matplotlib, for /usr/bin/python3).
+"""
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+STYLE = {  # key: (label, color, marker, linewidth)
+    "qtbus": ("qtbus", "#d62728", "o", 2.6),
+    "glib": ("GLib GSignal", "#1f77b4", "s", 1.5),
+    "sigc": ("libsigc++ 3 (not thread-safe)", "#2ca02c", "^", 1.5),
+    "boost": ("Boost.Signals2", "#9467bd", "D", 1.5),
+    "fnptr": ("limit: fn-ptr array", "#7f7f7f", "x", 1.2),
+    "mutex": ("limit, safe: mutex + snapshot", "#bcbd22", "+", 1.2),
+}
+
+
+def main(src, dst):
+    with open(src) as f:
+        data = json.load(f)
+    rows = sorted((c for c in data["cases"] if c["id"].startswith("dispatch_")),
+                  key=lambda c: c["handlers"])
+    if not rows:
+        sys.exit("plot.py: no dispatch rows in " + src)
+    fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
+    for key, (label, color, marker, width) in STYLE.items():
+        xs, ys, lo, hi = [], [], [], []
+        for row in rows:
+            r = row["results"].get(key)
+            if not r or "median" not in r:
+                continue
+            xs.append(row["handlers"])
+            ys.append(r["median"])
+            lo.append(r["median"] - r["min"])
+            hi.append(r["max"] - r["median"])
+        if xs:
+            ax.errorbar(xs, ys, yerr=[lo, hi], label=label, color=color, marker=marker,
+                        linewidth=width, markersize=6, capsize=3,
+                        linestyle="--" if key in ("fnptr", "mutex") else "-",
+                        zorder=3 if key == "qtbus" else 2)
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xticks([r["handlers"] for r in rows])
+    ax.set_xticklabels([str(r["handlers"]) for r in rows])
+    ax.set_xlim(-0.1, 130)
+    ax.set_xlabel("handlers")
+    ax.set_ylabel("ns per dispatch (median, min-max bars; log scale)")
+    machine = data.get("machine", {})
+    ax.set_title("C dispatch cost, one thread: qtbus vs GLib, libsigc++, Boost.Signals2\n"
+                 f"{machine.get('cpu', '?')}, {machine.get('cpus_allowed', '?')} CPUs, "
+                 f"{data.get('date', '')[:10]}", fontsize=11)
+    ax.grid(True, which="major", alpha=0.4)
+    ax.grid(True, which="minor", alpha=0.12)
+    ax.legend(loc="upper left", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(dst)
+    print(f"wrote {dst}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: plot.py BENCH-C.JSON OUT.PNG")
+    main(sys.argv[1], sys.argv[2])
