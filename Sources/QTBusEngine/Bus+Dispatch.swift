@@ -246,7 +246,7 @@ private func deliverSpecial(_ sub: UnsafeMutablePointer<Subscription>, _ view: U
         // already see it gone; its memory lives until this dispatch's epoch ends.
         finishOnce(sub)
     }
-    if sub.pointee.queue != nil {
+    if Subscription.queue(sub) != nil {
         event.ensurePayload()
         payloadRetain(event.payload!)
         enqueueDelivery(sub, event.payload!, once: once)

@@ -147,10 +147,13 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
                 generation: generation, index: index, state: plain ? SubState.plain : SubState.special,
                 flags: flags, nodeCount: UInt16(nodeCount), priority: request.priority,
                 handler: request.handler, userdata: request.userdata, release: request.release,
-                queue: request.queue, extra: nil, node: first))
-            if let q = request.queue { retainQueue(q) }
-            if nodeCount > 1 || flags & subReplay != 0 {
+                extra: nil, node: first))
+            if nodeCount > 1 || flags & subReplay != 0 || request.queue != nil {
                 sub.pointee.extra = SubscriptionExtra.make(sub, extraNodes: nodeCount - 1)
+            }
+            if let q = request.queue {
+                retainQueue(q)
+                sub.pointee.extra!.pointee.queue = q
             }
             if flags & subReplay != 0 {
                 // Shut before the nodes are published (Sticky.swift explains the gate).
@@ -252,7 +255,6 @@ func unpin(_ sub: UnsafeMutablePointer<Subscription>) {
     let release = sub.pointee.release
     let userdata = sub.pointee.userdata
     sub.pointee.release = nil  // cleared before the call: it can never run twice
-    if let q = sub.pointee.queue { releaseQueue(q) }
     if let extra = sub.pointee.extra { SubscriptionExtra.free(extra) }
     registry.withLock { state in state.pool.give(sub) }
     release?(userdata)

@@ -146,7 +146,7 @@ struct Delivery {
 /// one allocation a dispatch besides libdispatch's own continuation.
 func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>, once: Bool) {
     pin(sub)
-    let dq = sub.pointee.queue!.pointee.dq
+    let dq = Subscription.queue(sub)!.pointee.dq
     let delivery = Delivery(sub: sub, payload: payload, once: once)
     if qtbus_atomic_cas_u32(payload.field(\.carrying), 0, 1) {
         payload.field(\.carried).pointee = delivery
@@ -172,7 +172,7 @@ private func run(_ d: Delivery) {
     if d.once || SubState.isLive(d.sub) {
         var view = EventView(payload: d.payload, queued: true)
         withUnsafeMutablePointer(to: &view) { d.sub.pointee.handler(OpaquePointer($0), d.sub.pointee.userdata) }
-        countIfMain(d.sub.pointee.queue!.pointee.isMain)
+        countIfMain(Subscription.queue(d.sub)!.pointee.isMain)
     }
     payloadRelease(d.payload)
     unpin(d.sub)

@@ -58,11 +58,12 @@ enum SubState {
 let subOnce = UInt8(QTBUS_SUB_ONCE)
 let subReplay = UInt8(QTBUS_SUB_REPLAY)
 
-/// One subscribe call, however many subtypes it names: a 96-byte record of the
+/// One subscribe call, however many subtypes it names: an 88-byte record of the
 /// registry's pool (`SubscriptionPool`), with its first list node inline.  A token is
 /// the record's pool index and generation, so a subscription costs no allocation and
 /// no handle-table slot of its own (the memory target is 96 bytes a subscription).
-/// Further subtypes' nodes and a REPLAY backlog live in `extra`, allocated only then.
+/// A queue, further subtypes' nodes and a REPLAY backlog live in `extra`, allocated
+/// only for the subscriptions that have one.
 struct Subscription {
     /// The handle generation of this pool record; moves on when the subscription is
     /// unlinked, so its token is stale from then on.  Registry lock only (first: see
@@ -84,9 +85,14 @@ struct Subscription {
     var handler: qtbus_handler
     var userdata: UnsafeMutableRawPointer?
     var release: qtbus_release?
-    var queue: UnsafeMutablePointer<Queue>?
     var extra: UnsafeMutablePointer<SubscriptionExtra>?
     var node: ListNode
+
+    /// The queue deliveries run on; nil: on the dispatching thread.
+    @inline(__always)
+    static func queue(_ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePointer<Queue>? {
+        sub.pointee.extra?.pointee.queue
+    }
 
     /// The i-th node (0: the inline one).
     @inline(__always)
@@ -120,6 +126,7 @@ struct Subscription {
 /// What only some subscriptions need, followed in memory by `nodeCount - 1` ListNodes.
 struct SubscriptionExtra {
     let sub: UnsafeMutablePointer<Subscription>
+    var queue: UnsafeMutablePointer<Queue>? = nil
     var backlog: UnsafeMutablePointer<Backlog>? = nil
 
     private static var nodesOffset: Int {
@@ -144,6 +151,7 @@ struct SubscriptionExtra {
     }
 
     static func free(_ extra: UnsafeMutablePointer<SubscriptionExtra>) {
+        if let q = extra.pointee.queue { releaseQueue(q) }
         if let backlog = extra.pointee.backlog { freeBacklog(backlog) }
         extra.deinitialize(count: 1)
         Glibc.free(extra)
@@ -237,7 +245,8 @@ struct SubList {
 /// is stable for the registry's life; free records form a list through `link`.
 /// Registry lock only.
 struct SubscriptionPool {
-    private static let chunkShift = 8
+    // 512 records of 88 bytes are exactly eleven pages (see `take`).
+    private static let chunkShift = 9
     private static let chunkSize = 1 << chunkShift
     private var chunks: UnsafeMutablePointer<UnsafeMutablePointer<Subscription>>? = nil
     private var chunkCapacity = 0
@@ -268,8 +277,8 @@ struct SubscriptionPool {
             chunkCapacity = max(8, chunkCapacity * 2)
         }
         if count & (Self.chunkSize - 1) == 0 {
-            // Straight from mmap: 256 records of 96 bytes are exactly six pages, so the
-            // memory a subscription costs is its record, with no allocator header.
+            // Straight from mmap, whole pages: the memory a subscription costs is its
+            // record, with no allocator header.
             guard let raw = mmap(nil, Self.chunkSize * MemoryLayout<Subscription>.stride, PROT_READ | PROT_WRITE,
                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), raw != MAP_FAILED else { return nil }
             chunks![count >> Self.chunkShift] = raw.bindMemory(to: Subscription.self, capacity: Self.chunkSize)

@@ -112,7 +112,7 @@ func runReplay(_ sub: UnsafeMutablePointer<Subscription>, _ replay: [UnsafeMutab
         if items.isEmpty {
             // A plain synchronous subscription leaves the special state with its replay
             // (the CAS fails, harmlessly, if it was disposed meanwhile).
-            if sub.pointee.queue == nil && sub.pointee.flags & subOnce == 0 {
+            if Subscription.queue(sub) == nil && sub.pointee.flags & subOnce == 0 {
                 _ = qtbus_atomic_cas_u8(sub.field(\.state), SubState.special, SubState.plain)
             }
             return
@@ -131,7 +131,7 @@ func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeM
         return
     }
     if once { finishOnce(sub) }  // before the delivery, as in deliverSpecial
-    if sub.pointee.queue != nil {
+    if Subscription.queue(sub) != nil {
         enqueueDelivery(sub, payload, once: once)
     } else {
         var view = EventView(payload: payload, queued: true)
