@@ -9,13 +9,15 @@
 import CQtbusShims
 import Glibc
 
-/// What a handler's `const qtbus_event *` points to.
+/// What a handler's `const qtbus_event *` points to.  `@usableFromInline` so the Swift
+/// API's delivery closures can read the object inline (`_qtbus_event_object_inline`).
+@usableFromInline
 struct EventView {
     var type: UnsafePointer<CChar>
     var subtype: UnsafePointer<CChar>?
     var data: UnsafeRawPointer?
     var size: Int
-    var object: UnsafeMutableRawPointer?
+    @usableFromInline var object: UnsafeMutableRawPointer?
     var stopped = false
     /// Delivered after its dispatch returned (queue, replay): it cannot be stopped.
     var queued = false

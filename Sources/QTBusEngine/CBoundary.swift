@@ -274,6 +274,14 @@ public func _qtbus_event_object(_ event: OpaquePointer?) -> UnsafeMutableRawPoin
     view(event)?.pointee.object
 }
 
+/// Swift-only, not C ABI: `qtbus_event_object` read in place, without a call.  The Swift
+/// API's delivery closures run once per closure per dispatch, where the call costs about
+/// 1 ns each (measured: 100 closures 510 -> ~400 ns).  `event` must be a live event.
+@inlinable @inline(__always)
+public func _qtbus_event_object_inline(_ event: OpaquePointer) -> UnsafeMutableRawPointer? {
+    UnsafeMutablePointer<EventView>(event).pointee.object
+}
+
 @_cdecl("qtbus_event_stop")
 public func _qtbus_event_stop(_ event: OpaquePointer?) -> Int32 {
     guard let v = view(event), !v.pointee.queued else { return QTBUS_EINVAL.rawValue }

@@ -144,7 +144,8 @@ final class _QTSubscriptionState: @unchecked Sendable {
 @inlinable
 func _qtTypedFastDeliver<E: QTEvent>(_: E.Type) -> _QTDeliverFunction {
     { subscription, event in
-        if let cell = _qtbus_event_object(event), cell.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(E.self)) {
+        if let cell = _qtbus_event_object_inline(event),
+           cell.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(E.self)) {
             // Borrowed: the engine keeps the cell until this call has returned.
             unsafeDowncast(subscription, to: _QTTypedSubscription<E>.self)
                 .handler((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee)
