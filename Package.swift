@@ -50,15 +50,22 @@ let package = Package(
             path: "Tests/QTEventBusTests/CSupport",
             cSettings: [.headerSearchPath("../../../include")]
         ),
+        // Swift helpers over QTEventBusCTestSupport, shared by both test targets.
+        .target(
+            name: "QTEventBusTestSupport",
+            dependencies: ["QTEventBusCTestSupport"],
+            path: "Tests/QTEventBusTestSupport"
+        ),
         .testTarget(
             name: "QTEventBusTests",
-            dependencies: ["QTEventBus", "QTBusEngine", "CQtbusShims", "QTEventBusCTestSupport"],
+            dependencies: ["QTEventBus", "QTBusEngine", "CQtbusShims", "QTEventBusCTestSupport", "QTEventBusTestSupport"],
             path: "Tests/QTEventBusTests",
             exclude: ["CSupport"]
         ),
         .testTarget(
             name: "QTEventBusFoundationTests",
-            dependencies: ["QTEventBusFoundation", "QTEventBus", "QTBusEngine", "QTEventBusCTestSupport"],
+            dependencies: ["QTEventBusFoundation", "QTEventBus", "QTBusEngine", "QTEventBusCTestSupport",
+                           "QTEventBusTestSupport"],
             path: "Tests/QTEventBusFoundationTests"
         ),
     ],

@@ -1,5 +1,6 @@
 // JSON events (QTEventBus's testJsonEvent) and Codable payloads, in Swift and across to
 // C in the same process.
+import QTEventBusTestSupport
 import Foundation
 import QTEventBus
 import QTEventBusCTestSupport

@@ -1,5 +1,6 @@
 // One engine, one shared bus: C code in this process (CSupport/ctest.c, through qtbus.h
 // and qtbus_shared()) and Swift (QTEventBus.shared) see each other's events.
+import QTEventBusTestSupport
 import QTBusEngine
 import QTEventBus
 import QTEventBusCTestSupport

@@ -1,39 +1,42 @@
-// Reading what the C test support (CSupport/ctest.c) recorded.
+// Reading what the C test support (CSupport/ctest.c) recorded; shared by the QTEventBus
+// and QTEventBusFoundation tests.
 import QTEventBusCTestSupport
 
 /// What C slot `slot` last received.
-struct CReceived {
-    let slot: Int32
+public struct CReceived {
+    public let slot: Int32
 
-    var count: Int { Int(ctest_count(slot)) }
+    public init(slot: Int32) { self.slot = slot }
 
-    var data: String {
+    public var count: Int { Int(ctest_count(slot)) }
+
+    public var data: String {
         var buffer = [CChar](repeating: 0, count: 1024)
         _ = ctest_last_data(slot, &buffer, buffer.count)
         return text(buffer)
     }
 
-    var size: Int {
+    public var size: Int {
         var buffer = [CChar](repeating: 0, count: 8)
         return ctest_last_data(slot, &buffer, buffer.count)
     }
 
-    var type: String {
+    public var type: String {
         var buffer = [CChar](repeating: 0, count: 256)
         ctest_last_type(slot, &buffer, buffer.count)
         return text(buffer)
     }
 
-    var subType: String {
+    public var subType: String {
         var buffer = [CChar](repeating: 0, count: 256)
         ctest_last_subtype(slot, &buffer, buffer.count)
         return text(buffer)
     }
 
-    var terminated: Bool { ctest_last_terminated(slot) == 1 }
-    var hadObject: Bool { ctest_last_had_object(slot) == 1 }
+    public var terminated: Bool { ctest_last_terminated(slot) == 1 }
+    public var hadObject: Bool { ctest_last_had_object(slot) == 1 }
 
-    func stop() { _ = ctest_stop(slot) }
+    public func stop() { _ = ctest_stop(slot) }
 
     private func text(_ buffer: [CChar]) -> String {
         let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
