@@ -20,15 +20,11 @@
 
 /* ---- atomics on plain fields (Swift passes &pointer.pointee.field) ---- */
 static inline uint64_t qtbus_atomic_load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static inline uint64_t qtbus_atomic_load_relaxed_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 static inline uint64_t qtbus_atomic_load_seqcst_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 static inline void qtbus_atomic_store_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline uint64_t qtbus_atomic_exchange_u64(uint64_t *p, uint64_t v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 static inline uint64_t qtbus_atomic_fetch_add_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 static inline uint64_t qtbus_atomic_fetch_sub_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_ACQ_REL); }
-static inline bool qtbus_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired) {
-    return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-}
 static inline uint32_t qtbus_atomic_load_u32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void qtbus_atomic_store_u32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline bool qtbus_atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t desired) {
@@ -42,7 +38,6 @@ static inline uint32_t qtbus_atomic_fetch_add_u32(uint32_t *p, uint32_t v) { ret
 static inline uint32_t qtbus_atomic_fetch_sub_u32(uint32_t *p, uint32_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_ACQ_REL); }
 static inline void *qtbus_atomic_load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void qtbus_atomic_store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-static inline void qtbus_atomic_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 /* ---- reclamation counters (Reclamation.swift explains the protocol) ----
  * Plain C globals: the dispatch path reads them with one load, no lazy-init check. */
