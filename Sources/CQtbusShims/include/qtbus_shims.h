@@ -18,7 +18,7 @@
 /* Nothing here is API: keep every out-of-line symbol out of libqtbus.so's exports. */
 #define QTBUS_INTERNAL __attribute__((visibility("hidden")))
 
-/* ---- atomics on plain fields (Swift passes &pointer.pointee.field) ---- */
+/* ---- atomics on plain fields (Swift passes pointer.field(\.name): see Lock.swift) ---- */
 static inline uint64_t qtbus_atomic_load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline uint64_t qtbus_atomic_load_seqcst_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 static inline void qtbus_atomic_store_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
