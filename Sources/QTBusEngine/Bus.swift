@@ -237,21 +237,25 @@ private func retire(_ subs: [UnsafeMutablePointer<Subscription>]) {
 }
 
 private func retire(_ sub: UnsafeMutablePointer<Subscription>) {
-    reclaimer.retire(UnsafeMutableRawPointer(sub), dropStorePin)
+    reclaimer.retire(UnsafeMutableRawPointer(sub), afterGracePeriod)
 }
 
-private let dropStorePin: Finalizer = { raw in
-    unpin(raw!.assumingMemoryBound(to: Subscription.self))
+/// No dispatch can reach the subscription any more, and none can post a delivery of it:
+/// release it now, unless deliveries of it are still queued.  Then the release is posted
+/// to its queue, which is serial and FIFO, so it runs after the last of them.  (Posted
+/// and done are counted on two cache lines, each written by one side, rather than with
+/// one reference count bumped on one core and dropped on another for every delivery.)
+private let afterGracePeriod: Finalizer = { raw in
+    let sub = raw!.assumingMemoryBound(to: Subscription.self)
+    guard let extra = sub.pointee.extra, let queue = extra.pointee.queue,
+          qtbus_atomic_load_u64(extra.field(\.done)) != qtbus_atomic_load_u64(extra.field(\.posted)) else {
+        return finalize(sub)
+    }
+    qtbus_dq_async(queue.pointee.dq, raw) { finalize($0!.assumingMemoryBound(to: Subscription.self)) }
 }
 
-@inline(__always)
-func pin(_ sub: UnsafeMutablePointer<Subscription>) {
-    _ = qtbus_atomic_fetch_add_u32(sub.field(\.pins), 1)
-}
-
-/// Drops a pin; the last one releases the userdata and gives the record back.
-func unpin(_ sub: UnsafeMutablePointer<Subscription>) {
-    guard qtbus_atomic_fetch_sub_u32(sub.field(\.pins), 1) == 1 else { return }
+/// Releases the userdata and gives the record back.
+private func finalize(_ sub: UnsafeMutablePointer<Subscription>) {
     let release = sub.pointee.release
     let userdata = sub.pointee.userdata
     sub.pointee.release = nil  // cleared before the call: it can never run twice

@@ -145,8 +145,9 @@ struct Delivery {
 /// threads); only further ones allocate a Delivery.  One queued subscriber then costs
 /// one allocation a dispatch besides libdispatch's own continuation.
 func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>, once: Bool) {
-    pin(sub)
-    let dq = Subscription.queue(sub)!.pointee.dq
+    let extra = sub.pointee.extra!
+    _ = qtbus_atomic_fetch_add_u64(extra.field(\.posted), 1)
+    let dq = extra.pointee.queue!.pointee.dq
     let delivery = Delivery(sub: sub, payload: payload, once: once)
     if qtbus_atomic_cas_u32(payload.field(\.carrying), 0, 1) {
         payload.field(\.carried).pointee = delivery
@@ -175,7 +176,10 @@ private func run(_ d: Delivery) {
         countIfMain(Subscription.queue(d.sub)!.pointee.isMain)
     }
     payloadRelease(d.payload)
-    unpin(d.sub)
+    // Last: once `done` catches up with `posted`, the subscription may be released and
+    // its memory reused (see `afterGracePeriod`).
+    let done = d.sub.pointee.extra!.field(\.done)
+    qtbus_atomic_store_u64(done, qtbus_atomic_load_u64(done) + 1)
 }
 
 // MARK: - Posting whole dispatches (qtbus_dispatch_on_bus_queue / _on_main)

@@ -23,9 +23,10 @@
 //   live --its ONCE delivery claims it (CAS, dispatch path)---> fired -----+
 //                                                                          |
 //   unlinked from lists, bag and token table under the lock <--------------+
-//   -> retired: after the grace period the store's pin is dropped
-//   -> released: when the last pin goes (queued deliveries hold one each),
-//      release(userdata) runs and the memory is freed.
+//   -> retired: waits out the grace period (Reclamation.swift)
+//   -> released: release(userdata) runs and the record goes back to the pool; for a
+//      subscription with a queue, in a block posted to that queue, so after every
+//      delivery of it that was queued (Bus.swift, `afterGracePeriod`).
 //
 // Only `live` subscriptions are invoked; a delivery queued before the dispose finds
 // `disposed` and is dropped (lifetime rule 2).
@@ -77,8 +78,6 @@ struct Subscription {
     /// The inline node plus `nodeCount - 1` nodes in `extra`.
     let nodeCount: UInt16
     var priority: Int32
-    /// Atomic: the store's pin plus one per queued delivery; release runs at 0.
-    var pins: UInt32 = 1
     /// Registry lock: the bag's slot + 1 while live and in a bag (0: none); the next
     /// free record + 1 while the record is free.
     var link: UInt32 = 0
@@ -128,6 +127,13 @@ struct SubscriptionExtra {
     let sub: UnsafeMutablePointer<Subscription>
     var queue: UnsafeMutablePointer<Queue>? = nil
     var backlog: UnsafeMutablePointer<Backlog>? = nil
+    /// Atomic: deliveries posted to `queue` (dispatching threads add).
+    var posted: UInt64 = 0
+    /// Deliveries that finished on `queue` (only the queue's thread writes it: the queue
+    /// is serial).  On its own cache line, so that the two sides of a queued delivery do
+    /// not pass one line back and forth on every event.
+    var padding: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    var done: UInt64 = 0
 
     private static var nodesOffset: Int {
         (MemoryLayout<SubscriptionExtra>.stride + 15) & ~15
