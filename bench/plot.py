@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Draws bench-c.json's dispatch rows as a PNG: ns per dispatch against handler count
-(0, 1, 10, 100), log-log (symlog x so 0 handlers has a place), one line per library,
-min-max as error bars.
+"""Draws the dispatch rows of bench-c.json or bench-swift.json as a PNG: ns per dispatch
+against handler count (0, 1, 10, 100), log-log (symlog x so 0 handlers has a place), one
+line per library, min-max as error bars.
 
     python3 bench/plot.py docs/bench-c.json docs/bench-c.png
+    python3 bench/plot.py docs/bench-swift.json docs/bench-swift.png
 
 Needs matplotlib (Debian: python3-matplotlib, for /usr/bin/python3).
 """
@@ -23,6 +24,19 @@ STYLE = {  # key: (label, color, marker, linewidth)
     "boost": ("Boost.Signals2", "#9467bd", "D", 1.5),
     "fnptr": ("limit: fn-ptr array", "#7f7f7f", "x", 1.2),
     "mutex": ("limit, safe: mutex + snapshot", "#bcbd22", "+", 1.2),
+    # bench-swift.json (Benchmarks/)
+    "nc": ("NotificationCenter (Foundation)", "#ff7f0e", "s", 1.5),
+    "opencombine": ("OpenCombine PassthroughSubject", "#1f77b4", "^", 1.5),
+    "limit": ("limit: Swift array of closures", "#7f7f7f", "x", 1.2),
+}
+
+# What each benchmark's JSON ("schema") plots: the title's first line, the x label and
+# qtbus's label.
+KINDS = {
+    "qtbus-bench-c": ("C dispatch cost, one thread: qtbus vs GLib, libsigc++, Boost.Signals2",
+                      "handlers", "qtbus"),
+    "qtbus-bench-swift": ("Swift dispatch cost, one thread: qtbus vs NotificationCenter, OpenCombine",
+                          "closures", "qtbus (Swift API)"),
 }
 
 
@@ -33,8 +47,11 @@ def main(src, dst):
                   key=lambda c: c["handlers"])
     if not rows:
         sys.exit("plot.py: no dispatch rows in " + src)
+    title, xlabel, qtbus_label = KINDS[data.get("schema", "qtbus-bench-c/1").split("/")[0]]
     fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
     for key, (label, color, marker, width) in STYLE.items():
+        if key == "qtbus":
+            label = qtbus_label
         xs, ys, lo, hi = [], [], [], []
         for row in rows:
             r = row["results"].get(key)
@@ -47,7 +64,7 @@ def main(src, dst):
         if xs:
             ax.errorbar(xs, ys, yerr=[lo, hi], label=label, color=color, marker=marker,
                         linewidth=width, markersize=6, capsize=3,
-                        linestyle="--" if key in ("fnptr", "mutex") else "-",
+                        linestyle="--" if key in ("fnptr", "mutex", "limit") else "-",
                         zorder=3 if key == "qtbus" else 2)
     ax.set_xscale("symlog", linthresh=1)
     ax.set_yscale("log")
@@ -55,10 +72,10 @@ def main(src, dst):
     ax.set_xticks([r["handlers"] for r in rows])
     ax.set_xticklabels([str(r["handlers"]) for r in rows])
     ax.set_xlim(-0.1, 130)
-    ax.set_xlabel("handlers")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("ns per dispatch (median, min-max bars; log scale)")
     machine = data.get("machine", {})
-    ax.set_title("C dispatch cost, one thread: qtbus vs GLib, libsigc++, Boost.Signals2\n"
+    ax.set_title(f"{title}\n"
                  f"{machine.get('cpu', '?')}, {machine.get('cpus_allowed', '?')} CPUs, "
                  f"{data.get('date', '')[:10]}", fontsize=11)
     ax.grid(True, which="major", alpha=0.4)
@@ -71,5 +88,5 @@ def main(src, dst):
 
 if __name__ == "__main__":
     if len(sys.argv) != 3:
-        sys.exit("usage: plot.py BENCH-C.JSON OUT.PNG")
+        sys.exit("usage: plot.py BENCH-C.JSON|BENCH-SWIFT.JSON OUT.PNG")
     main(sys.argv[1], sys.argv[2])

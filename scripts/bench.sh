@@ -1,34 +1,55 @@
 #!/usr/bin/env bash
 # The benchmark command: qtbus against GLib's GSignal, libsigc++ 3, Boost.Signals2 and
-# two hand-written limits, measured side by side in one run on this machine.
+# two hand-written limits (C, bench/), then qtbus's Swift API against NotificationCenter
+# and OpenCombine (Swift, Benchmarks/), each measured side by side in one run on this
+# machine.
 #
-#   scripts/bench.sh            full run (about 2 minutes; run it on an otherwise idle
-#                               machine): prints the table, writes docs/bench-c.json,
-#                               docs/bench-c.md and docs/bench-c.png
-#   scripts/bench.sh --smoke    every case with tiny counts (seconds), every handler count
-#                               checked, the JSON/Markdown/PNG made in a temporary
-#                               directory; writes nothing to docs/
-#   scripts/bench.sh [--smoke] -- ARGS   passes ARGS to bench-c (e.g. --reps 11 --rep-ms 200)
+#   scripts/bench.sh            full run (about 4 minutes; run it on an otherwise idle
+#                               machine): prints the tables, writes docs/bench-c.json,
+#                               docs/bench-c.md, docs/bench-c.png, then docs/bench-swift.json,
+#                               docs/bench-swift.md and docs/bench-swift.png (each set only
+#                               when its benchmark succeeded)
+#   scripts/bench.sh --smoke    every case of both with tiny counts (seconds, plus the
+#                               builds), every handler count checked, the JSON/Markdown/PNG
+#                               made in a temporary directory; writes nothing to docs/
+#   scripts/bench.sh --only c|swift   one of the two benchmarks (with or without --smoke)
+#   scripts/bench.sh [--smoke] -- ARGS   passes ARGS to bench-c (e.g. --reps 11 --rep-ms 200);
+#                               BENCH_SWIFT_ARGS="..." does the same for swift-bench
 #
 # Steps: installs the peers and the plotting tool from Debian packages if missing
 # (libglib2.0-dev libsigc++-3.0-dev libboost-dev python3-matplotlib; apt-get update
 # once, only then), builds and installs libqtbus into _install/ as scripts/quickstart.sh
 # does, builds bench/ into build/bench/ against the installed library via pkg-config,
-# runs it.  See bench/main.c for the method and docs/bench-c.md for the latest results.
+# builds Benchmarks/ (its own package: the root package by path, OpenCombine from the
+# package mirror) with `swift build -c release` into Benchmarks/.build/, then runs
+# bench-c and swift-bench.  See bench/main.c and Benchmarks/Sources/swift-bench/Bench.swift
+# for the method, docs/bench-c.md and docs/bench-swift.md for the latest results.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 
+usage="usage: scripts/bench.sh [--smoke] [--only c|swift] [-- bench-c args]"
 smoke=0
+run_c=1
+run_swift=1
 extra=()
 while [ $# -gt 0 ]; do
   case $1 in
     --smoke) smoke=1 ;;
+    --only)
+      [ $# -ge 2 ] || die "$usage"
+      case $2 in
+        c) run_swift=0 ;;
+        swift) run_c=0 ;;
+        *) die "$usage" ;;
+      esac
+      shift ;;
     --) shift; extra=("$@"); break ;;
-    *) die "usage: scripts/bench.sh [--smoke] [-- bench-c args]" ;;
+    *) die "$usage" ;;
   esac
   shift
 done
+read -r -a swift_extra <<<"${BENCH_SWIFT_ARGS:-}"
 
 PREFIX=$ROOT/_install
 OUT=$ROOT/build/bench
@@ -54,50 +75,104 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${as_root[@]}" apt-get update -q </dev/null
   "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
 fi
-bash "$ROOT/scripts/deps.sh"
+[ "$run_c" -eq 1 ] && bash "$ROOT/scripts/deps.sh"
 echo "bench: ok (GLib $(pkg-config --modversion glib-2.0), libsigc++ $(pkg-config --modversion sigc++-3.0)," \
   "Boost $(dpkg-query -W -f '${Version}' libboost-dev), matplotlib $("$PYTHON" -c 'import matplotlib; print(matplotlib.__version__)'))"
 
-log "build and install libqtbus into _install/"
-build_install "$ROOT/build" "$PREFIX" -DCMAKE_BUILD_TYPE=Release
-
-log "build bench/ into build/bench/ (pkg-config qtbus)"
-swift_lib=$(cd "$(swift_bin_dir)/../lib/swift/linux" && pwd)
-make -C "$ROOT/bench" --no-print-directory -j2 OUT="$OUT" SWIFT_LIB="$swift_lib"
-
-lib=$(readlink -f "$PREFIX/lib/libqtbus.so")
-lib_sum=$(sha256sum "$lib" | cut -c1-16)
 rev=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
-# What libqtbus.so is built from (CMakeLists.txt's sources); the Swift API's work does not count.
-engine=(Sources/QTBusEngine Sources/CQtbusShims include CMakeLists.txt cmake)
-if [ -n "$(git -C "$ROOT" status --porcelain -- "${engine[@]}" 2>/dev/null)" ]; then
-  rev="$rev + uncommitted engine changes"
+# Both benchmarks build before either runs: a build that fails stops the run early, and
+# no compiler competes with a measurement.
+if [ "$run_c" -eq 1 ]; then
+  log "build and install libqtbus into _install/"
+  build_install "$ROOT/build" "$PREFIX" -DCMAKE_BUILD_TYPE=Release
+
+  log "build bench/ into build/bench/ (pkg-config qtbus)"
+  swift_lib=$(cd "$(swift_bin_dir)/../lib/swift/linux" && pwd)
+  make -C "$ROOT/bench" --no-print-directory -j2 OUT="$OUT" SWIFT_LIB="$swift_lib"
+
+  lib=$(readlink -f "$PREFIX/lib/libqtbus.so")
+  lib_sum=$(sha256sum "$lib" | cut -c1-16)
+  # What libqtbus.so is built from (CMakeLists.txt's sources); the Swift API's work does not count.
+  engine=(Sources/QTBusEngine Sources/CQtbusShims include CMakeLists.txt cmake)
+  c_rev=$rev
+  if [ -n "$(git -C "$ROOT" status --porcelain -- "${engine[@]}" 2>/dev/null)" ]; then
+    c_rev="$rev + uncommitted engine changes"
+  fi
+  c_meta=(--meta "swiftc=$(swiftc --version 2>/dev/null | head -1)"
+          --meta "qtbus revision=$c_rev" --meta "libqtbus sha256=$lib_sum")
 fi
-meta=(--meta "swiftc=$(swiftc --version 2>/dev/null | head -1)"
-      --meta "qtbus revision=$rev" --meta "libqtbus sha256=$lib_sum")
+
+if [ "$run_swift" -eq 1 ]; then
+  # Release, as Swift users ship; its own scratch folder, Benchmarks/.build/.
+  log "build Benchmarks/ (swift build -c release --package-path Benchmarks)"
+  swift build -c release --package-path "$ROOT/Benchmarks"
+  swift_bench=$(swift build -c release --package-path "$ROOT/Benchmarks" --show-bin-path)/swift-bench
+  [ -x "$swift_bench" ] || die "no swift-bench at $swift_bench"
+  swift_sum=$(sha256sum "$swift_bench" | cut -c1-16)
+  # What swift-bench is built from: the whole Swift tree (engine and Swift API) of the root package.
+  swift_sources=(Sources include Package.swift Benchmarks/Package.swift Benchmarks/Sources)
+  swift_rev=$rev
+  if [ -n "$(git -C "$ROOT" status --porcelain -- "${swift_sources[@]}" 2>/dev/null)" ]; then
+    swift_rev="$rev + uncommitted changes to Sources/ or Benchmarks/"
+  fi
+  swift_version=$(swift --version 2>/dev/null | head -1)
+  opencombine=$("$PYTHON" -c 'import json, sys
+pins = json.load(open(sys.argv[1]))["pins"]
+print(next((p["state"].get("version") or p["state"].get("revision", "?")[:12]
+            for p in pins if p["identity"] == "opencombine"), "?"))' "$ROOT/Benchmarks/Package.resolved")
+  swift_meta=(--meta "swift=$swift_version" --meta "qtbus revision=$swift_rev"
+              --meta "swift-bench sha256=$swift_sum"
+              --lib-version "opencombine=$opencombine"
+              --lib-version "nc=Foundation of Swift $(awk '{print $3}' <<<"$swift_version")")
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-if [ "$smoke" -eq 1 ]; then
-  log "run bench-c --smoke (tiny counts; handler counts checked; nothing written to docs/)"
-else
-  log "run bench-c (7 interleaved repetitions of >= 100 ms per library and case)"
-fi
-args=(--json "$work/bench-c.json" --md "$work/bench-c.md" "${meta[@]}")
-[ "$smoke" -eq 1 ] && args=(--smoke "${args[@]}")
-env -u LD_LIBRARY_PATH "$OUT/bench-c" "${args[@]}" "${extra[@]}"
-"$PYTHON" "$ROOT/bench/plot.py" "$work/bench-c.json" "$work/bench-c.png"
+[ "$smoke" -eq 1 ] && what="--smoke (tiny counts; handler counts checked; nothing written to docs/)" ||
+  what="(7 interleaved repetitions of >= 100 ms per library and case)"
 
-if [ "$(sha256sum "$lib" | cut -c1-16)" != "$lib_sum" ]; then
-  die "libqtbus.so was rebuilt during the run: results discarded, run scripts/bench.sh again"
+if [ "$run_c" -eq 1 ]; then
+  log "run bench-c $what"
+  args=(--json "$work/bench-c.json" --md "$work/bench-c.md" "${c_meta[@]}")
+  [ "$smoke" -eq 1 ] && args=(--smoke "${args[@]}")
+  env -u LD_LIBRARY_PATH "$OUT/bench-c" "${args[@]}" "${extra[@]}"
+  "$PYTHON" "$ROOT/bench/plot.py" "$work/bench-c.json" "$work/bench-c.png"
+
+  if [ "$(sha256sum "$lib" | cut -c1-16)" != "$lib_sum" ]; then
+    die "libqtbus.so was rebuilt during the run: results discarded, run scripts/bench.sh again"
+  fi
+  if [ "$smoke" -eq 1 ]; then
+    # Every case ran (unless ARGS chose some).
+    [ ${#extra[@]} -gt 0 ] ||
+      "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["cases"]) >= 10' \
+        "$work/bench-c.json"
+    echo "bench: C smoke run passed (JSON, Markdown and PNG made and discarded)"
+  else
+    mkdir -p "$DOCS"
+    cp "$work/bench-c.json" "$work/bench-c.md" "$work/bench-c.png" "$DOCS/"
+    echo "wrote docs/bench-c.json, docs/bench-c.md, docs/bench-c.png"
+  fi
 fi
-if [ "$smoke" -eq 1 ]; then
-  "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["cases"]) >= 10' \
-    "$work/bench-c.json"
-  echo "bench: smoke run passed (JSON, Markdown and PNG made and discarded)"
-else
-  mkdir -p "$DOCS"
-  cp "$work/bench-c.json" "$work/bench-c.md" "$work/bench-c.png" "$DOCS/"
-  log "done"
-  echo "wrote docs/bench-c.json, docs/bench-c.md, docs/bench-c.png"
+
+if [ "$run_swift" -eq 1 ]; then
+  log "run swift-bench $what"
+  args=(--json "$work/bench-swift.json" --md "$work/bench-swift.md" "${swift_meta[@]}")
+  [ "$smoke" -eq 1 ] && args=(--smoke "${args[@]}")
+  "$swift_bench" "${args[@]}" "${swift_extra[@]}"
+  "$PYTHON" "$ROOT/bench/plot.py" "$work/bench-swift.json" "$work/bench-swift.png"
+
+  if [ "$(sha256sum "$swift_bench" | cut -c1-16)" != "$swift_sum" ]; then
+    die "swift-bench was rebuilt during the run: results discarded, run scripts/bench.sh again"
+  fi
+  if [ "$smoke" -eq 1 ]; then
+    [ ${#swift_extra[@]} -gt 0 ] ||
+      "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["cases"]) >= 9' \
+        "$work/bench-swift.json"
+    echo "bench: Swift smoke run passed (JSON, Markdown and PNG made and discarded)"
+  else
+    mkdir -p "$DOCS"
+    cp "$work/bench-swift.json" "$work/bench-swift.md" "$work/bench-swift.png" "$DOCS/"
+    echo "wrote docs/bench-swift.json, docs/bench-swift.md, docs/bench-swift.png"
+  fi
 fi
+log "done"
