@@ -159,18 +159,23 @@ static double now(void)
 /* Runs n operations and returns the seconds they took (checking handler counts). */
 typedef double (*measure_fn)(void *arg, uint64_t n);
 
-/* An operation count that makes one repetition last about opt.rep_seconds. */
+/* An operation count that was measured to make one repetition last at least
+ * opt.rep_seconds (an extrapolated count can fall short when the run it came from was
+ * slow: a first run pays for page faults and cold caches, so it is thrown away). */
 static uint64_t calibrate(measure_fn f, void *arg, uint64_t n)
 {
     double target = opt.rep_seconds;
+    (void)f(arg, n);
     for (;;) {
         double t = f(arg, n);
-        if (t >= target * 0.25 || n >= (UINT64_C(1) << 40)) {
-            double k = target * 1.1 / (t > 1e-9 ? t : 1e-9);
-            double m = (double)n * k;
-            return m < 1 ? 1 : (uint64_t)m;
+        if (t >= target || n >= (UINT64_C(1) << 40))
+            return n;
+        if (t < target * 0.02) {
+            n *= 10;
+        } else {
+            double m = (double)n * target * 1.1 / (t > 1e-9 ? t : 1e-9);
+            n = m > (double)n * 1.05 ? (uint64_t)m : n + n / 10 + 1;
         }
-        n = t < target * 0.02 ? n * 10 : n * 3;
     }
 }
 
