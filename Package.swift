@@ -39,7 +39,7 @@ let package = Package(
         ),
         .testTarget(
             name: "QTBusEngineTests",
-            dependencies: ["QTBusEngine"],
+            dependencies: ["QTBusEngine", "QTEventBusTestSupport"],
             path: "Tests/QTBusEngineTests"
         ),
         // Plain C code the Swift tests call, so that "C in the same process" is real C
@@ -50,7 +50,8 @@ let package = Package(
             path: "Tests/QTEventBusTests/CSupport",
             cSettings: [.headerSearchPath("../../../include")]
         ),
-        // Swift helpers over QTEventBusCTestSupport, shared by both test targets.
+        // Swift test helpers (waits, recorders, reading what the C support recorded),
+        // shared by the three test targets.
         .target(
             name: "QTEventBusTestSupport",
             dependencies: ["QTEventBusCTestSupport"],

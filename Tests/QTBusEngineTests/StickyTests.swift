@@ -1,6 +1,7 @@
 // Sticky events and REPLAY subscriptions (Sticky.swift): what is kept, replay order,
 // clearing, object lifetime, and the backlog gate (replay, then live, no gap, no
 // duplicate).
+import QTEventBusTestSupport
 import Testing
 import Glibc
 import CQtbusShims

@@ -8,6 +8,7 @@ import Testing
 import Glibc
 import Synchronization
 import CQtbusShims
+import QTEventBusTestSupport
 @testable import QTBusEngine
 
 @Suite("QTBus engine", .serialized)
@@ -26,23 +27,6 @@ let REPLAY = UInt32(QTBUS_SUB_REPLAY)
 let STICKY = UInt32(QTBUS_EVENT_STICKY)
 
 // MARK: - Time and waiting
-
-func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
-/// Polls `condition` until it holds or `seconds` pass; false on timeout (never hangs).
-@discardableResult
-func waitUntil(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-    let deadline = monotonicSeconds() + seconds
-    while !condition() {
-        if monotonicSeconds() > deadline { return false }
-        usleep(50)
-    }
-    return true
-}
 
 /// A one-way flag threads wait on (with a time limit, so a bug fails instead of hanging).
 final class Flag: @unchecked Sendable {
@@ -103,19 +87,6 @@ func currentTID() -> Int32 {
 /// from a deferred qtbus_bus_destroy, or later on another thread when a test fails).
 /// They are never freed, so a late callback can never touch freed memory.
 private func keepForever(_ object: AnyObject) { _ = Unmanaged.passRetained(object) }  // leaked on purpose
-
-/// A pthread mutex: ThreadSanitizer sees it (it does not see Synchronization.Mutex's
-/// futex on Linux, and would report the state it guards as racing).
-final class TestLock: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    init() { pthread_mutex_init(mutex, nil) }
-    deinit { pthread_mutex_destroy(mutex); mutex.deallocate() }
-    func withLock<R>(_ body: () -> R) -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body()
-    }
-}
 
 /// A thread-safe list of strings, in the order they were appended.
 final class EventLog: @unchecked Sendable {

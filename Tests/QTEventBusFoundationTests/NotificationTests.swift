@@ -1,6 +1,7 @@
 // NotificationCenter bridging (QTEventBus's notification tests and issue #4): one
 // observer per name however many subscribers, removed with the last one, never a
 // subscriber without an observer.
+import QTEventBusTestSupport
 import Foundation
 import QTEventBus
 @testable import QTEventBusFoundation

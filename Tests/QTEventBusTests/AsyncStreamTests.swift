@@ -1,5 +1,6 @@
 // events(of:) as an AsyncStream: ordered delivery, and the subscription ends (its
 // closure released) when the consumer stops.
+import QTEventBusTestSupport
 import QTEventBus
 import XCTest
 

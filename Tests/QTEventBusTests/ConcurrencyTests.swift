@@ -1,5 +1,6 @@
 // QTEventBus's collection tests, at the bus level: concurrent writers (2 threads x
 // 10,000 subscriptions), writers racing dispatchers, and removal while delivering.
+import QTEventBusTestSupport
 import Dispatch
 import QTEventBus
 import Synchronization

@@ -1,4 +1,5 @@
 // Manual dispose, DisposeBag, and closure lifetimes checked with weak references.
+import QTEventBusTestSupport
 import Dispatch
 import QTEventBus
 import XCTest

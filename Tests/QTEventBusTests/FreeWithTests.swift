@@ -1,6 +1,7 @@
 // freeWith(object) on Linux (QTEventBus's attach tests): once the object is gone the
 // handler never runs again and its closure is released no later than the next dispatch
 // of the type; freeWith(nil) attaches to nothing.
+import QTEventBusTestSupport
 import Dispatch
 import QTEventBus
 import XCTest

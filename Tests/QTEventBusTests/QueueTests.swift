@@ -1,6 +1,7 @@
 // atQueue, the main queue (the one C drains with qtbus_main_drain), dispatchOnBusQueue,
 // dispatchOnMain, and lifetime rule 2 for hops: a delivery still queued when its token
 // is disposed is dropped.
+import QTEventBusTestSupport
 import Dispatch
 import QTBusEngine
 import QTEventBus

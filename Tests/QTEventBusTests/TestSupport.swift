@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import QTBusEngine
 import QTEventBus
+import QTEventBusTestSupport
 import Synchronization
 import XCTest
 
@@ -48,26 +49,6 @@ final class Owner {}
 
 // MARK: - Thread-safe recording
 
-/// A counter handlers can bump from any thread.
-final class Counter: Sendable {
-    private let storage = Atomic<Int>(0)
-    init() {}
-    func increment() { storage.add(1, ordering: .sequentiallyConsistent) }
-    var value: Int { storage.load(ordering: .sequentiallyConsistent) }
-}
-
-/// Records values in arrival order, from any thread.
-final class Recorder<T: Sendable>: @unchecked Sendable {
-    // @unchecked: `storage` is only touched under `lock` (an NSLock, a pthread mutex
-    // ThreadSanitizer understands; Synchronization.Mutex's Linux futex it does not).
-    private let lock = NSLock()
-    private var storage: [T] = []
-    init() {}
-    func append(_ value: T) { lock.withLock { storage.append(value) } }
-    var values: [T] { lock.withLock { storage } }
-    var count: Int { lock.withLock { storage.count } }
-}
-
 /// Holds one value settable from any thread (e.g. a token a handler disposes).
 final class Slot<T: Sendable>: @unchecked Sendable {
     // @unchecked: `storage` is only touched under `lock`.
@@ -79,23 +60,6 @@ final class Slot<T: Sendable>: @unchecked Sendable {
 }
 
 // MARK: - Waiting
-
-func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
-/// Polls `condition` until it holds or `seconds` pass; false on timeout.
-@discardableResult
-func waitUntil(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-    let deadline = monotonicSeconds() + seconds
-    while !condition() {
-        if monotonicSeconds() > deadline { return false }
-        usleep(100)
-    }
-    return true
-}
 
 /// Runs the main queue (DispatchQueue.main == qtbus_queue_main()) on this, the main,
 /// thread until `condition` holds or `seconds` pass, as a C program's loop would with

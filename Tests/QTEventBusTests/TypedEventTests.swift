@@ -1,5 +1,6 @@
 // Normal and subtype events (QTEventBus's testNormalEvent / testSubTypeEvent), generic
 // type keys, ordering, re-entrancy, ONCE and the errors of invalid names.
+import QTEventBusTestSupport
 import QTEventBus
 import XCTest
 
