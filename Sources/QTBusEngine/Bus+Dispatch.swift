@@ -106,10 +106,7 @@ final class StaticName: @unchecked Sendable {
         name = CName(UnsafePointer(bytes))!
     }
 
-    func matches(_ other: CName) -> Bool {
-        other.length == name.length && other.hash == name.hash
-            && sameBytes(UnsafeRawPointer(other.bytes), UnsafeRawPointer(bytes), name.length)
-    }
+    func matches(_ other: CName) -> Bool { name.isSame(as: other) }
 }
 
 /// Dispatches `event` on `bus`.  The caller is inside an epoch and has checked the

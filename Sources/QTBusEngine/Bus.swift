@@ -341,11 +341,7 @@ func subscriberCount(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype:
         guard let subtype else { return Int32(entry.pointee.liveCount) }
         let specific = NameTable<SubtypeEntry>.lookup(entry.pointee.subtypes, subtype)?.pointee.liveCount ?? 0
         var whole = 0
-        var cursor = entry.pointee.whole.head
-        while let raw = cursor {
-            whole += 1
-            cursor = raw.assumingMemoryBound(to: ListNode.self).pointee.next
-        }
+        forEachNode(entry.pointee.whole) { _ in whole += 1 }
         return Int32(specific + whole)
     }
 }

@@ -137,8 +137,7 @@ public func _qtbus_subscribe(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>
             for i in 0..<o.subtype_count {
                 guard let name = checkedName(names[i]) else { return QTBUS_EINVAL.rawValue }
                 // Listed twice: still one node, so each event is delivered once.
-                if !request.subtypes.contains(where: { $0.length == name.length && $0.hash == name.hash
-                        && memcmp($0.bytes, name.bytes, name.length) == 0 }) {
+                if !request.subtypes.contains(where: { $0.isSame(as: name) }) {
                     request.subtypes.append(name)
                 }
             }

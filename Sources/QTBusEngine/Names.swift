@@ -30,6 +30,13 @@ struct CName {
         self.hash = hashBytes(UnsafeRawPointer(bytes), n)
     }
 
+    /// Whether two scanned names are the same bytes.
+    @inline(__always)
+    func isSame(as other: CName) -> Bool {
+        hash == other.hash && length == other.length
+            && sameBytes(UnsafeRawPointer(bytes), UnsafeRawPointer(other.bytes), length)
+    }
+
     /// The name's bytes as a key for the cold paths that use Swift collections.
     var key: [UInt8] {
         UnsafeRawPointer(bytes).withMemoryRebound(to: UInt8.self, capacity: length) {
