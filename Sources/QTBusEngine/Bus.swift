@@ -9,6 +9,11 @@ import CQtbusShims
 import Glibc
 
 struct Bus {
+    /// Registry lock: type entries made by dispatches of types nobody subscribed to
+    /// (`learnType`), at most `maxLearnedTypes`.  First: it is the only field written
+    /// through `pointee`, which ThreadSanitizer reports at the struct's base address
+    /// (see `UnsafeMutablePointer.field`), and only lock holders touch it.
+    var learnedTypes = 0
     /// Atomic: 1 once qtbus_bus_destroy started; calls then return QTBUS_ECLOSED.
     var closed: UInt32 = 0
     /// Atomic: NameTable of TypeEntry.
@@ -18,9 +23,6 @@ struct Bus {
     /// Atomic: live subscriptions of QTNoSubscriberEvent, so an event nobody receives
     /// is not dispatched a second time for nobody.
     var noSubscriberListeners: UInt64 = 0
-    /// Registry lock: type entries made by dispatches of types nobody subscribed to
-    /// (`learnType`), at most `maxLearnedTypes`.
-    var learnedTypes = 0
     /// Serial queue of qtbus_dispatch_on_bus_queue, so posts keep their order per bus.
     let queue: qtbus_dispatch_queue_t
     let isShared: Bool
