@@ -22,6 +22,9 @@ set(QTBUS_SWIFT_SOURCES
   ${_engine}/Bus+Dispatch.swift
   ${_engine}/Sticky.swift
   ${_engine}/Queues.swift
+  ${_engine}/Requests.swift
+  ${_engine}/Commands.swift
+  ${_engine}/SharedSources.swift
   ${_engine}/JSON.swift
   ${_engine}/CBoundary.swift)
 

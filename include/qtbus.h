@@ -127,8 +127,9 @@ QTBUS_API qtbus_bus *qtbus_shared(void);
 /* A new isolated bus (for tests, plugins, scopes).  NULL only when out of memory. */
 QTBUS_API qtbus_bus *qtbus_bus_create(void);
 
-/* Disposes every subscription of the bus (their release hooks follow lifetime rule 1),
- * drops its sticky events and frees the bus.  Dispatches running on other threads at
+/* Disposes every subscription, command and shared source of the bus (their release
+ * hooks follow lifetime rule 1; a connected source is stopped first), drops its sticky
+ * events and frees the bus.  Dispatches running on other threads at
  * that moment finish safely, and calls that reach the bus while it is being destroyed
  * return QTBUS_ECLOSED; after this returns the pointer must not be used again.
  * Returns QTBUS_OK, QTBUS_EINVAL for NULL or the shared bus. */
@@ -334,6 +335,173 @@ QTBUS_API void       *qtbus_event_object(const qtbus_event *event);
  * run, queued ones not posted).  QTBUS_EINVAL for NULL or for an event delivered on a
  * queue, whose dispatch has already finished. */
 QTBUS_API int         qtbus_event_stop(const qtbus_event *event);
+
+/* ---------------------------------------------------------------------------------
+ * Request and reply (SXMessageTransfer)
+ *
+ * A request is a dispatch whose handlers can answer the sender.  The sender picks
+ * synchronous or queued processing per receiver the same way as for events: receivers
+ * subscribed without a queue run inside qtbus_request(), those with a queue run there.
+ *
+ *     static void on_login(const qtbus_event *e, void *u) {       // the auth service
+ *         qtbus_event_reply(e, "login ok", 8);
+ *     }
+ *     qtbus_request(bus, &(qtbus_event_desc){ .type = "Login", .data = json, .size = n },
+ *                   on_reply, state, done);                       // done(state): completion
+ * ------------------------------------------------------------------------------- */
+
+/* Receives one reply: type and subtype are the request's, data the bytes the handler
+ * passed (valid only during the call), no object.  A reply cannot be stopped or replied
+ * to.  It runs on the replying thread: with handlers on several queues, replies can
+ * arrive on several threads at once. */
+typedef void (*qtbus_reply_handler)(const qtbus_event *reply, void *userdata);
+
+/* Dispatches `event` as qtbus_dispatch() does (order, priorities, subtypes, stop,
+ * queues, object ownership, QTBUS_NO_SUBSCRIBER_TYPE) with the request attached to
+ * every delivery, queued ones included.
+ *   - on_reply (nullable: completion only) runs once per qtbus_event_reply(), at once.
+ *   - release(userdata) (nullable) is the completion: it runs exactly once, after the
+ *     last handler that received the request has returned (queued ones and a replaying
+ *     subscriber's late delivery included), on that handler's thread; when every
+ *     handler was synchronous it has run before qtbus_request returns.  After it, no
+ *     reply comes.  A request that reaches nobody completes at once.
+ *   - an event redirected to QTBUS_NO_SUBSCRIBER_TYPE is not a request (replying to it
+ *     is QTBUS_EINVAL), and the request returns 0.
+ * Returns the number of handlers reached (as qtbus_dispatch), or QTBUS_EINVAL (as
+ * qtbus_dispatch, and for QTBUS_EVENT_STICKY: a request completes, it cannot be kept
+ * for later subscribers), QTBUS_ECLOSED, QTBUS_ENOMEM; on failure neither release
+ * nor object_release is called. */
+QTBUS_API int qtbus_request(qtbus_bus *bus, const qtbus_event_desc *event,
+                            qtbus_reply_handler on_reply, void *userdata, qtbus_release release);
+
+/* From inside a handler of a request: answers it.  on_reply runs before this returns
+ * and sees these `size` bytes in place (not copied).  May be called zero or more times
+ * per handler.  QTBUS_OK; QTBUS_EINVAL for NULL, an event that is not a request (plain
+ * dispatch, reply, command input) or data NULL with size > 0. */
+QTBUS_API int qtbus_event_reply(const qtbus_event *event, const void *data, size_t size);
+
+/* ---------------------------------------------------------------------------------
+ * Commands (ReactiveCocoa's RACCommand)
+ *
+ * A named action with observable state.  A command publishes on its bus, with the
+ * command's name as subtype (subscribe to the type with that subtype to observe one
+ * command):
+ *   QTBUS_COMMAND_EXECUTING_TYPE  data "1" when it goes from idle to executing, "0"
+ *                                 when its last running execution finishes (one pair
+ *                                 however many executions overlap)
+ *   QTBUS_COMMAND_VALUE_TYPE      each qtbus_execution_send(), data = the bytes sent
+ *   QTBUS_COMMAND_ERROR_TYPE      each finish with error != 0, data = the message
+ *                                 (empty when NULL), published before its "0"
+ *   QTBUS_COMMAND_ENABLED_TYPE    data "1"/"0" when qtbus_command_is_enabled()'s value
+ *                                 changes (disabled, or busy while not concurrent);
+ *                                 not published at creation (it starts enabled)
+ * Order: one command's events are delivered one at a time, in the order of the calls
+ * that made them.  Each is delivered inside the call that made it, on its thread --
+ * unless another thread is delivering this command's events at that moment; then that
+ * thread delivers it next and the call returns without waiting.  (So a handler that
+ * executes the command again sees the new events after it returns, never nested.)
+ * Several commands may share a name on one bus; their events then share a subtype.
+ * ------------------------------------------------------------------------------- */
+#define QTBUS_COMMAND_CONCURRENT (1u << 0) /* executions may overlap */
+
+#define QTBUS_COMMAND_EXECUTING_TYPE "QTCommandExecuting"
+#define QTBUS_COMMAND_VALUE_TYPE     "QTCommandValue"
+#define QTBUS_COMMAND_ERROR_TYPE     "QTCommandError"
+#define QTBUS_COMMAND_ENABLED_TYPE   "QTCommandEnabled"
+
+/* Runs one execution.  `input` is the event given to qtbus_command_execute (NULL when
+ * none was), valid during the call; it cannot be stopped or replied to.  The function
+ * sends values and finishes `execution`, now or later, from any thread. */
+typedef void (*qtbus_execute_fn)(const qtbus_event *input, qtbus_execution execution, void *userdata);
+
+/* Creates an enabled, idle command named `name` (a name as for events) on `bus`.
+ * release(userdata) (nullable) runs exactly once, after qtbus_command_dispose() (or
+ * the bus's destroy) and after the last call of `execute` has returned, with lifetime
+ * rule 1's timing.  Returns QTBUS_OK; QTBUS_EINVAL (NULL bus/name/execute/out, bad
+ * name, unknown flag), QTBUS_ECLOSED.  On failure *out is {0}. */
+QTBUS_API int qtbus_command_create(qtbus_bus *bus, const char *name, uint32_t flags,
+                                   qtbus_execute_fn execute, void *userdata, qtbus_release release,
+                                   qtbus_command *out);
+
+/* Starts an execution: "1" is published if the command was idle, then `execute` runs
+ * -- now, on this thread, before this returns, when queue is NULL; else on `queue`
+ * (the input is copied; an execution still queued when the command is disposed never
+ * runs).  `input` (nullable) is checked as for qtbus_dispatch (QTBUS_EVENT_STICKY is
+ * QTBUS_EINVAL); its object is owned by a successful call and released after
+ * `execute` returned.  Returns QTBUS_OK; QTBUS_EBUSY, running nothing, when the
+ * command is disabled or executing and not concurrent; QTBUS_ESTALE, QTBUS_EINVAL,
+ * QTBUS_ECLOSED. */
+QTBUS_API int qtbus_command_execute(qtbus_command command, const qtbus_event_desc *input, qtbus_queue *queue);
+
+/* Enables (non-zero) or disables the command.  Running executions go on; a disabled
+ * command refuses execute with QTBUS_EBUSY.  QTBUS_OK or QTBUS_ESTALE. */
+QTBUS_API int qtbus_command_set_enabled(qtbus_command command, int enabled);
+
+/* 1 while at least one execution runs (started, not finished), else 0; QTBUS_ESTALE. */
+QTBUS_API int qtbus_command_is_executing(qtbus_command command);
+
+/* 1 when qtbus_command_execute would start an execution now (enabled, and idle unless
+ * concurrent), else 0; QTBUS_ESTALE.  Not in RACCommand's C ancestor: its `enabled`
+ * signal, readable. */
+QTBUS_API int qtbus_command_is_enabled(qtbus_command command);
+
+/* Publishes QTBUS_COMMAND_VALUE_TYPE with `size` bytes (copied).  QTBUS_OK;
+ * QTBUS_ESTALE once the execution finished or its command was disposed; QTBUS_EINVAL
+ * for data NULL with size > 0. */
+QTBUS_API int qtbus_execution_send(qtbus_execution execution, const void *data, size_t size);
+
+/* Finishes the execution, exactly once: error 0 is success; otherwise
+ * QTBUS_COMMAND_ERROR_TYPE is published with `message` (nullable, copied) first.  Then
+ * "0" if it was the last running one.  QTBUS_OK; QTBUS_ESTALE when already finished
+ * or its command was disposed. */
+QTBUS_API int qtbus_execution_finish(qtbus_execution execution, int error, const char *message);
+
+/* Disposes the command: later calls with it return QTBUS_ESTALE, and so do running
+ * executions' later sends and finishes (their `execute` calls are not interrupted;
+ * nothing more is published).  Events already made are still delivered.  QTBUS_OK or
+ * QTBUS_ESTALE. */
+QTBUS_API int qtbus_command_dispose(qtbus_command command);
+
+/* ---------------------------------------------------------------------------------
+ * Shared sources (ReactiveCocoa's RACMulticastConnection)
+ *
+ * A source's side effect (a socket, a timer, a file watch) that dispatches events of
+ * `type`: it is started once per connection however many subscribers there are.
+ * `start` and `stop` of one source never overlap and strictly alternate (start, stop,
+ * start...).  Each runs inside the call that caused it, on its thread -- unless another
+ * thread is running this source's start or stop at that moment; then that thread runs
+ * it next and the call returns without waiting.
+ * ------------------------------------------------------------------------------- */
+#define QTBUS_SOURCE_AUTOCONNECT (1u << 0)
+
+typedef void (*qtbus_source_start)(qtbus_bus *bus, void *userdata);
+typedef void (*qtbus_source_stop)(void *userdata);
+
+/* Creates a disconnected source of events of `type` on `bus`.  With
+ * QTBUS_SOURCE_AUTOCONNECT the source follows the type's live subscriptions (any
+ * subtype, any queue): the first one connects it (inside that qtbus_subscribe, before
+ * it returns and before its replay; at once inside this call if subscriptions already
+ * exist), the dispose of the last one (or its ONCE firing, its bag, its bus's destroy)
+ * disconnects it, and a later first subscriber connects it again.  Explicit connect and
+ * disconnect work too.  `start` is required, `stop` nullable.  release(userdata)
+ * (nullable) runs exactly once, after qtbus_source_dispose() (or the bus's destroy)
+ * and the stop that follows it.  Returns QTBUS_OK; QTBUS_EINVAL (NULL bus/type/start/
+ * out, bad name, unknown flag), QTBUS_ECLOSED.  On failure *out is {0}. */
+QTBUS_API int qtbus_source_create(qtbus_bus *bus, const char *type, uint32_t flags,
+                                  qtbus_source_start start, qtbus_source_stop stop,
+                                  void *userdata, qtbus_release release, qtbus_source *out);
+
+/* Runs start if the source is not connected; does nothing if it is.  QTBUS_OK or
+ * QTBUS_ESTALE. */
+QTBUS_API int qtbus_source_connect(qtbus_source source);
+
+/* Runs stop if the source is connected; a later connect starts it again.  QTBUS_OK or
+ * QTBUS_ESTALE. */
+QTBUS_API int qtbus_source_disconnect(qtbus_source source);
+
+/* Disconnects the source if connected (stop runs), then releases it.  QTBUS_OK or
+ * QTBUS_ESTALE. */
+QTBUS_API int qtbus_source_dispose(qtbus_source source);
 
 /* ---------------------------------------------------------------------------------
  * Internal helper behind the QTBUS_SUB* macros; not API.

@@ -21,6 +21,8 @@ struct EventView {
     var stopped = false
     /// Delivered after its dispatch returned (queue, replay): it cannot be stopped.
     var queued = false
+    /// Set when the event is a request (qtbus_request): handlers may reply to it.
+    var request: UnsafeMutablePointer<Request>? = nil
 
     init(type: UnsafePointer<CChar>, subtype: UnsafePointer<CChar>?, data: UnsafeRawPointer?, size: Int,
          object: UnsafeMutableRawPointer?) {
@@ -35,6 +37,7 @@ struct EventView {
         self.init(type: p.pointee.type, subtype: p.pointee.subtype, data: p.pointee.data, size: p.pointee.size,
                   object: p.pointee.object)
         self.queued = queued
+        self.request = p.pointee.request
     }
 }
 
@@ -49,6 +52,9 @@ struct Outgoing {
     var objectRelease: qtbus_release?
     /// One reference held by this dispatch; it owns the object when present.
     var payload: UnsafeMutablePointer<Payload>?
+    /// The request this dispatch carries, not owned (qtbus_request holds it throughout;
+    /// a payload made for it takes a reference of its own).
+    var request: UnsafeMutablePointer<Request>? = nil
 
     init(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
          object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?) {
@@ -66,6 +72,7 @@ struct Outgoing {
         self.init(type: payloadTypeName(p), subtype: payloadSubtypeName(p), data: p.pointee.data,
                   size: p.pointee.size, object: p.pointee.object, objectRelease: nil)
         payload = p
+        request = p.pointee.request
     }
 
     /// Copies the event once, for deliveries that outlive the dispatch; the payload
@@ -73,7 +80,7 @@ struct Outgoing {
     mutating func ensurePayload() {
         guard payload == nil else { return }
         payload = makePayload(type: type, subtype: subtype, data: data, size: size,
-                              object: object, objectRelease: objectRelease, parent: nil)
+                              object: object, objectRelease: objectRelease, parent: nil, request: request)
         objectRelease = nil
     }
 
@@ -179,6 +186,7 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
                      _ event: inout Outgoing, _ start: UInt64) -> Int32 {
     var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
                          object: event.object)
+    view.request = event.request
     var count: Int32 = 0
     // The largest `order` a node may have to receive this dispatch (see ListNode.order).
     let last = start << 16 | ListNode.indexMask

@@ -26,6 +26,9 @@ struct Bus {
     /// Serial queue of qtbus_dispatch_on_bus_queue, so posts keep their order per bus.
     let queue: qtbus_dispatch_queue_t
     let isShared: Bool
+    /// Registry lock: ids of the bus's commands and shared sources, disposed with it.
+    var commands: [UInt64] = []
+    var sources: [UInt64] = []
 }
 
 /// A dispose bag: the tokens put in it.  A subscription disposed on its own stays
@@ -40,6 +43,20 @@ struct Bag {
 struct RegistryState {
     var pool = SubscriptionPool()
     var bags = HandleTable<UnsafeMutablePointer<Bag>>()
+    var commands = HandleTable<UnsafeMutablePointer<Command>>()
+    /// Execution id -> its command.
+    var executions = HandleTable<UnsafeMutablePointer<Command>>()
+    var sources = HandleTable<UnsafeMutablePointer<SharedSource>>()
+    /// Sources whose worker role a critical section claimed (autoconnect); the entry
+    /// point that holds the lock takes them (`takeSourcesToRun`) and runs them after
+    /// unlocking, so start and stop run inside the call that caused them.
+    var sourcesToRun: [UnsafeMutablePointer<SharedSource>] = []
+
+    mutating func takeSourcesToRun() -> [UnsafeMutablePointer<SharedSource>] {
+        if sourcesToRun.isEmpty { return [] }
+        defer { sourcesToRun = [] }
+        return sourcesToRun
+    }
 }
 
 /// The registry lock and what it guards beyond the buses' own fields.
@@ -126,6 +143,7 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
     withEpoch {
         var replay: [UnsafeMutablePointer<Payload>] = []
         var made: UnsafeMutablePointer<Subscription>? = nil
+        var sources: [UnsafeMutablePointer<SharedSource>] = []
         let status: Int64 = registry.withLock { state in
             if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
             var bag: UnsafeMutablePointer<Bag>? = nil
@@ -173,6 +191,10 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
             // After the links: a dispatch that reads this sequence sees the nodes.
             qtbus_atomic_store_u64(type.field(\.seq), seq)
             type.pointee.liveCount += 1
+            if type.pointee.liveCount == 1 && !type.pointee.sources.isEmpty {
+                typeLivenessChanged(&state, type, live: true)
+                sources = state.takeSourcesToRun()
+            }
             if type.pointee.isNoSubscriberType {
                 _ = qtbus_atomic_fetch_add_u64(bus.field(\.noSubscriberListeners), 1)
             }
@@ -183,6 +205,8 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
             made = sub
             return Int64(bitPattern: SubscriptionPool.token(sub))
         }
+        // Autoconnect first: a start that dispatches at once reaches this subscriber.
+        runSources(sources)
         if status >= 0, let sub = made, sub.pointee.flags & subReplay != 0 { runReplay(sub, replay) }
         return status
     }
@@ -226,6 +250,9 @@ private func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Su
         }
     }
     type.pointee.liveCount -= 1
+    if type.pointee.liveCount == 0 && !type.pointee.sources.isEmpty {
+        typeLivenessChanged(&state, type, live: false)
+    }
     if type.pointee.isNoSubscriberType {
         _ = qtbus_atomic_fetch_sub_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
     }
@@ -268,20 +295,27 @@ private func finalize(_ sub: UnsafeMutablePointer<Subscription>) {
 
 /// qtbus_token_dispose.
 func disposeToken(_ id: UInt64) -> Int32 {
+    var sources: [UnsafeMutablePointer<SharedSource>] = []
     let sub: UnsafeMutablePointer<Subscription>? = registry.withLock { state in
         guard let sub = state.pool.lookup(id), SubState.claimForDispose(sub) else { return nil }
         unlink(&state, sub)
+        sources = state.takeSourcesToRun()
         return sub
     }
     guard let sub else { return QTBUS_ESTALE.rawValue }
     retire(sub)
+    runSources(sources)
     return QTBUS_OK.rawValue
 }
 
 /// After a ONCE subscription's delivery was claimed: unlink and retire it.
 func finishOnce(_ sub: UnsafeMutablePointer<Subscription>) {
-    registry.withLock { state in unlink(&state, sub) }
+    let sources = registry.withLock { state in
+        unlink(&state, sub)
+        return state.takeSourcesToRun()
+    }
     retire(sub)
+    runSources(sources)
 }
 
 func tokenIsActive(_ id: UInt64) -> Bool {
@@ -313,6 +347,7 @@ func bagAdd(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
 
 func bagDispose(_ bagID: UInt64) -> Int32 {
     var subs: [UnsafeMutablePointer<Subscription>] = []
+    var sources: [UnsafeMutablePointer<SharedSource>] = []
     let found: UnsafeMutablePointer<Bag>? = registry.withLock { state in
         guard let bag = state.bags.remove(bagID) else { return nil }
         for token in bag.pointee.tokens {
@@ -325,12 +360,14 @@ func bagDispose(_ bagID: UInt64) -> Int32 {
                 subs.append(sub)
             }
         }
+        sources = state.takeSourcesToRun()
         return bag
     }
     guard let bag = found else { return QTBUS_ESTALE.rawValue }
     bag.deinitialize(count: 1)
     bag.deallocate()
     retire(subs)
+    runSources(sources)
     return QTBUS_OK.rawValue
 }
 
@@ -355,6 +392,8 @@ func subscriberCount(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype:
 func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
     var subs: [UnsafeMutablePointer<Subscription>] = []
     var payloads: [UnsafeMutablePointer<Payload>] = []
+    var commands: [UnsafeMutablePointer<Command>] = []
+    var sources: [UnsafeMutablePointer<SharedSource>] = []
     let status: Int32 = registry.withLock { state in
         if bus.pointee.isShared { return QTBUS_EINVAL.rawValue }
         guard qtbus_atomic_cas_u32(bus.field(\.closed), 0, 1) else { return QTBUS_ECLOSED.rawValue }
@@ -372,10 +411,20 @@ func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
             unlink(&state, sub)
             subs.append(sub)
         }
+        // Its commands and sources go with it (a connected source is stopped).
+        for id in bus.pointee.commands {
+            if let c = state.commands.lookup(id), disposeCommandLocked(&state, c) { commands.append(c) }
+        }
+        for id in bus.pointee.sources {
+            if let s = state.sources.lookup(id), disposeSourceLocked(&state, s) { state.sourcesToRun.append(s) }
+        }
+        sources = state.takeSourcesToRun()
         return QTBUS_OK.rawValue
     }
     guard status == QTBUS_OK.rawValue else { return status }
     retire(subs)
+    retireCommands(commands)
+    runSources(sources)
     for p in payloads { payloadRelease(p) }
     reclaimer.retire(UnsafeMutableRawPointer(bus), dropBusStorePin)
     return QTBUS_OK.rawValue

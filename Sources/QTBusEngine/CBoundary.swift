@@ -287,3 +287,115 @@ public func _qtbus_event_stop(_ event: OpaquePointer?) -> Int32 {
     v.pointee.stopped = true
     return QTBUS_OK.rawValue
 }
+
+// MARK: - Request and reply
+
+@_cdecl("qtbus_request")
+public func _qtbus_request(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?,
+                           _ onReply: qtbus_reply_handler?, _ userdata: UnsafeMutableRawPointer?,
+                           _ release: qtbus_release?) -> Int32 {
+    guard let bus = busPointer(bus), var event = outgoing(desc),
+          desc.unsafelyUnwrapped.pointee.flags & knownEventFlags == 0 else { return QTBUS_EINVAL.rawValue }
+    return sendRequest(bus, &event, onReply: onReply, userdata: userdata, release: release)
+}
+
+@_cdecl("qtbus_event_reply")
+public func _qtbus_event_reply(_ event: OpaquePointer?, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
+    guard let v = view(event) else { return QTBUS_EINVAL.rawValue }
+    return replyTo(v, data, size)
+}
+
+// MARK: - Commands
+
+private let knownCommandFlags = UInt32(QTBUS_COMMAND_CONCURRENT)
+
+@_cdecl("qtbus_command_create")
+public func _qtbus_command_create(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ flags: UInt32,
+                                  _ execute: qtbus_execute_fn?, _ userdata: UnsafeMutableRawPointer?,
+                                  _ release: qtbus_release?, _ out: UnsafeMutablePointer<qtbus_command>?) -> Int32 {
+    out?.pointee = qtbus_command(id: 0)
+    guard let bus = busPointer(bus), let name = checkedName(name), let execute, let out,
+          flags & ~knownCommandFlags == 0 else { return QTBUS_EINVAL.rawValue }
+    let result = commandCreate(bus, name, concurrent: flags & knownCommandFlags != 0, execute, userdata, release)
+    if result < 0 { return Int32(result) }
+    out.pointee = qtbus_command(id: UInt64(result))
+    return QTBUS_OK.rawValue
+}
+
+@_cdecl("qtbus_command_execute")
+public func _qtbus_command_execute(_ command: qtbus_command, _ input: UnsafePointer<qtbus_event_desc>?,
+                                   _ queue: OpaquePointer?) -> Int32 {
+    var event: Outgoing? = nil
+    if let input {
+        // Checked in full here: the input is not looked up in any table.
+        guard let e = outgoing(input), input.pointee.flags == 0, e.type.isValidUTF8,
+              e.subtype?.isValidUTF8 ?? true else { return QTBUS_EINVAL.rawValue }
+        event = e
+    }
+    return commandExecute(command.id, &event, queue.map { UnsafeMutablePointer<Queue>($0) })
+}
+
+@_cdecl("qtbus_command_set_enabled")
+public func _qtbus_command_set_enabled(_ command: qtbus_command, _ enabled: Int32) -> Int32 {
+    commandSetEnabled(command.id, enabled != 0)
+}
+
+@_cdecl("qtbus_command_is_executing")
+public func _qtbus_command_is_executing(_ command: qtbus_command) -> Int32 {
+    commandQuery(command.id, executing: true)
+}
+
+@_cdecl("qtbus_command_is_enabled")
+public func _qtbus_command_is_enabled(_ command: qtbus_command) -> Int32 {
+    commandQuery(command.id, executing: false)
+}
+
+@_cdecl("qtbus_execution_send")
+public func _qtbus_execution_send(_ execution: qtbus_execution, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
+    guard data != nil || size == 0 else { return QTBUS_EINVAL.rawValue }
+    return executionSend(execution.id, data, size)
+}
+
+@_cdecl("qtbus_execution_finish")
+public func _qtbus_execution_finish(_ execution: qtbus_execution, _ error: Int32,
+                                    _ message: UnsafePointer<CChar>?) -> Int32 {
+    executionFinish(execution.id, error, message)
+}
+
+@_cdecl("qtbus_command_dispose")
+public func _qtbus_command_dispose(_ command: qtbus_command) -> Int32 {
+    commandDispose(command.id)
+}
+
+// MARK: - Shared sources
+
+private let knownSourceFlags = UInt32(QTBUS_SOURCE_AUTOCONNECT)
+
+@_cdecl("qtbus_source_create")
+public func _qtbus_source_create(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ flags: UInt32,
+                                 _ start: qtbus_source_start?, _ stop: qtbus_source_stop?,
+                                 _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?,
+                                 _ out: UnsafeMutablePointer<qtbus_source>?) -> Int32 {
+    out?.pointee = qtbus_source(id: 0)
+    guard let bus = busPointer(bus), let type = checkedName(type), let start, let out,
+          flags & ~knownSourceFlags == 0 else { return QTBUS_EINVAL.rawValue }
+    let result = sourceCreate(bus, type, autoconnect: flags & knownSourceFlags != 0, start, stop, userdata, release)
+    if result < 0 { return Int32(result) }
+    out.pointee = qtbus_source(id: UInt64(result))
+    return QTBUS_OK.rawValue
+}
+
+@_cdecl("qtbus_source_connect")
+public func _qtbus_source_connect(_ source: qtbus_source) -> Int32 {
+    sourceSetConnected(source.id, true)
+}
+
+@_cdecl("qtbus_source_disconnect")
+public func _qtbus_source_disconnect(_ source: qtbus_source) -> Int32 {
+    sourceSetConnected(source.id, false)
+}
+
+@_cdecl("qtbus_source_dispose")
+public func _qtbus_source_dispose(_ source: qtbus_source) -> Int32 {
+    sourceDispose(source.id)
+}

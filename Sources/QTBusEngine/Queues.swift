@@ -70,6 +70,9 @@ struct Payload {
     var objectRelease: qtbus_release?
     /// A payload whose object this one shows but does not own (QTNoSubscriberEvent).
     var parent: UnsafeMutablePointer<Payload>?
+    /// The request its deliveries carry; the payload holds a reference, so the request
+    /// completes only after the last queued or backlogged delivery has run.
+    var request: UnsafeMutablePointer<Request>? = nil
     /// Atomic: 1 once a queued delivery rides in this payload (see `enqueueDelivery`).
     var carrying: UInt32 = 0
     var carried: Delivery? = nil
@@ -79,7 +82,8 @@ private let payloadHeader = (MemoryLayout<Payload>.stride + 15) & ~15
 
 func makePayload(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
                  object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?,
-                 parent: UnsafeMutablePointer<Payload>?) -> UnsafeMutablePointer<Payload> {
+                 parent: UnsafeMutablePointer<Payload>?,
+                 request: UnsafeMutablePointer<Request>? = nil) -> UnsafeMutablePointer<Payload> {
     let subtypeLength = subtype.map { $0.length + 1 } ?? 0
     let raw = UnsafeMutableRawPointer.allocate(
         byteCount: payloadHeader + size + 1 + type.length + 1 + subtypeLength, alignment: 16)
@@ -97,9 +101,10 @@ func makePayload(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: In
         subtypeCopy = s
     }
     if let parent { payloadRetain(parent) }
+    if let request { requestRetain(request) }
     let p = raw.bindMemory(to: Payload.self, capacity: 1)
     p.initialize(to: Payload(type: typeCopy, subtype: subtypeCopy, data: size > 0 ? bytes : nil, size: size,
-                             object: object, objectRelease: objectRelease, parent: parent))
+                             object: object, objectRelease: objectRelease, parent: parent, request: request))
     return p
 }
 
@@ -113,10 +118,12 @@ func payloadRelease(_ p: UnsafeMutablePointer<Payload>) {
     let object = p.pointee.object
     let release = p.pointee.objectRelease
     let parent = p.pointee.parent
+    let request = p.pointee.request
     p.deinitialize(count: 1)
     UnsafeMutableRawPointer(p).deallocate()
     release?(object)
     if let parent { payloadRelease(parent) }
+    if let request { requestRelease(request) }
 }
 
 /// The CName of a payload's type (its length is known; the hash is recomputed only

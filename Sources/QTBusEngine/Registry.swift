@@ -338,6 +338,8 @@ struct TypeEntry: NamedEntry {
     /// Atomic: NameTable of SubtypeEntry, nil until the first subtype subscription.
     var subtypes: UnsafeMutableRawPointer? = nil
     var sticky = StickyStore()
+    /// Registry lock: the autoconnect shared sources of this type (SharedSources.swift).
+    var sources: [UnsafeMutablePointer<SharedSource>] = []
 }
 
 /// A subtype of a type.  Freed (after a grace period) when its last subscription goes.

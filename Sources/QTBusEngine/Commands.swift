@@ -1,0 +1,326 @@
+// Commands (ReactiveCocoa's RACCommand) and their executions.
+//
+// A command is a C function plus state under the registry lock: enabled, how many
+// executions run, how many calls of the function are running or queued.  Its state
+// changes are published on its bus as events whose subtype is the command's name:
+// QTCommandExecuting "1"/"0", QTCommandValue (each send), QTCommandError (a failed
+// finish, before its "0") and QTCommandEnabled "1"/"0".
+//
+// Why publications go through a per-command FIFO: the state changes under the lock,
+// but handlers must run outside it, so two threads (one finishing the last execution,
+// one starting a new one) could deliver "1" before "0" and leave every observer
+// believing the command idle while it runs.  Each change appends its events to the
+// FIFO in the critical section that made it; the thread that finds nobody publishing
+// becomes the publisher and delivers the FIFO in order until it is empty.  A handler
+// that executes the command again (re-entrant, same thread) only appends: the loop up
+// its stack delivers the new events after the current one, so nothing deadlocks and
+// nothing runs under a lock.  Normally the caller itself is the publisher, so a
+// single-threaded program sees every event inside the call that caused it.
+//
+// Memory: `refs` counts the handle table's entry plus every call of `execute` that is
+// running or queued.  When the command is disposed and the last call returned, the
+// record is retired through the reclaimer (callers hold its pointer inside an epoch)
+// and release(userdata) runs.  Execution ids live in their own handle table, pointing
+// at the command; dispose removes them all, so later sends and finishes are ESTALE.
+import CQtbusShims
+import Glibc
+
+struct Command {
+    /// Under the registry lock, as every field but the constants (first: see `field(_:)`).
+    var refs = 1
+    var running = 0
+    var enabled = true
+    var disposed = false
+    /// What QTCommandEnabled last said (it starts enabled, and says nothing until a change).
+    var effectiveEnabled = true
+    var publishing = false
+    var pending: [UnsafeMutablePointer<Payload>] = []
+    var executions: [UInt64] = []
+    let id: UInt64
+    let bus: UnsafeMutablePointer<Bus>
+    let name: StoredName
+    let concurrent: Bool
+    let execute: qtbus_execute_fn
+    let userdata: UnsafeMutableRawPointer?
+    let release: qtbus_release?
+}
+
+let commandExecutingName = StaticName("QTCommandExecuting")
+let commandValueName = StaticName("QTCommandValue")
+let commandErrorName = StaticName("QTCommandError")
+let commandEnabledName = StaticName("QTCommandEnabled")
+private let oneText: StaticString = "1"
+private let zeroText: StaticString = "0"
+
+// MARK: - Publications
+
+extension UnsafeMutablePointer where Pointee == Command {
+    /// Under the registry lock: appends one event to the FIFO.
+    fileprivate func append(_ type: StaticName, _ data: UnsafeRawPointer?, _ size: Int) {
+        let subtype = CName(UnsafePointer(pointee.name.bytes))!
+        pointee.pending.append(makePayload(type: type.name, subtype: subtype, data: data, size: size,
+                                           object: nil, objectRelease: nil, parent: nil))
+    }
+
+    fileprivate func append(_ type: StaticName, flag: Bool) {
+        let text = flag ? oneText : zeroText
+        append(type, text.utf8Start, 1)
+    }
+
+    /// Under the registry lock, after `running` or `enabled` changed: the executing and
+    /// enabled events that change calls for.
+    fileprivate func noteState(wasRunning: Int) {
+        if wasRunning == 0 && pointee.running > 0 { append(commandExecutingName, flag: true) }
+        if wasRunning > 0 && pointee.running == 0 { append(commandExecutingName, flag: false) }
+        let effective = pointee.enabled && (pointee.concurrent || pointee.running == 0)
+        if effective != pointee.effectiveEnabled {
+            pointee.effectiveEnabled = effective
+            append(commandEnabledName, flag: effective)
+        }
+    }
+
+    /// Under the registry lock: true when the caller must publish (call `publish`
+    /// after unlocking), because events are pending and nobody is delivering them.
+    fileprivate func claimPublisher() -> Bool {
+        guard !pointee.pending.isEmpty, !pointee.publishing else { return false }
+        pointee.publishing = true
+        return true
+    }
+
+    /// Outside the lock, inside an epoch: delivers the FIFO until it is empty.
+    fileprivate func publish() {
+        while true {
+            let next: UnsafeMutablePointer<Payload>? = registry.withLock { _ in
+                if pointee.pending.isEmpty {
+                    pointee.publishing = false
+                    return nil
+                }
+                return pointee.pending.removeFirst()
+            }
+            guard let p = next else { return }
+            var event = Outgoing(payload: p)
+            if dispatchEvent(pointee.bus, &event, flags: 0) < 0 { payloadRelease(p) }
+        }
+    }
+}
+
+/// Drops one reference (a finished call, or the table's at dispose); under the lock.
+/// True when it was the last: the caller retires the record after unlocking.
+private func dropCommandRef(_ c: UnsafeMutablePointer<Command>) -> Bool {
+    c.pointee.refs -= 1
+    return c.pointee.refs == 0
+}
+
+private let finalizeCommand: Finalizer = { raw in
+    let c = raw!.assumingMemoryBound(to: Command.self)
+    let release = c.pointee.release
+    let userdata = c.pointee.userdata
+    c.pointee.name.free()
+    c.deinitialize(count: 1)
+    c.deallocate()
+    release?(userdata)
+}
+
+private func retireCommand(_ c: UnsafeMutablePointer<Command>) {
+    reclaimer.retire(UnsafeMutableRawPointer(c), finalizeCommand)
+}
+
+// MARK: - Entry points
+
+func commandCreate(_ bus: UnsafeMutablePointer<Bus>, _ name: CName, concurrent: Bool, _ execute: qtbus_execute_fn,
+                   _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int64 {
+    withEpoch {
+        registry.withLock { state in
+            if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
+            let c = UnsafeMutablePointer<Command>.allocate(capacity: 1)
+            // The id is known only after insertion; the slot is reserved with the pointer.
+            let id = state.commands.insert(c)
+            c.initialize(to: Command(id: id, bus: bus, name: StoredName(copying: name), concurrent: concurrent,
+                                     execute: execute, userdata: userdata, release: release))
+            bus.pointee.commands.append(id)
+            return Int64(bitPattern: id)
+        }
+    }
+}
+
+/// qtbus_command_execute.  `input` was checked by the caller; it is consumed (its
+/// object released) only when this returns QTBUS_OK.
+func commandExecute(_ id: UInt64, _ input: inout Outgoing?, _ queue: UnsafeMutablePointer<Queue>?) -> Int32 {
+    withEpoch {
+        var status = QTBUS_OK.rawValue
+        var publisher = false
+        var executionID: UInt64 = 0
+        let found: UnsafeMutablePointer<Command>? = registry.withLock { state in
+            guard let c = state.commands.lookup(id) else {
+                status = QTBUS_ESTALE.rawValue
+                return nil
+            }
+            if isClosed(c.pointee.bus) {
+                status = QTBUS_ECLOSED.rawValue
+                return nil
+            }
+            guard c.pointee.enabled, c.pointee.concurrent || c.pointee.running == 0 else {
+                status = QTBUS_EBUSY.rawValue
+                return nil
+            }
+            let was = c.pointee.running
+            c.pointee.running += 1
+            c.pointee.refs += 1
+            executionID = state.executions.insert(c)
+            c.pointee.executions.append(executionID)
+            c.noteState(wasRunning: was)
+            publisher = c.claimPublisher()
+            return c
+        }
+        guard let c = found else { return status }
+        if publisher { c.publish() }
+        let execution = qtbus_execution(id: executionID)
+        if let queue {
+            // The input outlives this call: copy it once (the payload takes the object).
+            var payload: UnsafeMutablePointer<Payload>? = nil
+            if var event = input {
+                event.ensurePayload()
+                payload = event.payload
+            }
+            postExecution(c, execution, payload, queue)
+        } else if var event = input {
+            var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data,
+                                 size: event.size, object: event.object)
+            view.queued = true  // not a dispatch: it cannot be stopped
+            withUnsafeMutablePointer(to: &view) { c.pointee.execute(OpaquePointer($0), execution, c.pointee.userdata) }
+            event.finish()
+            endCall(c)
+        } else {
+            c.pointee.execute(nil, execution, c.pointee.userdata)
+            endCall(c)
+        }
+        return QTBUS_OK.rawValue
+    }
+}
+
+/// A call of `execute` has returned (or was dropped): drops its reference.
+private func endCall(_ c: UnsafeMutablePointer<Command>) {
+    if registry.withLock({ _ in dropCommandRef(c) }) { retireCommand(c) }
+}
+
+private struct QueuedExecution {
+    let command: UnsafeMutablePointer<Command>
+    let execution: qtbus_execution
+    let input: UnsafeMutablePointer<Payload>?
+}
+
+/// Runs `execute` on `queue` later, unless the command is disposed by then.
+private func postExecution(_ c: UnsafeMutablePointer<Command>, _ execution: qtbus_execution,
+                           _ input: UnsafeMutablePointer<Payload>?, _ queue: UnsafeMutablePointer<Queue>) {
+    let item = UnsafeMutablePointer<QueuedExecution>.allocate(capacity: 1)
+    item.initialize(to: QueuedExecution(command: c, execution: execution, input: input))
+    // The queue may be released by its creator meanwhile: work already posted keeps the
+    // libdispatch queue alive (see releaseQueue).
+    qtbus_dq_async(queue.pointee.dq, item) { raw in
+        let item = raw!.assumingMemoryBound(to: QueuedExecution.self).move()
+        raw!.deallocate()
+        let c = item.command
+        // Its reference keeps the record; the lock orders this read with dispose.
+        if !registry.withLock({ _ in c.pointee.disposed }) {
+            if let p = item.input {
+                var view = EventView(payload: p, queued: true)
+                withUnsafeMutablePointer(to: &view) { c.pointee.execute(OpaquePointer($0), item.execution, c.pointee.userdata) }
+            } else {
+                c.pointee.execute(nil, item.execution, c.pointee.userdata)
+            }
+        }
+        if let p = item.input { payloadRelease(p) }
+        endCall(c)
+    }
+}
+
+func commandSetEnabled(_ id: UInt64, _ enabled: Bool) -> Int32 {
+    withEpoch {
+        var publisher = false
+        let found: UnsafeMutablePointer<Command>? = registry.withLock { state in
+            guard let c = state.commands.lookup(id) else { return nil }
+            c.pointee.enabled = enabled
+            c.noteState(wasRunning: c.pointee.running)
+            publisher = c.claimPublisher()
+            return c
+        }
+        guard let c = found else { return QTBUS_ESTALE.rawValue }
+        if publisher { c.publish() }
+        return QTBUS_OK.rawValue
+    }
+}
+
+/// 1 or 0 for `running > 0` (`executing: true`) or for "execute would be accepted now".
+func commandQuery(_ id: UInt64, executing: Bool) -> Int32 {
+    registry.withLock { state in
+        guard let c = state.commands.lookup(id) else { return QTBUS_ESTALE.rawValue }
+        if executing { return c.pointee.running > 0 ? 1 : 0 }
+        return c.pointee.enabled && (c.pointee.concurrent || c.pointee.running == 0) ? 1 : 0
+    }
+}
+
+func executionSend(_ id: UInt64, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
+    withEpoch {
+        var publisher = false
+        let found: UnsafeMutablePointer<Command>? = registry.withLock { state in
+            guard let c = state.executions.lookup(id) else { return nil }
+            c.append(commandValueName, data, size)
+            publisher = c.claimPublisher()
+            return c
+        }
+        guard let c = found else { return QTBUS_ESTALE.rawValue }
+        if publisher { c.publish() }
+        return QTBUS_OK.rawValue
+    }
+}
+
+func executionFinish(_ id: UInt64, _ error: Int32, _ message: UnsafePointer<CChar>?) -> Int32 {
+    withEpoch {
+        var publisher = false
+        let found: UnsafeMutablePointer<Command>? = registry.withLock { state in
+            guard let c = state.executions.remove(id) else { return nil }
+            if let i = c.pointee.executions.firstIndex(of: id) { c.pointee.executions.remove(at: i) }
+            if error != 0 {
+                let length = message.map { strlen($0) } ?? 0
+                c.append(commandErrorName, message.map { UnsafeRawPointer($0) }, length)
+            }
+            let was = c.pointee.running
+            c.pointee.running -= 1
+            c.noteState(wasRunning: was)
+            publisher = c.claimPublisher()
+            return c
+        }
+        guard let c = found else { return QTBUS_ESTALE.rawValue }
+        if publisher { c.publish() }
+        return QTBUS_OK.rawValue
+    }
+}
+
+/// Under the registry lock: takes the command out of the tables (its executions too)
+/// and drops the table's reference.  True when the caller must retire it.
+func disposeCommandLocked(_ state: inout RegistryState, _ c: UnsafeMutablePointer<Command>) -> Bool {
+    state.commands.remove(c.pointee.id)
+    for e in c.pointee.executions { state.executions.remove(e) }
+    c.pointee.executions = []
+    c.pointee.disposed = true
+    let bus = c.pointee.bus
+    if let i = bus.pointee.commands.firstIndex(of: c.pointee.id) { bus.pointee.commands.remove(at: i) }
+    return dropCommandRef(c)
+}
+
+func commandDispose(_ id: UInt64) -> Int32 {
+    var retire = false
+    let found: UnsafeMutablePointer<Command>? = registry.withLock { state in
+        guard let c = state.commands.lookup(id) else { return nil }
+        retire = disposeCommandLocked(&state, c)
+        return c
+    }
+    guard let c = found else { return QTBUS_ESTALE.rawValue }
+    if retire { retireCommand(c) }
+    return QTBUS_OK.rawValue
+}
+
+/// After destroyBus unlocked: retires the commands it disposed.
+func retireCommands(_ commands: [UnsafeMutablePointer<Command>]) {
+    for c in commands { retireCommand(c) }
+}

@@ -1,0 +1,160 @@
+// Shared sources (ReactiveCocoa's RACMulticastConnection): one start/stop pair per
+// connection, however many subscribers the source's events have.
+//
+// Connected-ness is reconciled, not toggled: a call records what it wants
+// (`want`, under the registry lock) and, if nobody is running start or stop for the
+// source at that moment, becomes its worker (`busy`) and runs start or stop until what
+// was done (`have`) matches what is wanted.  So start and stop strictly alternate and
+// never overlap, no user code runs under the lock, and a start function that
+// disconnects its own source (re-entrant, same thread) only records the wish: the loop
+// up its stack runs stop once start has returned.  Normally the caller is the worker,
+// so start runs inside the call that connects, as the contract says; when another
+// thread is mid-start or mid-stop, that thread runs it for us and our call returns.
+//
+// Autoconnect: a type entry lists its autoconnect sources; subscribe and unlink (under
+// the lock) set `want` from the type's live subscription count going 1 or 0, and the
+// calling entry point reconciles after unlocking (RegistryState.sourcesToRun).
+import CQtbusShims
+import Glibc
+
+struct SharedSource {
+    /// Under the registry lock, as every field but the constants (first: see `field(_:)`).
+    var want = false
+    var have = false
+    var busy = false
+    var disposed = false
+    let id: UInt64
+    let bus: UnsafeMutablePointer<Bus>
+    let type: UnsafeMutablePointer<TypeEntry>
+    let autoconnect: Bool
+    let start: qtbus_source_start
+    let stop: qtbus_source_stop?
+    let userdata: UnsafeMutableRawPointer?
+    let release: qtbus_release?
+}
+
+private enum ReconcileStep { case start, stop, finished, finalize }
+
+extension UnsafeMutablePointer where Pointee == SharedSource {
+    /// Under the registry lock, after `want` changed: true when the caller must run
+    /// `reconcile` after unlocking.
+    func claimWorker() -> Bool {
+        guard !pointee.busy, pointee.have != pointee.want || pointee.disposed else { return false }
+        pointee.busy = true
+        return true
+    }
+
+    /// Outside the lock, inside an epoch, as the source's worker.
+    func reconcile() {
+        while true {
+            let step: ReconcileStep = registry.withLock { _ in
+                if pointee.have == pointee.want {
+                    pointee.busy = false
+                    return pointee.disposed ? .finalize : .finished
+                }
+                pointee.have = pointee.want
+                return pointee.have ? .start : .stop
+            }
+            switch step {
+            case .start: pointee.start(OpaquePointer(pointee.bus), pointee.userdata)
+            case .stop: pointee.stop?(pointee.userdata)
+            case .finished: return
+            case .finalize:
+                // Disposed and idle: nobody else holds the pointer (lookups fail, and
+                // only a worker keeps it past the lock).
+                let release = pointee.release
+                let userdata = pointee.userdata
+                deinitialize(count: 1)
+                deallocate()
+                release?(userdata)
+                return
+            }
+        }
+    }
+}
+
+/// Reconciles the sources a critical section marked (see `RegistryState.sourcesToRun`).
+func runSources(_ sources: [UnsafeMutablePointer<SharedSource>]) {
+    if sources.isEmpty { return }
+    withEpoch { for s in sources { s.reconcile() } }
+}
+
+/// Under the registry lock: the type's live subscription count went from 0 to 1
+/// (`live: true`) or from 1 to 0; its autoconnect sources follow.
+func typeLivenessChanged(_ state: inout RegistryState, _ type: UnsafeMutablePointer<TypeEntry>, live: Bool) {
+    for s in type.pointee.sources {
+        s.pointee.want = live
+        if s.claimWorker() { state.sourcesToRun.append(s) }
+    }
+}
+
+func sourceCreate(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, autoconnect: Bool, _ start: qtbus_source_start,
+                  _ stop: qtbus_source_stop?, _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int64 {
+    withEpoch {
+        var run: [UnsafeMutablePointer<SharedSource>] = []
+        let status: Int64 = registry.withLock { state in
+            if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
+            let entry = typeEntry(bus, type)
+            let s = UnsafeMutablePointer<SharedSource>.allocate(capacity: 1)
+            let id = state.sources.insert(s)
+            s.initialize(to: SharedSource(id: id, bus: bus, type: entry, autoconnect: autoconnect, start: start,
+                                          stop: stop, userdata: userdata, release: release))
+            bus.pointee.sources.append(id)
+            if autoconnect {
+                entry.pointee.sources.append(s)
+                // Subscribers already there: connect now.
+                if entry.pointee.liveCount > 0 {
+                    s.pointee.want = true
+                    if s.claimWorker() { run.append(s) }
+                }
+            }
+            return Int64(bitPattern: id)
+        }
+        runSources(run)
+        return status
+    }
+}
+
+/// connect (`want: true`) or disconnect.
+func sourceSetConnected(_ id: UInt64, _ want: Bool) -> Int32 {
+    withEpoch {
+        var worker = false
+        let found: UnsafeMutablePointer<SharedSource>? = registry.withLock { state in
+            guard let s = state.sources.lookup(id) else { return nil }
+            s.pointee.want = want
+            worker = s.claimWorker()
+            return s
+        }
+        guard let s = found else { return QTBUS_ESTALE.rawValue }
+        if worker { s.reconcile() }
+        return QTBUS_OK.rawValue
+    }
+}
+
+/// Under the registry lock: takes the source out of every list and marks it to be
+/// stopped (if connected) and released by a worker.  True when the caller must run
+/// `reconcile` after unlocking (otherwise the busy worker finishes the job).
+func disposeSourceLocked(_ state: inout RegistryState, _ s: UnsafeMutablePointer<SharedSource>) -> Bool {
+    state.sources.remove(s.pointee.id)
+    let bus = s.pointee.bus
+    if let i = bus.pointee.sources.firstIndex(of: s.pointee.id) { bus.pointee.sources.remove(at: i) }
+    let type = s.pointee.type
+    if let i = type.pointee.sources.firstIndex(of: s) { type.pointee.sources.remove(at: i) }
+    s.pointee.disposed = true
+    s.pointee.want = false
+    return s.claimWorker()
+}
+
+func sourceDispose(_ id: UInt64) -> Int32 {
+    withEpoch {
+        var worker = false
+        let found: UnsafeMutablePointer<SharedSource>? = registry.withLock { state in
+            guard let s = state.sources.lookup(id) else { return nil }
+            worker = disposeSourceLocked(&state, s)
+            return s
+        }
+        guard let s = found else { return QTBUS_ESTALE.rawValue }
+        if worker { s.reconcile() }
+        return QTBUS_OK.rawValue
+    }
+}
