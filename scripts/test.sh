@@ -4,8 +4,8 @@
 #   1. builds and installs libqtbus (build/, _install/), as scripts/quickstart.sh does;
 #   2. checks the library: exports == qtbus.h, no Foundation, RUNPATH, header hygiene,
 #      and runs the demo (ctest in build/);
-#   3. a pkg-config consumer: examples/demo.c built with only `pkg-config --cflags --libs
-#      qtbus`, run without LD_LIBRARY_PATH;
+#   3. pkg-config consumers: examples/demo.c and examples/messaging.c built with only
+#      `pkg-config --cflags --libs qtbus`, run without LD_LIBRARY_PATH;
 #   4. a CMake consumer: cmake/consumer-test, find_package(qtbus) -> qtbus::qtbus;
 #   5. the C tests (CTests/, against the installed library through pkg-config);
 #   6. swift build + swift test (Package.swift, Tests/).
@@ -52,6 +52,10 @@ do_pkgconfig_consumer() {
   # shellcheck disable=SC2086
   ${CC:-cc} -std=c11 -Wall -Wextra -pedantic -Werror "$ROOT/examples/demo.c" $flags -o "$BUILD/demo"
   env -u LD_LIBRARY_PATH "$BUILD/demo"
+  echo "cc examples/messaging.c $flags"
+  # shellcheck disable=SC2086
+  ${CC:-cc} -std=c11 -Wall -Wextra -pedantic -Werror "$ROOT/examples/messaging.c" $flags -o "$BUILD/messaging"
+  env -u LD_LIBRARY_PATH "$BUILD/messaging"
 }
 do_cmake_consumer() {
   fresh_if_not_ninja "$BUILD/consumer-test"
@@ -76,7 +80,7 @@ step "dependencies (scripts/deps.sh)" do_deps
 step "build + install libqtbus (build/, _install/)" do_build
 if [ "$last" -eq 0 ]; then
   step "library checks: ABI, RUNPATH, header, demo (ctest in build/)" do_library_checks
-  step "pkg-config consumer: examples/demo.c" do_pkgconfig_consumer
+  step "pkg-config consumers: examples/demo.c, examples/messaging.c" do_pkgconfig_consumer
   step "CMake consumer: find_package(qtbus)" do_cmake_consumer
   step "C tests (CTests/, via pkg-config)" do_c_tests
 else
