@@ -34,7 +34,7 @@ struct EventView {
     }
 
     init(payload p: UnsafeMutablePointer<Payload>, queued: Bool) {
-        self.init(type: p.pointee.type, subtype: p.pointee.subtype, data: p.pointee.data, size: p.pointee.size,
+        self.init(type: p.type, subtype: p.subtype, data: p.data, size: p.pointee.size,
                   object: p.pointee.object)
         self.queued = queued
         self.request = p.pointee.request
@@ -69,7 +69,7 @@ struct Outgoing {
 
     /// An event copied earlier; takes the caller's reference to `payload`.
     init(payload p: UnsafeMutablePointer<Payload>) {
-        self.init(type: payloadTypeName(p), subtype: payloadSubtypeName(p), data: p.pointee.data,
+        self.init(type: payloadTypeName(p), subtype: payloadSubtypeName(p), data: p.data,
                   size: p.pointee.size, object: p.pointee.object, objectRelease: nil)
         payload = p
         request = p.pointee.request
@@ -172,7 +172,7 @@ private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: ino
         inner.objectRelease = nil
         inner.payload = makePayload(type: inner.type, subtype: inner.subtype, data: inner.data, size: inner.size,
                                     object: p.pointee.object, objectRelease: nil, parent: p)
-        inner.data = UnsafeRawPointer(inner.payload!.pointee.data)
+        inner.data = UnsafeRawPointer(inner.payload!.data)
         payloadRelease(p)
     }
     event.payload = nil

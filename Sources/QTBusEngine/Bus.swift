@@ -280,7 +280,7 @@ private let afterGracePeriod: Finalizer = { raw in
           qtbus_atomic_load_u64(extra.field(\.done)) != qtbus_atomic_load_u64(extra.field(\.posted)) else {
         return finalize(sub)
     }
-    qtbus_dq_async(queue.pointee.dq, raw) { finalize($0!.assumingMemoryBound(to: Subscription.self)) }
+    submit(queue, context: raw) { finalize($0!.assumingMemoryBound(to: Subscription.self)) }
 }
 
 /// Releases the userdata and gives the record back.

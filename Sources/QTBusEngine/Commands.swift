@@ -214,9 +214,9 @@ private func postExecution(_ c: UnsafeMutablePointer<Command>, _ execution: qtbu
                            _ input: UnsafeMutablePointer<Payload>?, _ queue: UnsafeMutablePointer<Queue>) {
     let item = UnsafeMutablePointer<QueuedExecution>.allocate(capacity: 1)
     item.initialize(to: QueuedExecution(command: c, execution: execution, input: input))
-    // The queue may be released by its creator meanwhile: work already posted keeps the
-    // libdispatch queue alive (see releaseQueue).
-    qtbus_dq_async(queue.pointee.dq, item) { raw in
+    // The queue may be released by its creator meanwhile: work already submitted keeps
+    // it alive (see `submit`).
+    submit(queue, context: item) { raw in
         let item = raw!.assumingMemoryBound(to: QueuedExecution.self).move()
         raw!.deallocate()
         let c = item.command

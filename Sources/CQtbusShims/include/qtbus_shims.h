@@ -38,6 +38,11 @@ static inline uint32_t qtbus_atomic_fetch_add_u32(uint32_t *p, uint32_t v) { ret
 static inline uint32_t qtbus_atomic_fetch_sub_u32(uint32_t *p, uint32_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_ACQ_REL); }
 static inline void *qtbus_atomic_load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void qtbus_atomic_store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline void *qtbus_atomic_exchange_ptr(void **p, void *v) { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }
+/* Weak: may fail spuriously; on failure *expected receives the current value. */
+static inline bool qtbus_atomic_cas_ptr(void **p, void **expected, void *desired) {
+    return __atomic_compare_exchange_n(p, expected, desired, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
 
 /* ---- reclamation counters (Reclamation.swift explains the protocol) ----
  * Plain C globals: the dispatch path reads them with one load, no lazy-init check. */
