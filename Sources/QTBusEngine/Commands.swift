@@ -207,13 +207,16 @@ private struct QueuedExecution {
     let command: UnsafeMutablePointer<Command>
     let execution: qtbus_execution
     let input: UnsafeMutablePointer<Payload>?
+    /// Counted by qtbus_main_drain when it runs on the main queue.
+    let isMain: Bool
 }
 
 /// Runs `execute` on `queue` later, unless the command is disposed by then.
 private func postExecution(_ c: UnsafeMutablePointer<Command>, _ execution: qtbus_execution,
                            _ input: UnsafeMutablePointer<Payload>?, _ queue: UnsafeMutablePointer<Queue>) {
     let item = UnsafeMutablePointer<QueuedExecution>.allocate(capacity: 1)
-    item.initialize(to: QueuedExecution(command: c, execution: execution, input: input))
+    item.initialize(to: QueuedExecution(command: c, execution: execution, input: input,
+                                        isMain: queue.pointee.isMain))
     // The queue may be released by its creator meanwhile: work already submitted keeps
     // it alive (see `submit`).
     submit(queue, context: item) { raw in
@@ -231,6 +234,7 @@ private func postExecution(_ c: UnsafeMutablePointer<Command>, _ execution: qtbu
         }
         if let p = item.input { payloadRelease(p) }
         endCall(c)
+        countIfMain(item.isMain)
     }
 }
 

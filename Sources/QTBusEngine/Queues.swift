@@ -132,7 +132,7 @@ func releaseQueue(_ q: UnsafeMutablePointer<Queue>) {
 nonisolated(unsafe) var mainWorkRun: Int32 = 0
 
 @inline(__always)
-private func countIfMain(_ isMain: Bool) {
+func countIfMain(_ isMain: Bool) {
     if isMain && qtbus_is_main_thread() { mainWorkRun &+= 1 }
 }
 
