@@ -83,6 +83,25 @@ static void observe(const char *name, qtbus_bag bag)
     }
 }
 
+/* ---- the order in which one queue ran executions and deliveries ---- */
+#define ORDER_N 300
+static char order_seen[ORDER_N];
+static atomic_int order_n;
+
+static void order_record(char c)
+{
+    int i = atomic_load(&order_n);
+    CHECK(i < ORDER_N);
+    order_seen[i] = c;
+    atomic_store(&order_n, i + 1);
+}
+
+static void order_delivery(const qtbus_event *e, void *userdata)
+{
+    (void)userdata;
+    order_record(*(const char *)qtbus_event_data(e, NULL));
+}
+
 /* ---- the command's userdata ---- */
 typedef struct job {
     qtbus_command self;
@@ -145,6 +164,10 @@ static void job_execute(const qtbus_event *input, qtbus_execution execution, voi
         break;
     case 2: /* fails at once */
         CHECK_EQ_INT(qtbus_execution_finish(execution, 42, "bad credentials"), QTBUS_OK);
+        break;
+    case 3: /* records its input byte in the queue order log */
+        order_record(j->input[0]);
+        CHECK_EQ_INT(qtbus_execution_finish(execution, 0, NULL), QTBUS_OK);
         break;
     }
     atomic_fetch_sub(&j->running, 1);
@@ -306,6 +329,37 @@ int main(void)
         qtbus_queue_release(q);
     }
     LOG_EXPECT("E1", "N0", "V:a", "V:bc", "E0", "N1");
+
+    /* Executions and deliveries posted to one queue run in the order they were posted. */
+    {
+        qtbus_queue *q = qtbus_queue_create("command.order");
+        qtbus_sub_options o = tu_options();
+        o.queue = q;
+        qtbus_token t;
+        CHECK_EQ_INT(qtbus_subscribe(bus, "Order", &o, order_delivery, NULL, NULL, &t), QTBUS_OK);
+        static job ordered;
+        job_init(&ordered, 3);
+        CHECK_EQ_INT(qtbus_command_create(bus, "ordered", QTBUS_COMMAND_CONCURRENT, job_execute, &ordered, job_release,
+                                          &ordered.self), QTBUS_OK);
+        for (int i = 0; i < ORDER_N; i++) {
+            char c = (char)('a' + i % 26);
+            qtbus_event_desc d = tu_event("Order", NULL);
+            d.data = &c;
+            d.size = 1;
+            if (i % 3 == 0) {
+                d.type = "LoginForm";
+                CHECK_EQ_INT(qtbus_command_execute(ordered.self, &d, q), QTBUS_OK);
+            } else {
+                CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
+            }
+        }
+        CHECK_WAIT(atomic_load(&order_n) == ORDER_N, TU_WAIT_MS);
+        for (int i = 0; i < ORDER_N; i++) CHECK_MSG(order_seen[i] == 'a' + i % 26, "position %d", i);
+        CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_OK);
+        CHECK_EQ_INT(qtbus_command_dispose(ordered.self), QTBUS_OK);
+        CHECK_WAIT(atomic_load(&ordered.releases) == 1, TU_WAIT_MS);
+        qtbus_queue_release(q);
+    }
 
     /* Concurrent: overlapping executions make one 1/0 pair, and it stays enabled. */
     static job c;
