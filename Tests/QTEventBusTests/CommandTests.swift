@@ -222,6 +222,7 @@ final class CommandTests: XCTestCase {
     func testDisposeWhileRunning() async throws {
         let bus = QTEventBus()
         let kept = Keeper<QTExecution<String>>()
+        let entered = Counter()
         weak var watched: Token?
         let command: QTCommand<Void, String>
         do {
@@ -230,14 +231,17 @@ final class CommandTests: XCTestCase {
             command = try QTCommand<Void, String>(bus: bus, name: "long") { _, execution in
                 _ = captured
                 kept.keep(execution)
+                entered.increment()
             }
         }
         let waiting = Task { try await bounded { try await command.execute() } }
-        XCTAssertTrue(waitUntil { command.isExecuting })
+        // (isExecuting turns true before the closure is called: wait for the call itself.)
+        XCTAssertTrue(waitUntil { entered.value == 1 })
+        XCTAssertTrue(command.isExecuting)
         command.dispose()
         XCTAssertFalse(command.isExecuting, "disposed: its state is gone")
         XCTAssertThrowsError(try command.start()) { XCTAssertEqual($0 as? QTBusError, .stale) }
-        XCTAssertNil(watched, "the closure is released once disposed and its call returned")
+        XCTAssertTrue(waitUntil { watched == nil }, "the closure is released once disposed and its call returned")
         let execution = try XCTUnwrap(kept.take())
         XCTAssertFalse(execution.send("late"))
         XCTAssertFalse(execution.finish(), "later finishes are refused")
