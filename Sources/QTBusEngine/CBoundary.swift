@@ -305,6 +305,22 @@ public func _qtbus_event_reply(_ event: OpaquePointer?, _ data: UnsafeRawPointer
     return replyTo(v, data, size)
 }
 
+/// Swift-only, not C ABI: from inside a handler, keeps the request `event` carries open
+/// (its completion waits) until `_qtbus_request_release`, and returns an event that
+/// `_qtbus_event_reply` answers through meanwhile, from any thread; nil when `event` is
+/// not a request.  The Swift API holds requests across its DispatchQueue hops, which the
+/// engine sees as synchronous handlers.
+public func _qtbus_request_hold(_ event: OpaquePointer?) -> OpaquePointer? {
+    guard let v = view(event) else { return nil }
+    return holdRequest(v).map { OpaquePointer($0) }
+}
+
+/// Swift-only, not C ABI: ends a `_qtbus_request_hold`, exactly once; no reply through
+/// it afterwards.  The last reference completes the request (runs its release) here.
+public func _qtbus_request_release(_ held: OpaquePointer) {
+    releaseHeldRequest(UnsafeMutablePointer<EventView>(held))
+}
+
 // MARK: - Commands
 
 private let knownCommandFlags = UInt32(QTBUS_COMMAND_CONCURRENT)

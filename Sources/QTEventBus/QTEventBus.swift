@@ -67,7 +67,9 @@ public final class QTEventBus: @unchecked Sendable {
     @inlinable
     public func on<E: QTEvent>(_ type: E.Type) -> QTEventSubscriberMaker<E> {
         // Inlinable so the delivery closure is specialized for E in the caller's module.
-        QTEventSubscriberMaker(bus: self, isDirect: true) { bus, options, handler in
+        QTEventSubscriberMaker(bus: self, isDirect: true, installRequest: { bus, options, handler in
+            bus._subscribeTypedRequest(E.self, options: options, handler: handler)
+        }) { bus, options, handler in
             bus._subscribeTyped(E.self, options: options, fast: _qtTypedFastDeliver(E.self), handler: handler)
         }
     }
@@ -79,7 +81,9 @@ public final class QTEventBus: @unchecked Sendable {
     /// JSON events are the type ``jsonTypeName`` with the JSON name as subtype:
     /// `bus.on(named: QTEventBus.jsonTypeName).ofSubType("profile")`.
     public func on(named type: String) -> QTEventSubscriberMaker<QTNamedEvent> {
-        QTEventSubscriberMaker(bus: self) { bus, options, handler in
+        QTEventSubscriberMaker(bus: self, installRequest: { bus, options, handler in
+            bus._subscribeNamedRequest(type, options: options, handler: handler)
+        }) { bus, options, handler in
             bus._subscribeNamed(type, options: options, handler: handler)
         }
     }

@@ -24,13 +24,21 @@ public struct QTEventSubscriberMaker<Event> {
     let install: (QTEventBus, _QTSubscribeOptions, @escaping @Sendable (Event) -> Void) -> QTEventToken
     /// Made by `on(E.self)` itself (not mapped): `next` may subscribe `Event` directly.
     @usableFromInline let isDirect: Bool
+    /// Makes a subscription whose handler also gets the delivery's request context
+    /// (`nextRequest`); nil for mapped makers, whose deliveries no longer know it.
+    @usableFromInline
+    let installRequest: ((QTEventBus, _QTSubscribeOptions, @escaping @Sendable (Event, QTRequestContext) -> Void)
+        -> QTEventToken)?
 
     @usableFromInline
     init(bus: QTEventBus, options: _QTSubscribeOptions = _QTSubscribeOptions(), isDirect: Bool = false,
+         installRequest: ((QTEventBus, _QTSubscribeOptions, @escaping @Sendable (Event, QTRequestContext) -> Void)
+             -> QTEventToken)? = nil,
          install: @escaping (QTEventBus, _QTSubscribeOptions, @escaping @Sendable (Event) -> Void) -> QTEventToken) {
         self.bus = bus
         self.options = options
         self.isDirect = isDirect
+        self.installRequest = installRequest
         self.install = install
     }
 

@@ -116,13 +116,16 @@ final class _QTSubscriptionState: @unchecked Sendable {
     }
 
     /// Calls `handler` now, or after a hop to the subscription's queue if it is still
-    /// live then.
-    func run<V: Sendable>(_ value: V, _ handler: @escaping @Sendable (V) -> Void) {
+    /// live then. A request (`event`) stays open until the hop has run, so its
+    /// completion comes after this handler, as after an engine-queued one.
+    func run<V: Sendable>(_ value: V, _ event: OpaquePointer, _ handler: @escaping @Sendable (V) -> Void) {
         guard let queue else {
             handler(value)
             return
         }
+        let held = _QTHeldRequest(event)
         queue.async { [self] in
+            defer { held?.release() }
             if token.isCancelled || expireIfOwnerGone() { return }
             handler(value)
         }
@@ -162,7 +165,7 @@ func _qtTypedSlowDeliver<E: QTEvent>(_ handler: @escaping @Sendable (E) -> Void)
         let state = subscription.state
         if state.expireIfOwnerGone() { return }
         if let cell = _qtbus_event_object(event), cell.load(as: UInt.self) == key {
-            state.run((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee, handler)
+            state.run((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee, event, handler)
             return
         }
         // No Swift value of type E: C dispatched it, or a Swift named dispatch did.
@@ -172,7 +175,7 @@ func _qtTypedSlowDeliver<E: QTEvent>(_ handler: @escaping @Sendable (E) -> Void)
         let subType = _qtbus_event_subtype(event).map { String(cString: $0) }
         guard let value = bytesType.init(eventBytes: UnsafeRawBufferPointer(start: data, count: size),
                                          subType: subType) as? E else { return }
-        state.run(value, handler)
+        state.run(value, event, handler)
     }
 }
 
@@ -181,7 +184,7 @@ func _qtNamedDeliver(_ handler: @escaping @Sendable (QTNamedEvent) -> Void) -> _
     { subscription, event in
         let state = subscription.state
         if state.expireIfOwnerGone() { return }
-        state.run(QTNamedEvent(copying: event), handler)
+        state.run(QTNamedEvent(copying: event), event, handler)
     }
 }
 
@@ -228,7 +231,7 @@ extension QTEventBus {
     }
 
     /// Makes one engine subscription for `name`.
-    private func _subscribe(name: _QTNameInfo, options: _QTSubscribeOptions,
+    func _subscribe(name: _QTNameInfo, options: _QTSubscribeOptions,
                             source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)?,
                             slow: @escaping _QTDeliverFunction,
                             makeBox: (_QTSubscriptionState) -> _QTSubscription) -> QTEventToken {

@@ -33,6 +33,13 @@ public struct CReceived {
         return text(buffer)
     }
 
+    /// Every event's data, each followed by "|" (`"1|0|"`).
+    public var history: String {
+        var buffer = [CChar](repeating: 0, count: 1024)
+        _ = ctest_history(slot, &buffer, buffer.count)
+        return text(buffer)
+    }
+
     public var terminated: Bool { ctest_last_terminated(slot) == 1 }
     public var hadObject: Bool { ctest_last_had_object(slot) == 1 }
 
@@ -42,4 +49,11 @@ public struct CReceived {
         let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
         return String(decoding: bytes, as: UTF8.self)
     }
+}
+
+/// What the C requester (`ctest_request`) received: its replies, each followed by "|".
+public func cRequestReplies() -> String {
+    var buffer = [CChar](repeating: 0, count: 1024)
+    _ = ctest_request_replies(&buffer, buffer.count)
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

@@ -18,6 +18,8 @@ struct slot {
     size_t size;
     int terminated;
     int had_object;
+    char history[TEXT];  /* every event's data, each followed by '|' (truncated when full) */
+    char reply[256];     /* a replier's answer (ctest_replier), empty for a listener */
 };
 
 static struct slot slots[SLOTS];
@@ -46,7 +48,20 @@ static void on_event(const qtbus_event *event, void *userdata)
     if (data && size) memcpy(s->data, data, size);
     s->data[size] = 0;
     s->had_object = qtbus_event_object(event) != NULL;
+    if (strlen(s->history) + size + 2 <= sizeof s->history) {
+        strncat(s->history, s->data, size);
+        strcat(s->history, "|");
+    }
     pthread_mutex_unlock(&lock);
+}
+
+/* A replier: records the event, then answers it (outside the lock: the sender's reply
+ * callback runs inside qtbus_event_reply). */
+static void on_request(const qtbus_event *event, void *userdata)
+{
+    struct slot *s = userdata;
+    on_event(event, userdata);
+    qtbus_event_reply(event, s->reply, strlen(s->reply));
 }
 
 int ctest_dispatch(const char *type, const char *subtype, const char *text)
@@ -65,7 +80,7 @@ int ctest_dispatch_json(const char *name, const char *json)
     return qtbus_dispatch_json(qtbus_shared(), name, json);
 }
 
-static int listen_on(const char *type, const char *subtype)
+static int listen_on_with(const char *type, const char *subtype, int32_t priority, const char *reply)
 {
     int i, status;
     const char *subtypes[1];
@@ -75,15 +90,129 @@ static int listen_on(const char *type, const char *subtype)
     if (i == SLOTS) { pthread_mutex_unlock(&lock); return QTBUS_ENOMEM; }
     memset(&slots[i], 0, sizeof slots[i]);
     slots[i].used = 1;
+    copy_text(slots[i].reply, sizeof slots[i].reply, reply);
     pthread_mutex_unlock(&lock);
 
     memset(&options, 0, sizeof options);
     subtypes[0] = subtype;
     options.subtypes = subtype ? subtypes : NULL;
     options.subtype_count = subtype ? 1u : 0u;
-    status = qtbus_subscribe(qtbus_shared(), type, &options, on_event, &slots[i], NULL, &slots[i].token);
+    options.priority = priority;
+    status = qtbus_subscribe(qtbus_shared(), type, &options, reply ? on_request : on_event, &slots[i], NULL,
+                             &slots[i].token);
     if (status < 0) { slots[i].used = 0; return status; }
     return i;
+}
+
+static int listen_on(const char *type, const char *subtype) { return listen_on_with(type, subtype, 0, NULL); }
+
+int ctest_replier(const char *type, int32_t priority, const char *reply)
+{
+    return listen_on_with(type, NULL, priority, reply);
+}
+
+size_t ctest_history(int slot, char *buffer, size_t size)
+{
+    size_t n;
+    pthread_mutex_lock(&lock);
+    copy_text(buffer, size, slots[slot].history);
+    n = strlen(slots[slot].history);
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+/* The C requester: one request at a time (the tests are sequential), its replies and
+ * completions recorded under the lock. */
+static char request_replies[TEXT];
+static int request_completions;
+
+static void on_reply(const qtbus_event *reply, void *userdata)
+{
+    size_t size = 0;
+    const char *data = qtbus_event_data(reply, &size);
+    (void)userdata;
+    pthread_mutex_lock(&lock);
+    if (strlen(request_replies) + size + 2 <= sizeof request_replies) {
+        if (data && size) strncat(request_replies, data, size);
+        strcat(request_replies, "|");
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+static void on_request_done(void *userdata)
+{
+    (void)userdata;
+    pthread_mutex_lock(&lock);
+    request_completions++;
+    pthread_mutex_unlock(&lock);
+}
+
+int ctest_request(const char *type, const char *subtype, const char *text)
+{
+    qtbus_event_desc desc;
+    pthread_mutex_lock(&lock);
+    request_replies[0] = 0;
+    request_completions = 0;
+    pthread_mutex_unlock(&lock);
+    memset(&desc, 0, sizeof desc);
+    desc.type = type;
+    desc.subtype = subtype;
+    desc.data = text;
+    desc.size = text ? strlen(text) : 0;
+    return qtbus_request(qtbus_shared(), &desc, on_reply, NULL, on_request_done);
+}
+
+size_t ctest_request_replies(char *buffer, size_t size)
+{
+    size_t n;
+    pthread_mutex_lock(&lock);
+    copy_text(buffer, size, request_replies);
+    n = strlen(request_replies);
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+int ctest_request_completions(void)
+{
+    int n;
+    pthread_mutex_lock(&lock);
+    n = request_completions;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+int ctest_command_execute(uint64_t command, const char *text)
+{
+    qtbus_command c;
+    qtbus_event_desc desc;
+    c.id = command;
+    if (!text) return qtbus_command_execute(c, NULL, NULL);
+    memset(&desc, 0, sizeof desc);
+    desc.type = "CInput";
+    desc.data = text;
+    desc.size = strlen(text);
+    return qtbus_command_execute(c, &desc, NULL);
+}
+
+int ctest_command_set_enabled(uint64_t command, int enabled)
+{
+    qtbus_command c;
+    c.id = command;
+    return qtbus_command_set_enabled(c, enabled);
+}
+
+int ctest_command_is_executing(uint64_t command)
+{
+    qtbus_command c;
+    c.id = command;
+    return qtbus_command_is_executing(c);
+}
+
+int ctest_source_connect(uint64_t source)
+{
+    qtbus_source s;
+    s.id = source;
+    return qtbus_source_connect(s);
 }
 
 int ctest_listen(const char *type, const char *subtype) { return listen_on(type, subtype); }

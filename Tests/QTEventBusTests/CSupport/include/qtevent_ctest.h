@@ -35,4 +35,26 @@ int ctest_last_had_object(int slot);
 /* Disposes the slot's subscription (qtbus_token_dispose's result). */
 int ctest_stop(int slot);
 
+/* Every event's data the slot received, each followed by '|' ("1|0|"). */
+size_t ctest_history(int slot, char *buffer, size_t size);
+
+/* A C receiver of requests of `type` at `priority`: records each event as a listener
+ * does, then answers it with qtbus_event_reply(`reply`, strlen).  Returns a slot. */
+int ctest_replier(const char *type, int32_t priority, const char *reply);
+
+/* A C sender: qtbus_request on qtbus_shared() with `text` as data; its replies (each
+ * followed by '|') and how many times its release (completion) ran are recorded, reset
+ * by the next ctest_request.  Returns qtbus_request's result. */
+int ctest_request(const char *type, const char *subtype, const char *text);
+size_t ctest_request_replies(char *buffer, size_t size);
+int ctest_request_completions(void);
+
+/* Commands and sources made by Swift, driven from C by id (qtbus_command.id,
+ * qtbus_source.id).  ctest_command_execute passes `text` as the input's data (type
+ * "CInput", no object), or no input when NULL. */
+int ctest_command_execute(uint64_t command, const char *text);
+int ctest_command_set_enabled(uint64_t command, int enabled);
+int ctest_command_is_executing(uint64_t command);
+int ctest_source_connect(uint64_t source);
+
 #endif

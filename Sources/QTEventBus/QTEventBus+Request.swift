@@ -1,0 +1,251 @@
+// Requests and replies (SXMessageTransfer) over qtbus_request: the sender side on the
+// bus, the receiver side on the subscription maker.
+//
+// A request is an ordinary dispatch of the event (same order, priorities, subtypes,
+// queues, typed value and bytes) with the engine's request attached, so plain `next`
+// subscribers observe it like any event, and C handlers reply to a Swift request (and
+// Swift ones to a C request) through the same engine calls. The sender's userdata is a
+// retained `_QTRequestBox`; the engine's release hook is the completion.
+import CQtbusShims
+import QTBusEngine
+
+/// The sender's callbacks: the engine's userdata for one request.
+final class _QTRequestBox: @unchecked Sendable {
+    // @unchecked: immutable after init.
+    let onReply: (@Sendable (QTReply) -> Void)?
+    let completion: (@Sendable () -> Void)?
+
+    init(onReply: (@Sendable (QTReply) -> Void)?, completion: (@Sendable () -> Void)?) {
+        self.onReply = onReply
+        self.completion = completion
+    }
+}
+
+/// The engine's reply handler for Swift requests.
+let _qtReplyHandler: qtbus_reply_handler = { reply, userdata in
+    // Borrowed: the engine keeps the userdata until the release hook, after every reply.
+    Unmanaged<_QTRequestBox>.fromOpaque(userdata.unsafelyUnwrapped)
+        ._withUnsafeGuaranteedRef { $0.onReply?(QTReply(copying: reply.unsafelyUnwrapped)) }
+}
+
+/// The engine's release hook for Swift requests: the completion.
+let _qtRequestRelease: qtbus_release = { userdata in
+    Unmanaged<_QTRequestBox>.fromOpaque(userdata.unsafelyUnwrapped).takeRetainedValue().completion?()
+}
+
+extension QTEventBus {
+    // MARK: Sending
+
+    /// Sends `event` as a request: it is dispatched as ``dispatch(_:sticky:)`` does, and
+    /// every handler that receives it may answer (``QTRequestContext/reply(_:)`` in Swift,
+    /// `qtbus_event_reply` in C).
+    ///
+    /// ```swift
+    /// bus.request(LoginRequest(account: "alice", pwd: "secret"),
+    ///             onReply: { reply in print(reply.string) },      // "login ok"
+    ///             completion: { print("every handler has run") })
+    /// ```
+    ///
+    /// - `onReply` runs once per reply, at once, on the replying thread: in handler order
+    ///   for handlers without a queue, and possibly on several threads at once when
+    ///   handlers run on several queues.
+    /// - `completion` runs exactly once, after the last handler that received the
+    ///   request has returned, `atQueue` handlers included (on that handler's thread);
+    ///   when every handler runs without a queue it has run before this returns. No
+    ///   reply comes after it. A request that reaches nobody completes at once.
+    ///
+    /// - Returns: the number of handlers reached (as ``dispatch(_:sticky:)``), or a
+    ///   negative engine status (``QTBusError/rawValue``: an invalid subtype or name, a
+    ///   bus being destroyed); then neither callback runs.
+    @discardableResult
+    public func request<E: QTEvent>(_ event: E, onReply: (@Sendable (QTReply) -> Void)?,
+                                    completion: (@Sendable () -> Void)? = nil) -> Int {
+        let record = _QTTypeTable.record(for: E.self)
+        guard let cName = record.pointee.cName else { return Int(QTBUS_EINVAL.rawValue) }
+        let names = record.pointee.names.takeUnretainedValue()
+        if names.needsSweep { names.sweep() }
+        var bytes: [UInt8]? = nil
+        if record.pointee.isBytes, let bytesEvent = event as? any QTBytesEvent { bytes = bytesEvent.eventBytes }
+        let object = _qtMakeCell(event)
+        let status = _qtRequest(raw, cName, event.eventSubType, bytes, object,
+                                _QTRequestBox(onReply: onReply, completion: completion))
+        if status < 0 { _qtFreeCell(object) }
+        return Int(status)
+    }
+
+    /// Sends `event` as a request and returns its replies, in the order they were made,
+    /// once the request has completed (every handler has run; see
+    /// ``request(_:onReply:completion:)``). A request that could not be sent, or that
+    /// nobody answered, gives `[]`.
+    ///
+    /// ```swift
+    /// let replies = await bus.request(LoginRequest(account: "alice", pwd: "secret"))
+    /// print(replies.map(\.string))                                 // ["login ok"]
+    /// ```
+    public func request<E: QTEvent>(_ event: E) async -> [QTReply] {
+        await _collect { onReply, completion in request(event, onReply: onReply, completion: completion) }
+    }
+
+    /// ``request(_:)``, with each reply decoded as `V`; replies that do not decode are
+    /// left out.
+    public func request<E: QTEvent, V: QTBytesConvertible>(_ event: E, replyAs type: V.Type) async -> [V] {
+        await request(event).compactMap { $0.value(as: V.self) }
+    }
+
+    /// Sends a request of the named type `type` (as C's `qtbus_request` does) with
+    /// `bytes` as its data, NUL-terminated for C readers (the NUL not counted); see
+    /// ``request(_:onReply:completion:)``.
+    @discardableResult
+    public func request(named type: String, subType: String? = nil, bytes: [UInt8] = [],
+                        onReply: (@Sendable (QTReply) -> Void)?, completion: (@Sendable () -> Void)? = nil) -> Int {
+        _QTNameInfo.sweep(named: type)
+        return Int(type.withCString { cName in
+            _qtRequest(raw, cName, subType, bytes, nil, _QTRequestBox(onReply: onReply, completion: completion))
+        })
+    }
+
+    /// ``request(_:)`` for the named type `type`.
+    public func request(named type: String, subType: String? = nil, bytes: [UInt8] = []) async -> [QTReply] {
+        await _collect { onReply, completion in
+            request(named: type, subType: subType, bytes: bytes, onReply: onReply, completion: completion)
+        }
+    }
+
+    /// Collects the replies of the request `send` makes, until its completion.
+    private func _collect(_ send: (@escaping @Sendable (QTReply) -> Void, @escaping @Sendable () -> Void) -> Int)
+        async -> [QTReply] {
+        let replies = _QTLocked<[QTReply]>([])
+        return await withCheckedContinuation { continuation in
+            let status = send({ reply in replies.withLock { $0.append(reply) } },
+                              { continuation.resume(returning: replies.withLock { $0 }) })
+            // A failed request took nothing: its completion will not run.
+            if status < 0 { continuation.resume(returning: []) }
+        }
+    }
+
+    // MARK: Receiving (used by the makers of `on`)
+
+    /// Subscribes to the typed event `E` with a handler that gets a request context.
+    @usableFromInline
+    func _subscribeTypedRequest<E: QTEvent>(_ type: E.Type, options: _QTSubscribeOptions,
+                                            handler: @escaping @Sendable (E, QTRequestContext) -> Void) -> QTEventToken {
+        let record = _QTTypeTable.record(for: E.self)
+        var source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)? = nil
+        if let sourced = E.self as? any QTSourcedEvent.Type {
+            source = { bus, subTypes in sourced.startSource(on: bus, subTypes: subTypes) }
+        }
+        let deliver = _qtRequestDeliver(_qtTypedValue(E.self), handler)
+        return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options, source: source,
+                          slow: deliver) { state in _QTSubscription(deliver: deliver, state: state) }
+    }
+
+    /// Subscribes to the named type `type` with a handler that gets a request context.
+    func _subscribeNamedRequest(_ type: String, options: _QTSubscribeOptions,
+                                handler: @escaping @Sendable (QTNamedEvent, QTRequestContext) -> Void) -> QTEventToken {
+        let deliver = _qtRequestDeliver({ QTNamedEvent(copying: $0) }, handler)
+        return _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil, slow: deliver) { state in
+            _QTSubscription(deliver: deliver, state: state)
+        }
+    }
+}
+
+/// The one call of `qtbus_request`: `bytes` (if any) as the data, NUL-terminated. On
+/// failure the engine took nothing: the box is dropped without its completion, and the
+/// caller frees `object`.
+private func _qtRequest(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ subType: String?, _ bytes: [UInt8]?,
+                        _ object: UnsafeMutableRawPointer?, _ box: _QTRequestBox) -> Int32 {
+    let bytes = bytes ?? []
+    let userdata = Unmanaged.passRetained(box).toOpaque()
+    let status = withUnsafeTemporaryAllocation(byteCount: bytes.count + 1, alignment: 16) { buffer -> Int32 in
+        let base = buffer.baseAddress!
+        bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(base), byteCount: $0.count) }
+        base.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
+        func send(_ sub: UnsafePointer<CChar>?) -> Int32 {
+            var desc = qtbus_event_desc(type: type, subtype: sub, data: base, size: bytes.count, object: object,
+                                        object_release: object == nil ? nil : _qtEventCellRelease, flags: 0)
+            return _qtbus_request(bus, &desc, box.onReply == nil ? nil : _qtReplyHandler, userdata, _qtRequestRelease)
+        }
+        guard let subType else { return send(nil) }
+        return subType.withCString { send($0) }
+    }
+    if status < 0 { Unmanaged<_QTRequestBox>.fromOpaque(userdata).release() }
+    return status
+}
+
+/// Reads the typed value `E` out of an engine event: the Swift value a Swift dispatch
+/// carries, or one decoded from the bytes (``QTBytesEvent``) of a C dispatch.
+func _qtTypedValue<E: QTEvent>(_: E.Type) -> @Sendable (OpaquePointer) -> E? {
+    let key = UInt(bitPattern: ObjectIdentifier(E.self))
+    return { event in
+        if let cell = _qtbus_event_object(event), cell.load(as: UInt.self) == key {
+            return (cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee
+        }
+        guard let bytesType = E.self as? any QTBytesEvent.Type else { return nil }
+        var size = 0
+        let data = _qtbus_event_data(event, &size)
+        let subType = _qtbus_event_subtype(event).map { String(cString: $0) }
+        return bytesType.init(eventBytes: UnsafeRawBufferPointer(start: data, count: size), subType: subType) as? E
+    }
+}
+
+/// The delivery of a `nextRequest` subscription: the value, and a context holding the
+/// request (if the event is one) until the handler, after its hop, has returned.
+func _qtRequestDeliver<V: Sendable>(_ value: @escaping @Sendable (OpaquePointer) -> V?,
+                                    _ handler: @escaping @Sendable (V, QTRequestContext) -> Void) -> _QTDeliverFunction {
+    { subscription, event in
+        let state = subscription.state
+        if state.expireIfOwnerGone() { return }
+        guard let v = value(event) else { return }
+        let held = _QTHeldRequest(event)
+        guard let queue = state.queue else {
+            QTRequestContext.run(held, v, handler)
+            return
+        }
+        queue.async {
+            if state.token.isCancelled || state.expireIfOwnerGone() {
+                held?.release()
+                return
+            }
+            QTRequestContext.run(held, v, handler)
+        }
+    }
+}
+
+extension QTEventSubscriberMaker {
+    /// Subscribes `handler`, which also gets the request context of each delivery, to
+    /// answer requests (``QTEventBus/request(_:onReply:completion:)``, C's
+    /// `qtbus_request`); see ``QTRequestContext``.
+    ///
+    /// ```swift
+    /// bus.on(LoginRequest.self).priority(700).atQueue(authQueue).nextRequest { login, request in
+    ///     request.reply(login.pwd == "secret" ? "login ok" : "bad credentials")
+    /// }
+    /// ```
+    ///
+    /// It receives every event of the subscription as ``next(_:)`` does (plain
+    /// dispatches too: ``QTRequestContext/isRequest`` is then false). With
+    /// ``atQueue(_:)`` the handler runs on the queue and replies from there; the
+    /// request's completion waits for it. A maker made by ``map(_:)`` has lost the
+    /// engine event: its handler gets a context that is not a request.
+    @discardableResult
+    public func nextRequest(_ handler: @escaping @Sendable (Event, QTRequestContext) -> Void) -> QTEventToken {
+        if let installRequest { return installRequest(bus, options, handler) }
+        return install(bus, options) { event in QTRequestContext.run(nil, event, handler) }
+    }
+
+    /// Subscribes a handler that answers each request with the values it returns, in
+    /// order (none: an empty array). Events that are not requests do not call `answer`.
+    ///
+    /// ```swift
+    /// bus.on(LoginRequest.self).priority(700).reply { login in
+    ///     [login.pwd == "secret" ? "login ok" : "bad credentials"]
+    /// }
+    /// ```
+    @discardableResult
+    public func reply<V: QTBytesConvertible>(_ answer: @escaping @Sendable (Event) -> [V]) -> QTEventToken {
+        nextRequest { event, request in
+            guard request.isRequest else { return }
+            for value in answer(event) { request.reply(value) }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+// Helpers of the request, command and source tests: bounded awaits (a bug must fail a
+// test, not hang it), stream reading with a deadline, and the C observers of a command.
+import Dispatch
+import Foundation
+import QTEventBus
+import QTEventBusCTestSupport
+import QTEventBusTestSupport
+import Synchronization
+import XCTest
+
+struct TimedOut: Error {}
+
+/// True for the first caller of `claim()` only, whichever thread it is on.
+final class OnceFlag: Sendable {
+    private let calls = Atomic<Int>(0)
+    func claim() -> Bool { calls.add(1, ordering: .sequentiallyConsistent).newValue == 1 }
+}
+
+/// Awaits `operation`, or throws `TimedOut` after `seconds` (the operation is then left
+/// running: an awaited continuation cannot be cancelled).
+func bounded<T: Sendable>(_ seconds: Double = 5, _ operation: @escaping @Sendable () async throws -> T)
+    async throws -> T {
+    let claimed = OnceFlag()
+    return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+        Task {
+            do {
+                let value = try await operation()
+                if claimed.claim() { continuation.resume(returning: value) }
+            } catch {
+                if claimed.claim() { continuation.resume(throwing: error) }
+            }
+        }
+        Task {
+            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+            if claimed.claim() { continuation.resume(throwing: TimedOut()) }
+        }
+    }
+}
+
+/// Keeps a value for a test to drop later (a context a handler kept).
+final class Keeper<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: T?
+    func keep(_ value: T) { lock.withLock { stored = value } }
+    func take() -> T? { lock.withLock { defer { stored = nil }; return stored } }
+}
+
+/// The first `count` elements of `stream`, or fewer if `seconds` pass (never hangs).
+func firstElements<T: Sendable>(_ stream: AsyncStream<T>, _ count: Int, within seconds: Double = 5) async -> [T] {
+    let reader = Task {
+        var got: [T] = []
+        for await value in stream {
+            got.append(value)
+            if got.count == count { break }
+        }
+        return got
+    }
+    let timer = Task {
+        try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+        reader.cancel()
+    }
+    let got = await reader.value
+    timer.cancel()
+    return got
+}
+
+/// C observers of one command's four event types (slots of CSupport/ctest.c).
+struct CCommandObserver {
+    let executing, values, errors, enabled: CReceived
+
+    init(_ name: String) {
+        executing = CReceived(slot: ctest_listen("QTCommandExecuting", name))
+        values = CReceived(slot: ctest_listen("QTCommandValue", name))
+        errors = CReceived(slot: ctest_listen("QTCommandError", name))
+        enabled = CReceived(slot: ctest_listen("QTCommandEnabled", name))
+    }
+
+    func stop() { for c in [executing, values, errors, enabled] { c.stop() } }
+}
+
