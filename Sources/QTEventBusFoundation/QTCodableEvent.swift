@@ -48,3 +48,29 @@ extension QTEventBus {
         dispatch(try QTJsonEvent(uniqueId: name, encoding: value, encoder: encoder))
     }
 }
+
+/// A reply, command input or command value that crosses to C and back as JSON, the way
+/// ``QTCodableEvent`` does for events: declare the conformance and the bytes are the
+/// `JSONEncoder` encoding.
+///
+/// ```swift
+/// struct Session: QTCodableBytes { let user: String; let expires: Int }
+/// bus.on(Login.self).reply { login in [Session(user: login.account, expires: 3600)] }
+/// let sessions = await bus.request(Login(account: "alice"), replyAs: Session.self)
+/// // a C sender's on_reply reads {"user":"alice","expires":3600}
+/// ```
+///
+/// A value that fails to encode travels as empty bytes; bytes that fail to decode are
+/// skipped (see ``QTBytesConvertible``).
+public protocol QTCodableBytes: QTBytesConvertible, Codable {}
+
+extension QTCodableBytes {
+    public var qtBytes: [UInt8] {
+        (try? [UInt8](JSONEncoder().encode(self))) ?? []
+    }
+
+    public init?(qtBytes: UnsafeRawBufferPointer) {
+        guard let value = try? JSONDecoder().decode(Self.self, from: Data(qtBytes)) else { return nil }
+        self = value
+    }
+}

@@ -20,6 +20,18 @@ struct Profile: Codable, Equatable {
     let age: Int
 }
 
+/// A reply that crosses to C as JSON.
+struct Session: QTCodableBytes, Equatable {
+    let user: String
+    let expires: Int
+}
+
+/// A request typed in Swift, named for C.
+struct SessionRequest: QTCodableEvent {
+    static var eventName: String { "SessionRequest" }
+    let account: String
+}
+
 final class JsonEventTests: XCTestCase {
 
     func testJsonEventFromADictionaryOrAnArray() throws {
@@ -81,6 +93,24 @@ final class JsonEventTests: XCTestCase {
         XCTAssertEqual(event.uniqueId, "from-c")
         XCTAssertEqual(try event.decode(Profile.self), Profile(name: "bob", age: 7))
         XCTAssertEqual((event.jsonObject as? [String: Any])?["name"] as? String, "bob")
+    }
+
+    func testCodableRepliesBothWays() async throws {
+        // Swift replier, Swift sender: decoded back to the value.  C sender: JSON bytes.
+        let bus = QTEventBus.shared
+        let token = bus.on(SessionRequest.self).reply { request in [Session(user: request.account, expires: 3600)] }
+        defer { token.dispose() }
+
+        let sessions = await bus.request(SessionRequest(account: "alice"), replyAs: Session.self)
+        XCTAssertEqual(sessions, [Session(user: "alice", expires: 3600)])
+
+        XCTAssertEqual(ctest_request("SessionRequest", nil, #"{"account":"bob"}"#), 1)
+        let replies = cRequestReplies()
+        XCTAssertTrue(replies.hasSuffix("|"), replies)
+        let json = Data(replies.dropLast().utf8)
+        XCTAssertEqual(try JSONDecoder().decode(Session.self, from: json), Session(user: "bob", expires: 3600),
+                       "C read the reply's JSON encoding")
+        XCTAssertNil(Session(qtBytes: UnsafeRawBufferPointer(start: nil, count: 0)), "bytes that do not decode")
     }
 
     func testCodablePayloadsBothWays() throws {
