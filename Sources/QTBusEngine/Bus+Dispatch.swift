@@ -49,6 +49,10 @@ struct Outgoing {
     var objectRelease: qtbus_release?
     /// One reference held by this dispatch; it owns the object when present.
     var payload: UnsafeMutablePointer<Payload>?
+    /// Set when `object` is only borrowed for the dispatch (a Swift value on the
+    /// caller's stack, BorrowedDispatch.swift): nothing releases it, and `objectRelease`
+    /// stays nil until `ensurePayload` makes the copy that outlives the dispatch.
+    var borrowed: BorrowedObject? = nil
 
     init(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
          object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?) {
@@ -72,6 +76,11 @@ struct Outgoing {
     /// takes over the object.
     mutating func ensurePayload() {
         guard payload == nil else { return }
+        if let b = borrowed {
+            object = b.copy(object)
+            objectRelease = b.release
+            borrowed = nil
+        }
         payload = makePayload(type: type, subtype: subtype, data: data, size: size,
                               object: object, objectRelease: objectRelease, parent: nil)
         objectRelease = nil
@@ -160,6 +169,7 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
 private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) {
     var inner = Outgoing(type: noSubscriberName.name, subtype: event.type, data: event.data, size: event.size,
                          object: event.object, objectRelease: event.objectRelease)
+    inner.borrowed = event.borrowed  // nil when there is a payload
     if let p = event.payload {
         // The original payload keeps the object; copies for queued deliveries hold it.
         inner.objectRelease = nil
