@@ -65,7 +65,7 @@ int ctest_dispatch_json(const char *name, const char *json)
     return qtbus_dispatch_json(qtbus_shared(), name, json);
 }
 
-static int listen_on(const char *type, const char *subtype)
+static int listen_on(const char *type, const char *subtype, qtbus_queue *queue)
 {
     int i, status;
     const char *subtypes[1];
@@ -81,13 +81,24 @@ static int listen_on(const char *type, const char *subtype)
     subtypes[0] = subtype;
     options.subtypes = subtype ? subtypes : NULL;
     options.subtype_count = subtype ? 1u : 0u;
+    options.queue = queue;
     status = qtbus_subscribe(qtbus_shared(), type, &options, on_event, &slots[i], NULL, &slots[i].token);
     if (status < 0) { slots[i].used = 0; return status; }
     return i;
 }
 
-int ctest_listen(const char *type, const char *subtype) { return listen_on(type, subtype); }
-int ctest_listen_json(const char *name) { return listen_on(QTBUS_JSON_TYPE, name); }
+int ctest_listen(const char *type, const char *subtype) { return listen_on(type, subtype, NULL); }
+int ctest_listen_json(const char *name) { return listen_on(QTBUS_JSON_TYPE, name, NULL); }
+
+int ctest_listen_queued(const char *type, const char *subtype)
+{
+    static qtbus_queue *queue;  /* one serial queue for the process, never released */
+    pthread_mutex_lock(&lock);
+    if (!queue) queue = qtbus_queue_create("ctest.queued");
+    pthread_mutex_unlock(&lock);
+    if (!queue) return QTBUS_ENOMEM;
+    return listen_on(type, subtype, queue);
+}
 
 int ctest_count(int slot)
 {
