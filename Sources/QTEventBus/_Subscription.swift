@@ -150,9 +150,17 @@ func _qtTypedFastDeliver<E: QTEvent>(_: E.Type) -> _QTDeliverFunction {
             unsafeDowncast(subscription, to: _QTTypedSubscription<E>.self)
                 .handler((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee)
         } else {
-            subscription.state.slow(subscription, event)
+            _qtSlowDeliver(subscription, event)
         }
     }
+}
+
+/// The fast path's way out, out of line: calling `slow` in place retains its context
+/// and keeps registers live across the call, which made every fast delivery save and
+/// restore three more registers.
+@usableFromInline @inline(never)
+func _qtSlowDeliver(_ subscription: _QTSubscription, _ event: OpaquePointer) {
+    subscription.state.slow(subscription, event)
 }
 
 /// The general delivery of a typed subscription: freeWith, hops, decoding.
