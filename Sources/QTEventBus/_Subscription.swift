@@ -27,9 +27,10 @@
 // else (freeWith, hops, events that arrived as bytes) goes through the box's
 // `slowDeliver` method (unspecialized code).
 //
-// Memory: the box is the only Swift object of a subscription besides its token (the
-// handler closure's own context aside): deliver, handler and state in one object, and
-// the slow path a method rather than a closure with a context of its own.
+// Memory: the box is the only Swift object of a plain subscription besides its token
+// (and the handler closure's own context, if it captures anything): deliver, handler
+// and state in one object, the slow path a method rather than a closure with a context
+// of its own; options (queue, freeWith, source) add one `_QTSubscriptionExtras`.
 import CQtbusShims
 import Dispatch
 import QTBusEngine
@@ -79,32 +80,51 @@ class _QTSubscription: @unchecked Sendable {
 /// The `deliver` of every subscription but plain typed ones (captures nothing).
 let _qtSlowDeliverFunction: _QTDeliverFunction = { subscription, event in subscription.slowDeliver(event) }
 
-/// A subscription whose handler takes `V`: the typed event, or QTNamedEvent.
-@usableFromInline
-class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable {
+/// What only subscriptions with options need: a queue, a freeWith object, a sweep
+/// registry, a source claim. Apart so that a plain subscription does not carry it
+/// (32 bytes less per subscription).
+final class _QTSubscriptionExtras: @unchecked Sendable {
     // @unchecked: every stored property is a `let` set in init except `owner`, a weak
     // reference also written only in init (the runtime makes weak loads thread-safe).
-    /// First: the fast path reads it right after `deliver`.
-    @usableFromInline let handler: @Sendable (V) -> Void
-    let token: QTEventToken
     let queue: DispatchQueue?
     weak var owner: AnyObject?
+    let hasOwner: Bool
     /// The freeWith sweep registry this subscription is in, if any.
     let registry: _QTNameInfo?
     /// Ends the claim a `QTSourcedEvent` made for this subscription.
     let sourceEnd: (@Sendable () -> Void)?
-    let hasOwner: Bool
+
+    /// Nil when there is nothing to keep.
+    static func make(options: _QTSubscribeOptions, registry: _QTNameInfo?,
+                     sourceEnd: (@Sendable () -> Void)?) -> _QTSubscriptionExtras? {
+        if options.queue == nil && options.owner == nil && registry == nil && sourceEnd == nil { return nil }
+        return _QTSubscriptionExtras(options: options, registry: registry, sourceEnd: sourceEnd)
+    }
+
+    private init(options: _QTSubscribeOptions, registry: _QTNameInfo?, sourceEnd: (@Sendable () -> Void)?) {
+        queue = options.queue
+        owner = options.owner
+        hasOwner = options.owner != nil
+        self.registry = registry
+        self.sourceEnd = sourceEnd
+    }
+}
+
+/// A subscription whose handler takes `V`: the typed event, or QTNamedEvent.
+@usableFromInline
+class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable {
+    // @unchecked: immutable after init.
+    /// First: the fast path reads it right after `deliver`.
+    @usableFromInline let handler: @Sendable (V) -> Void
+    let token: QTEventToken
+    let extras: _QTSubscriptionExtras?
     let once: Bool
 
     init(deliver: @escaping _QTDeliverFunction, handler: @escaping @Sendable (V) -> Void, token: QTEventToken,
          options: _QTSubscribeOptions, registry: _QTNameInfo?, sourceEnd: (@Sendable () -> Void)?) {
         self.handler = handler
         self.token = token
-        self.queue = options.queue
-        self.owner = options.owner
-        self.registry = registry
-        self.sourceEnd = sourceEnd
-        self.hasOwner = options.owner != nil
+        self.extras = _QTSubscriptionExtras.make(options: options, registry: registry, sourceEnd: sourceEnd)
         self.once = options.once
         super.init(deliver: deliver)
     }
@@ -112,7 +132,7 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
     /// Whether a freeWith object was given and is gone; if so, ends the subscription.
     @inline(__always)
     final func expireIfOwnerGone() -> Bool {
-        guard hasOwner && owner == nil else { return false }
+        guard let extras, extras.hasOwner && extras.owner == nil else { return false }
         token.dispose()
         return true
     }
@@ -120,7 +140,7 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
     /// Calls the handler with `value` now, or after a hop to the subscription's queue
     /// if it is still live then (the hop keeps this object, so the handler, alive).
     final func run(_ value: V) {
-        guard let queue else {
+        guard let queue = extras?.queue else {
             handler(value)
             return
         }
@@ -133,8 +153,8 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
     override final func released() {
         // A ONCE subscription is released as it fires: its hop must still run.
         if !once { token.markCancelled() }
-        registry?.unregister(token)
-        sourceEnd?()
+        extras?.registry?.unregister(token)
+        extras?.sourceEnd?()
     }
 }
 
