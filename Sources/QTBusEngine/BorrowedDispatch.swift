@@ -15,7 +15,9 @@ import CQtbusShims
 
 /// How a borrowed object is copied for deliveries that outlive the dispatch.
 struct BorrowedObject {
-    /// Returns a copy the engine owns (never nil: the caller cannot fail).
+    /// Returns a copy the engine owns (never nil: the caller cannot fail). It may run
+    /// under the registry lock (a sticky keep copies there), so it must not call into
+    /// the bus; copying a Swift value runs no user code, only retains.
     let copy: _qtbus_object_copy
     /// Releases a copy made by `copy`.
     let release: qtbus_release
