@@ -20,6 +20,7 @@ set(QTBUS_SWIFT_SOURCES
   ${_engine}/Registry.swift
   ${_engine}/Bus.swift
   ${_engine}/Bus+Dispatch.swift
+  ${_engine}/BorrowedDispatch.swift
   ${_engine}/Sticky.swift
   ${_engine}/Queues.swift
   ${_engine}/Requests.swift

@@ -55,6 +55,10 @@ struct Outgoing {
     /// The request this dispatch carries, not owned (qtbus_request holds it throughout;
     /// a payload made for it takes a reference of its own).
     var request: UnsafeMutablePointer<Request>? = nil
+    /// Set when `object` is only borrowed for the dispatch (a Swift value on the
+    /// caller's stack, BorrowedDispatch.swift): nothing releases it, and `objectRelease`
+    /// stays nil until `ensurePayload` makes the copy that outlives the dispatch.
+    var borrowed: BorrowedObject? = nil
 
     init(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
          object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?) {
@@ -79,6 +83,11 @@ struct Outgoing {
     /// takes over the object.
     mutating func ensurePayload() {
         guard payload == nil else { return }
+        if let b = borrowed {
+            object = b.copy(object)
+            objectRelease = b.release
+            borrowed = nil
+        }
         payload = makePayload(type: type, subtype: subtype, data: data, size: size,
                               object: object, objectRelease: objectRelease, parent: nil, request: request)
         objectRelease = nil
@@ -167,6 +176,7 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
 private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) {
     var inner = Outgoing(type: noSubscriberName.name, subtype: event.type, data: event.data, size: event.size,
                          object: event.object, objectRelease: event.objectRelease)
+    inner.borrowed = event.borrowed  // nil when there is a payload
     if let p = event.payload {
         // The original payload keeps the object; copies for queued deliveries hold it.
         inner.objectRelease = nil

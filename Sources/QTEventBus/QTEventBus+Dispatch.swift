@@ -2,10 +2,13 @@
 //
 // The typed path is @inlinable so that it is specialized for the event type in the
 // caller's module: the metatype lookup, the bytes check and the subtype read then
-// compile to a few loads. Per dispatch it allocates the event cell and nothing else
-// (a subtype of up to 15 UTF-8 bytes is passed from the stack; longer native strings
-// are passed in place), takes no lock, and builds no C string for the type name (the
-// record caches it). The engine call is `_qtbus_dispatch`, the same function C calls.
+// compile to a few loads. A synchronous dispatch allocates nothing: the event cell is
+// on its stack, lent to the engine, which copies it only for deliveries that outlive
+// the call (_EventCell.swift); a subtype of up to 15 UTF-8 bytes is passed from the
+// stack, longer native strings in place. It takes no lock and builds no C string for
+// the type name (the record caches it). The engine call is the Swift-only
+// `_qtbus_dispatch_borrowed`, which runs the same dispatch as C's `qtbus_dispatch`;
+// posted dispatches use C's `qtbus_dispatch_on_bus_queue` / `_on_main`.
 import CQtbusShims
 import QTBusEngine
 
@@ -66,14 +69,33 @@ extension QTEventBus {
         guard let cName = record.pointee.cName else { return -1 /* QTBUS_EINVAL */ }
         let names = record.pointee.names
         if names._withUnsafeGuaranteedRef({ $0.needsSweep }) { names._withUnsafeGuaranteedRef { $0.sweep() } }
-        let object = _qtMakeCell(event)
-        if record.pointee.isBytes, let bytesEvent = event as? any QTBytesEvent {
-            return _qtSendBytes(raw, cName, event.eventSubType, bytesEvent.eventBytes, object, flags, mode)
+        let isBytes = record.pointee.isBytes
+        guard mode == .now else {
+            // Posted: the whole event outlives this call, so its cell is on the heap.
+            return _qtSendCell(event, isBytes, cName, _qtMakeCell(event), borrowed: false, flags, mode)
+        }
+        // Synchronous: the cell lives in this frame and the engine borrows it; it asks
+        // `_qtEventCellCopy` for a heap copy only if a delivery outlives the call.
+        return withUnsafeTemporaryAllocation(byteCount: _qtCellByteCount(E.self),
+                                             alignment: max(16, MemoryLayout<E>.alignment)) { buffer in
+            let cell = buffer.baseAddress.unsafelyUnwrapped
+            _qtInitializeCell(cell, event)
+            defer { (cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).deinitialize(count: 1) }
+            return _qtSendCell(event, isBytes, cName, cell, borrowed: true, flags, mode)
+        }
+    }
+
+    @inlinable
+    func _qtSendCell<E: QTEvent>(_ event: E, _ isBytes: Bool, _ cName: UnsafePointer<CChar>,
+                                 _ cell: UnsafeMutableRawPointer, borrowed: Bool, _ flags: UInt32,
+                                 _ mode: _QTSendMode) -> Int32 {
+        if isBytes, let bytesEvent = event as? any QTBytesEvent {
+            return _qtSendBytes(raw, cName, event.eventSubType, bytesEvent.eventBytes, cell, borrowed, flags, mode)
         }
         guard let subType = event.eventSubType else {
-            return _qtSend(raw, cName, nil, nil, 0, object, flags, mode)
+            return _qtSend(raw, cName, nil, nil, 0, cell, borrowed, flags, mode)
         }
-        return subType.withCString { _qtSend(raw, cName, $0, nil, 0, object, flags, mode) }
+        return subType.withCString { _qtSend(raw, cName, $0, nil, 0, cell, borrowed, flags, mode) }
     }
 
     // MARK: Named events
@@ -90,7 +112,7 @@ extension QTEventBus {
                          sticky: Bool = false) -> Int {
         _QTNameInfo.sweep(named: type)
         return Int(type.withCString { cName in
-            _qtSendBytes(raw, cName, subType, bytes, nil, sticky ? 1 : 0, .now)
+            _qtSendBytes(raw, cName, subType, bytes, nil, false, sticky ? 1 : 0, .now)
         })
     }
 
@@ -115,22 +137,29 @@ extension QTEventBus {
 /// Sends with `bytes` as the data, NUL-terminated (not counted).
 @usableFromInline
 func _qtSendBytes(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ subType: String?, _ bytes: [UInt8],
-                  _ object: UnsafeMutableRawPointer?, _ flags: UInt32, _ mode: _QTSendMode) -> Int32 {
+                  _ object: UnsafeMutableRawPointer?, _ borrowed: Bool, _ flags: UInt32,
+                  _ mode: _QTSendMode) -> Int32 {
     withUnsafeTemporaryAllocation(byteCount: bytes.count + 1, alignment: 16) { buffer in
         let base = buffer.baseAddress!
         bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(base), byteCount: $0.count) }
         base.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
-        guard let subType else { return _qtSend(bus, type, nil, base, bytes.count, object, flags, mode) }
-        return subType.withCString { _qtSend(bus, type, $0, base, bytes.count, object, flags, mode) }
+        guard let subType else { return _qtSend(bus, type, nil, base, bytes.count, object, borrowed, flags, mode) }
+        return subType.withCString { _qtSend(bus, type, $0, base, bytes.count, object, borrowed, flags, mode) }
     }
 }
 
-/// The one call into the engine's dispatch entry points. On failure the engine took
-/// nothing, so the event cell is freed here.
+/// The one call into the engine's dispatch entry points. A `borrowed` cell (on the
+/// caller's stack, `.now` only) goes to `_qtbus_dispatch_borrowed`, which copies it if
+/// a delivery outlives the call; the engine owns any other cell once the dispatch
+/// succeeds, and on failure it took nothing, so the cell is freed here.
 @usableFromInline
 func _qtSend(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ subType: UnsafePointer<CChar>?,
-             _ data: UnsafeRawPointer?, _ size: Int, _ object: UnsafeMutableRawPointer?,
+             _ data: UnsafeRawPointer?, _ size: Int, _ object: UnsafeMutableRawPointer?, _ borrowed: Bool,
              _ flags: UInt32, _ mode: _QTSendMode) -> Int32 {
+    if borrowed, let object {
+        return _qtbus_dispatch_borrowed(bus, type: type, subtype: subType, data: data, size: size, object: object,
+                                        copy: _qtEventCellCopy, release: _qtEventCellRelease, flags: flags)
+    }
     var desc = qtbus_event_desc(type: type, subtype: subType, data: data, size: size, object: object,
                                 object_release: object == nil ? nil : _qtEventCellRelease, flags: flags)
     let status: Int32

@@ -134,17 +134,19 @@ extension QTEventBus {
         if let sourced = E.self as? any QTSourcedEvent.Type {
             source = { bus, subTypes in sourced.startSource(on: bus, subTypes: subTypes) }
         }
-        let deliver = _qtRequestDeliver(_qtTypedValue(E.self), handler)
-        return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options, source: source,
-                          slow: deliver) { state in _QTSubscription(deliver: deliver, state: state) }
+        return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options,
+                          source: source) { token, registry, sourceEnd in
+            _QTRequestSubscription(value: _qtTypedValue(E.self), requestHandler: handler, token: token,
+                                   options: options, registry: registry, sourceEnd: sourceEnd)
+        }
     }
 
     /// Subscribes to the named type `type` with a handler that gets a request context.
     func _subscribeNamedRequest(_ type: String, options: _QTSubscribeOptions,
                                 handler: @escaping @Sendable (QTNamedEvent, QTRequestContext) -> Void) -> QTEventToken {
-        let deliver = _qtRequestDeliver({ QTNamedEvent(copying: $0) }, handler)
-        return _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil, slow: deliver) { state in
-            _QTSubscription(deliver: deliver, state: state)
+        _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil) { token, registry, sourceEnd in
+            _QTRequestSubscription(value: { QTNamedEvent(copying: $0) }, requestHandler: handler, token: token,
+                                   options: options, registry: registry, sourceEnd: sourceEnd)
         }
     }
 }
@@ -188,25 +190,38 @@ func _qtTypedValue<E: QTEvent>(_: E.Type) -> @Sendable (OpaquePointer) -> E? {
     }
 }
 
-/// The delivery of a `nextRequest` subscription: the value, and a context holding the
-/// request (if the event is one) until the handler, after its hop, has returned.
-func _qtRequestDeliver<V: Sendable>(_ value: @escaping @Sendable (OpaquePointer) -> V?,
-                                    _ handler: @escaping @Sendable (V, QTRequestContext) -> Void) -> _QTDeliverFunction {
-    { subscription, event in
-        let state = subscription.state
-        if state.expireIfOwnerGone() { return }
+/// A `nextRequest` subscription: its delivery reads the value and gives the handler a
+/// context holding the request (if the event is one) until the handler, after its hop,
+/// has returned.  The inherited plain handler is unused (every delivery takes this slow
+/// path: requests are not the hot path).
+final class _QTRequestSubscription<V: Sendable>: _QTHandlerSubscription<V>, @unchecked Sendable {
+    // @unchecked: immutable after init.
+    let value: @Sendable (OpaquePointer) -> V?
+    let requestHandler: @Sendable (V, QTRequestContext) -> Void
+
+    init(value: @escaping @Sendable (OpaquePointer) -> V?,
+         requestHandler: @escaping @Sendable (V, QTRequestContext) -> Void, token: QTEventToken,
+         options: _QTSubscribeOptions, registry: _QTNameInfo?, sourceEnd: (@Sendable () -> Void)?) {
+        self.value = value
+        self.requestHandler = requestHandler
+        super.init(deliver: _qtSlowDeliverFunction, handler: { _ in }, token: token, options: options,
+                   registry: registry, sourceEnd: sourceEnd)
+    }
+
+    override func slowDeliver(_ event: OpaquePointer) {
+        if expireIfOwnerGone() { return }
         guard let v = value(event) else { return }
         let held = _QTHeldRequest(event)
-        guard let queue = state.queue else {
-            QTRequestContext.run(held, v, handler)
+        guard let queue = extras?.queue else {
+            QTRequestContext.run(held, v, requestHandler)
             return
         }
-        queue.async {
-            if state.token.isCancelled || state.expireIfOwnerGone() {
+        queue.async { [self] in
+            if token.isCancelled || expireIfOwnerGone() {
                 held?.release()
                 return
             }
-            QTRequestContext.run(held, v, handler)
+            QTRequestContext.run(held, v, requestHandler)
         }
     }
 }

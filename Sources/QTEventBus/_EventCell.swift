@@ -1,11 +1,15 @@
 // The Swift value of a typed event, carried as the engine event's `object`.
 //
-// A typed dispatch makes one "cell": a raw allocation holding a 16-byte header and the
-// value, handed to the engine with `_qtEventCellRelease`, which the engine calls exactly
-// once after the last delivery (queued and sticky ones included), or at once if nobody
-// receives the event. It is the only allocation of a plain dispatch. A raw cell rather
-// than a Swift object: an object costs reference-count traffic and a deinit dispatch
-// per event (measured: 37 ns against 9 ns for the cell here).
+// A typed dispatch makes one "cell": raw memory holding a 16-byte header and the value.
+// A synchronous dispatch (`dispatch`) builds it on its own stack and lends it to the
+// engine (`_qtbus_dispatch_borrowed`), so a plain dispatch allocates nothing; only if a
+// delivery outlives the call (an engine-queued subscriber, a sticky keep, a replay
+// backlog) does the engine call `_qtEventCellCopy` for a heap cell. A posted dispatch
+// (`dispatchOnBusQueue`, `dispatchOnMain`) starts with a heap cell. The engine releases
+// every heap cell it owns with `_qtEventCellRelease`, exactly once after its last
+// delivery. A raw cell rather than a Swift object: an object costs reference-count
+// traffic and a deinit dispatch per event (measured: 37 ns against 9 ns for a heap
+// cell, when every dispatch still made one).
 //
 // Header: word 0 is the value's metatype (it doubles as the type key: two Swift types
 // may share an engine name, so a subscriber of `E` reads a value only from a cell whose
@@ -14,22 +18,33 @@
 // copy the value out only when they hop to a queue.
 import CQtbusShims
 import Glibc
+import QTBusEngine
 
 /// Where the value starts in a cell.
 @inlinable
 func _qtCellValueOffset<E>(_: E.Type) -> Int { max(16, MemoryLayout<E>.alignment) }
 
+/// The bytes a cell of `E` takes.
+@inlinable
+func _qtCellByteCount<E>(_: E.Type) -> Int { _qtCellValueOffset(E.self) + MemoryLayout<E>.size }
+
 /// Makes a cell holding `value` (see the file comment).
 @inlinable
 func _qtMakeCell<E: QTEvent>(_ value: E) -> UnsafeMutableRawPointer {
-    let offset = _qtCellValueOffset(E.self)
     // malloc directly (16-aligned on Linux): the Swift allocator's path goes through
     // posix_memalign here, which costs a few ns more.
-    let raw = _qtAllocateCell(byteCount: offset + MemoryLayout<E>.size, alignment: MemoryLayout<E>.alignment)
+    let raw = _qtAllocateCell(byteCount: _qtCellByteCount(E.self), alignment: MemoryLayout<E>.alignment)
+    _qtInitializeCell(raw, value)
+    return raw
+}
+
+/// Writes the header and a copy of `value` into the cell memory at `raw` (heap, or the
+/// dispatching frame's stack for a borrowed dispatch).
+@inlinable
+func _qtInitializeCell<E: QTEvent>(_ raw: UnsafeMutableRawPointer, _ value: E) {
     raw.storeBytes(of: UInt(bitPattern: ObjectIdentifier(E.self)), as: UInt.self)
     raw.storeBytes(of: _isPOD(E.self) ? 0 : 1, toByteOffset: 8, as: UInt.self)
-    (raw + offset).initializeMemory(as: E.self, repeating: value, count: 1)
-    return raw
+    (raw + _qtCellValueOffset(E.self)).initializeMemory(as: E.self, repeating: value, count: 1)
 }
 
 /// Allocates a cell (freed with `free`).
@@ -57,6 +72,25 @@ let _qtEventCellRelease: qtbus_release = { raw in
         _qtDestroyCellValue(type, raw)
     }
     free(raw)
+}
+
+/// The engine's copy hook for a borrowed (stack) cell: a heap cell holding a copy of
+/// its value, which the engine then owns and releases with `_qtEventCellRelease`. Called
+/// only when a delivery outlives the dispatch (queued, sticky, replay backlog), so the
+/// unspecialized value-witness copy is not on the hot path.
+let _qtEventCellCopy: _qtbus_object_copy = { raw in
+    let raw = raw.unsafelyUnwrapped
+    let type = unsafeBitCast(raw.load(as: UInt.self), to: Any.Type.self)
+    return _qtCopyCell(type, raw)
+}
+
+private func _qtCopyCell<T>(_: T.Type, _ source: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
+    let offset = _qtCellValueOffset(T.self)
+    let copy = _qtAllocateCell(byteCount: _qtCellByteCount(T.self), alignment: MemoryLayout<T>.alignment)
+    copy.copyMemory(from: source, byteCount: 16)  // the header: type key, destroy flag
+    (copy + offset).assumingMemoryBound(to: T.self)
+        .initialize(from: (source + offset).assumingMemoryBound(to: T.self), count: 1)
+    return copy
 }
 
 private func _qtDestroyCellValue<T>(_: T.Type, _ raw: UnsafeMutableRawPointer) {

@@ -24,8 +24,13 @@
 // line `_qtDeliver` just loaded) and calls it with the value read in place: no
 // reference counting, no generic value-witness calls, no copy, nothing written to
 // shared memory (so several threads can dispatch the same type and scale). Everything
-// else (freeWith, hops, events that arrived as bytes) goes through `slow`, built once
-// per subscription by unspecialized code.
+// else (freeWith, hops, events that arrived as bytes) goes through the box's
+// `slowDeliver` method (unspecialized code).
+//
+// Memory: the box is the only Swift object of a plain subscription besides its token
+// (and the handler closure's own context, if it captures anything): deliver, handler
+// and state in one object, the slow path a method rather than a closure with a context
+// of its own; options (queue, freeWith, source) add one `_QTSubscriptionExtras`.
 import CQtbusShims
 import Dispatch
 import QTBusEngine
@@ -49,77 +54,95 @@ struct _QTSubscribeOptions {
 @usableFromInline
 typealias _QTDeliverFunction = @Sendable (_QTSubscription, OpaquePointer) -> Void
 
-/// The engine's userdata for one Swift subscription: only what every delivery reads,
-/// so that it sits in one cache line with the typed subclass's handler; the rest is in
-/// `state`.
+/// The engine's userdata for one Swift subscription, and the whole Swift side of it:
+/// one object (with the token) per subscription. This base holds what `_qtDeliver`
+/// reads; `_QTHandlerSubscription` puts the handler right after it, so that a plain
+/// delivery reads one line, and the rest of the state after that.
 @usableFromInline
 class _QTSubscription: @unchecked Sendable {
     // @unchecked: immutable after init.
     /// Called by `_qtDeliver` for every delivery. (Not optional: an optional closure is
     /// stored at maximal abstraction and costs two reabstraction thunks per call.)
     @usableFromInline let deliver: _QTDeliverFunction
-    @usableFromInline let state: _QTSubscriptionState
 
-    init(deliver: @escaping _QTDeliverFunction, state: _QTSubscriptionState) {
+    init(deliver: @escaping _QTDeliverFunction) {
         self.deliver = deliver
-        self.state = state
     }
+
+    /// Everything the fast path does not handle (freeWith, hops, events that arrived
+    /// as bytes); a method rather than a stored closure, so it costs no closure context.
+    func slowDeliver(_ event: OpaquePointer) { fatalError("abstract") }
+
+    /// The release hook: the engine will never call this subscription again.
+    func released() { fatalError("abstract") }
 }
 
-/// A subscription to the typed event `E`: the fast path reads `handler` from here.
-@usableFromInline
-final class _QTTypedSubscription<E: QTEvent>: _QTSubscription, @unchecked Sendable {
-    // @unchecked: immutable after init.
-    @usableFromInline let handler: @Sendable (E) -> Void
+/// The `deliver` of every subscription but plain typed ones (captures nothing).
+let _qtSlowDeliverFunction: _QTDeliverFunction = { subscription, event in subscription.slowDeliver(event) }
 
-    init(deliver: @escaping _QTDeliverFunction, state: _QTSubscriptionState, handler: @escaping @Sendable (E) -> Void) {
-        self.handler = handler
-        super.init(deliver: deliver, state: state)
-    }
-}
-
-/// Everything about a subscription that a plain delivery does not read.
-@usableFromInline
-final class _QTSubscriptionState: @unchecked Sendable {
+/// What only subscriptions with options need: a queue, a freeWith object, a sweep
+/// registry, a source claim. Apart so that a plain subscription does not carry it
+/// (32 bytes less per subscription).
+final class _QTSubscriptionExtras: @unchecked Sendable {
     // @unchecked: every stored property is a `let` set in init except `owner`, a weak
     // reference also written only in init (the runtime makes weak loads thread-safe).
-    let token: QTEventToken
     let queue: DispatchQueue?
-    let hasOwner: Bool
     weak var owner: AnyObject?
-    let once: Bool
+    let hasOwner: Bool
     /// The freeWith sweep registry this subscription is in, if any.
     let registry: _QTNameInfo?
     /// Ends the claim a `QTSourcedEvent` made for this subscription.
     let sourceEnd: (@Sendable () -> Void)?
-    /// Everything the fast path does not handle.
-    @usableFromInline let slow: _QTDeliverFunction
 
-    init(token: QTEventToken, options: _QTSubscribeOptions, registry: _QTNameInfo?,
-         sourceEnd: (@Sendable () -> Void)?, slow: @escaping _QTDeliverFunction) {
-        self.token = token
-        self.queue = options.queue
-        self.hasOwner = options.owner != nil
-        self.owner = options.owner
-        self.once = options.once
+    /// Nil when there is nothing to keep.
+    static func make(options: _QTSubscribeOptions, registry: _QTNameInfo?,
+                     sourceEnd: (@Sendable () -> Void)?) -> _QTSubscriptionExtras? {
+        if options.queue == nil && options.owner == nil && registry == nil && sourceEnd == nil { return nil }
+        return _QTSubscriptionExtras(options: options, registry: registry, sourceEnd: sourceEnd)
+    }
+
+    private init(options: _QTSubscribeOptions, registry: _QTNameInfo?, sourceEnd: (@Sendable () -> Void)?) {
+        queue = options.queue
+        owner = options.owner
+        hasOwner = options.owner != nil
         self.registry = registry
         self.sourceEnd = sourceEnd
-        self.slow = slow
+    }
+}
+
+/// A subscription whose handler takes `V`: the typed event, or QTNamedEvent.
+@usableFromInline
+class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable {
+    // @unchecked: immutable after init.
+    /// First: the fast path reads it right after `deliver`.
+    @usableFromInline let handler: @Sendable (V) -> Void
+    let token: QTEventToken
+    let extras: _QTSubscriptionExtras?
+    let once: Bool
+
+    init(deliver: @escaping _QTDeliverFunction, handler: @escaping @Sendable (V) -> Void, token: QTEventToken,
+         options: _QTSubscribeOptions, registry: _QTNameInfo?, sourceEnd: (@Sendable () -> Void)?) {
+        self.handler = handler
+        self.token = token
+        self.extras = _QTSubscriptionExtras.make(options: options, registry: registry, sourceEnd: sourceEnd)
+        self.once = options.once
+        super.init(deliver: deliver)
     }
 
     /// Whether a freeWith object was given and is gone; if so, ends the subscription.
     @inline(__always)
-    func expireIfOwnerGone() -> Bool {
-        guard hasOwner && owner == nil else { return false }
+    final func expireIfOwnerGone() -> Bool {
+        guard let extras, extras.hasOwner && extras.owner == nil else { return false }
         token.dispose()
         return true
     }
 
-    /// Calls `handler` now, or after a hop to the subscription's queue if it is still
-    /// live then. A request (`event`) stays open until the hop has run, so its
-    /// completion comes after this handler, as after an engine-queued one.
-    func run<V: Sendable>(_ value: V, _ event: OpaquePointer, _ handler: @escaping @Sendable (V) -> Void) {
-        guard let queue else {
+    /// Calls the handler with `value` now, or after a hop to the subscription's queue
+    /// if it is still live then (the hop keeps this object, so the handler, alive). A
+    /// request (`event`) stays open until the hop has run, so its completion comes after
+    /// this handler, as after an engine-queued one.
+    final func run(_ value: V, _ event: OpaquePointer) {
+        guard let queue = extras?.queue else {
             handler(value)
             return
         }
@@ -131,12 +154,44 @@ final class _QTSubscriptionState: @unchecked Sendable {
         }
     }
 
-    /// The release hook: the engine will never call this subscription again.
-    func released() {
+    override final func released() {
         // A ONCE subscription is released as it fires: its hop must still run.
         if !once { token.markCancelled() }
-        registry?.unregister(token)
-        sourceEnd?()
+        extras?.registry?.unregister(token)
+        extras?.sourceEnd?()
+    }
+}
+
+/// A subscription to the typed event `E`: the fast path reads `handler` from here.
+@usableFromInline
+final class _QTTypedSubscription<E: QTEvent>: _QTHandlerSubscription<E>, @unchecked Sendable {
+    // @unchecked: no stored properties of its own.
+
+    /// The general delivery: freeWith, hops, decoding.
+    override func slowDeliver(_ event: OpaquePointer) {
+        if expireIfOwnerGone() { return }
+        if let cell = _qtbus_event_object(event),
+           cell.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(E.self)) {
+            run((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee, event)
+            return
+        }
+        // No Swift value of type E: C dispatched it, or a Swift named dispatch did.
+        guard let bytesType = E.self as? any QTBytesEvent.Type else { return }
+        var size = 0
+        let data = _qtbus_event_data(event, &size)
+        let subType = _qtbus_event_subtype(event).map { String(cString: $0) }
+        guard let value = bytesType.init(eventBytes: UnsafeRawBufferPointer(start: data, count: size),
+                                         subType: subType) as? E else { return }
+        run(value, event)
+    }
+}
+
+/// A subscription to a named type: every delivery copies the event.
+final class _QTNamedSubscription: _QTHandlerSubscription<QTNamedEvent>, @unchecked Sendable {
+    // @unchecked: no stored properties of its own.
+    override func slowDeliver(_ event: OpaquePointer) {
+        if expireIfOwnerGone() { return }
+        run(QTNamedEvent(copying: event), event)
     }
 }
 
@@ -153,39 +208,16 @@ func _qtTypedFastDeliver<E: QTEvent>(_: E.Type) -> _QTDeliverFunction {
             unsafeDowncast(subscription, to: _QTTypedSubscription<E>.self)
                 .handler((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee)
         } else {
-            subscription.state.slow(subscription, event)
+            _qtSlowDeliver(subscription, event)
         }
     }
 }
 
-/// The general delivery of a typed subscription: freeWith, hops, decoding.
-func _qtTypedSlowDeliver<E: QTEvent>(_ handler: @escaping @Sendable (E) -> Void) -> _QTDeliverFunction {
-    let key = UInt(bitPattern: ObjectIdentifier(E.self))
-    return { subscription, event in
-        let state = subscription.state
-        if state.expireIfOwnerGone() { return }
-        if let cell = _qtbus_event_object(event), cell.load(as: UInt.self) == key {
-            state.run((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee, event, handler)
-            return
-        }
-        // No Swift value of type E: C dispatched it, or a Swift named dispatch did.
-        guard let bytesType = E.self as? any QTBytesEvent.Type else { return }
-        var size = 0
-        let data = _qtbus_event_data(event, &size)
-        let subType = _qtbus_event_subtype(event).map { String(cString: $0) }
-        guard let value = bytesType.init(eventBytes: UnsafeRawBufferPointer(start: data, count: size),
-                                         subType: subType) as? E else { return }
-        state.run(value, event, handler)
-    }
-}
-
-/// The delivery of a named subscription: copies the event.
-func _qtNamedDeliver(_ handler: @escaping @Sendable (QTNamedEvent) -> Void) -> _QTDeliverFunction {
-    { subscription, event in
-        let state = subscription.state
-        if state.expireIfOwnerGone() { return }
-        state.run(QTNamedEvent(copying: event), event, handler)
-    }
+/// The fast path's way out, out of line: the call in place kept registers live across
+/// it, which made every fast delivery save and restore three more registers.
+@usableFromInline @inline(never)
+func _qtSlowDeliver(_ subscription: _QTSubscription, _ event: OpaquePointer) {
+    subscription.slowDeliver(event)
 }
 
 /// The engine handler of every Swift subscription.
@@ -198,7 +230,7 @@ let _qtDeliver: qtbus_handler = { event, userdata in
 
 /// The engine release hook of every Swift subscription.
 let _qtSubscriptionRelease: qtbus_release = { userdata in
-    Unmanaged<_QTSubscription>.fromOpaque(userdata.unsafelyUnwrapped).takeRetainedValue().state.released()
+    Unmanaged<_QTSubscription>.fromOpaque(userdata.unsafelyUnwrapped).takeRetainedValue().released()
 }
 
 extension QTEventBus {
@@ -213,28 +245,29 @@ extension QTEventBus {
         if let sourced = E.self as? any QTSourcedEvent.Type {
             source = { bus, subTypes in sourced.startSource(on: bus, subTypes: subTypes) }
         }
-        let slow = _qtTypedSlowDeliver(handler)
+        // Plain (no queue, no freeWith): the specialized fast path; else the slow one.
         let plain = options.queue == nil && options.owner == nil
-        return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options, source: source,
-                          slow: slow) { state in
-            _QTTypedSubscription(deliver: plain ? fast : slow, state: state, handler: handler)
+        return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options,
+                          source: source) { token, registry, sourceEnd in
+            _QTTypedSubscription(deliver: plain ? fast : _qtSlowDeliverFunction, handler: handler, token: token, options: options,
+                                 registry: registry, sourceEnd: sourceEnd)
         }
     }
 
     /// Subscribes to the named type `type`.
     func _subscribeNamed(_ type: String, options: _QTSubscribeOptions,
                          handler: @escaping @Sendable (QTNamedEvent) -> Void) -> QTEventToken {
-        let deliver = _qtNamedDeliver(handler)
-        return _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil, slow: deliver) { state in
-            _QTSubscription(deliver: deliver, state: state)
+        _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil) { token, registry, sourceEnd in
+            _QTNamedSubscription(deliver: _qtSlowDeliverFunction, handler: handler, token: token, options: options,
+                                 registry: registry, sourceEnd: sourceEnd)
         }
     }
 
     /// Makes one engine subscription for `name`.
     func _subscribe(name: _QTNameInfo, options: _QTSubscribeOptions,
                             source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)?,
-                            slow: @escaping _QTDeliverFunction,
-                            makeBox: (_QTSubscriptionState) -> _QTSubscription) -> QTEventToken {
+                            makeBox: (QTEventToken, _QTNameInfo?, (@Sendable () -> Void)?) -> _QTSubscription)
+        -> QTEventToken {
         let token = QTEventToken()
         guard let cName = name.cName, options.subTypes.allSatisfy(_qtIsValidName) else {
             token.failed(QTBUS_EINVAL.rawValue)
@@ -248,8 +281,7 @@ extension QTEventBus {
             registry = name
         }
         let sourceEnd = source?(self, options.subTypes)
-        let box = makeBox(_QTSubscriptionState(token: token, options: options, registry: registry,
-                                               sourceEnd: sourceEnd, slow: slow))
+        let box = makeBox(token, registry, sourceEnd)
         let userdata = Unmanaged.passRetained(box).toOpaque()
 
         let subtypes = options.subTypes.map { UnsafePointer(_qtCString($0)) as UnsafePointer<CChar>? }
@@ -266,7 +298,7 @@ extension QTEventBus {
         if status < 0 {
             // A failed subscribe took nothing: the box, registration and claim are ours.
             token.failed(status)
-            Unmanaged<_QTSubscription>.fromOpaque(userdata).takeRetainedValue().state.released()
+            Unmanaged<_QTSubscription>.fromOpaque(userdata).takeRetainedValue().released()
             return token
         }
         token.made(engineToken.id)

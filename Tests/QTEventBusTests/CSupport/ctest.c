@@ -80,7 +80,8 @@ int ctest_dispatch_json(const char *name, const char *json)
     return qtbus_dispatch_json(qtbus_shared(), name, json);
 }
 
-static int listen_on_with(const char *type, const char *subtype, int32_t priority, const char *reply)
+static int listen_on_with(const char *type, const char *subtype, int32_t priority, const char *reply,
+                          qtbus_queue *queue)
 {
     int i, status;
     const char *subtypes[1];
@@ -98,17 +99,18 @@ static int listen_on_with(const char *type, const char *subtype, int32_t priorit
     options.subtypes = subtype ? subtypes : NULL;
     options.subtype_count = subtype ? 1u : 0u;
     options.priority = priority;
+    options.queue = queue;
     status = qtbus_subscribe(qtbus_shared(), type, &options, reply ? on_request : on_event, &slots[i], NULL,
                              &slots[i].token);
     if (status < 0) { slots[i].used = 0; return status; }
     return i;
 }
 
-static int listen_on(const char *type, const char *subtype) { return listen_on_with(type, subtype, 0, NULL); }
+static int listen_on(const char *type, const char *subtype) { return listen_on_with(type, subtype, 0, NULL, NULL); }
 
 int ctest_replier(const char *type, int32_t priority, const char *reply)
 {
-    return listen_on_with(type, NULL, priority, reply);
+    return listen_on_with(type, NULL, priority, reply, NULL);
 }
 
 size_t ctest_history(int slot, char *buffer, size_t size)
@@ -217,6 +219,16 @@ int ctest_source_connect(uint64_t source)
 
 int ctest_listen(const char *type, const char *subtype) { return listen_on(type, subtype); }
 int ctest_listen_json(const char *name) { return listen_on(QTBUS_JSON_TYPE, name); }
+
+int ctest_listen_queued(const char *type, const char *subtype)
+{
+    static qtbus_queue *queue;  /* one serial queue for the process, never released */
+    pthread_mutex_lock(&lock);
+    if (!queue) queue = qtbus_queue_create("ctest.queued");
+    pthread_mutex_unlock(&lock);
+    if (!queue) return QTBUS_ENOMEM;
+    return listen_on_with(type, subtype, 0, NULL, queue);
+}
 
 int ctest_count(int slot)
 {

@@ -20,6 +20,9 @@ int ctest_dispatch_json(const char *name, const char *json);
  * QTBUS_SUB_JSON-style subscription (type QTJsonEvent, subtype = name). */
 int ctest_listen(const char *type, const char *subtype);
 int ctest_listen_json(const char *name);
+/* As ctest_listen, but the handler runs later on a serial qtbus_queue of its own, so it
+ * reads the event after the dispatch returned (the engine's copy of it). */
+int ctest_listen_queued(const char *type, const char *subtype);
 
 /* What slot `slot` received: how many events, and the last one's fields (copied into
  * the caller's buffers, NUL-terminated, truncated to their sizes). */

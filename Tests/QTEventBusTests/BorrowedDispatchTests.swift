@@ -1,0 +1,237 @@
+// A synchronous typed dispatch lends the engine a cell on the dispatching frame's stack
+// (_qtbus_dispatch_borrowed); the engine asks for a heap copy only when a delivery
+// outlives the dispatch. These tests make every such delivery happen after the frame
+// is gone and its stack overwritten, with a value whose payload is on the heap (a
+// String too long to be stored inline, an array, a class reference), so a delivery
+// that read the borrowed cell instead of a copy would read garbage.
+import CQtbusShims
+import Dispatch
+import Glibc
+import QTBusEngine
+@testable import QTEventBus
+import QTEventBusCTestSupport
+import QTEventBusTestSupport
+import XCTest
+
+/// An event whose value owns heap memory; `seed` picks the contents.
+struct HeapPayloadEvent: QTEvent {
+    let text: String
+    let numbers: [Int]
+    let token: Token?
+    let subType: String?
+    var eventSubType: String? { subType }
+
+    init(seed: Int, token: Token? = nil, subType: String? = nil) {
+        text = String(repeating: "payload-\(seed)-", count: 8)
+        numbers = Array(seed..<seed + 64)
+        self.token = token
+        self.subType = subType
+    }
+
+    /// What a test records: the contents without the token, so that recording does
+    /// not keep the token alive.
+    struct Contents: Sendable {
+        let text: String
+        let numbers: [Int]
+
+        /// Whether these are the contents `init(seed:)` made.
+        func isIntact(seed: Int) -> Bool {
+            text == String(repeating: "payload-\(seed)-", count: 8) && numbers == Array(seed..<seed + 64)
+        }
+    }
+
+    var contents: Contents { Contents(text: text, numbers: numbers) }
+}
+
+/// Dispatches from a frame of its own, which is gone when it returns.
+@inline(never)
+func dispatchFromAnEndedFrame(_ bus: QTEventBus, seed: Int, token: Token? = nil, subType: String? = nil,
+                              sticky: Bool = false) -> Int {
+    bus.dispatch(HeapPayloadEvent(seed: seed, token: token, subType: subType), sticky: sticky)
+}
+
+/// Overwrites the stack where the frames of the caller's callees were.
+@inline(never)
+func scribbleStack(depth: Int = 8) {
+    withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 16) { buffer in
+        memset(buffer.baseAddress!, 0xA5, buffer.count)
+        if depth > 0 { scribbleStack(depth: depth - 1) }
+        // Keeps the buffer from being optimized away.
+        if buffer[Int(depth)] != 0xA5 { fatalError("stack scribble") }
+    }
+}
+
+/// An engine subscription on a qtbus_queue (what C code makes with
+/// `QTBUS_SUB(... .queue = q)`), whose handler reads the Swift HeapPayloadEvent out of the
+/// event's object as the Swift API's delivery does. Each delivery first waits for
+/// `gate`, so the test decides when the queued deliveries run.
+final class QueuedReader: @unchecked Sendable {
+    // @unchecked: `got` is a locked recorder; the rest is set in init.
+    let got = Recorder<HeapPayloadEvent.Contents>()
+    let gate = DispatchSemaphore(value: 0)
+    private var token = qtbus_token(id: 0)
+    private let queue: OpaquePointer
+
+    init(bus: QTEventBus, type: String, once: Bool = false) {
+        queue = _qtbus_queue_create("test.queued-reader")!
+        var options = qtbus_sub_options()
+        options.queue = queue
+        options.flags = once ? UInt32(QTBUS_SUB_ONCE) : 0
+        let userdata = Unmanaged.passRetained(self).toOpaque()
+        let status = _qtbus_subscribe(bus.cBus, type, &options, { event, userdata in
+            let reader = Unmanaged<QueuedReader>.fromOpaque(userdata!).takeUnretainedValue()
+            reader.gate.wait()
+            reader.read(event!)
+        }, userdata, { userdata in
+            Unmanaged<QueuedReader>.fromOpaque(userdata!).release()
+        }, &token)
+        precondition(status == 0, "subscribe: \(status)")
+    }
+
+    private func read(_ event: OpaquePointer) {
+        guard let cell = _qtbus_event_object(event),
+              cell.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(HeapPayloadEvent.self)) else { return }
+        got.append((cell + _qtCellValueOffset(HeapPayloadEvent.self)).assumingMemoryBound(to: HeapPayloadEvent.self).pointee.contents)
+    }
+
+    func stop() {
+        _ = _qtbus_token_dispose(token)
+        _qtbus_queue_release(queue)
+    }
+}
+
+final class BorrowedDispatchTests: XCTestCase {
+
+    func testStickyKeepsACopyOfABorrowedDispatch() {
+        let bus = QTEventBus()
+        weak var watched: Token?
+        do {
+            let t = Token()
+            watched = t
+            XCTAssertEqual(dispatchFromAnEndedFrame(bus, seed: 1, token: t, sticky: true), 0)
+        }
+        scribbleStack()
+        XCTAssertNotNil(watched, "the kept copy holds the value")
+        let got = Recorder<HeapPayloadEvent.Contents>()
+        let sub = bus.on(HeapPayloadEvent.self).replay().next { got.append($0.contents) }
+        XCTAssertEqual(got.count, 1)
+        XCTAssertTrue(got.values.first?.isIntact(seed: 1) ?? false, "replayed from the copy")
+        sub.dispose()
+        XCTAssertEqual(bus.removeSticky(HeapPayloadEvent.self), 1)
+        XCTAssertTrue(waitUntil(2) { watched == nil }, "the copy is released once the sticky event is dropped")
+    }
+
+    func testEngineQueuedSubscribersReadACopyAfterTheDispatchReturned() {
+        let bus = QTEventBus()
+        let reader = QueuedReader(bus: bus, type: HeapPayloadEvent.eventName)
+        let once = QueuedReader(bus: bus, type: HeapPayloadEvent.eventName, once: true)
+        let sync = Recorder<HeapPayloadEvent.Contents>()
+        let plain = bus.on(HeapPayloadEvent.self).next { sync.append($0.contents) }
+        weak var watched: Token?
+        do {
+            let t = Token()
+            watched = t
+            XCTAssertEqual(dispatchFromAnEndedFrame(bus, seed: 2, token: t), 3)
+        }
+        XCTAssertEqual(dispatchFromAnEndedFrame(bus, seed: 3), 2, "the ONCE subscription fired")
+        scribbleStack()
+        XCTAssertTrue(sync.values.map { $0.isIntact(seed: $0.numbers[0]) } == [true, true])
+        for _ in 0..<2 { reader.gate.signal() }
+        once.gate.signal()
+        XCTAssertTrue(waitUntil { reader.got.values.count == 2 && once.got.values.count == 1 })
+        XCTAssertTrue(reader.got.values[0].isIntact(seed: 2) && reader.got.values[1].isIntact(seed: 3))
+        XCTAssertTrue(once.got.values[0].isIntact(seed: 2))
+        XCTAssertTrue(waitUntil(2) { watched == nil }, "the copy is released after its last queued delivery")
+        plain.dispose()
+        reader.stop()
+        once.stop()
+    }
+
+    func testReplayBacklogKeepsACopyOfABorrowedDispatch() {
+        let bus = QTEventBus()
+        XCTAssertEqual(dispatchFromAnEndedFrame(bus, seed: 4, sticky: true), 0)
+        let inReplay = DispatchSemaphore(value: 0), resume = DispatchSemaphore(value: 0)
+        let subscribed = DispatchSemaphore(value: 0)
+        let got = Recorder<HeapPayloadEvent.Contents>()
+        let token = Slot<QTEventToken>()
+        DispatchQueue.global().async {
+            token.set(bus.on(HeapPayloadEvent.self).replay().next { event in
+                got.append(event.contents)
+                if got.count == 1 {  // the replay: hold the gate shut
+                    inReplay.signal()
+                    // Bounded: if a bug delivered the live event here first, on the
+                    // test's thread, nobody would signal.
+                    _ = resume.wait(timeout: .now() + 5)
+                }
+            })
+            subscribed.signal()
+        }
+        XCTAssertEqual(inReplay.wait(timeout: .now() + 5), .success)
+        // The gate is shut: this live dispatch parks the event in the backlog and returns.
+        XCTAssertEqual(dispatchFromAnEndedFrame(bus, seed: 5), 1)
+        scribbleStack()
+        resume.signal()
+        XCTAssertEqual(subscribed.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(got.count, 2)
+        XCTAssertTrue(got.values[0].isIntact(seed: 4), "replayed")
+        XCTAssertTrue(got.values[1].isIntact(seed: 5), "from the backlog, after its dispatch returned")
+        token.value?.dispose()
+    }
+
+    func testNoSubscriberEventCarriesACopyToAQueuedSubscriber() {
+        let bus = QTEventBus()
+        let reader = QueuedReader(bus: bus, type: QTEventBus.noSubscriberTypeName)
+        weak var watched: Token?
+        do {
+            let t = Token()
+            watched = t
+            XCTAssertEqual(dispatchFromAnEndedFrame(bus, seed: 6, token: t), 0, "nobody subscribes to the type")
+        }
+        scribbleStack()
+        reader.gate.signal()
+        XCTAssertTrue(waitUntil { reader.got.values.count == 1 })
+        XCTAssertTrue(reader.got.values[0].isIntact(seed: 6))
+        XCTAssertTrue(waitUntil(2) { watched == nil })
+        reader.stop()
+    }
+
+    func testFailedBorrowedDispatchKeepsNothing() {
+        let bus = QTEventBus()
+        weak var watched: Token?
+        do {
+            let t = Token()
+            watched = t
+            XCTAssertEqual(dispatchFromAnEndedFrame(bus, seed: 7, token: t, subType: "", sticky: true),
+                           Int(QTBusError.invalidArgument.rawValue))
+        }
+        XCTAssertNil(watched, "no copy was made or kept")
+        let got = Counter()
+        let sub = bus.on(HeapPayloadEvent.self).replay().next { _ in got.increment() }
+        XCTAssertEqual(got.value, 0)
+        sub.dispose()
+    }
+
+    func testCSubscribersReadTheBytesOfABorrowedDispatch() {
+        let user = String(repeating: "borrowed-user-", count: 4)
+        let now = CReceived(slot: ctest_listen("CLoginEvent", user))
+        let later = CReceived(slot: ctest_listen_queued("CLoginEvent", user))
+        XCTAssertGreaterThanOrEqual(now.slot, 0)
+        XCTAssertGreaterThanOrEqual(later.slot, 0)
+        defer { now.stop(); later.stop() }
+        XCTAssertEqual(sendLogin(user), 2)
+        scribbleStack()
+        XCTAssertTrue(waitUntil { later.count == 1 })
+        for c in [now, later] {
+            XCTAssertEqual(c.count, 1)
+            XCTAssertEqual(c.data, user)
+            XCTAssertEqual(c.subType, user)
+            XCTAssertTrue(c.terminated)
+            XCTAssertTrue(c.hadObject, "the Swift value travels as the object, copied for the queued one")
+        }
+    }
+
+    @inline(never)
+    private func sendLogin(_ user: String) -> Int {
+        QTEventBus.shared.dispatch(CLoginEvent(userId: user))
+    }
+}
