@@ -238,19 +238,29 @@ private func postExecution(_ c: UnsafeMutablePointer<Command>, _ execution: qtbu
     }
 }
 
-func commandSetEnabled(_ id: UInt64, _ enabled: Bool) -> Int32 {
+/// The shape of every call that changes a command's state after creation: under the
+/// registry lock `change` finds the command (nil: QTBUS_ESTALE) and appends the events
+/// the change makes; after unlocking, this thread delivers them if nobody else is.
+private func changeCommand(_ change: (inout RegistryState) -> UnsafeMutablePointer<Command>?) -> Int32 {
     withEpoch {
         var publisher = false
         let found: UnsafeMutablePointer<Command>? = registry.withLock { state in
-            guard let c = state.commands.lookup(id) else { return nil }
-            c.pointee.enabled = enabled
-            c.noteState(wasRunning: c.pointee.running)
+            guard let c = change(&state) else { return nil }
             publisher = c.claimPublisher()
             return c
         }
         guard let c = found else { return QTBUS_ESTALE.rawValue }
         if publisher { c.publish() }
         return QTBUS_OK.rawValue
+    }
+}
+
+func commandSetEnabled(_ id: UInt64, _ enabled: Bool) -> Int32 {
+    changeCommand { state in
+        guard let c = state.commands.lookup(id) else { return nil }
+        c.pointee.enabled = enabled
+        c.noteState(wasRunning: c.pointee.running)
+        return c
     }
 }
 
@@ -264,39 +274,25 @@ func commandQuery(_ id: UInt64, executing: Bool) -> Int32 {
 }
 
 func executionSend(_ id: UInt64, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
-    withEpoch {
-        var publisher = false
-        let found: UnsafeMutablePointer<Command>? = registry.withLock { state in
-            guard let c = state.executions.lookup(id) else { return nil }
-            c.append(commandValueName, data, size)
-            publisher = c.claimPublisher()
-            return c
-        }
-        guard let c = found else { return QTBUS_ESTALE.rawValue }
-        if publisher { c.publish() }
-        return QTBUS_OK.rawValue
+    changeCommand { state in
+        guard let c = state.executions.lookup(id) else { return nil }
+        c.append(commandValueName, data, size)
+        return c
     }
 }
 
 func executionFinish(_ id: UInt64, _ error: Int32, _ message: UnsafePointer<CChar>?) -> Int32 {
-    withEpoch {
-        var publisher = false
-        let found: UnsafeMutablePointer<Command>? = registry.withLock { state in
-            guard let c = state.executions.remove(id) else { return nil }
-            if let i = c.pointee.executions.firstIndex(of: id) { c.pointee.executions.remove(at: i) }
-            if error != 0 {
-                let length = message.map { strlen($0) } ?? 0
-                c.append(commandErrorName, message.map { UnsafeRawPointer($0) }, length)
-            }
-            let was = c.pointee.running
-            c.pointee.running -= 1
-            c.noteState(wasRunning: was)
-            publisher = c.claimPublisher()
-            return c
+    changeCommand { state in
+        guard let c = state.executions.remove(id) else { return nil }
+        if let i = c.pointee.executions.firstIndex(of: id) { c.pointee.executions.remove(at: i) }
+        if error != 0 {
+            let length = message.map { strlen($0) } ?? 0
+            c.append(commandErrorName, message.map { UnsafeRawPointer($0) }, length)
         }
-        guard let c = found else { return QTBUS_ESTALE.rawValue }
-        if publisher { c.publish() }
-        return QTBUS_OK.rawValue
+        let was = c.pointee.running
+        c.pointee.running -= 1
+        c.noteState(wasRunning: was)
+        return c
     }
 }
 

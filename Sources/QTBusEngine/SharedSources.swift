@@ -115,19 +115,29 @@ func sourceCreate(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, autoconnect: 
     }
 }
 
-/// connect (`want: true`) or disconnect.
-func sourceSetConnected(_ id: UInt64, _ want: Bool) -> Int32 {
+/// The shape of connect, disconnect and dispose: under the registry lock `change` acts
+/// on the live source (none: QTBUS_ESTALE) and says whether this call became its worker,
+/// which then runs start/stop (and the release) after unlocking.
+private func changeSource(_ id: UInt64,
+                          _ change: (inout RegistryState, UnsafeMutablePointer<SharedSource>) -> Bool) -> Int32 {
     withEpoch {
         var worker = false
         let found: UnsafeMutablePointer<SharedSource>? = registry.withLock { state in
             guard let s = state.sources.lookup(id) else { return nil }
-            s.pointee.want = want
-            worker = s.claimWorker()
+            worker = change(&state, s)
             return s
         }
         guard let s = found else { return QTBUS_ESTALE.rawValue }
         if worker { s.reconcile() }
         return QTBUS_OK.rawValue
+    }
+}
+
+/// connect (`want: true`) or disconnect.
+func sourceSetConnected(_ id: UInt64, _ want: Bool) -> Int32 {
+    changeSource(id) { _, s in
+        s.pointee.want = want
+        return s.claimWorker()
     }
 }
 
@@ -146,15 +156,5 @@ func disposeSourceLocked(_ state: inout RegistryState, _ s: UnsafeMutablePointer
 }
 
 func sourceDispose(_ id: UInt64) -> Int32 {
-    withEpoch {
-        var worker = false
-        let found: UnsafeMutablePointer<SharedSource>? = registry.withLock { state in
-            guard let s = state.sources.lookup(id) else { return nil }
-            worker = disposeSourceLocked(&state, s)
-            return s
-        }
-        guard let s = found else { return QTBUS_ESTALE.rawValue }
-        if worker { s.reconcile() }
-        return QTBUS_OK.rawValue
-    }
+    changeSource(id) { state, s in disposeSourceLocked(&state, s) }
 }
