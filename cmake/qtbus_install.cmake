@@ -1,20 +1,33 @@
-# Installs lib/libqtbus.so{,.0,.0.1.0}, include/qtbus.h, lib/pkgconfig/qtbus.pc and
-# lib/cmake/qtbus/ (find_package(qtbus) -> qtbus::qtbus).
+# Installs <libdir>/libqtbus.so.0.1.0 and its SONAME link (component Runtime), and the
+# namelink, include/qtbus.h, <libdir>/pkgconfig/qtbus.pc and <libdir>/cmake/qtbus/
+# (component Development: find_package(qtbus) -> qtbus::qtbus).  Every installed file
+# works from wherever the prefix ends up: `cmake --install --prefix P`, DESTDIR staging
+# and a prefix moved afterwards (see cmake/qtbus_pc.cmake for the pkg-config file).
 set(QTBUS_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/qtbus)
 
 install(TARGETS qtbus EXPORT qtbusTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    COMPONENT Runtime
     NAMELINK_COMPONENT Development)
 install(FILES ${PROJECT_SOURCE_DIR}/include/qtbus.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   COMPONENT Development)
 
-configure_file(${PROJECT_SOURCE_DIR}/pkgconfig/qtbus.pc.in
-  ${PROJECT_BINARY_DIR}/qtbus.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/qtbus.pc
-  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
-  COMPONENT Development)
+# qtbus.pc is written at install time, when the real prefix is known (the one given to
+# `cmake --install --prefix`, or CPack's), not at configure time.
+install(CODE "
+  set(QTBUS_PC_TEMPLATE [[${PROJECT_SOURCE_DIR}/pkgconfig/qtbus.pc.in]])
+  set(QTBUS_PC_STAGE [[${PROJECT_BINARY_DIR}/pkgconfig-install/qtbus.pc]])
+  set(QTBUS_PC_LIBDIR [[${CMAKE_INSTALL_LIBDIR}]])
+  set(QTBUS_PC_INCLUDEDIR [[${CMAKE_INSTALL_INCLUDEDIR}]])
+  set(QTBUS_PC_VERSION [[${PROJECT_VERSION}]])
+  set(QTBUS_PC_DESCRIPTION [[${PROJECT_DESCRIPTION}]])
+  include([[${PROJECT_SOURCE_DIR}/cmake/qtbus_pc.cmake]])
+" COMPONENT Development)
 
+# The CMake package finds its prefix from its own location (PACKAGE_PREFIX_DIR and
+# _IMPORT_PREFIX), so it is relocatable as generated.
+include(CMakePackageConfigHelpers)
 install(EXPORT qtbusTargets
   NAMESPACE qtbus::
   FILE qtbusTargets.cmake

@@ -4,6 +4,15 @@ include(SwiftRuntime)
 set(QTBUS_SANITIZE "" CACHE STRING "Sanitizer build: empty, address (+UBSan for C) or thread")
 set_property(CACHE QTBUS_SANITIZE PROPERTY STRINGS "" address thread)
 
+option(QTBUS_STATIC_SWIFT_RUNTIME
+  "Link the Swift runtime and libdispatch into libqtbus.so (OFF: use the toolchain's shared runtime)" ON)
+if(QTBUS_SANITIZE AND QTBUS_STATIC_SWIFT_RUNTIME)
+  # The sanitizer runtimes must see the Swift runtime's allocations and threads: the
+  # toolchain's shared runtime is the one swiftc's -sanitize= is built against.
+  message(STATUS "qtbus: QTBUS_SANITIZE=${QTBUS_SANITIZE} builds on the shared Swift runtime")
+  set(QTBUS_STATIC_SWIFT_RUNTIME OFF)
+endif()
+
 cmake_host_system_information(RESULT _cores QUERY NUMBER_OF_LOGICAL_CORES)
 set(QTBUS_SWIFT_THREADS ${_cores} CACHE STRING "LLVM threads of the whole-module Swift compile (>= 1)")
 
@@ -83,17 +92,15 @@ target_compile_options(qtbus PRIVATE
   "$<$<COMPILE_LANGUAGE:Swift>:-enforce-exclusivity=unchecked>")
 target_link_options(qtbus PRIVATE
   "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/qtbus.map"
-  # RUNPATH is set below, once, instead of the driver's own -rpath.
+  # The driver's own -rpath to the toolchain is never wanted: the static variant needs
+  # none, the shared one sets its RUNPATH below.
   "$<$<LINK_LANGUAGE:Swift>:-no-toolchain-stdlib-rpath>")
 if(NOT QTBUS_SANITIZE)
   # Every symbol resolved at link time (sanitizer builds leave the runtime's to the
   # executable).
   target_link_options(qtbus PRIVATE "LINKER:-z,defs")
 endif()
-# The C glue calls libdispatch's C entry points directly (no Foundation, no Dispatch
-# overlay); libdispatch.so ships next to libswiftCore.so.
-target_link_libraries(qtbus PRIVATE qtbus_shims dispatch)
-target_link_directories(qtbus PRIVATE ${QTBUS_SWIFT_RUNTIME_DIR})
+target_link_libraries(qtbus PRIVATE qtbus_shims)
 
 set_target_properties(qtbus PROPERTIES
   OUTPUT_NAME qtbus
@@ -101,11 +108,28 @@ set_target_properties(qtbus PROPERTIES
   VERSION ${PROJECT_VERSION}
   SOVERSION ${PROJECT_VERSION_MAJOR}
   LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/qtbus.map
-  # The same RUNPATH in the build tree and once installed, so install does not rewrite
-  # it: the Swift runtime of the toolchain that built it, then the library's own
-  # directory.  C programs linked against it need no LD_LIBRARY_PATH.
-  BUILD_WITH_INSTALL_RPATH ON
-  INSTALL_RPATH "${QTBUS_SWIFT_RUNTIME_DIR};\$ORIGIN")
+  # The same RUNPATH in the build tree and once installed, so install never rewrites
+  # the library (set below for the shared-runtime variant only).
+  BUILD_WITH_INSTALL_RPATH ON)
+
+if(QTBUS_STATIC_SWIFT_RUNTIME)
+  # The Swift runtime, libdispatch and BlocksRuntime are linked into libqtbus.so
+  # (swiftc's static-stdlib-args.lnk: -lswiftCore -ldispatch -lBlocksRuntime from
+  # lib/swift_static, hidden with --exclude-libs ALL), and the version script keeps
+  # every one of their symbols local.  NEEDED is then libc, libm, libstdc++, libgcc_s
+  # and the dynamic loader only: a C program runs where no Swift toolchain is installed.
+  # The process may hold another Swift runtime (a Swift program, another library); the
+  # two never see each other, since nothing of this one is exported.
+  target_link_options(qtbus PRIVATE "$<$<LINK_LANGUAGE:Swift>:-static-stdlib>")
+else()
+  # The toolchain's shared runtime: libswiftCore.so, libswiftGlibc.so, libdispatch.so
+  # (the C glue calls libdispatch's C entry points directly), found through RUNPATH at
+  # the toolchain that built the library.  For systems that ship that runtime at that
+  # path; the library is 0.2 MB instead of 9.
+  target_link_libraries(qtbus PRIVATE dispatch)
+  target_link_directories(qtbus PRIVATE ${QTBUS_SWIFT_RUNTIME_DIR})
+  set_target_properties(qtbus PROPERTIES INSTALL_RPATH "${QTBUS_SWIFT_RUNTIME_DIR}")
+endif()
 
 if(QTBUS_SANITIZE STREQUAL "address")
   # Swift has no UBSan; the C glue gets it alongside ASan.

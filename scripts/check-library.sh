@@ -2,13 +2,16 @@
 # Checks a built libqtbus.so against include/qtbus.h:
 #   - it exports exactly the functions the header declares with QTBUS_API (nm -D);
 #   - it does not link Foundation (readelf -d NEEDED);
-#   - its RUNPATH holds $ORIGIN and a directory with libswiftCore.so;
+#   - static runtime (the default): NEEDED names only system libraries (libc, libm,
+#     libstdc++, libgcc_s, the loader) and there is no RUNPATH;
+#     shared runtime: RUNPATH holds the directory with libswiftCore.so;
 #   - the header compiles alone as C99, C11 (and C++17 when c++ exists), -Wall -Wextra -pedantic -Werror.
-# usage: scripts/check-library.sh path/to/libqtbus.so path/to/qtbus.h
+# usage: scripts/check-library.sh path/to/libqtbus.so path/to/qtbus.h static|shared
 set -euo pipefail
 
 lib=${1:?usage: check-library.sh LIB HEADER}
-header=${2:?usage: check-library.sh LIB HEADER}
+header=${2:?usage: check-library.sh LIB HEADER static|shared}
+runtime=${3:?usage: check-library.sh LIB HEADER static|shared}
 fail=0
 bad() { echo "check-library: FAIL: $*" >&2; fail=1; }
 
@@ -36,12 +39,25 @@ echo "needed: $(echo $needed)"
 if echo "$needed" | grep -qi foundation; then bad "links Foundation"; fi
 
 runpath=$(readelf -d "$lib" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
-echo "runpath: $runpath"
-case ":$runpath:" in *':$ORIGIN:'*) ;; *) bad "RUNPATH lacks \$ORIGIN" ;; esac
-found_swift=0
-IFS=: read -ra dirs <<<"$runpath"
-for d in "${dirs[@]}"; do [ -e "$d/libswiftCore.so" ] && found_swift=1; done
-[ "$found_swift" = 1 ] || bad "no RUNPATH entry holds libswiftCore.so"
+echo "runpath: ${runpath:-(none)}"
+case $runtime in
+  static)
+    for n in $needed; do
+      case $n in
+        libc.so.*|libm.so.*|libstdc++.so.*|libgcc_s.so.*|ld-linux*.so.*|libpthread.so.*|libdl.so.*) ;;
+        *) bad "static runtime: NEEDED $n is not a system library" ;;
+      esac
+    done
+    [ -z "$runpath" ] || bad "static runtime: unexpected RUNPATH $runpath"
+    ;;
+  shared)
+    found_swift=0
+    IFS=: read -ra dirs <<<"$runpath"
+    for d in "${dirs[@]}"; do [ -e "$d/libswiftCore.so" ] && found_swift=1; done
+    [ "$found_swift" = 1 ] || bad "shared runtime: no RUNPATH entry holds libswiftCore.so"
+    ;;
+  *) bad "runtime must be static or shared, got '$runtime'" ;;
+esac
 
 cc=${CC:-cc}
 for std in c99 c11; do

@@ -47,7 +47,7 @@ sanitized_ctests() {
   local name=$1 swift_san=$2 cflags=$3 extra_libs=$4
   local dir=$ROOT/build-$name
   build_install "$dir/lib" "$dir/_install" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQTBUS_BUILD_TESTS=OFF \
     -DCMAKE_C_COMPILER="$CLANG" -DQTBUS_SANITIZE="$swift_san"
   fresh_if_not_ninja "$dir/ctests"
   PKG_CONFIG_PATH="$dir/_install/lib/pkgconfig" \

@@ -43,7 +43,7 @@ step() {
 skip() { results+=("SKIP  $1 ($2)"); failed=1; }
 
 do_deps() { bash "$ROOT/scripts/deps.sh"; }
-do_build() { build_install "$BUILD" "$PREFIX" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON; }
+do_build() { build_install "$BUILD" "$PREFIX" -DCMAKE_BUILD_TYPE=Release -DQTBUS_BUILD_TESTS=ON; }
 do_library_checks() { env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD" --output-on-failure; }
 do_pkgconfig_consumer() {
   local flags
