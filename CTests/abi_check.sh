@@ -38,8 +38,11 @@ declared=$(
     sort -u
 )
 
-# Exported (defined) dynamic symbols; strip symbol versions (name@VER / name@@VER).
-exported=$(nm -D --defined-only "$lib" | awk 'NF >= 2 { print $NF }' | sed -E 's/@.*//' | sort -u)
+# Exported (defined, global) dynamic symbols; strip symbol versions (name@VER / name@@VER).
+# LOCAL entries of .dynsym are not exported: the linker keeps the thread-local
+# variables that TLS relocations name there (qtbus_tls_record, and libdispatch's
+# __dispatch_tsd when the runtime is linked in), bound to this library alone.
+exported=$(nm -D --defined-only --extern-only "$lib" | awk 'NF >= 2 { print $NF }' | sed -E 's/@.*//' | sort -u)
 
 ndeclared=$(printf '%s\n' "$declared" | grep -c . || true)
 nexported=$(printf '%s\n' "$exported" | grep -c . || true)

@@ -8,7 +8,12 @@
 #      `pkg-config --cflags --libs qtbus`, run without LD_LIBRARY_PATH;
 #   4. a CMake consumer: cmake/consumer-test, find_package(qtbus) -> qtbus::qtbus;
 #   5. the C tests (CTests/, against the installed library through pkg-config);
-#   6. swift build + swift test (Package.swift, Tests/).
+#   6. the installed files after --prefix, DESTDIR and a moved prefix; qtbus as a
+#      FetchContent subproject;
+#   7. the demo, messaging.c and the C tests again with the Swift toolchain hidden;
+#      the shared-runtime variant (QTBUS_STATIC_SWIFT_RUNTIME=OFF) built and checked,
+#      and shown NOT to start without the toolchain (the control of 7);
+#   8. swift build + swift test (Package.swift, Tests/).
 # Every step runs even when an earlier independent one failed; the summary at the end
 # lists them all, and the exit status is non-zero if any failed or was skipped.
 set -euo pipefail
@@ -71,6 +76,27 @@ do_c_tests() {
   cmake --build "$BUILD/ctests"
   env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/ctests" --output-on-failure
 }
+do_relocation() { bash "$ROOT/scripts/relocation-test.sh" "$BUILD"; }
+do_subproject() { bash "$ROOT/scripts/subproject-test.sh" "$BUILD/subproject-test"; }
+do_no_toolchain() {
+  bash "$ROOT/scripts/no-toolchain-test.sh" "$BUILD/demo" -- "$BUILD/messaging" \
+    -- ctest --test-dir "$BUILD/ctests" --output-on-failure
+}
+do_shared_runtime() {
+  build_install "$BUILD/shared" "$BUILD/shared-install" -DCMAKE_BUILD_TYPE=Release \
+    -DQTBUS_STATIC_SWIFT_RUNTIME=OFF -DQTBUS_BUILD_TESTS=ON
+  env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/shared" --output-on-failure
+  # The control: the same demo on this variant needs the toolchain's libswiftCore.so.
+  local out
+  if out=$(bash "$ROOT/scripts/no-toolchain-test.sh" "$BUILD/shared/qtbus-demo" 2>&1); then
+    echo "$out"
+    echo "the shared-runtime demo ran with the toolchain hidden: the hiding proves nothing"
+    return 1
+  fi
+  echo "$out" | grep -q "libswiftCore.so: cannot open shared object file" \
+    || { echo "$out"; echo "the shared-runtime demo failed for another reason"; return 1; }
+  echo "control: the shared-runtime demo does not start without the toolchain (libswiftCore.so: cannot open shared object file), as expected"
+}
 do_swift_build() { swift build; }
 do_swift_test() { swift test; }
 
@@ -83,8 +109,13 @@ if [ "$last" -eq 0 ]; then
   step "pkg-config consumers: examples/demo.c, examples/messaging.c" do_pkgconfig_consumer
   step "CMake consumer: find_package(qtbus)" do_cmake_consumer
   step "C tests (CTests/, via pkg-config)" do_c_tests
+  step "relocatable install: --prefix, DESTDIR, moved prefix" do_relocation
+  step "subproject: FetchContent leaves the parent alone" do_subproject
+  step "without a Swift toolchain: demo, messaging, C tests" do_no_toolchain
+  step "shared-runtime variant, and the no-toolchain control" do_shared_runtime
 else
-  for s in "library checks" "pkg-config consumer" "CMake consumer" "C tests"; do
+  for s in "library checks" "pkg-config consumer" "CMake consumer" "C tests" \
+           "relocatable install" "subproject" "without a Swift toolchain" "shared-runtime variant"; do
     skip "$s" "library build failed"
   done
 fi
