@@ -8,7 +8,9 @@
 #      `pkg-config --cflags --libs qtbus`, run without LD_LIBRARY_PATH;
 #   4. a CMake consumer: cmake/consumer-test, find_package(qtbus) -> qtbus::qtbus;
 #   5. the C tests (CTests/, against the installed library through pkg-config);
-#   6. swift build + swift test (Package.swift, Tests/).
+#   6. one engine per process: a C plugin linking the installed libqtbus, dlopen()ed by
+#      a SwiftPM program, shares its qtbus_shared() (scripts/one-engine.sh);
+#   7. swift build + swift test (Package.swift, Tests/).
 # Every step runs even when an earlier independent one failed; the summary at the end
 # lists them all, and the exit status is non-zero if any failed or was skipped.
 set -euo pipefail
@@ -71,6 +73,7 @@ do_c_tests() {
   cmake --build "$BUILD/ctests"
   env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/ctests" --output-on-failure
 }
+do_one_engine() { bash "$ROOT/scripts/one-engine.sh"; }
 do_swift_build() { swift build; }
 do_swift_test() { swift test; }
 
@@ -83,8 +86,9 @@ if [ "$last" -eq 0 ]; then
   step "pkg-config consumers: examples/demo.c, examples/messaging.c" do_pkgconfig_consumer
   step "CMake consumer: find_package(qtbus)" do_cmake_consumer
   step "C tests (CTests/, via pkg-config)" do_c_tests
+  step "one engine per process: C plugin in a Swift program (scripts/one-engine.sh)" do_one_engine
 else
-  for s in "library checks" "pkg-config consumer" "CMake consumer" "C tests"; do
+  for s in "library checks" "pkg-config consumer" "CMake consumer" "C tests" "one engine per process"; do
     skip "$s" "library build failed"
   done
 fi
