@@ -13,7 +13,9 @@
 #   7. the demo, messaging.c and the C tests again with the Swift toolchain hidden;
 #      the shared-runtime variant (QTBUS_STATIC_SWIFT_RUNTIME=OFF) built and checked,
 #      and shown NOT to start without the toolchain (the control of 7);
-#   8. swift build + swift test (Package.swift, Tests/).
+#   8. one engine per process: a C plugin linking the installed libqtbus, dlopen()ed by
+#      a SwiftPM program, shares its qtbus_shared() (scripts/one-engine.sh);
+#   9. swift build + swift test (Package.swift, Tests/).
 # Every step runs even when an earlier independent one failed; the summary at the end
 # lists them all, and the exit status is non-zero if any failed or was skipped.
 set -euo pipefail
@@ -97,6 +99,7 @@ do_shared_runtime() {
     || { echo "$out"; echo "the shared-runtime demo failed for another reason"; return 1; }
   echo "control: the shared-runtime demo does not start without the toolchain (libswiftCore.so: cannot open shared object file), as expected"
 }
+do_one_engine() { bash "$ROOT/scripts/one-engine.sh"; }
 do_swift_build() { swift build; }
 do_swift_test() { swift test; }
 
@@ -113,9 +116,11 @@ if [ "$last" -eq 0 ]; then
   step "subproject: FetchContent leaves the parent alone" do_subproject
   step "without a Swift toolchain: demo, messaging, C tests" do_no_toolchain
   step "shared-runtime variant, and the no-toolchain control" do_shared_runtime
+  step "one engine per process: C plugin in a Swift program (scripts/one-engine.sh)" do_one_engine
 else
   for s in "library checks" "pkg-config consumer" "CMake consumer" "C tests" \
-           "relocatable install" "subproject" "without a Swift toolchain" "shared-runtime variant"; do
+           "relocatable install" "subproject" "without a Swift toolchain" "shared-runtime variant" \
+           "one engine per process"; do
     skip "$s" "library build failed"
   done
 fi
