@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The two builds of libqtbus side by side: the default (Swift runtime and libdispatch
+# linked in, QTBUS_STATIC_SWIFT_RUNTIME=ON) and the shared-runtime one (OFF).
+#
+#   scripts/bench-variants.sh [--reps N]
+#
+# Builds and installs both (build/ -> _install/, build/shared/ -> build/shared-install/),
+# builds bench/ against each through pkg-config (build/bench-static/, build/bench-shared/),
+# then prints for each: the library's size (as installed and stripped), its NEEDED
+# entries, the instructions one dispatch to 0 / 1 / 10 handlers costs (callgrind,
+# bench/dispatch_loop.c at two event counts, the difference), the peak RSS of that small
+# program, and bench-c's dispatch, queue and start-up cases (median wall time; the two
+# variants' runs alternate, so machine noise hits both).  Needs the peers of
+# scripts/bench.sh (run it once, or scripts/bench.sh --smoke) and valgrind.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$ROOT"
+
+reps=5
+[ "${1:-}" = --reps ] && reps=${2:?--reps N}
+
+log "build both variants"
+build_install "$ROOT/build" "$ROOT/_install" -DCMAKE_BUILD_TYPE=Release >/dev/null
+build_install "$ROOT/build/shared" "$ROOT/build/shared-install" -DCMAKE_BUILD_TYPE=Release \
+  -DQTBUS_STATIC_SWIFT_RUNTIME=OFF >/dev/null
+declare -A prefix=([static]=$ROOT/_install [shared]=$ROOT/build/shared-install)
+swift_lib=$(cd "$(swift_bin_dir)/../lib/swift/linux" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for v in static shared; do
+  pc=${prefix[$v]}/lib/pkgconfig
+  PKG_CONFIG_PATH=$pc make -C "$ROOT/bench" --no-print-directory -j2 -s \
+    OUT="$ROOT/build/bench-$v" SWIFT_LIB="$swift_lib"
+  # shellcheck disable=SC2046 # pkg-config output is a list of words
+  ${CC:-cc} -O2 -std=c11 "$ROOT/bench/dispatch_loop.c" $(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs qtbus) \
+    -o "$work/loop-$v"
+done
+
+instructions() { # PROGRAM ARGS... -> total instructions executed
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 | sed -n 's/.*Collected : //p'
+}
+
+log "size, NEEDED, instructions per dispatch, peak RSS"
+for v in static shared; do
+  lib=$(readlink -f "${prefix[$v]}/lib/libqtbus.so")
+  strip --strip-unneeded -o "$work/stripped.so" "$lib"
+  needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+  line="$v: $(stat -c %s "$lib") B ($(stat -c %s "$work/stripped.so") B stripped); NEEDED $needed"
+  for h in 0 1 10; do
+    a=$(instructions "$work/loop-$v" $h 1000)
+    b=$(instructions "$work/loop-$v" $h 11000)
+    line+="; $h handlers $(( (b - a) / 10000 )) instr"
+  done
+  rss=$( { /usr/bin/time -f %M "$work/loop-$v" 10 1000 >/dev/null; } 2>&1 )
+  echo "$line; peak RSS $rss KB"
+done
+
+log "bench-c: dispatch, queue, start-up ($reps alternating runs of each variant)"
+for ((i = 0; i < reps; i++)); do
+  for v in static shared; do
+    env -u LD_LIBRARY_PATH "$ROOT/build/bench-$v/bench-c" --case dispatch --case queue --case startup \
+      --reps 3 --json "$work/$v-$i.json" >/dev/null
+  done
+done
+python3 - "$work" "$reps" <<'PY'
+import json, statistics, sys
+work, reps = sys.argv[1], int(sys.argv[2])
+runs = {v: [json.load(open(f"{work}/{v}-{i}.json")) for i in range(reps)] for v in ("static", "shared")}
+print(f"{'qtbus, median of run medians':40} {'static':>10} {'shared':>10} {'static/shared':>14}")
+for case in runs["static"][0]["cases"]:
+    if "qtbus" not in case["results"]:
+        continue
+    med = {v: statistics.median(next(c for c in r["cases"] if c["id"] == case["id"])["results"]["qtbus"]["median"]
+                                for r in runs[v]) for v in runs}
+    print(f"{case['title'] + ' (' + case['unit'] + ')':40} {med['static']:10.3g} {med['shared']:10.3g} "
+          f"{med['static'] / med['shared']:14.2f}")
+PY
