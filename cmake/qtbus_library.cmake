@@ -125,7 +125,7 @@ else()
   # The toolchain's shared runtime: libswiftCore.so, libswiftGlibc.so, libdispatch.so
   # (the C glue calls libdispatch's C entry points directly), found through RUNPATH at
   # the toolchain that built the library.  For systems that ship that runtime at that
-  # path; the library is 0.2 MB instead of 9.
+  # path; the library is then a few hundred kB instead of carrying the runtime.
   target_link_libraries(qtbus PRIVATE dispatch)
   target_link_directories(qtbus PRIVATE ${QTBUS_SWIFT_RUNTIME_DIR})
   set_target_properties(qtbus PROPERTIES INSTALL_RPATH "${QTBUS_SWIFT_RUNTIME_DIR}")

@@ -58,23 +58,7 @@ PYTHON=${BENCH_PYTHON:-/usr/bin/python3}  # Debian's python3, where python3-matp
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 
 log "benchmark dependencies"
-missing=()
-for pkg in libglib2.0-dev libsigc++-3.0-dev libboost-dev python3-matplotlib; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bench: installing ${missing[*]}"
-  if [ "$(id -u)" -eq 0 ]; then
-    as_root=()
-  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    as_root=(sudo -n)
-  else
-    die "need root (or passwordless sudo) to install: ${missing[*]}"
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  "${as_root[@]}" apt-get update -q </dev/null
-  "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
-fi
+apt_install bench libglib2.0-dev libsigc++-3.0-dev libboost-dev python3-matplotlib
 [ "$run_c" -eq 1 ] && bash "$ROOT/scripts/deps.sh"
 echo "bench: ok (GLib $(pkg-config --modversion glib-2.0), libsigc++ $(pkg-config --modversion sigc++-3.0)," \
   "Boost $(dpkg-query -W -f '${Version}' libboost-dev), matplotlib $("$PYTHON" -c 'import matplotlib; print(matplotlib.__version__)'))"

@@ -35,3 +35,25 @@ build_install() {
   cmake --build "$build"
   cmake --install "$build"
 }
+
+# apt_install WHO PKG...: installs those of the Debian packages PKG that are missing,
+# after one apt-get update, as root or through passwordless sudo (WHO prefixes the
+# messages).  Does nothing when all are installed.
+apt_install() {
+  local who=$1 p missing=() as_root=()
+  shift
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -gt 0 ] || return 0
+  echo "$who: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      as_root=(sudo -n)
+    else
+      echo "$who: need root (or passwordless sudo) to install: ${missing[*]}" >&2
+      return 1
+    fi
+  fi
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get update -q </dev/null
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends \
+    "${missing[@]}" </dev/null
+}

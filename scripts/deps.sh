@@ -5,34 +5,11 @@
 # apt-get update once, then apt-get install -y (as root, or through sudo -n).
 set -euo pipefail
 
-missing=()
-need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
-need_pkg() { dpkg -s "$1" >/dev/null 2>&1 || missing+=("$1"); }
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-need_cmd cmake cmake
-need_cmd ninja ninja-build
-need_cmd pkg-config pkg-config
-need_cmd valgrind valgrind
-need_cmd readelf binutils
-need_cmd nm binutils
-# glibc's symbols for valgrind: readable stacks, and the frames scripts/valgrind.supp names.
-need_pkg libc6-dbg
-
-if [ ${#missing[@]} -gt 0 ]; then
-  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
-  echo "deps: installing ${missing[*]}"
-  if [ "$(id -u)" -eq 0 ]; then
-    as_root=()
-  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    as_root=(sudo -n)
-  else
-    echo "deps: need root (or passwordless sudo) to install: ${missing[*]}" >&2
-    exit 1
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  "${as_root[@]}" apt-get update -q </dev/null
-  "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
-fi
+# Packages for the commands: cmake ninja pkg-config valgrind readelf/nm; libc6-dbg gives
+# valgrind glibc's symbols (readable stacks, and the frames scripts/valgrind.supp names).
+apt_install deps cmake ninja-build pkg-config valgrind binutils libc6-dbg
 
 for tool in swift swiftc cc python3; do
   command -v "$tool" >/dev/null 2>&1 || { echo "deps: $tool not found on PATH" >&2; exit 1; }
