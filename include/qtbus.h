@@ -141,8 +141,13 @@ QTBUS_API int qtbus_bus_destroy(qtbus_bus *bus);
  * A handler subscribed with a queue runs there instead of on the dispatching thread.
  * Created queues are serial: one item at a time, FIFO, on background threads (not
  * always the same one).  The main queue runs on the process's main thread when the
- * program drains it (below); it is libdispatch's main queue, the one Swift code calls
- * DispatchQueue.main, so C and Swift main-queue work is one FIFO.
+ * program drains it (below).  It is the main queue of the libdispatch the engine runs
+ * on.  The installed libqtbus.so carries a private libdispatch by default (built with
+ * QTBUS_STATIC_SWIFT_RUNTIME=ON), whose main queue only qtbus_main_drain() and
+ * qtbus_main_wait() run.  Where the engine is a Swift program's own (the QTEventBus
+ * SwiftPM product, and C code bound to it, README "One engine per process"), or
+ * libqtbus.so was built on the shared runtime, it is the queue Swift code calls
+ * DispatchQueue.main, and C and Swift main-queue work is one FIFO.
  * ------------------------------------------------------------------------------- */
 
 /* The main queue.  Static: never NULL, qtbus_queue_release() on it does nothing. */
@@ -166,8 +171,9 @@ QTBUS_API int qtbus_main_fd(void);
 
 /* Runs the main-queue work pending now (work posted meanwhile waits for the next
  * drain) on the calling thread, which must be the process's main thread.  Returns the
- * number of qtbus work items run (0 when none was pending; work that Swift code posted
- * to DispatchQueue.main runs too but is not counted), or QTBUS_EINVAL, running
+ * number of qtbus work items run (0 when none was pending; where the main queue is
+ * DispatchQueue.main, work Swift code posted there runs too but is not counted), or
+ * QTBUS_EINVAL, running
  * nothing, when called on another thread. */
 QTBUS_API int qtbus_main_drain(void);
 
