@@ -4,7 +4,8 @@
  * Users print qtbus_strerror(rc) for any rc, including values they made up or that a
  * newer library returns, so it must never return NULL; every known code has its own
  * text, taken from the header's one table.  qtbus_version() tells which library was
- * loaded and must match the header the program was compiled with.
+ * loaded and must match the header the program was compiled with; QTBUS_CHECK_VERSION
+ * compares the header's version with a given one.
  */
 #include "test_util.h"
 
@@ -81,7 +82,23 @@ int main(void)
                  QTBUS_VERSION_MAJOR * 10000 + QTBUS_VERSION_MINOR * 100 + QTBUS_VERSION_PATCH);
     checked++;
 
-    CHECK_EQ_INT(checked, KNOWN_COUNT + 12 + 1);
+    /* QTBUS_CHECK_VERSION: this version and older ones pass, newer ones do not, in
+     * expressions and in #if alike. */
+#if !QTBUS_CHECK_VERSION(0, 0, 0) || QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR + 1, 0, 0)
+#error "QTBUS_CHECK_VERSION is wrong in #if"
+#endif
+    CHECK(QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR, QTBUS_VERSION_MINOR, QTBUS_VERSION_PATCH));
+    CHECK(QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR, QTBUS_VERSION_MINOR, 0));
+    CHECK(QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR, 0, 0));
+    CHECK(QTBUS_CHECK_VERSION(0, 0, 9) || QTBUS_VERSION_NUMBER < 9);
+    if (QTBUS_VERSION_MINOR > 0)
+        CHECK(QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR, QTBUS_VERSION_MINOR - 1, 99));
+    CHECK(!QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR, QTBUS_VERSION_MINOR, QTBUS_VERSION_PATCH + 1));
+    CHECK(!QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR, QTBUS_VERSION_MINOR + 1, 0));
+    CHECK(!QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR + 1, 0, 0));
+    checked++;
+
+    CHECK_EQ_INT(checked, KNOWN_COUNT + 12 + 2);
     printf("test_status_strings: %d checks passed\n", checked);
     return 0;
 }

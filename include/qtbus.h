@@ -54,6 +54,9 @@ extern "C" {
 #  define QTBUS_API
 #endif
 
+/* The version of this header.  The library's own is qtbus_version(); a program built
+ * against this header runs on any libqtbus.so.0 at least as new (README: "Versioning
+ * and ABI"). */
 #define QTBUS_VERSION_MAJOR 0
 #define QTBUS_VERSION_MINOR 1
 #define QTBUS_VERSION_PATCH 0
@@ -61,6 +64,13 @@ extern "C" {
 /* Comparable number: major * 10000 + minor * 100 + patch. */
 #define QTBUS_VERSION_NUMBER \
     (QTBUS_VERSION_MAJOR * 10000 + QTBUS_VERSION_MINOR * 100 + QTBUS_VERSION_PATCH)
+/* Nonzero when this header is version major.minor.patch or newer, as GLib's
+ * GLIB_CHECK_VERSION: `#if QTBUS_CHECK_VERSION(0, 2, 0)` guards code that needs 0.2. */
+#define QTBUS_CHECK_VERSION(major, minor, patch)                                       \
+    (QTBUS_VERSION_MAJOR > (major) ||                                                  \
+     (QTBUS_VERSION_MAJOR == (major) && QTBUS_VERSION_MINOR > (minor)) ||              \
+     (QTBUS_VERSION_MAJOR == (major) && QTBUS_VERSION_MINOR == (minor) &&              \
+      QTBUS_VERSION_PATCH >= (patch)))
 
 /* ---------------------------------------------------------------------------------
  * Status codes
