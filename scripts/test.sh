@@ -15,7 +15,9 @@
 #      and shown NOT to start without the toolchain (the control of 7);
 #   8. one engine per process: a C plugin linking the installed libqtbus, dlopen()ed by
 #      a SwiftPM program, shares its qtbus_shared() (scripts/one-engine.sh);
-#   9. swift build + swift test (Package.swift, Tests/).
+#   9. the Debian packages: cpack, lintian, dpkg -i, a program built with pkg-config
+#      alone (scripts/package-test.sh);
+#  10. swift build + swift test (Package.swift, Tests/).
 # Every step runs even when an earlier independent one failed; the summary at the end
 # lists them all, and the exit status is non-zero if any failed or was skipped.
 set -euo pipefail
@@ -99,6 +101,7 @@ do_shared_runtime() {
     || { echo "$out"; echo "the shared-runtime demo failed for another reason"; return 1; }
   echo "control: the shared-runtime demo does not start without the toolchain (libswiftCore.so: cannot open shared object file), as expected"
 }
+do_package() { bash "$ROOT/scripts/package-test.sh"; }
 do_one_engine() { bash "$ROOT/scripts/one-engine.sh"; }
 do_swift_build() { swift build; }
 do_swift_test() { swift test; }
@@ -117,10 +120,11 @@ if [ "$last" -eq 0 ]; then
   step "without a Swift toolchain: demo, messaging, C tests" do_no_toolchain
   step "shared-runtime variant, and the no-toolchain control" do_shared_runtime
   step "one engine per process: C plugin in a Swift program (scripts/one-engine.sh)" do_one_engine
+  step "Debian packages: cpack, lintian, dpkg -i, pkg-config (scripts/package-test.sh)" do_package
 else
   for s in "library checks" "pkg-config consumer" "CMake consumer" "C tests" \
            "relocatable install" "subproject" "without a Swift toolchain" "shared-runtime variant" \
-           "one engine per process"; do
+           "one engine per process" "Debian packages"; do
     skip "$s" "library build failed"
   done
 fi

@@ -1,0 +1,131 @@
+# Debian packages with CPack (cpack -G DEB in a build configured with
+# -DCMAKE_INSTALL_PREFIX=/usr): one per install component, named as Debian names
+# libraries, after the SONAME:
+#   libqtbus0      component Runtime: libqtbus.so.0 and libqtbus.so.0.1.0 in the
+#                  multiarch libdir, with a shlibs file; Depends from dpkg-shlibdeps
+#   libqtbus-dev   component Development: the namelink, qtbus.h, qtbus.pc and the CMake
+#                  package; Depends: libqtbus0 (= this version)
+# Each carries /usr/share/doc/<package>/copyright (DEP-5, MIT) and a changelog.Debian.gz.
+# scripts/package-test.sh builds, lints, installs and uses them.
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME qtbus)
+set(CPACK_PACKAGE_VENDOR "The qtbus authors")
+# Whoever builds packages for a distribution puts their own name here.
+set(QTBUS_PACKAGE_MAINTAINER "The qtbus authors <qtbus@example.org>" CACHE STRING
+  "Maintainer field of the Debian packages")
+set(CPACK_PACKAGE_CONTACT "${QTBUS_PACKAGE_MAINTAINER}")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+# Each component's description starts with its own synopsis.  CPackDeb (3.25) puts
+# CPACK_PACKAGE_DESCRIPTION_SUMMARY before it unless the summary is CPack's default
+# text, and CPack fills the summary in from PROJECT_DESCRIPTION: so the default text.
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${CMAKE_PROJECT_NAME} built using CMake")
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_COMPONENTS_ALL Runtime Development)
+
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${CPACK_PACKAGE_CONTACT}")
+
+set(_soname libqtbus${PROJECT_VERSION_MAJOR})
+set(_debver "${PROJECT_VERSION}-${CPACK_DEBIAN_PACKAGE_RELEASE}")
+# Paragraphs of the extended descriptions; CPackDeb indents each line by one space and
+# turns the empty lines into " .".
+set(_long_description
+"qtbus is an in-process event bus after iOS's QTEventBus: code subscribes to
+named event types, optionally narrowed by a subtype, and receives the events
+other code dispatches, on the dispatching thread, on a serial queue or on the
+main queue. Subscriptions are disposed by token or by dispose bag, and every
+userdata has a release hook that runs exactly once. Requests with replies,
+commands and shared sources are built on the same bus.")
+
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME ${_soname})
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "in-process event bus with a C ABI
+${_long_description}
+
+This package holds the shared library. It carries the Swift runtime it is
+written in, so it needs no Swift toolchain.")
+# DEBIAN/shlibs ("libqtbus 0 libqtbus0 (>= 0.1.0)") and the ldconfig trigger, so
+# programs built against it depend on it through dpkg-shlibdeps.
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+# The ldconfig trigger is what refreshes the loader cache (CPack's postinst/postrm also
+# call ldconfig, which it writes for every library under /usr/lib: see the overrides).
+file(WRITE ${PROJECT_BINARY_DIR}/debian-control/triggers "activate-noawait ldconfig\n")
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/debian-control/triggers)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+
+set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_NAME libqtbus-dev)
+set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_DEPENDS "${_soname} (= ${_debver})")
+set(CPACK_DEBIAN_DEVELOPMENT_DESCRIPTION "in-process event bus with a C ABI (development files)
+${_long_description}
+
+This package holds the C header, the pkg-config file and the CMake package
+(find_package(qtbus) gives qtbus::qtbus).")
+
+# /usr/share/doc/<package>/{copyright,changelog.Debian.gz}, per package.
+string(TIMESTAMP _date "%a, %d %b %Y %H:%M:%S +0000" UTC)
+foreach(_component Runtime Development)
+  if(_component STREQUAL Runtime)
+    set(_pkg ${_soname})
+  else()
+    set(_pkg libqtbus-dev)
+  endif()
+  set(_dir ${PROJECT_BINARY_DIR}/debian-doc/${_pkg})
+  file(READ ${PROJECT_SOURCE_DIR}/LICENSE _license)
+  string(REGEX REPLACE "\n\n" "\n.\n" _license "${_license}")
+  string(REGEX REPLACE "\n([^\n])" "\n \\1" _license "${_license}")
+  file(WRITE ${_dir}/copyright
+"Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: qtbus
+
+Files: *
+Copyright: 2026 The qtbus authors
+License: Expat
+ ${_license}")
+  file(WRITE ${_dir}/changelog.Debian
+"${_pkg} (${_debver}) unstable; urgency=medium
+
+  * Package of qtbus ${PROJECT_VERSION} (see CHANGELOG.md of the source).
+
+ -- ${CPACK_PACKAGE_CONTACT}  ${_date}
+")
+  add_custom_command(OUTPUT ${_dir}/changelog.Debian.gz
+    COMMAND gzip -9nf -k ${_dir}/changelog.Debian
+    DEPENDS ${_dir}/changelog.Debian)
+  list(APPEND _doc_outputs ${_dir}/changelog.Debian.gz)
+  # Tags that do not apply to a package built from the upstream tree by CPack.
+  file(WRITE ${_dir}/lintian-overrides
+"# Not uploaded to Debian: there is no ITP bug to close.
+${_pkg}: initial-upload-closes-no-bugs
+")
+  if(_component STREQUAL Runtime)
+    file(APPEND ${_dir}/lintian-overrides
+"# CPack writes ldconfig calls into postinst/postrm for every library under /usr/lib;
+# the package also has the ldconfig trigger, which is what dpkg runs.
+${_pkg}: maintscript-calls-ldconfig [postinst]
+${_pkg}: maintscript-calls-ldconfig [postrm]
+")
+  endif()
+  install(FILES ${_dir}/lintian-overrides
+    DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides
+    RENAME ${_pkg}
+    PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+    COMPONENT ${_component}
+    EXCLUDE_FROM_ALL)
+  install(FILES ${_dir}/copyright ${_dir}/changelog.Debian.gz
+    DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${_pkg}
+    PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+    COMPONENT ${_component}
+    # Only into the packages (CPack asks for each component by name), not into a plain
+    # `cmake --install`, where the LICENSE of the source tree is what applies.
+    EXCLUDE_FROM_ALL)
+endforeach()
+add_custom_target(qtbus_debian_doc ALL DEPENDS ${_doc_outputs})
+
+include(CPack)
