@@ -4,6 +4,7 @@
 #   1. builds and installs libqtbus (build/, _install/), as scripts/quickstart.sh does;
 #   2. checks the library: exports == qtbus.h, no Foundation, RUNPATH, header hygiene,
 #      and runs the demo (ctest in build/);
+#      the ABI check against the committed baseline (scripts/abi-check.sh, abidiff);
 #   3. pkg-config consumers: examples/demo.c and examples/messaging.c built with only
 #      `pkg-config --cflags --libs qtbus`, run without LD_LIBRARY_PATH;
 #   4. a CMake consumer: cmake/consumer-test, find_package(qtbus) -> qtbus::qtbus;
@@ -53,6 +54,7 @@ skip() { results+=("SKIP  $1 ($2)"); failed=1; }
 
 do_deps() { bash "$ROOT/scripts/deps.sh"; }
 do_build() { build_install "$BUILD" "$PREFIX" -DCMAKE_BUILD_TYPE=Release -DQTBUS_BUILD_TESTS=ON; }
+do_abi_check() { bash "$ROOT/scripts/abi-check.sh" "$BUILD/libqtbus.so" "$ROOT/include/qtbus.h"; }
 do_library_checks() { env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD" --output-on-failure; }
 do_pkgconfig_consumer() {
   local flags
@@ -112,6 +114,7 @@ step "dependencies (scripts/deps.sh)" do_deps
 step "build + install libqtbus (build/, _install/)" do_build
 if [ "$last" -eq 0 ]; then
   step "library checks: ABI, RUNPATH, header, demo (ctest in build/)" do_library_checks
+  step "ABI check: abidiff against abi/ (scripts/abi-check.sh)" do_abi_check
   step "pkg-config consumers: examples/demo.c, examples/messaging.c" do_pkgconfig_consumer
   step "CMake consumer: find_package(qtbus)" do_cmake_consumer
   step "C tests (CTests/, via pkg-config)" do_c_tests
@@ -122,7 +125,7 @@ if [ "$last" -eq 0 ]; then
   step "one engine per process: C plugin in a Swift program (scripts/one-engine.sh)" do_one_engine
   step "Debian packages: cpack, lintian, dpkg -i, pkg-config (scripts/package-test.sh)" do_package
 else
-  for s in "library checks" "pkg-config consumer" "CMake consumer" "C tests" \
+  for s in "library checks" "ABI check" "pkg-config consumer" "CMake consumer" "C tests" \
            "relocatable install" "subproject" "without a Swift toolchain" "shared-runtime variant" \
            "one engine per process" "Debian packages"; do
     skip "$s" "library build failed"

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The ABI check: compares the C ABI of libqtbus with the committed baseline
+# abi/libqtbus.so.<SONAME major>.<machine>.abi (libabigail's abidw/abidiff, Debian abigail-tools),
+# and fails on any change that could break a program built against the baseline.
+#
+#   scripts/abi-check.sh [--update] [LIB [HEADER]]    (defaults build/libqtbus.so, include/qtbus.h)
+#
+# What is compared, and why this way: libqtbus's entry points are Swift @_cdecl
+# functions, so its DWARF (if any) describes Swift, not qtbus.h's C types.  The check
+# builds the header's "ABI image" (scripts/abi-probe.py: every QTBUS_API function
+# defined with the header's own prototype, plus the integer #defines and the enums as
+# enumerators of a function's parameters) with -g into a probe .so that is never
+# shipped, and abidiff compares that with the baseline: functions, parameter and return
+# types, the layout of every struct reachable from them, enumerator values, flags.
+# The built library is tied to the image by its exports: they must be exactly the
+# image's functions (and scripts/check-library.sh checks them against the header).
+# String #defines (event type names) are pinned by CTests/test_abi.c.
+#
+# Pass: no change, or only additions (a new function, a new enumerator or status code).
+# Fail: a removed function, or a changed one (a parameter's or a return type, a struct
+# field added, removed or retyped, a changed status or flag value): abidiff's exit bit 8
+# (incompatible) or any "Changed" or "Removed" in its summaries.  abidiff's report is
+# printed either way.
+#
+# --update rewrites the baseline from the current header.  Use it for additions (so
+# that the next release is compared with them), or together with a SONAME bump
+# (project(VERSION) major and SOVERSION), which starts a new baseline file.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+update=0
+if [ "${1:-}" = --update ]; then update=1; shift; fi
+lib=${1:-$ROOT/build/libqtbus.so}
+header=${2:-$ROOT/include/qtbus.h}
+[ -e "$lib" ] || die "no library at $lib (build first: scripts/quickstart.sh)"
+[ -e "$header" ] || die "no header at $header"
+
+apt_install abi-check abigail-tools binutils
+
+soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ -n "$soname" ] || die "$lib has no SONAME"
+# Per architecture: type sizes and layouts are.
+baseline=$ROOT/abi/$soname.$(uname -m).abi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+python3 "$ROOT/scripts/abi-probe.py" "$header" "$work/image.c" "${CC:-cc}"
+"${CC:-cc}" -std=gnu2x -g -O0 -fPIC -shared -w "$work/image.c" -o "$work/libqtbus-abi-image.so"
+
+# The library exports exactly the image's functions.
+nm -D --defined-only --extern-only "$lib" | awk '{print $NF}' | sed 's/@.*//' | sort -u >"$work/lib.syms"
+nm -D --defined-only --extern-only "$work/libqtbus-abi-image.so" | awk '$2 == "T" {print $NF}' \
+  | grep -v '^qtbus_abi_constants$' | sort -u >"$work/image.syms"
+if ! diff -u "$work/image.syms" "$work/lib.syms" >"$work/syms.diff"; then
+  grep '^[-+]qtbus' "$work/syms.diff" || true
+  die "$lib does not export exactly the functions of $header (- header only, + library only)"
+fi
+echo "abi-check: $soname exports the $(wc -l <"$work/lib.syms") functions of $(basename "$header")"
+
+abidw_args=(--no-corpus-path --no-comp-dir-path --short-locs)
+if [ "$update" = 1 ]; then
+  mkdir -p "$(dirname "$baseline")"
+  abidw "${abidw_args[@]}" --out-file "$baseline" "$work/libqtbus-abi-image.so"
+  echo "abi-check: wrote $baseline"
+  exit 0
+fi
+[ -e "$baseline" ] || die "no baseline $baseline for SONAME $soname (a new SONAME starts one: --update)"
+
+set +e
+abidiff --no-show-locs "$baseline" "$work/libqtbus-abi-image.so" >"$work/report"
+status=$?
+set -e
+cat "$work/report"
+if [ $((status & 3)) -ne 0 ]; then die "abidiff failed to run (exit $status)"; fi
+# "Functions changes summary: 0 Removed, 1 Changed (2 filtered out), 3 Added functions"
+broken=$(sed -n 's/^\(Functions\|Variables\) changes summary: \([0-9]*\) Removed, \([0-9]*\) Changed.*/\2 \3/p' "$work/report" \
+  | awk '{n += $1 + $2} END {print n + 0}')
+if [ $((status & 8)) -ne 0 ] || [ "$broken" -ne 0 ]; then
+  echo "abi-check: FAILED: an incompatible change to the ABI of $soname (abidiff exit $status, $broken removed or changed)"
+  echo "  If it is meant, bump the SONAME (README: Versioning and ABI) and start its baseline with --update."
+  exit 1
+fi
+if [ $((status & 4)) -ne 0 ]; then
+  echo "abi-check: OK: only additions since the baseline (record them with scripts/abi-check.sh --update)"
+elif grep -q 'filtered out' "$work/report"; then
+  echo "abi-check: OK: compatible with the baseline (abidiff filtered out harmless changes, such as an added enumerator)"
+else
+  echo "abi-check: OK: the ABI of $soname is the baseline's"
+fi
