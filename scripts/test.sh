@@ -18,7 +18,10 @@
 #      a SwiftPM program, shares its qtbus_shared() (scripts/one-engine.sh);
 #   9. the Debian packages: cpack, lintian, dpkg -i, a program built with pkg-config
 #      alone (scripts/package-test.sh);
-#  10. swift build + swift test (Package.swift, Tests/).
+#  10. swift build + swift test (Package.swift, Tests/);
+#  11. the README's code blocks (scripts/readme-snippets.py): complete C programs built
+#      with pkg-config and run, C fragments compiled, Swift type-checked against the
+#      modules of 10, shell blocks checked with bash -n (the pkg-config one run).
 # Every step runs even when an earlier independent one failed; the summary at the end
 # lists them all, and the exit status is non-zero if any failed or was skipped.
 set -euo pipefail
@@ -106,6 +109,11 @@ do_shared_runtime() {
 do_package() { bash "$ROOT/scripts/package-test.sh"; }
 do_one_engine() { bash "$ROOT/scripts/one-engine.sh"; }
 do_swift_build() { swift build; }
+do_readme() {
+  # Headers of the main-loop fragments (GLib, libuv), so they compile rather than skip.
+  apt_install readme-snippets libglib2.0-dev libuv1-dev
+  python3 "$ROOT/scripts/readme-snippets.py"
+}
 do_swift_test() { swift test; }
 
 step "dependencies (scripts/deps.sh)" do_deps
@@ -139,6 +147,11 @@ if [ "$last" -eq 0 ]; then
   step "swift test" do_swift_test
 else
   skip "swift test" "swift build failed"
+fi
+if [ -e "$PREFIX/lib/pkgconfig/qtbus.pc" ]; then
+  step "README snippets: C compiled and run, Swift type-checked, sh syntax (scripts/readme-snippets.py)" do_readme
+else
+  skip "README snippets" "no installed library"
 fi
 
 log "summary"
