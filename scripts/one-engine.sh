@@ -56,29 +56,25 @@ n=$(exports "$BIN/one-engine-host-noexport" | wc -l)
 echo "one-engine-host-noexport exports $n"
 
 failed=0
+# expect STATUS WHAT-IT-MEANS HOST: runs HOST on the plugin and wants exit STATUS.
+expect() {
+  local want=$1 meaning=$2 host=$3 status
+  set +e
+  env -u LD_LIBRARY_PATH "$BIN/$host" "$PLUGIN"
+  status=$?
+  set -e
+  if [ "$status" -eq "$want" ]; then
+    echo "$meaning"
+  else
+    echo "FAIL: $host exited $status (expected $want: $meaning)"
+    failed=1
+  fi
+}
 log "one engine: host linked with --dynamic-list"
-set +e
-env -u LD_LIBRARY_PATH "$BIN/one-engine-host" "$PLUGIN"
-status=$?
-set -e
-if [ "$status" -eq 0 ]; then
-  echo "one engine: the plugin and the Swift code share qtbus_shared()"
-else
-  echo "FAIL: one-engine-host exited $status (expected 0: one engine)"
-  failed=1
-fi
-
+expect 0 "one engine: the plugin and the Swift code share qtbus_shared()" one-engine-host
 log "control: the same host without the export"
-set +e
-env -u LD_LIBRARY_PATH "$BIN/one-engine-host-noexport" "$PLUGIN"
-status=$?
-set -e
-if [ "$status" -eq 3 ]; then
-  echo "control: without the export, two engines (as expected)"
-else
-  echo "FAIL: control exited $status (expected 3: two engines), so the check above proves nothing"
-  failed=1
-fi
+expect 3 "control: without the export, two engines (as expected; otherwise the check above proves nothing)" \
+  one-engine-host-noexport
 
 [ "$failed" -eq 0 ] || exit 1
 echo "scripts/one-engine.sh: passed"
