@@ -67,11 +67,27 @@ import json, statistics, sys
 work, reps = sys.argv[1], int(sys.argv[2])
 runs = {v: [json.load(open(f"{work}/{v}-{i}.json")) for i in range(reps)] for v in ("static", "shared")}
 print(f"{'qtbus, median of run medians':40} {'static':>10} {'shared':>10} {'static/shared':>14}")
+def median_of(v, case_id, lib):
+    vals = [next(c for c in r["cases"] if c["id"] == case_id)["results"].get(lib, {}).get("median")
+            for r in runs[v]]
+    vals = [x for x in vals if x]
+    return statistics.median(vals) if vals else None
 for case in runs["static"][0]["cases"]:
     if "qtbus" not in case["results"]:
         continue
-    med = {v: statistics.median(next(c for c in r["cases"] if c["id"] == case["id"])["results"]["qtbus"]["median"]
-                                for r in runs[v]) for v in runs}
+    med = {v: median_of(v, case["id"], "qtbus") for v in runs}
     print(f"{case['title'] + ' (' + case['unit'] + ')':40} {med['static']:10.3g} {med['shared']:10.3g} "
           f"{med['static'] / med['shared']:14.2f}")
+# The queued rows depend on thread wake-ups, which move with the machine from run to run:
+# each variant's figure over bare libdispatch measured in the same process and run.
+print()
+print(f"{'queued rows, median of qtbus/bare per run':40} {'static':>10} {'shared':>10}")
+for case in runs["static"][0]["cases"]:
+    if not case["id"].startswith("queued") or "bare" not in case["results"]:
+        continue
+    ratio = {v: statistics.median(
+                 next(c for c in r["cases"] if c["id"] == case["id"])["results"]["qtbus"]["median"] /
+                 next(c for c in r["cases"] if c["id"] == case["id"])["results"]["bare"]["median"]
+                 for r in runs[v]) for v in runs}
+    print(f"{case['title']:40} {ratio['static']:10.2f} {ratio['shared']:10.2f}")
 PY
