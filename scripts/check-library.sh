@@ -9,7 +9,7 @@
 # usage: scripts/check-library.sh path/to/libqtbus.so path/to/qtbus.h static|shared
 set -euo pipefail
 
-lib=${1:?usage: check-library.sh LIB HEADER}
+lib=${1:?usage: check-library.sh LIB HEADER static|shared}
 header=${2:?usage: check-library.sh LIB HEADER static|shared}
 runtime=${3:?usage: check-library.sh LIB HEADER static|shared}
 fail=0

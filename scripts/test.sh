@@ -2,9 +2,9 @@
 # The test command.  From any directory:  scripts/test.sh
 #
 #   1. builds and installs libqtbus (build/, _install/), as scripts/quickstart.sh does;
-#   2. checks the library: exports == qtbus.h, no Foundation, RUNPATH, header hygiene,
-#      and runs the demo (ctest in build/);
-#      the ABI check against the committed baseline (scripts/abi-check.sh, abidiff);
+#   2. checks the library: exports == qtbus.h, no Foundation, NEEDED and RUNPATH, header
+#      hygiene, the demo (ctest in build/); and its ABI against the committed baseline
+#      (scripts/abi-check.sh, abidiff);
 #   3. pkg-config consumers: examples/demo.c and examples/messaging.c built with only
 #      `pkg-config --cflags --libs qtbus`, run without LD_LIBRARY_PATH;
 #   4. a CMake consumer: cmake/consumer-test, find_package(qtbus) -> qtbus::qtbus;
@@ -109,12 +109,12 @@ do_shared_runtime() {
 do_package() { bash "$ROOT/scripts/package-test.sh"; }
 do_one_engine() { bash "$ROOT/scripts/one-engine.sh"; }
 do_swift_build() { swift build; }
+do_swift_test() { swift test; }
 do_readme() {
   # Headers of the main-loop fragments (GLib, libuv), so they compile rather than skip.
   apt_install readme-snippets libglib2.0-dev libuv1-dev
   python3 "$ROOT/scripts/readme-snippets.py"
 }
-do_swift_test() { swift test; }
 
 step "dependencies (scripts/deps.sh)" do_deps
 [ "$last" -eq 0 ] || { printf '  %s\n' "${results[@]}"; exit 1; }
