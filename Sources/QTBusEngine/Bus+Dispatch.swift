@@ -106,20 +106,22 @@ struct Outgoing {
 }
 
 let stickyFlag = UInt32(QTBUS_EVENT_STICKY)
-let noSubscriberName = StaticName("QTNoSubscriberEvent")
+let noSubscriberName = StaticName(QTBUS_NO_SUBSCRIBER_TYPE)
 
-/// A name known at compile time, scanned once.
+/// A name the library defines (qtbus.h's string macros, which Swift imports as
+/// String), copied and scanned once, when its global is first used.
 final class StaticName: @unchecked Sendable {
     // @unchecked: immutable after init, and the bytes are never freed or written.
     let bytes: UnsafeMutablePointer<CChar>
     let name: CName
 
-    init(_ text: StaticString) {
-        let n = text.utf8CodeUnitCount
-        bytes = .allocate(capacity: n + 1)
-        UnsafeMutableRawPointer(bytes).copyMemory(from: text.utf8Start, byteCount: n)
-        bytes[n] = 0
-        name = CName(UnsafePointer(bytes))!
+    init(_ text: String) {
+        let utf8 = Array(text.utf8)
+        let copy = UnsafeMutablePointer<CChar>.allocate(capacity: utf8.count + 1)
+        utf8.withUnsafeBytes { UnsafeMutableRawPointer(copy).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        copy[utf8.count] = 0
+        bytes = copy
+        name = CName(UnsafePointer(copy))!
     }
 
     func matches(_ other: CName) -> Bool { name.isSame(as: other) }

@@ -9,7 +9,7 @@
 import CQtbusShims
 import Glibc
 
-private let versionString = StaticName("0.1.0")
+private let versionString = StaticName(QTBUS_VERSION_STRING)
 
 @inline(__always)
 private func busPointer(_ bus: OpaquePointer?) -> UnsafeMutablePointer<Bus>? {
@@ -223,7 +223,7 @@ public func _qtbus_dispatch_on_main(_ bus: OpaquePointer?, _ desc: UnsafePointer
     post(bus, desc, { _ in mainQueue.pointee.dq }, isMain: true)
 }
 
-private let jsonTypeName = StaticName("QTJsonEvent")
+private let jsonTypeName = StaticName(QTBUS_JSON_TYPE)
 
 @_cdecl("qtbus_dispatch_json")
 public func _qtbus_dispatch_json(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?) -> Int32 {

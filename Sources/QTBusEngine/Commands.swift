@@ -45,10 +45,10 @@ struct Command {
     let release: qtbus_release?
 }
 
-let commandExecutingName = StaticName("QTCommandExecuting")
-let commandValueName = StaticName("QTCommandValue")
-let commandErrorName = StaticName("QTCommandError")
-let commandEnabledName = StaticName("QTCommandEnabled")
+let commandExecutingName = StaticName(QTBUS_COMMAND_EXECUTING_TYPE)
+let commandValueName = StaticName(QTBUS_COMMAND_VALUE_TYPE)
+let commandErrorName = StaticName(QTBUS_COMMAND_ERROR_TYPE)
+let commandEnabledName = StaticName(QTBUS_COMMAND_ENABLED_TYPE)
 private let oneText: StaticString = "1"
 private let zeroText: StaticString = "0"
 

@@ -305,13 +305,13 @@ public final class QTExecution<Output: QTBytesConvertible>: Sendable {
 extension QTEventBus {
     /// `QTBUS_COMMAND_EXECUTING_TYPE`: a command's executing state, `"1"` or `"0"`,
     /// subtype = its name.
-    public static let commandExecutingTypeName = "QTCommandExecuting"
+    public static let commandExecutingTypeName = QTBUS_COMMAND_EXECUTING_TYPE
     /// `QTBUS_COMMAND_VALUE_TYPE`: a value a command's execution sent (its bytes).
-    public static let commandValueTypeName = "QTCommandValue"
+    public static let commandValueTypeName = QTBUS_COMMAND_VALUE_TYPE
     /// `QTBUS_COMMAND_ERROR_TYPE`: a failed execution's message.
-    public static let commandErrorTypeName = "QTCommandError"
+    public static let commandErrorTypeName = QTBUS_COMMAND_ERROR_TYPE
     /// `QTBUS_COMMAND_ENABLED_TYPE`: a command's enabled state, `"1"` or `"0"`.
-    public static let commandEnabledTypeName = "QTCommandEnabled"
+    public static let commandEnabledTypeName = QTBUS_COMMAND_ENABLED_TYPE
 }
 
 // MARK: - Internals

@@ -38,7 +38,7 @@ extension QTEventBus {
     @inlinable
     @discardableResult
     public func dispatch<E: QTEvent>(_ event: E, sticky: Bool = false) -> Int {
-        Int(_send(event, flags: sticky ? 1 : 0, mode: .now))
+        Int(_send(event, flags: sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, mode: .now))
     }
 
     /// Posts `event` to this bus's own serial queue, which then dispatches it as
@@ -49,7 +49,7 @@ extension QTEventBus {
     @inlinable
     @discardableResult
     public func dispatchOnBusQueue<E: QTEvent>(_ event: E, sticky: Bool = false) -> Int {
-        Int(_send(event, flags: sticky ? 1 : 0, mode: .busQueue))
+        Int(_send(event, flags: sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, mode: .busQueue))
     }
 
     /// Posts `event` to the main queue (`DispatchQueue.main`, which C programs drain
@@ -60,13 +60,13 @@ extension QTEventBus {
     @inlinable
     @discardableResult
     public func dispatchOnMain<E: QTEvent>(_ event: E, sticky: Bool = false) -> Int {
-        Int(_send(event, flags: sticky ? 1 : 0, mode: .main))
+        Int(_send(event, flags: sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, mode: .main))
     }
 
     @inlinable
     func _send<E: QTEvent>(_ event: E, flags: UInt32, mode: _QTSendMode) -> Int32 {
         let record = _QTTypeTable.record(for: E.self)
-        guard let cName = record.pointee.cName else { return -1 /* QTBUS_EINVAL */ }
+        guard let cName = record.pointee.cName else { return QTBUS_EINVAL.rawValue }
         let names = record.pointee.names
         if names._withUnsafeGuaranteedRef({ $0.needsSweep }) { names._withUnsafeGuaranteedRef { $0.sweep() } }
         let isBytes = record.pointee.isBytes
@@ -112,7 +112,7 @@ extension QTEventBus {
                          sticky: Bool = false) -> Int {
         _QTNameInfo.sweep(named: type)
         return Int(type.withCString { cName in
-            _qtSendBytes(raw, cName, subType, bytes, nil, false, sticky ? 1 : 0, .now)
+            _qtSendBytes(raw, cName, subType, bytes, nil, false, sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, .now)
         })
     }
 

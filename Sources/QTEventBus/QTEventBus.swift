@@ -144,10 +144,10 @@ public final class QTEventBus: @unchecked Sendable {
 
     /// The type name of JSON events (`QTBUS_JSON_TYPE`): their subtype is the JSON
     /// name, their bytes the JSON text.
-    public static let jsonTypeName = "QTJsonEvent"
+    public static let jsonTypeName = QTBUS_JSON_TYPE
 
     /// The type name of events that reached no subscription
     /// (`QTBUS_NO_SUBSCRIBER_TYPE`): their subtype is the original type name, their
     /// bytes the original bytes.
-    public static let noSubscriberTypeName = "QTNoSubscriberEvent"
+    public static let noSubscriberTypeName = QTBUS_NO_SUBSCRIBER_TYPE
 }
