@@ -6,8 +6,8 @@
  * the header: a missing symbol would only fail when a user calls it, a mistyped one
  * would corrupt the call.  Taking the address of every function into a pointer of the
  * exact declared type makes a missing symbol a link error and a changed declaration a
- * compile error (-Werror: incompatible pointer types).  abi_check.sh compares the other
- * way round (nothing exported that is not declared).
+ * compile error (-Werror: incompatible pointer types).  scripts/check-exports.sh
+ * compares the other way round (nothing exported that is not declared).
  *
  * Also pinned: the handle types are distinct (a bag is not a token), sizes and layouts
  * of the public structs on this platform, the macro values.
@@ -108,7 +108,7 @@ int main(void)
         FN(qtbus_source_disconnect), FN(qtbus_source_dispose),
     };
     const int count = (int)(sizeof fns / sizeof fns[0]);
-    /* 42 QTBUS_API functions in the header (abi_check.sh counts them from the text). */
+    /* 42 QTBUS_API functions in the header (scripts/check-exports.sh counts them from the text). */
     CHECK_EQ_INT(count, 42);
     for (int i = 0; i < count; i++) {
         CHECK_MSG(fns[i].address != NULL, "%s has no address", fns[i].name);

@@ -15,6 +15,8 @@ String #defines (the event type names) are pinned by CTests/test_abi.c.
 
 usage: abi-probe.py HEADER OUT.c [CC]   (CC, default cc, tells which #defines are
                                          integer constant expressions)
+       abi-probe.py --declared HEADER    prints the names of the QTBUS_API functions,
+                                         one a line (scripts/check-exports.sh)
 """
 import os
 import re
@@ -57,6 +59,10 @@ def integer_defines(text, header, cc):
 
 
 def main():
+    if sys.argv[1] == "--declared":
+        for _, name in sorted(declarations(strip_comments(open(sys.argv[2]).read())), key=lambda d: d[1]):
+            print(name)
+        return
     header, out = os.path.abspath(sys.argv[1]), sys.argv[2]
     cc = sys.argv[3] if len(sys.argv) > 3 else "cc"
     text = open(header).read()

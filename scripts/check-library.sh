@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks a built libqtbus.so against include/qtbus.h:
-#   - it exports exactly the functions the header declares with QTBUS_API (nm -D);
+#   - it exports exactly the functions the header declares with QTBUS_API
+#     (scripts/check-exports.sh);
 #   - it does not link Foundation (readelf -d NEEDED);
 #   - static runtime (the default): NEEDED names only system libraries (libc, libm,
 #     libstdc++, libgcc_s, the loader) and there is no RUNPATH;
@@ -18,21 +19,7 @@ bad() { echo "check-library: FAIL: $*" >&2; fail=1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Declared: every identifier followed by "(" on a QTBUS_API declaration (one per line in
-# the header, possibly continued: take the name right before the first parenthesis).
-sed -n 's/^QTBUS_API[^(]*[ *]\(qtbus_[A-Za-z0-9_]*\)[ ]*(.*/\1/p' "$header" | sort -u >"$tmp/declared"
-# Exported: defined dynamic symbols, minus the linker's own markers.
-nm -D --defined-only --extern-only "$lib" | awk '{print $NF}' | sed 's/@.*//' \
-  | grep -Ev '^(_init|_fini|__bss_start|_edata|_end)$' | sort -u >"$tmp/exported"
-
-if [ ! -s "$tmp/declared" ]; then bad "no QTBUS_API declarations found in $header"; fi
-missing=$(comm -23 "$tmp/declared" "$tmp/exported")
-extra=$(comm -13 "$tmp/declared" "$tmp/exported")
-[ -z "$missing" ] || bad "declared in qtbus.h but not exported (an @_cdecl function must be public or @usableFromInline):
-$(echo "$missing" | sed 's/^/    /')"
-[ -z "$extra" ] || bad "exported but not declared in qtbus.h:
-$(echo "$extra" | sed 's/^/    /')"
-echo "exports: $(wc -l <"$tmp/exported") symbols, $(wc -l <"$tmp/declared") declared in qtbus.h"
+bash "$(dirname "${BASH_SOURCE[0]}")/check-exports.sh" "$lib" "$header" || fail=1
 
 needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 echo "needed: $(echo $needed)"

@@ -57,3 +57,39 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends \
     "${missing[@]}" </dev/null
 }
+
+# The step runner of test.sh and sanitize.sh.
+#   step NAME FUNCTION  runs FUNCTION in a subshell with errexit on, so any failing
+#                       command inside fails the step; records PASS/FAIL with its
+#                       duration, and its exit status in $last.  Never call it as a
+#                       condition (`if step`, `step ||`): bash would then ignore errexit
+#                       inside FUNCTION.
+#   skip NAME WHY       records a step that could not run (it counts as a failure).
+#   summary SCRIPT      prints every step's line; returns 1 if any failed or was skipped.
+results=()
+failed=0
+last=0
+step() {
+  local name=$1 fn=$2 t0=$SECONDS
+  log "$name"
+  set +e
+  ( set -e; "$fn" )
+  last=$?
+  set -e
+  if [ "$last" -eq 0 ]; then
+    results+=("PASS  $name ($((SECONDS - t0))s)")
+  else
+    results+=("FAIL  $name ($((SECONDS - t0))s, exit $last)")
+    failed=1
+  fi
+}
+skip() { results+=("SKIP  $1 ($2)"); failed=1; }
+summary() {
+  log "summary"
+  printf '  %s\n' "${results[@]}"
+  if [ "$failed" -ne 0 ]; then
+    echo "$1: FAILED"
+    return 1
+  fi
+  echo "$1: all passed"
+}

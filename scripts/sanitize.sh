@@ -94,23 +94,7 @@ part_valgrind() {
     --suppressions="$ROOT/scripts/valgrind.supp" -q
 }
 
-results=()
-failed=0
 for p in "${parts[@]}"; do
-  log "sanitize: $p"
-  t0=$SECONDS
-  set +e
-  ( set -e; "part_${p//-/_}" )
-  rc=$?
-  set -e
-  if [ "$rc" -eq 0 ]; then
-    results+=("PASS  $p ($((SECONDS - t0))s)")
-  else
-    results+=("FAIL  $p ($((SECONDS - t0))s, exit $rc)")
-    failed=1
-  fi
+  step "sanitize: $p" "part_${p//-/_}"
 done
-
-log "summary"
-printf '  %s\n' "${results[@]}"
-[ "$failed" -eq 0 ] && echo "scripts/sanitize.sh: all passed" || { echo "scripts/sanitize.sh: FAILED"; exit 1; }
+summary scripts/sanitize.sh

@@ -32,28 +32,6 @@ BUILD=$ROOT/build
 PREFIX=$ROOT/_install
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 
-results=()
-failed=0
-last=0
-# step NAME FUNCTION: runs FUNCTION in a subshell with errexit on, so any failing command
-# inside fails the step, and records PASS/FAIL with its duration in $last and the
-# summary.  Never call it as a condition (`if step`, `step ||`): bash would then ignore
-# errexit inside FUNCTION.
-step() {
-  local name=$1 fn=$2 t0=$SECONDS
-  log "$name"
-  set +e
-  ( set -e; "$fn" )
-  last=$?
-  set -e
-  if [ "$last" -eq 0 ]; then
-    results+=("PASS  $name ($((SECONDS - t0))s)")
-  else
-    results+=("FAIL  $name ($((SECONDS - t0))s, exit $last)")
-    failed=1
-  fi
-}
-skip() { results+=("SKIP  $1 ($2)"); failed=1; }
 
 do_deps() { bash "$ROOT/scripts/deps.sh"; }
 do_build() { build_install "$BUILD" "$PREFIX" -DCMAKE_BUILD_TYPE=Release -DQTBUS_BUILD_TESTS=ON; }
@@ -154,10 +132,4 @@ else
   skip "README snippets" "no installed library"
 fi
 
-log "summary"
-printf '  %s\n' "${results[@]}"
-if [ "$failed" -ne 0 ]; then
-  echo "scripts/test.sh: FAILED"
-  exit 1
-fi
-echo "scripts/test.sh: all passed"
+summary scripts/test.sh
