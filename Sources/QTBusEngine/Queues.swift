@@ -144,8 +144,8 @@ func countIfMain(_ isMain: Bool) {
 /// stored: with the header at 80 bytes, an event with up to about 40 bytes of data and
 /// names fits glibc's fast bins (blocks up to 128 bytes), which a queued delivery frees
 /// on the queue's thread and the next dispatch takes back cheaply; one size class up,
-/// the free goes through the unsorted bin (measured: stream 1.7x bare, 1.2-1.4x in fast
-/// bins).
+/// the free goes through the unsorted bin (bench-c's "queued, serial queue (stream)"
+/// row shows the difference).
 struct Payload {
     var refs: UInt64 = 1
     var size: Int

@@ -24,12 +24,13 @@
 // dispatcher's later loads see the unlink; the exit store is a release, so a scan that
 // sees 0 also sees every load the dispatch made finished.
 // Why nothing is kept forever: an exit's plain store can sit in its CPU's store buffer
-// while its load of `pending` runs ahead.  A fence on every exit would close that (it
-// costs 5.8 ns a dispatch here); instead the writer, in the rare case where it defers
-// because ANOTHER thread is mid-dispatch, calls membarrier(PRIVATE_EXPEDITED), which
-// makes every running thread execute a full barrier: afterwards each exit either is
-// visible to the writer's own reclaim or will load the raised `pending`.  Where
-// membarrier is unavailable, exits use the xchg instead.
+// while its load of `pending` runs ahead.  A fence on every exit would close that (at
+// a cost on every dispatch: bench-c's "dispatch, 0 handlers" row); instead the writer,
+// in the rare case where it defers because ANOTHER thread is mid-dispatch, calls
+// membarrier(PRIVATE_EXPEDITED), which makes every running thread execute a full
+// barrier: afterwards each exit either is visible to the writer's own reclaim or will
+// load the raised `pending`.  Where membarrier is unavailable, exits use the xchg
+// instead.
 import CQtbusShims
 import Glibc
 

@@ -8,8 +8,8 @@
 // (`dispatchOnBusQueue`, `dispatchOnMain`) starts with a heap cell. The engine releases
 // every heap cell it owns with `_qtEventCellRelease`, exactly once after its last
 // delivery. A raw cell rather than a Swift object: an object costs reference-count
-// traffic and a deinit dispatch per event (measured: 37 ns against 9 ns for a heap
-// cell, when every dispatch still made one).
+// traffic and a deinit dispatch per event, several times a heap cell's cost (the
+// dispatch rows of scripts/bench.sh's Swift benchmark show it).
 //
 // Header: word 0 is the value's metatype (it doubles as the type key: two Swift types
 // may share an engine name, so a subscriber of `E` reads a value only from a cell whose
