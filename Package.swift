@@ -5,8 +5,6 @@ import PackageDescription
 let package = Package(
     name: "qtbus",
     products: [
-        // The engine with its C entry points (what libqtbus.so is).
-        .library(name: "QTBusEngine", targets: ["QTBusEngine"]),
         // The Swift API over the same engine and buses (no Foundation).
         .library(name: "QTEventBus", targets: ["QTEventBus"]),
         // QTJsonEvent, Codable payloads and NotificationCenter bridging (Foundation).
@@ -20,6 +18,8 @@ let package = Package(
             linkerSettings: [.linkedLibrary("dispatch")]
         ),
         // The Swift engine: registry, dispatch path, queues, C boundary. No Foundation.
+        // Not a product: its Swift entry points are `package`, for QTEventBus only (C
+        // code reaches the engine through qtbus.h's functions, which it exports).
         .target(
             name: "QTBusEngine",
             dependencies: ["CQtbusShims"],

@@ -79,6 +79,9 @@ target_compile_options(qtbus PRIVATE
   # outputs CMake 3.25 declares to Ninja; with a single object Ninja would consider the
   # library out of date on every build.
   $<$<COMPILE_LANGUAGE:Swift>:-wmo>
+  # The engine's Swift entry points are `package`: the Swift API of this package sees
+  # them (SwiftPM passes the package's name), nothing else does.
+  "$<$<COMPILE_LANGUAGE:Swift>:SHELL:-package-name qtbus>"
   "$<$<COMPILE_LANGUAGE:Swift>:SHELL:-num-threads ${QTBUS_SWIFT_THREADS}>"
   # The engine needs neither _Concurrency nor _StringProcessing; importing them
   # implicitly would make every C program load libswift_Concurrency,

@@ -24,14 +24,14 @@ struct BorrowedObject {
 }
 
 /// Makes a copy of a borrowed object that outlives the dispatch (see the file comment).
-public typealias _qtbus_object_copy = @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
+@usableFromInline package typealias _qtbus_object_copy = @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
 
 /// Swift-only: `qtbus_dispatch` of an event whose `object` is borrowed for the duration
 /// of the call (see the file comment). The engine never releases `object`; it calls
 /// `copy(object)` at most once, when a delivery must outlive the call, and releases the
 /// copy with `release` after the copy's last delivery. On failure (< 0) the engine made
 /// no copy and kept nothing. The checks are `qtbus_dispatch`'s.
-public func _qtbus_dispatch_borrowed(_ bus: OpaquePointer, type: UnsafePointer<CChar>,
+@usableFromInline package func _qtbus_dispatch_borrowed(_ bus: OpaquePointer, type: UnsafePointer<CChar>,
                                      subtype: UnsafePointer<CChar>?, data: UnsafeRawPointer?, size: Int,
                                      object: UnsafeMutableRawPointer, copy: _qtbus_object_copy,
                                      release: qtbus_release, flags: UInt32) -> Int32 {

