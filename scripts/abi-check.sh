@@ -6,20 +6,28 @@
 #   scripts/abi-check.sh [--update] [LIB [HEADER]]    (defaults build/libqtbus.so, include/qtbus.h)
 #
 # What is compared, and why this way: libqtbus's entry points are Swift @_cdecl
-# functions, so its DWARF (if any) describes Swift, not qtbus.h's C types.  The check
-# builds the header's "ABI image" (scripts/abi-probe.py: every QTBUS_API function
-# defined with the header's own prototype, plus the integer #defines and the enums as
-# enumerators of a function's parameters) with -g into a probe .so that is never
-# shipped, and abidiff compares that with the baseline: functions, parameter and return
-# types, the layout of every struct reachable from them, enumerator values, flags.
-# The built library is tied to the image by its exports: they must be exactly the
-# header's functions (scripts/check-exports.sh), which are the image's.
-# String #defines (event type names) are pinned by CTests/test_abi.c.
+# functions, so its DWARF (if any: the release build has none) describes Swift, not
+# qtbus.h's C types, and comparing its ELF symbols alone would catch a removed function
+# but not a changed struct or parameter.  So the check builds the header's "ABI image"
+# (scripts/abi-probe.py: every QTBUS_API function defined with the header's own
+# prototype, and every public integer #define and enumerator as an enumerator of one
+# function's parameter type) with -g into a probe .so that is never shipped, and abidiff
+# compares that with the baseline: functions, parameter and return types, the layout of
+# every struct reachable from them, status codes and flag values.  The image includes
+# only qtbus.h, so every type it describes is the header's (or the C library's).  The
+# built library is tied to the image by its exports: they must be exactly the header's
+# functions (scripts/check-exports.sh), which are the image's.  None of this depends on
+# how the library carries the Swift runtime.
+# String #defines (event type names) are pinned by CTests/test_abi.c; struct layouts and
+# flag values are pinned there too, and the status codes by CTests/test_status_strings.c.
 #
-# Pass: no change, or only additions (a new function, a new enumerator or status code).
+# Pass: no change, or only additions (a new function, a new status code or flag).
 # Fail: a removed function, or a changed one (a parameter's or a return type, a struct
-# field added, removed or retyped, a changed status or flag value): abidiff's exit bit 8
-# (incompatible) or any "Changed" or "Removed" in its summaries.  abidiff's report is
+# field added, removed or retyped, a changed status or flag value).  abidiff's exit
+# code has bit 8 (incompatible) only for removals: a changed struct or parameter is
+# bit 4 (a change), as an addition is; so the check fails
+# on bit 8 or on any "Removed" or "Changed" in abidiff's summaries, which count only
+# what abidiff does not judge harmless (an added enumerator is).  abidiff's report is
 # printed either way.
 #
 # --update rewrites the baseline from the current header.  Use it for additions (so
@@ -76,7 +84,7 @@ fi
 if [ $((status & 4)) -ne 0 ]; then
   echo "abi-check: OK: only additions since the baseline (record them with scripts/abi-check.sh --update)"
 elif grep -q 'filtered out' "$work/report"; then
-  echo "abi-check: OK: compatible with the baseline (abidiff filtered out harmless changes, such as an added enumerator)"
+  echo "abi-check: OK: compatible with the baseline (abidiff filtered out harmless changes, such as an added status code)"
 else
   echo "abi-check: OK: the ABI of $soname is the baseline's"
 fi
