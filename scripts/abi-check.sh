@@ -23,12 +23,12 @@
 #
 # Pass: no change, or only additions (a new function, a new status code or flag).
 # Fail: a removed function, or a changed one (a parameter's or a return type, a struct
-# field added, removed or retyped, a changed status or flag value).  abidiff's exit
-# code has bit 8 (incompatible) only for removals: a changed struct or parameter is
-# bit 4 (a change), as an addition is; so the check fails
-# on bit 8 or on any "Removed" or "Changed" in abidiff's summaries, which count only
-# what abidiff does not judge harmless (an added enumerator is).  abidiff's report is
-# printed either way.
+# field added, removed or retyped, a changed status or flag value), or exports that are
+# not the header's.  abidiff's exit code has bit 8 (incompatible) only for removals: a
+# changed struct or parameter is bit 4 (a change), as an addition is; so the check
+# fails on bit 8 or on any "Removed" or "Changed" in abidiff's summaries, which count
+# only what abidiff does not judge harmless (an added enumerator is).  The exports
+# check and abidiff's report are printed either way.
 #
 # --update rewrites the baseline from the current header.  Use it for additions (so
 # that the next release is compared with them), or together with a SONAME bump
@@ -56,10 +56,12 @@ python3 "$ROOT/scripts/abi-probe.py" "$header" "$work/image.c" "${CC:-cc}"
 "${CC:-cc}" -std=gnu2x -g -O0 -fPIC -shared -w "$work/image.c" -o "$work/libqtbus-abi-image.so"
 
 # The library exports exactly the header's functions, which are the image's.
-bash "$ROOT/scripts/check-exports.sh" "$lib" "$header" || die "the exports of $lib are not the ABI of $header"
+exports=0
+bash "$ROOT/scripts/check-exports.sh" "$lib" "$header" || exports=1
 
 abidw_args=(--no-corpus-path --no-comp-dir-path --short-locs)
 if [ "$update" = 1 ]; then
+  [ "$exports" -eq 0 ] || die "the exports of $lib are not the ABI of $header"
   mkdir -p "$(dirname "$baseline")"
   abidw "${abidw_args[@]}" --out-file "$baseline" "$work/libqtbus-abi-image.so"
   echo "abi-check: wrote $baseline"
@@ -79,6 +81,10 @@ broken=$(sed -n 's/^\(Functions\|Variables\) changes summary: \([0-9]*\) Removed
 if [ $((status & 8)) -ne 0 ] || [ "$broken" -ne 0 ]; then
   echo "abi-check: FAILED: an incompatible change to the ABI of $soname (abidiff exit $status, $broken removed or changed)"
   echo "  If it is meant, bump the SONAME (README: Versioning and ABI) and start its baseline with --update."
+  exit 1
+fi
+if [ "$exports" -ne 0 ]; then
+  echo "abi-check: FAILED: the exports of $lib are not the functions of $header"
   exit 1
 fi
 if [ $((status & 4)) -ne 0 ]; then
