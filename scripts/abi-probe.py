@@ -53,6 +53,12 @@ def integer_defines(text, header, cc):
     keep = []
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "t.c")
+        # A header that does not compile would make every #define look like a string.
+        with open(src, "w") as f:
+            f.write(f'#include "{header}"\n')
+        r = subprocess.run([cc, "-std=gnu11", "-fsyntax-only", src], capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"abi-probe: {header} does not compile:\n{r.stderr}")
         for n in names:
             with open(src, "w") as f:
                 f.write(f'#include "{header}"\nenum {{ probe = (long long)({n}) }};\n')
