@@ -81,10 +81,15 @@ def enumerators(header, cc):
         sys.exit(f"abi-probe: cannot preprocess {header}:\n{r.stderr}")
     names = []
     for body in re.findall(r"\benum\s+qtbus_\w+\s*\{([^{}]*)\}", r.stdout):
-        for item in body.split(","):  # enumerator values here have no commas
-            m = re.match(r"\s*(QTBUS_\w+)", item)
-            if m and public(m.group(1)):
-                names.append(m.group(1))
+        # One enumerator follows each comma outside parentheses.
+        depth, start = 0, 0
+        for i, ch in enumerate(body + ","):
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if ch == "," and depth == 0:
+                m = re.match(r"\s*(QTBUS_\w+)", body[start:i])
+                if m and public(m.group(1)):
+                    names.append(m.group(1))
+                start = i + 1
     return list(dict.fromkeys(names))
 
 
