@@ -32,7 +32,10 @@
 #
 # --update rewrites the baseline from the current header.  Use it for additions (so
 # that the next release is compared with them), or together with a SONAME bump
-# (project(VERSION) major and SOVERSION), which starts a new baseline file.
+# (project(VERSION) major and SOVERSION), which starts a new baseline file.  It compares
+# first and refuses to record an incompatible change over the baseline of the same
+# SONAME: to override that on purpose (a baseline that is itself wrong), delete the file
+# in the same commit, where review sees it.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -60,11 +63,13 @@ exports=0
 bash "$ROOT/scripts/check-exports.sh" "$lib" "$header" || exports=1
 
 abidw_args=(--no-corpus-path --no-comp-dir-path --short-locs)
-if [ "$update" = 1 ]; then
-  [ "$exports" -eq 0 ] || die "the exports of $lib are not the ABI of $header"
+if [ "$update" = 1 ] && [ "$exports" -ne 0 ]; then
+  die "the exports of $lib are not the ABI of $header"
+fi
+if [ "$update" = 1 ] && [ ! -e "$baseline" ]; then
   mkdir -p "$(dirname "$baseline")"
   abidw "${abidw_args[@]}" --out-file "$baseline" "$work/libqtbus-abi-image.so"
-  echo "abi-check: wrote $baseline"
+  echo "abi-check: started $baseline (a new SONAME)"
   exit 0
 fi
 [ -e "$baseline" ] || die "no baseline $baseline for SONAME $soname (a new SONAME starts one: --update)"
@@ -81,7 +86,13 @@ broken=$(sed -n 's/^\(Functions\|Variables\) changes summary: \([0-9]*\) Removed
 if [ $((status & 8)) -ne 0 ] || [ "$broken" -ne 0 ]; then
   echo "abi-check: FAILED: an incompatible change to the ABI of $soname (abidiff exit $status, $broken removed or changed)"
   echo "  If it is meant, bump the SONAME (README: Versioning and ABI) and start its baseline with --update."
+  [ "$update" = 0 ] || echo "abi-check: --update refused: $baseline records what $soname promises"
   exit 1
+fi
+if [ "$update" = 1 ]; then
+  abidw "${abidw_args[@]}" --out-file "$baseline" "$work/libqtbus-abi-image.so"
+  echo "abi-check: wrote $baseline (compatible with the one it replaces)"
+  exit 0
 fi
 if [ "$exports" -ne 0 ]; then
   echo "abi-check: FAILED: the exports of $lib are not the functions of $header"
