@@ -5,10 +5,12 @@ drift.  One line per block (README line, language, PASS / FAIL / SKIP and why), 
 
 The convention (README.md says it again in an HTML comment at its top):
 
-  ```c / ```cpp with a main()   a complete program: compiled with -Wall -Wextra -Werror
-                                 against the installed library (pkg-config qtbus) and
-                                 run; it must exit 0.
-  ```sh                          checked with `bash -n`; run too when marked `run`.
+  ```c with a main()            a complete program: compiled with cc -std=c11 -Wall
+                                 -Wextra -Werror against the installed library
+                                 (pkg-config qtbus) and run; it must exit 0.
+  ```cpp with a main()          the same with c++ -std=c++17 (```c++ and ```cxx too).
+  ```sh                          checked with `bash -n`; run too when marked `run`
+                                 (```bash too).
   ```swift                       type-checked (swiftc -typecheck, Swift 6 mode) against
                                  the modules of the root package's `swift build`
                                  (.build/debug/Modules): a whole file with top-level code.
@@ -29,7 +31,17 @@ The convention (README.md says it again in an HTML comment at its top):
                                  app.c (the README's first complete C program).
   Parts are separated by ";;".  A fence with no language (a file listing) is text and
   is not checked.  A ```swift, ```cmake or other block without a marker FAILS: each
-  block is either checked here or says why not.
+  block is either checked here or says why not.  So do a fence whose info string says
+  more than the language (```c fragment: use the marker), a marker that is not on the
+  line right before its fence, and a fence that is never closed.  Fences indented in a
+  list item are found too.
+
+  Example (a fragment that assumes a bus and a handler, and needs <poll.h>):
+
+      <!-- snippet: fragment ;; include: poll.h ;; given: qtbus_bus *bus; void on(const qtbus_event *e, void *u); -->
+      ```c
+      qtbus_subscribe(bus, "Tick", NULL, on, NULL, NULL, NULL);
+      ```
 
 usage: readme-snippets.py [README]   (PKG_CONFIG_PATH must find the installed qtbus)
 """
@@ -42,30 +54,60 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "README.md")
+NAME = os.path.basename(README)
 CC = os.environ.get("CC", "cc")
 CXX = os.environ.get("CXX", "c++")
 COMMON_C = ["stdio.h", "stdlib.h", "string.h", "stdint.h", "qtbus.h"]
 
 
+FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
+MARKER = re.compile(r"^\s*<!--\s*snippet:\s*(.*?)\s*-->\s*$")
+LANGS = {"c": "c", "cpp": "cpp", "c++": "cpp", "cxx": "cpp", "sh": "sh", "bash": "sh"}
+
+
 def blocks(path):
-    """(line of the opening fence, language, marker dict or None, code) of every block."""
+    """(line of the opening fence, language, marker dict or None, code, error or None) of
+    every block.  Fences may be indented (inside a list item); the code loses that indent.
+    A marker that is not right before a fence, an info string with more than the language,
+    and a fence that is never closed are errors, so a block cannot slip past unchecked."""
     lines = open(path).read().split("\n")
     out, i = [], 0
     while i < len(lines):
-        m = re.match(r"^```(\S*)\s*$", lines[i])
+        if "<!--" in lines[i] and "-->" not in lines[i].split("<!--", 1)[1]:
+            # A comment over several lines (such as the README's note on this script):
+            # text, not blocks.
+            while i < len(lines) and "-->" not in lines[i]:
+                i += 1
+            i += 1
+            continue
+        mm = MARKER.match(lines[i])
+        if mm and not (i + 1 < len(lines) and FENCE.match(lines[i + 1])):
+            out.append((i + 1, "marker", None, "", "a <!-- snippet: --> marker that is not "
+                        "on the line right before a fence"))
+        m = FENCE.match(lines[i])
         if not m:
             i += 1
             continue
-        start, lang = i, m.group(1)
+        start, indent, fence, info = i, m.group(1), m.group(2), m.group(3).strip()
+        words = info.split()
+        lang = words[0].lower() if words else ""
+        error = None
+        if len(words) > 1:
+            error = (f"info string '{info}': the fence names the language only; say the rest "
+                     "in a <!-- snippet: ... --> marker on the line before")
         j = i + 1
-        while j < len(lines) and lines[j] != "```":
+        close = re.compile(r"^\s*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}\s*$")
+        while j < len(lines) and not close.match(lines[j]):
             j += 1
+        if j == len(lines):
+            error = "the fence is never closed"
         marker = None
         if start > 0:
-            mm = re.match(r"^<!--\s*snippet:\s*(.*?)\s*-->$", lines[start - 1])
+            mm = MARKER.match(lines[start - 1])
             if mm:
                 marker = parse_marker(mm.group(1))
-        out.append((start + 1, lang, marker, "\n".join(lines[start + 1:j]) + "\n"))
+        code = [l[len(indent):] if l.startswith(indent) else l.lstrip() for l in lines[start + 1:j]]
+        out.append((start + 1, LANGS.get(lang, lang), marker, "\n".join(code) + "\n", error))
         i = j + 1
     return out
 
@@ -214,12 +256,14 @@ def check_sh(marker, code, tmp, first_program):
 def main():
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     first_program = [None]
-    for line, lang, marker, code in blocks(README):
-        if lang == "":
+    for line, lang, marker, code, error in blocks(README):
+        if lang == "" and error is None:
             continue
         with tempfile.TemporaryDirectory() as tmp:
             try:
-                if lang in ("c", "cpp"):
+                if error is not None:
+                    status, why = "FAIL", error
+                elif lang in ("c", "cpp"):
                     status, why = check_c(lang, marker, code, tmp, first_program)
                 elif lang == "sh":
                     status, why = check_sh(marker, code, tmp, first_program)
@@ -233,7 +277,7 @@ def main():
                 status, why = "FAIL", str(e)
         counts[status] += 1
         first, _, rest = why.partition("\n")
-        print(f"README.md:{line:<4} {lang:<6} {status}  {first}")
+        print(f"{NAME}:{line:<4} {lang:<6} {status}  {first}")
         if rest:
             print("    " + rest.strip().replace("\n", "\n    "))
     summary = f"{counts['PASS']} passed, {counts['FAIL']} failed"
