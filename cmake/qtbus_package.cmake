@@ -23,6 +23,11 @@ set(CPACK_PACKAGE_VENDOR "The qtbus authors")
 set(QTBUS_PACKAGE_MAINTAINER "The qtbus authors <qtbus@example.org>" CACHE STRING
   "Maintainer field of the Debian packages")
 set(CPACK_PACKAGE_CONTACT "${QTBUS_PACKAGE_MAINTAINER}")
+# The project has no public address yet: no Homepage field until one is given.
+set(QTBUS_PACKAGE_HOMEPAGE "" CACHE STRING "Homepage field of the Debian packages (none when empty)")
+if(QTBUS_PACKAGE_HOMEPAGE)
+  set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${QTBUS_PACKAGE_HOMEPAGE}")
+endif()
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 # Each component's description starts with its own synopsis.  CPackDeb (3.25) puts
 # CPACK_PACKAGE_DESCRIPTION_SUMMARY before it unless the summary is CPack's default
