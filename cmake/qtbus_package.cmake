@@ -7,6 +7,15 @@
 #                  package; Depends: libqtbus0 (= this version)
 # Each carries /usr/share/doc/<package>/copyright (DEP-5, MIT) and a changelog.Debian.gz.
 # scripts/package-test.sh builds, lints, installs and uses them.
+
+# The package says it needs no Swift toolchain, and its Depends come from
+# dpkg-shlibdeps, which no Debian package can satisfy for the toolchain's
+# libswiftCore.so: so only the self-contained library is packaged.
+if(NOT QTBUS_STATIC_SWIFT_RUNTIME)
+  message(STATUS "qtbus: no Debian packages (cpack) with QTBUS_STATIC_SWIFT_RUNTIME=OFF")
+  return()
+endif()
+
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME qtbus)
 set(CPACK_PACKAGE_VENDOR "The qtbus authors")
@@ -14,12 +23,19 @@ set(CPACK_PACKAGE_VENDOR "The qtbus authors")
 set(QTBUS_PACKAGE_MAINTAINER "The qtbus authors <qtbus@example.org>" CACHE STRING
   "Maintainer field of the Debian packages")
 set(CPACK_PACKAGE_CONTACT "${QTBUS_PACKAGE_MAINTAINER}")
+# The project has no public address yet: no Homepage field until one is given.
+set(QTBUS_PACKAGE_HOMEPAGE "" CACHE STRING "Homepage field of the Debian packages (none when empty)")
+if(QTBUS_PACKAGE_HOMEPAGE)
+  set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${QTBUS_PACKAGE_HOMEPAGE}")
+endif()
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 # Each component's description starts with its own synopsis.  CPackDeb (3.25) puts
 # CPACK_PACKAGE_DESCRIPTION_SUMMARY before it unless the summary is CPack's default
 # text, and CPack fills the summary in from PROJECT_DESCRIPTION: so the default text.
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${CMAKE_PROJECT_NAME} built using CMake")
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
+# The copyright files below are made from LICENSE when configuring.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_COMPONENTS_ALL Runtime Development)
 
@@ -49,8 +65,20 @@ ${_long_description}
 
 This package holds the shared library. It carries the Swift runtime it is
 written in, so it needs no Swift toolchain.")
-# DEBIAN/shlibs ("libqtbus 0 libqtbus0 (>= 0.1.0)") and the ldconfig trigger, so
-# programs built against it depend on it through dpkg-shlibdeps.
+# DEBIAN/shlibs ("libqtbus 0 libqtbus0 (>= 0.1.0-1)": CPack puts in the whole version)
+# and the ldconfig trigger, so programs built against it depend on it through
+# dpkg-shlibdeps.  No symbols file: it would give each function the version it arrived
+# in, which the tree does not record (every function is 0.1.0's so far).
+#
+# lintian's other informational tags on the library are left as they are, not
+# overridden, since each is true:
+#   hardening-no-fortify-functions  the unfortified calls (memcpy, snprintf...) are
+#                                   those of the Swift runtime and libdispatch linked in
+#                                   from the toolchain's archives (the C glue's one
+#                                   read() has a constant size);
+#   hardening-no-bindnow            the library is linked as qtbus_library.cmake says,
+#                                   lazily bound;
+#   binary-has-unneeded-section     CPack strips with plain `strip`, which keeps .comment.
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 # The ldconfig trigger is what refreshes the loader cache (CPack's postinst/postrm also
@@ -69,6 +97,7 @@ This package holds the C header, the pkg-config file and the CMake package
 (find_package(qtbus) gives qtbus::qtbus).")
 
 # /usr/share/doc/<package>/{copyright,changelog.Debian.gz}, per package.
+# The build date, or SOURCE_DATE_EPOCH when set (reproducible builds).
 string(TIMESTAMP _date "%a, %d %b %Y %H:%M:%S +0000" UTC)
 foreach(_component Runtime Development)
   if(_component STREQUAL Runtime)
@@ -77,7 +106,15 @@ foreach(_component Runtime Development)
     set(_pkg libqtbus-dev)
   endif()
   set(_dir ${PROJECT_BINARY_DIR}/debian-doc/${_pkg})
+  # The licence text of LICENSE without its title and copyright line (the Copyright
+  # field says that), paragraphs separated by " ." lines.
   file(READ ${PROJECT_SOURCE_DIR}/LICENSE _license)
+  string(FIND "${_license}" "Permission is hereby granted" _at)
+  if(_at LESS 0)
+    message(FATAL_ERROR "LICENSE is not the MIT (Expat) text that debian copyright says it is")
+  endif()
+  string(SUBSTRING "${_license}" ${_at} -1 _license)
+  string(STRIP "${_license}" _license)
   string(REGEX REPLACE "\n\n" "\n.\n" _license "${_license}")
   string(REGEX REPLACE "\n([^\n])" "\n \\1" _license "${_license}")
   file(WRITE ${_dir}/copyright
@@ -87,7 +124,8 @@ Upstream-Name: qtbus
 Files: *
 Copyright: 2026 The qtbus authors
 License: Expat
- ${_license}")
+ ${_license}
+")
   file(WRITE ${_dir}/changelog.Debian
 "${_pkg} (${_debver}) unstable; urgency=medium
 
@@ -110,7 +148,16 @@ ${_pkg}: initial-upload-closes-no-bugs
 # the package also has the ldconfig trigger, which is what dpkg runs.
 ${_pkg}: maintscript-calls-ldconfig [postinst]
 ${_pkg}: maintscript-calls-ldconfig [postrm]
+# Word pieces of the Unicode scalar name table that the Swift runtime linked into the
+# library carries (UnicodeScalarProps in libswiftCore.a): not qtbus's strings.
 ")
+    foreach(_word ADDRES:ADDRESS AGAINS:AGAINST ALIGNE:ALIGN CHARACTE:CHARACTER
+        CUSTOME:CUSTOM HANDSHAK:HANDSHAKE INCREAS:INCREASE STANDAR:STANDARD
+        THEREFOR:THEREFORE THROUG:THROUGH TRADITIONA:TRADITIONAL UNKNOW:UNKNOWN
+        WARNIN:WARNING)
+      string(REPLACE ":" " " _word "${_word}")
+      file(APPEND ${_dir}/lintian-overrides "${_pkg}: spelling-error-in-binary ${_word} *\n")
+    endforeach()
   endif()
   install(FILES ${_dir}/lintian-overrides
     DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides
