@@ -22,21 +22,44 @@ set(_shims  ${PROJECT_SOURCE_DIR}/Sources/CQtbusShims)
 # Sources/QTBusEngine, listed explicitly.  SwiftPM takes every file of the directory, so
 # a file added there must be added here too (checked below).
 set(QTBUS_SWIFT_SOURCES
+  # Primitives
   ${_engine}/Lock.swift
-  ${_engine}/Reclamation.swift
-  ${_engine}/Handles.swift
   ${_engine}/Names.swift
-  ${_engine}/Registry.swift
+  ${_engine}/HandleTable.swift
+  ${_engine}/NameTable.swift
+  ${_engine}/Reclamation.swift
+  ${_engine}/JSON.swift
+  # Events and queues
+  ${_engine}/Request.swift
+  ${_engine}/Payload.swift
+  ${_engine}/Event.swift
+  ${_engine}/Queue.swift
+  ${_engine}/MainQueue.swift
+  # The store
+  ${_engine}/Subscription.swift
+  ${_engine}/SubList.swift
+  ${_engine}/SubscriptionPool.swift
+  ${_engine}/StickyStore.swift
+  ${_engine}/Backlog.swift
+  ${_engine}/TypeEntry.swift
+  ${_engine}/Bag.swift
   ${_engine}/Bus.swift
-  ${_engine}/Bus+Dispatch.swift
-  ${_engine}/BorrowedDispatch.swift
+  ${_engine}/Registry.swift
+  # Registry changes
+  ${_engine}/Subscribe.swift
+  ${_engine}/Dispose.swift
+  # Dispatch
+  ${_engine}/Dispatch.swift
+  ${_engine}/QueuedDelivery.swift
   ${_engine}/Sticky.swift
-  ${_engine}/Queues.swift
+  # Features
   ${_engine}/Requests.swift
   ${_engine}/Commands.swift
   ${_engine}/SharedSources.swift
-  ${_engine}/JSON.swift
-  ${_engine}/CBoundary.swift)
+  ${_engine}/Bus+Destroy.swift
+  # The C boundary, and the Swift API's seam
+  ${_engine}/CBoundary.swift
+  ${_engine}/SwiftAPISupport.swift)
 
 file(GLOB _on_disk CONFIGURE_DEPENDS ${_engine}/*.swift)
 foreach(_f IN LISTS _on_disk)

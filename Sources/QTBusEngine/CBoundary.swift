@@ -275,14 +275,6 @@ private func view(_ event: OpaquePointer?) -> UnsafeMutablePointer<EventView>? {
     view(event)?.pointee.object
 }
 
-/// Swift-only, not C ABI: `qtbus_event_object` read in place, without a call.  The Swift
-/// API's delivery closures run once per closure per dispatch, where a call each shows
-/// in the Swift benchmark's "dispatch, 100 closures" row.  `event` must be a live event.
-@inlinable @inline(__always)
-@usableFromInline package func _qtbus_event_object_inline(_ event: OpaquePointer) -> UnsafeMutableRawPointer? {
-    UnsafeMutablePointer<EventView>(event).pointee.object
-}
-
 @_cdecl("qtbus_event_stop")
 @usableFromInline package func _qtbus_event_stop(_ event: OpaquePointer?) -> Int32 {
     guard let v = view(event), !v.pointee.queued else { return QTBUS_EINVAL.rawValue }
@@ -305,22 +297,6 @@ private func view(_ event: OpaquePointer?) -> UnsafeMutablePointer<EventView>? {
 @usableFromInline package func _qtbus_event_reply(_ event: OpaquePointer?, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
     guard let v = view(event) else { return QTBUS_EINVAL.rawValue }
     return replyTo(v, data, size)
-}
-
-/// Swift-only, not C ABI: from inside a handler, keeps the request `event` carries open
-/// (its completion waits) until `_qtbus_request_release`, and returns an event that
-/// `_qtbus_event_reply` answers through meanwhile, from any thread; nil when `event` is
-/// not a request.  The Swift API holds requests across its DispatchQueue hops, which the
-/// engine sees as synchronous handlers.
-@usableFromInline package func _qtbus_request_hold(_ event: OpaquePointer?) -> OpaquePointer? {
-    guard let v = view(event) else { return nil }
-    return holdRequest(v).map { OpaquePointer($0) }
-}
-
-/// Swift-only, not C ABI: ends a `_qtbus_request_hold`, exactly once; no reply through
-/// it afterwards.  The last reference completes the request (runs its release) here.
-@usableFromInline package func _qtbus_request_release(_ held: OpaquePointer) {
-    releaseHeldRequest(UnsafeMutablePointer<EventView>(held))
 }
 
 // MARK: - Commands

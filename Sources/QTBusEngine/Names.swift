@@ -179,3 +179,22 @@ func validateUTF8(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
     }
     return true
 }
+
+/// A name the library defines (qtbus.h's string macros, which Swift imports as
+/// String), copied and scanned once, when its global is first used.
+final class StaticName: @unchecked Sendable {
+    // @unchecked: immutable after init, and the bytes are never freed or written.
+    let bytes: UnsafeMutablePointer<CChar>
+    let name: CName
+
+    init(_ text: String) {
+        let utf8 = Array(text.utf8)
+        let copy = UnsafeMutablePointer<CChar>.allocate(capacity: utf8.count + 1)
+        utf8.withUnsafeBytes { UnsafeMutableRawPointer(copy).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        copy[utf8.count] = 0
+        bytes = copy
+        name = CName(UnsafePointer(copy))!
+    }
+
+    func matches(_ other: CName) -> Bool { name.isSame(as: other) }
+}

@@ -13,35 +13,6 @@
 import CQtbusShims
 import Glibc
 
-struct Request {
-    var refs: UInt64 = 1
-    let onReply: qtbus_reply_handler?
-    let userdata: UnsafeMutableRawPointer?
-    let release: qtbus_release?
-}
-
-func makeRequest(onReply: qtbus_reply_handler?, userdata: UnsafeMutableRawPointer?,
-                 release: qtbus_release?) -> UnsafeMutablePointer<Request> {
-    let r = UnsafeMutablePointer<Request>.allocate(capacity: 1)
-    r.initialize(to: Request(onReply: onReply, userdata: userdata, release: release))
-    return r
-}
-
-@inline(__always)
-func requestRetain(_ r: UnsafeMutablePointer<Request>) {
-    _ = qtbus_atomic_fetch_add_u64(r.field(\.refs), 1)
-}
-
-/// Drops a reference; the last one completes the request.
-func requestRelease(_ r: UnsafeMutablePointer<Request>) {
-    guard qtbus_atomic_fetch_sub_u64(r.field(\.refs), 1) == 1 else { return }
-    let release = r.pointee.release
-    let userdata = r.pointee.userdata
-    r.deinitialize(count: 1)
-    r.deallocate()
-    release?(userdata)
-}
-
 /// qtbus_request: dispatches `event` with a request attached.  Arguments were checked
 /// by the caller (not sticky: a request completes, it cannot be kept for later).
 func sendRequest(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, onReply: qtbus_reply_handler?,
@@ -69,38 +40,4 @@ func replyTo(_ view: UnsafeMutablePointer<EventView>, _ data: UnsafeRawPointer?,
     reply.queued = true
     withUnsafeMutablePointer(to: &reply) { onReply(OpaquePointer($0), request.pointee.userdata) }
     return QTBUS_OK.rawValue
-}
-
-// MARK: - Held requests (Swift-only, not C ABI)
-//
-// The Swift API's subscriptions are synchronous engine subscriptions that hop to a
-// DispatchQueue themselves (a DispatchQueue is not an engine queue), so the engine
-// would see such a handler return before it has run, complete the request too early
-// and forbid its replies.  A hop therefore holds the request as a queued delivery's
-// payload does: one reference, dropped when the hop has run.  The held request is an
-// EventView of its own (type and subtype copied, no data, cannot be stopped) so that
-// qtbus_event_reply answers through it unchanged.
-
-/// Inside a handler: a view that keeps `view`'s request open (one reference) until
-/// `releaseHeldRequest`; nil when the event is not a request.
-func holdRequest(_ view: UnsafeMutablePointer<EventView>) -> UnsafeMutablePointer<EventView>? {
-    guard let request = view.pointee.request else { return nil }
-    requestRetain(request)
-    let type = UnsafePointer(strdup(view.pointee.type)!)
-    let subtype = view.pointee.subtype.map { UnsafePointer(strdup($0)!) }
-    let held = UnsafeMutablePointer<EventView>.allocate(capacity: 1)
-    held.initialize(to: EventView(type: type, subtype: subtype, data: nil, size: 0, object: nil))
-    held.pointee.queued = true
-    held.pointee.request = request
-    return held
-}
-
-/// Drops a held request's reference: the last one completes the request.
-func releaseHeldRequest(_ held: UnsafeMutablePointer<EventView>) {
-    let request = held.pointee.request!
-    free(UnsafeMutableRawPointer(mutating: held.pointee.type))
-    if let subtype = held.pointee.subtype { free(UnsafeMutableRawPointer(mutating: subtype)) }
-    held.deinitialize(count: 1)
-    held.deallocate()
-    requestRelease(request)
 }

@@ -1,7 +1,9 @@
 // The dispatch path: from a C name to the handlers, with no lock, no allocation for a
-// synchronous dispatch (but the first one of a type never seen, see `learnType`), no Swift String, and no write to memory that another
-// dispatching thread writes (only the thread's own reclamation record, an atomic
-// claim for ONCE subscriptions, and pins for queued deliveries).
+// synchronous dispatch (but the first one of a type never seen, see `learnType`), no
+// Swift String, and no write to memory that another dispatching thread writes (only the
+// thread's own reclamation record, an atomic claim for ONCE subscriptions, and pins for
+// queued deliveries).  Also here: whole dispatches posted to run later on a queue
+// (qtbus_dispatch_on_bus_queue / _on_main).
 //
 // Order: the type's whole-type list and the event subtype's list are each sorted by
 // priority, then subscription order; the walk merges them, taking the subtype's node
@@ -9,123 +11,8 @@
 import CQtbusShims
 import Glibc
 
-/// What a handler's `const qtbus_event *` points to.  `@usableFromInline` so the Swift
-/// API's delivery closures can read the object inline (`_qtbus_event_object_inline`).
-@usableFromInline
-struct EventView {
-    var type: UnsafePointer<CChar>
-    var subtype: UnsafePointer<CChar>?
-    var data: UnsafeRawPointer?
-    var size: Int
-    @usableFromInline var object: UnsafeMutableRawPointer?
-    var stopped = false
-    /// Delivered after its dispatch returned (queue, replay): it cannot be stopped.
-    var queued = false
-    /// Set when the event is a request (qtbus_request): handlers may reply to it.
-    var request: UnsafeMutablePointer<Request>? = nil
-
-    init(type: UnsafePointer<CChar>, subtype: UnsafePointer<CChar>?, data: UnsafeRawPointer?, size: Int,
-         object: UnsafeMutableRawPointer?) {
-        self.type = type
-        self.subtype = subtype
-        self.data = data
-        self.size = size
-        self.object = object
-    }
-
-    init(payload p: UnsafeMutablePointer<Payload>, queued: Bool) {
-        self.init(type: p.type, subtype: p.subtype, data: p.data, size: p.pointee.size,
-                  object: p.pointee.object)
-        self.queued = queued
-        self.request = p.pointee.request
-    }
-}
-
-/// The event being dispatched and who owns its object.
-struct Outgoing {
-    var type: CName
-    var subtype: CName?
-    var data: UnsafeRawPointer?
-    var size: Int
-    /// Owned by this dispatch once it succeeds, unless a payload holds it.
-    var object: UnsafeMutableRawPointer?
-    var objectRelease: qtbus_release?
-    /// One reference held by this dispatch; it owns the object when present.
-    var payload: UnsafeMutablePointer<Payload>?
-    /// The request this dispatch carries, not owned (qtbus_request holds it throughout;
-    /// a payload made for it takes a reference of its own).
-    var request: UnsafeMutablePointer<Request>? = nil
-    /// Set when `object` is only borrowed for the dispatch (a Swift value on the
-    /// caller's stack, BorrowedDispatch.swift): nothing releases it, and `objectRelease`
-    /// stays nil until `ensurePayload` makes the copy that outlives the dispatch.
-    var borrowed: BorrowedObject? = nil
-
-    init(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
-         object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?) {
-        self.type = type
-        self.subtype = subtype
-        self.data = data
-        self.size = size
-        self.object = object
-        self.objectRelease = objectRelease
-        self.payload = nil
-    }
-
-    /// An event copied earlier; takes the caller's reference to `payload`.
-    init(payload p: UnsafeMutablePointer<Payload>) {
-        self.init(type: payloadTypeName(p), subtype: payloadSubtypeName(p), data: p.data,
-                  size: p.pointee.size, object: p.pointee.object, objectRelease: nil)
-        payload = p
-        request = p.pointee.request
-    }
-
-    /// Copies the event once, for deliveries that outlive the dispatch; the payload
-    /// takes over the object.
-    mutating func ensurePayload() {
-        guard payload == nil else { return }
-        if let b = borrowed {
-            object = b.copy(object)
-            objectRelease = b.release
-            borrowed = nil
-        }
-        payload = makePayload(type: type, subtype: subtype, data: data, size: size,
-                              object: object, objectRelease: objectRelease, parent: nil, request: request)
-        objectRelease = nil
-    }
-
-    /// Ends this dispatch's ownership: the object goes with the last payload reference.
-    mutating func finish() {
-        if let p = payload {
-            payloadRelease(p)
-        } else if let release = objectRelease {
-            release(object)
-        }
-        payload = nil
-        objectRelease = nil
-    }
-}
-
 let stickyFlag = UInt32(QTBUS_EVENT_STICKY)
 let noSubscriberName = StaticName(QTBUS_NO_SUBSCRIBER_TYPE)
-
-/// A name the library defines (qtbus.h's string macros, which Swift imports as
-/// String), copied and scanned once, when its global is first used.
-final class StaticName: @unchecked Sendable {
-    // @unchecked: immutable after init, and the bytes are never freed or written.
-    let bytes: UnsafeMutablePointer<CChar>
-    let name: CName
-
-    init(_ text: String) {
-        let utf8 = Array(text.utf8)
-        let copy = UnsafeMutablePointer<CChar>.allocate(capacity: utf8.count + 1)
-        utf8.withUnsafeBytes { UnsafeMutableRawPointer(copy).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        copy[utf8.count] = 0
-        bytes = copy
-        name = CName(UnsafePointer(copy))!
-    }
-
-    func matches(_ other: CName) -> Bool { name.isSame(as: other) }
-}
 
 /// Dispatches `event` on `bus`.  The caller is inside an epoch and has checked the
 /// flags and the data/size pair.  On success (>= 0) the event's object or payload
@@ -273,4 +160,33 @@ private func deliverSpecial(_ sub: UnsafeMutablePointer<Subscription>, _ view: U
         sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
     }
     return true
+}
+
+// MARK: - Posting whole dispatches (qtbus_dispatch_on_bus_queue / _on_main)
+
+private struct BusPost {
+    let bus: UnsafeMutablePointer<Bus>
+    let payload: UnsafeMutablePointer<Payload>
+    let flags: UInt32
+    let isMain: Bool
+}
+
+/// Posts a dispatch of `payload` (its reference is taken) to run later on `queue`.
+func postDispatch(_ bus: UnsafeMutablePointer<Bus>, _ payload: UnsafeMutablePointer<Payload>,
+                  flags: UInt32, on queue: qtbus_dispatch_queue_t, isMain: Bool) {
+    pinBus(bus)
+    let post = UnsafeMutablePointer<BusPost>.allocate(capacity: 1)
+    post.initialize(to: BusPost(bus: bus, payload: payload, flags: flags, isMain: isMain))
+    qtbus_dq_async(queue, post) { raw in
+        let post = raw!.assumingMemoryBound(to: BusPost.self)
+        let (bus, payload, flags, isMain) = (post.pointee.bus, post.pointee.payload, post.pointee.flags, post.pointee.isMain)
+        post.deinitialize(count: 1)
+        post.deallocate()
+        withEpoch {
+            var event = Outgoing(payload: payload)
+            if dispatchEvent(bus, &event, flags: flags) < 0 { payloadRelease(payload) }
+        }
+        countIfMain(isMain)
+        unpinBus(bus)
+    }
 }

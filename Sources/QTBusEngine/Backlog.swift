@@ -1,0 +1,37 @@
+// A REPLAY subscription's backlog: live deliveries parked while its replay runs
+// (Sticky.swift explains the gate).
+import CQtbusShims
+import Glibc
+
+/// Live deliveries that reached a REPLAY subscription while its replay was running.
+struct Backlog {
+    /// Under `lock` (first: see `field(_:)`).
+    var items: [UnsafeMutablePointer<Payload>] = []
+    let lock = RawLock()
+    /// Atomic: 0 while the replay runs.
+    var gateOpen: UInt32 = 0
+}
+
+func makeBacklog() -> UnsafeMutablePointer<Backlog> {
+    let b = UnsafeMutablePointer<Backlog>.allocate(capacity: 1)
+    b.initialize(to: Backlog())
+    return b
+}
+
+func freeBacklog(_ b: UnsafeMutablePointer<Backlog>) {
+    for p in b.pointee.items { payloadRelease(p) }
+    b.pointee.lock.destroy()
+    b.deinitialize(count: 1)
+    b.deallocate()
+}
+
+/// Called by a dispatcher that found the gate shut: parks the event (retaining
+/// `payload`) and returns true, or returns false when the gate opened meanwhile.
+func backlogAppend(_ backlog: UnsafeMutablePointer<Backlog>, _ payload: UnsafeMutablePointer<Payload>) -> Bool {
+    backlog.pointee.lock.lock()
+    defer { backlog.pointee.lock.unlock() }
+    if qtbus_atomic_load_u32(backlog.field(\.gateOpen)) != 0 { return false }
+    payloadRetain(payload)
+    backlog.pointee.items.append(payload)
+    return true
+}

@@ -1,0 +1,30 @@
+// A dispose bag's record and how a subscription is linked into it and out of it.
+import CQtbusShims
+import Glibc
+
+/// A dispose bag: the tokens put in it.  A subscription disposed on its own stays
+/// listed (its token is stale, so the bag skips it); `live` counts the others, and the
+/// list is compacted when most of it is stale, so a long-lived bag with churn stays
+/// small without the three link words every subscription would otherwise carry.
+struct Bag {
+    var tokens: [UInt64] = []
+    var live = 0
+}
+
+/// Under the registry lock; the subscription is live and in no bag.
+func bagLink(_ bag: UnsafeMutablePointer<Bag>, slot: UInt32, _ sub: UnsafeMutablePointer<Subscription>) {
+    sub.pointee.link = slot + 1
+    bag.pointee.tokens.append(SubscriptionPool.token(sub))
+    bag.pointee.live += 1
+}
+
+/// Under the registry lock, as the subscription is unlinked (its token already stale).
+func bagUnlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>) {
+    guard sub.pointee.link != 0, let bag = state.bags.lookup(slot: sub.pointee.link - 1) else { return }
+    sub.pointee.link = 0
+    bag.pointee.live -= 1
+    if bag.pointee.tokens.count >= 64 && bag.pointee.live * 4 < bag.pointee.tokens.count {
+        let pool = state.pool
+        bag.pointee.tokens.removeAll { pool.lookup($0) == nil }
+    }
+}

@@ -1,0 +1,141 @@
+// Disposing tokens, ONCE subscriptions after their delivery, and dispose bags.
+//
+// A disposed subscription is unlinked under the registry lock (its token is stale from
+// then on) and retired: its release runs after the grace period (Reclamation.swift),
+// or, for a subscription with a queue, on that queue after its queued deliveries.
+import CQtbusShims
+import Glibc
+
+// MARK: - Dispose
+
+/// Takes a disposed or fired subscription out of every list, its bag and the token
+/// table.  Under the registry lock (an emptied subtype entry only needs its memory
+/// freed, so `retireMemory` may take it here).
+func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>) {
+    let type = Subscription.type(sub)
+    SubscriptionPool.invalidate(sub)
+    for i in 0..<Int(sub.pointee.nodeCount) {
+        let node = Subscription.node(sub, i)
+        SubList.remove(node.pointee.list, node)
+        if let entry = node.pointee.subtypeEntry {
+            entry.pointee.liveCount -= 1
+            if entry.pointee.liveCount == 0 {
+                NameTable<SubtypeEntry>.remove(type.pointee.subtypes, entry)
+                reclaimer.retireMemory(UnsafeMutableRawPointer(entry), freeSubtypeEntry)
+            }
+        }
+    }
+    type.pointee.liveCount -= 1
+    if type.pointee.liveCount == 0 && !type.pointee.sources.isEmpty {
+        typeLivenessChanged(&state, type, live: false)
+    }
+    if type.pointee.isNoSubscriberType {
+        _ = qtbus_atomic_fetch_sub_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
+    }
+    bagUnlink(&state, sub)
+}
+
+/// Hands unlinked subscriptions to the reclaimer.  Outside the lock: their finalizers
+/// run release hooks.
+func retire(_ subs: [UnsafeMutablePointer<Subscription>]) {
+    for sub in subs { retire(sub) }
+}
+
+func retire(_ sub: UnsafeMutablePointer<Subscription>) {
+    reclaimer.retire(UnsafeMutableRawPointer(sub), afterGracePeriod)
+}
+
+/// No dispatch can reach the subscription any more, and none can post a delivery of it:
+/// release it now, unless deliveries of it are still queued.  Then the release is posted
+/// to its queue, which is serial and FIFO, so it runs after the last of them.  (Posted
+/// and done are counted on two cache lines, each written by one side, rather than with
+/// one reference count bumped on one core and dropped on another for every delivery.)
+private let afterGracePeriod: Finalizer = { raw in
+    let sub = raw!.assumingMemoryBound(to: Subscription.self)
+    guard let extra = sub.pointee.extra, let queue = extra.pointee.queue,
+          qtbus_atomic_load_u64(extra.field(\.done)) != qtbus_atomic_load_u64(extra.field(\.posted)) else {
+        return finalize(sub)
+    }
+    submit(queue, context: raw) { finalize($0!.assumingMemoryBound(to: Subscription.self)) }
+}
+
+/// Releases the userdata and gives the record back.
+private func finalize(_ sub: UnsafeMutablePointer<Subscription>) {
+    let release = sub.pointee.release
+    let userdata = sub.pointee.userdata
+    sub.pointee.release = nil  // cleared before the call: it can never run twice
+    if let extra = sub.pointee.extra { SubscriptionExtra.free(extra) }
+    registry.withLock { state in state.pool.give(sub) }
+    release?(userdata)
+}
+
+/// qtbus_token_dispose.
+func disposeToken(_ id: UInt64) -> Int32 {
+    var sources: [UnsafeMutablePointer<SharedSource>] = []
+    let sub: UnsafeMutablePointer<Subscription>? = registry.withLock { state in
+        guard let sub = state.pool.lookup(id), SubState.claimForDispose(sub) else { return nil }
+        unlink(&state, sub)
+        sources = state.takeSourcesToRun()
+        return sub
+    }
+    guard let sub else { return QTBUS_ESTALE.rawValue }
+    retire(sub)
+    runSources(sources)
+    return QTBUS_OK.rawValue
+}
+
+/// After a ONCE subscription's delivery was claimed: unlink and retire it.
+func finishOnce(_ sub: UnsafeMutablePointer<Subscription>) {
+    let sources = registry.withLock { state in
+        unlink(&state, sub)
+        return state.takeSourcesToRun()
+    }
+    retire(sub)
+    runSources(sources)
+}
+
+// MARK: - Bags
+
+func bagCreate() -> UInt64 {
+    let bag = UnsafeMutablePointer<Bag>.allocate(capacity: 1)
+    bag.initialize(to: Bag())
+    return registry.withLock { $0.bags.insert(bag) }
+}
+
+func bagAdd(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
+    registry.withLock { state in
+        guard let bag = state.bags.lookup(bagID), let sub = state.pool.lookup(tokenID),
+              SubState.isLive(sub) else { return QTBUS_ESTALE.rawValue }
+        let slot = UInt32(truncatingIfNeeded: bagID)
+        if sub.pointee.link == slot + 1 { return QTBUS_OK.rawValue }
+        if sub.pointee.link != 0 { return QTBUS_EINVAL.rawValue }
+        bagLink(bag, slot: slot, sub)
+        return QTBUS_OK.rawValue
+    }
+}
+
+func bagDispose(_ bagID: UInt64) -> Int32 {
+    var subs: [UnsafeMutablePointer<Subscription>] = []
+    var sources: [UnsafeMutablePointer<SharedSource>] = []
+    let found: UnsafeMutablePointer<Bag>? = registry.withLock { state in
+        guard let bag = state.bags.remove(bagID) else { return nil }
+        for token in bag.pointee.tokens {
+            guard let sub = state.pool.lookup(token) else { continue }
+            // Out of the bag first: a fired ONCE subscription is unlinked by its
+            // dispatcher later, and must not find this bag's slot then.
+            sub.pointee.link = 0
+            if SubState.claimForDispose(sub) {
+                unlink(&state, sub)
+                subs.append(sub)
+            }
+        }
+        sources = state.takeSourcesToRun()
+        return bag
+    }
+    guard let bag = found else { return QTBUS_ESTALE.rawValue }
+    bag.deinitialize(count: 1)
+    bag.deallocate()
+    retire(subs)
+    runSources(sources)
+    return QTBUS_OK.rawValue
+}

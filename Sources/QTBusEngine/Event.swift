@@ -1,0 +1,100 @@
+// The event a handler receives (EventView: what `const qtbus_event *` points to) and
+// the event being dispatched (Outgoing: names, data, and who owns the object).
+import CQtbusShims
+import Glibc
+
+/// What a handler's `const qtbus_event *` points to.  `@usableFromInline` so the Swift
+/// API's delivery closures can read the object inline (`_qtbus_event_object_inline`).
+@usableFromInline
+struct EventView {
+    var type: UnsafePointer<CChar>
+    var subtype: UnsafePointer<CChar>?
+    var data: UnsafeRawPointer?
+    var size: Int
+    @usableFromInline var object: UnsafeMutableRawPointer?
+    var stopped = false
+    /// Delivered after its dispatch returned (queue, replay): it cannot be stopped.
+    var queued = false
+    /// Set when the event is a request (qtbus_request): handlers may reply to it.
+    var request: UnsafeMutablePointer<Request>? = nil
+
+    init(type: UnsafePointer<CChar>, subtype: UnsafePointer<CChar>?, data: UnsafeRawPointer?, size: Int,
+         object: UnsafeMutableRawPointer?) {
+        self.type = type
+        self.subtype = subtype
+        self.data = data
+        self.size = size
+        self.object = object
+    }
+
+    init(payload p: UnsafeMutablePointer<Payload>, queued: Bool) {
+        self.init(type: p.type, subtype: p.subtype, data: p.data, size: p.pointee.size,
+                  object: p.pointee.object)
+        self.queued = queued
+        self.request = p.pointee.request
+    }
+}
+
+/// The event being dispatched and who owns its object.
+struct Outgoing {
+    var type: CName
+    var subtype: CName?
+    var data: UnsafeRawPointer?
+    var size: Int
+    /// Owned by this dispatch once it succeeds, unless a payload holds it.
+    var object: UnsafeMutableRawPointer?
+    var objectRelease: qtbus_release?
+    /// One reference held by this dispatch; it owns the object when present.
+    var payload: UnsafeMutablePointer<Payload>?
+    /// The request this dispatch carries, not owned (qtbus_request holds it throughout;
+    /// a payload made for it takes a reference of its own).
+    var request: UnsafeMutablePointer<Request>? = nil
+    /// Set when `object` is only borrowed for the dispatch (a Swift value on the
+    /// caller's stack, SwiftAPISupport.swift): nothing releases it, and `objectRelease`
+    /// stays nil until `ensurePayload` makes the copy that outlives the dispatch.
+    var borrowed: BorrowedObject? = nil
+
+    init(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
+         object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?) {
+        self.type = type
+        self.subtype = subtype
+        self.data = data
+        self.size = size
+        self.object = object
+        self.objectRelease = objectRelease
+        self.payload = nil
+    }
+
+    /// An event copied earlier; takes the caller's reference to `payload`.
+    init(payload p: UnsafeMutablePointer<Payload>) {
+        self.init(type: payloadTypeName(p), subtype: payloadSubtypeName(p), data: p.data,
+                  size: p.pointee.size, object: p.pointee.object, objectRelease: nil)
+        payload = p
+        request = p.pointee.request
+    }
+
+    /// Copies the event once, for deliveries that outlive the dispatch; the payload
+    /// takes over the object.
+    mutating func ensurePayload() {
+        guard payload == nil else { return }
+        if let b = borrowed {
+            object = b.copy(object)
+            objectRelease = b.release
+            borrowed = nil
+        }
+        payload = makePayload(type: type, subtype: subtype, data: data, size: size,
+                              object: object, objectRelease: objectRelease, parent: nil, request: request)
+        objectRelease = nil
+    }
+
+    /// Ends this dispatch's ownership: the object goes with the last payload reference.
+    mutating func finish() {
+        if let p = payload {
+            payloadRelease(p)
+        } else if let release = objectRelease {
+            release(object)
+        }
+        payload = nil
+        objectRelease = nil
+    }
+}

@@ -1,0 +1,113 @@
+// Engine queues (qtbus_queue) and the work they run.
+//
+// Queues are libdispatch queues driven through its C ABI (dispatch_async_f: one
+// continuation, no Swift closure context).  The main queue is libdispatch's own
+// (MainQueue.swift).
+//
+// Batches: libdispatch's own cost per posted item (dispatch_async_f, the worker's
+// wake-up and its continuation) is most of what a queued delivery costs, so queues made
+// by qtbus_queue_create do not post one item per delivery.  Work for such a queue goes
+// onto its lock-free list (a Treiber stack of WorkNodes); the push that finds the list
+// empty posts one libdispatch item, which takes the whole list at once, restores its
+// order and runs it.  FIFO holds: every node is run by an item posted no later than the
+// node was pushed, and an item takes everything pushed before it runs.  Only qtbus posts
+// to these queues (the C API exposes no other way), so running a batch inside one item
+// reorders nothing anyone else posted.  The main queue is not batched: C and Swift
+// main-queue work must stay one FIFO with DispatchQueue.main's own blocks.
+import CQtbusShims
+import Glibc
+
+struct Queue {
+    let dq: qtbus_dispatch_queue_t
+    /// The creator's reference plus one per subscription using the queue, plus one
+    /// while a batch item is posted.
+    var refs: UInt64 = 1
+    let isMain: Bool
+    /// Whether work goes through `batch` (created queues) or straight to libdispatch.
+    let batched: Bool
+    /// Atomic: the newest WorkNode not yet taken by a batch item (a stack).
+    var batch: UnsafeMutableRawPointer? = nil
+}
+
+/// The head of every piece of work a queue runs: a delivery, a release, an execution.
+struct WorkNode {
+    var next: UnsafeMutablePointer<WorkNode>? = nil
+    let run: @convention(c) (UnsafeMutableRawPointer?) -> Void
+}
+
+func makeQueue(label: UnsafePointer<CChar>?) -> UnsafeMutablePointer<Queue> {
+    let q = UnsafeMutablePointer<Queue>.allocate(capacity: 1)
+    let dq = (label.map { qtbus_dq_create_serial($0) } ?? qtbus_dq_create_serial("qtbus.queue"))!
+    q.initialize(to: Queue(dq: dq, isMain: false, batched: true))
+    return q
+}
+
+/// Runs `node` on `q`: `node.run(node)` later, after everything submitted to `q` before.
+/// The node must stay valid until it runs; its `run` frees it if it needs freeing.
+func submit(_ q: UnsafeMutablePointer<Queue>, _ node: UnsafeMutablePointer<WorkNode>) {
+    guard q.pointee.batched else {
+        qtbus_dq_async(q.pointee.dq, node) { raw in
+            let node = raw!.assumingMemoryBound(to: WorkNode.self)
+            node.pointee.run(raw)
+        }
+        return
+    }
+    let head = UnsafeMutablePointer<UnsafeMutableRawPointer?>(q.field(\.batch))
+    var old = qtbus_atomic_load_ptr(head)
+    repeat {
+        node.pointee.next = old?.assumingMemoryBound(to: WorkNode.self)
+    } while !qtbus_atomic_cas_ptr(head, &old, node)
+    guard old == nil else { return }  // an item posted earlier will take this node
+    // The item keeps the Queue alive: its creator may release it meanwhile.
+    retainQueue(q)
+    qtbus_dq_async(q.pointee.dq, q) { raw in runBatch(raw!.assumingMemoryBound(to: Queue.self)) }
+}
+
+/// A batch item: takes the whole list, reverses it into submission order, runs it.
+private func runBatch(_ q: UnsafeMutablePointer<Queue>) {
+    let head = UnsafeMutablePointer<UnsafeMutableRawPointer?>(q.field(\.batch))
+    var cursor = qtbus_atomic_exchange_ptr(head, nil)?.assumingMemoryBound(to: WorkNode.self)
+    var ordered: UnsafeMutablePointer<WorkNode>? = nil
+    while let node = cursor {
+        cursor = node.pointee.next
+        node.pointee.next = ordered
+        ordered = node
+    }
+    while let node = ordered {
+        ordered = node.pointee.next  // read first: run may free the node
+        node.pointee.run(UnsafeMutableRawPointer(node))
+    }
+    releaseQueue(q)
+}
+
+/// Work that is not a delivery (a release, an execution): `work(context)` on `q`, in
+/// FIFO order with its deliveries.  Allocates a node; these are rare next to deliveries.
+func submit(_ q: UnsafeMutablePointer<Queue>, context: UnsafeMutableRawPointer?,
+            _ work: @convention(c) (UnsafeMutableRawPointer?) -> Void) {
+    struct Item {
+        var node: WorkNode
+        let context: UnsafeMutableRawPointer?
+        let work: @convention(c) (UnsafeMutableRawPointer?) -> Void
+    }
+    let item = UnsafeMutablePointer<Item>.allocate(capacity: 1)
+    item.initialize(to: Item(node: WorkNode(run: { raw in
+        let item = raw!.assumingMemoryBound(to: Item.self)
+        let (context, work) = (item.pointee.context, item.pointee.work)
+        item.deinitialize(count: 1)
+        item.deallocate()
+        work(context)
+    }), context: context, work: work))
+    submit(q, UnsafeMutableRawPointer(item).assumingMemoryBound(to: WorkNode.self))
+}
+
+func retainQueue(_ q: UnsafeMutablePointer<Queue>) {
+    if !q.pointee.isMain { _ = qtbus_atomic_fetch_add_u64(q.field(\.refs), 1) }
+}
+
+/// Work already posted keeps the libdispatch queue alive by itself.
+func releaseQueue(_ q: UnsafeMutablePointer<Queue>) {
+    guard !q.pointee.isMain, qtbus_atomic_fetch_sub_u64(q.field(\.refs), 1) == 1 else { return }
+    qtbus_dq_release(q.pointee.dq)
+    q.deinitialize(count: 1)
+    q.deallocate()
+}

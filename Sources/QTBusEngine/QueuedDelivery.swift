@@ -1,0 +1,62 @@
+// Queued deliveries: a delivery of a dispatch to a subscription with a queue, run on
+// that queue later, with the payload the dispatch shares among them.
+import CQtbusShims
+import Glibc
+
+struct Delivery {
+    /// First: a Delivery is the WorkNode its queue runs.
+    var node: WorkNode
+    let sub: UnsafeMutablePointer<Subscription>
+    let payload: UnsafeMutablePointer<Payload>
+    /// The delivery that claimed a ONCE subscription runs although it is no longer live.
+    let once: Bool
+}
+
+/// Posts one delivery of `payload` (whose reference it takes) to `sub`'s queue.
+///
+/// The payload was allocated for this dispatch anyway, so the first delivery posted
+/// with it rides inside it (claimed by CAS: a kept sticky payload is shared between
+/// threads); only further ones allocate a Delivery.  One queued subscriber then costs
+/// one allocation a dispatch besides libdispatch's own continuation.
+func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>, once: Bool) {
+    let extra = sub.pointee.extra!
+    _ = qtbus_atomic_fetch_add_u64(extra.field(\.posted), 1)
+    let queue = extra.pointee.queue!
+    if qtbus_atomic_cas_u32(payload.field(\.carrying), 0, 1) {
+        payload.field(\.carriedOnce).pointee = once
+        let carried = payload.field(\.carried)
+        carried.initialize(to: CarriedDelivery(node: WorkNode(run: { raw in
+            // The payload outlives this: `run` drops the delivery's reference last.
+            let payload = (raw! - carriedOffset).assumingMemoryBound(to: Payload.self)
+            run(Delivery(node: WorkNode(run: { _ in }), sub: payload.pointee.carried.sub!, payload: payload,
+                         once: payload.pointee.carriedOnce))
+        }), sub: sub))
+        submit(queue, UnsafeMutableRawPointer(carried).assumingMemoryBound(to: WorkNode.self))
+        return
+    }
+    let d = UnsafeMutablePointer<Delivery>.allocate(capacity: 1)
+    d.initialize(to: Delivery(node: WorkNode(run: { raw in
+        let d = raw!.assumingMemoryBound(to: Delivery.self)
+        let delivery = d.move()
+        d.deallocate()
+        run(delivery)
+    }), sub: sub, payload: payload, once: once))
+    submit(queue, UnsafeMutableRawPointer(d).assumingMemoryBound(to: WorkNode.self))
+}
+
+private let carriedOffset = MemoryLayout<Payload>.offset(of: \Payload.carried)!
+
+/// Runs a queued delivery on its queue and drops its references.
+private func run(_ d: Delivery) {
+    // Lifetime rule 2: a delivery queued before its subscription was disposed is dropped.
+    if d.once || SubState.isLive(d.sub) {
+        var view = EventView(payload: d.payload, queued: true)
+        withUnsafeMutablePointer(to: &view) { d.sub.pointee.handler(OpaquePointer($0), d.sub.pointee.userdata) }
+        countIfMain(Subscription.queue(d.sub)!.pointee.isMain)
+    }
+    payloadRelease(d.payload)
+    // Last: once `done` catches up with `posted`, the subscription may be released and
+    // its memory reused (see `afterGracePeriod`).
+    let done = d.sub.pointee.extra!.field(\.done)
+    qtbus_atomic_store_u64(done, qtbus_atomic_load_u64(done) + 1)
+}

@@ -1,0 +1,33 @@
+// A request's record: the sender's reply callback and completion, and the reference
+// count that times the completion (Requests.swift).
+import CQtbusShims
+import Glibc
+
+struct Request {
+    var refs: UInt64 = 1
+    let onReply: qtbus_reply_handler?
+    let userdata: UnsafeMutableRawPointer?
+    let release: qtbus_release?
+}
+
+func makeRequest(onReply: qtbus_reply_handler?, userdata: UnsafeMutableRawPointer?,
+                 release: qtbus_release?) -> UnsafeMutablePointer<Request> {
+    let r = UnsafeMutablePointer<Request>.allocate(capacity: 1)
+    r.initialize(to: Request(onReply: onReply, userdata: userdata, release: release))
+    return r
+}
+
+@inline(__always)
+func requestRetain(_ r: UnsafeMutablePointer<Request>) {
+    _ = qtbus_atomic_fetch_add_u64(r.field(\.refs), 1)
+}
+
+/// Drops a reference; the last one completes the request.
+func requestRelease(_ r: UnsafeMutablePointer<Request>) {
+    guard qtbus_atomic_fetch_sub_u64(r.field(\.refs), 1) == 1 else { return }
+    let release = r.pointee.release
+    let userdata = r.pointee.userdata
+    r.deinitialize(count: 1)
+    r.deallocate()
+    release?(userdata)
+}

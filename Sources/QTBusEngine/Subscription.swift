@@ -1,0 +1,152 @@
+// A subscription: its pool record, what only some subscriptions carry, and its states.
+//
+// A subscription's state machine (`live` is plain or special):
+//
+//   plain   a synchronous, not-ONCE subscription with its replay gate open: the only
+//           state the dispatch loop's fast path has to test;
+//   special queued, ONCE, or replaying (goes to plain when a replay ends, if it can).
+//
+//   live --dispose / bag / bus destroy (CAS, under the lock)--> disposed --+
+//   live --its ONCE delivery claims it (CAS, dispatch path)---> fired -----+
+//                                                                          |
+//   unlinked from lists, bag and token table under the lock <--------------+
+//   -> retired: waits out the grace period (Reclamation.swift)
+//   -> released: release(userdata) runs and the record goes back to the pool; for a
+//      subscription with a queue, in a block posted to that queue, so after every
+//      delivery of it that was queued (Dispose.swift, `afterGracePeriod`).
+//
+// Only `live` subscriptions are invoked; a delivery queued before the dispose finds
+// `disposed` and is dropped (lifetime rule 2).
+import CQtbusShims
+import Glibc
+
+enum SubState {
+    static let plain: UInt8 = 0
+    static let special: UInt8 = 1
+    static let fired: UInt8 = 2
+    static let disposed: UInt8 = 3
+
+    @inline(__always) static func isLive(_ state: UInt8) -> Bool { state <= special }
+
+    @inline(__always)
+    static func isLive(_ sub: UnsafeMutablePointer<Subscription>) -> Bool {
+        isLive(qtbus_atomic_load_u8(sub.field(\.state)))
+    }
+
+    /// Moves a live subscription to `disposed`; false when it was not live.
+    static func claimForDispose(_ sub: UnsafeMutablePointer<Subscription>) -> Bool {
+        while true {
+            let state = qtbus_atomic_load_u8(sub.field(\.state))
+            guard isLive(state) else { return false }
+            if qtbus_atomic_cas_u8(sub.field(\.state), state, disposed) { return true }
+        }
+    }
+}
+
+let subOnce = UInt8(QTBUS_SUB_ONCE)
+let subReplay = UInt8(QTBUS_SUB_REPLAY)
+
+/// One subscribe call, however many subtypes it names: an 88-byte record of the
+/// registry's pool (`SubscriptionPool`), with its first list node inline.  A token is
+/// the record's pool index and generation, so a subscription costs no allocation and
+/// no handle-table slot of its own (the memory target is 96 bytes a subscription).
+/// A queue, further subtypes' nodes and a REPLAY backlog live in `extra`, allocated
+/// only for the subscriptions that have one.
+struct Subscription {
+    /// The handle generation of this pool record; moves on when the subscription is
+    /// unlinked, so its token is stale from then on.  Registry lock only (first: see
+    /// `field(_:)`).
+    var generation: UInt32
+    /// The record's index in the pool, fixed for the pool's life.
+    let index: UInt32
+    /// Atomic: a SubState.  Read by every dispatch that reaches the subscription.
+    var state: UInt8
+    var flags: UInt8
+    /// The inline node plus `nodeCount - 1` nodes in `extra`.
+    let nodeCount: UInt16
+    var priority: Int32
+    /// Registry lock: the bag's slot + 1 while live and in a bag (0: none); the next
+    /// free record + 1 while the record is free.
+    var link: UInt32 = 0
+    var handler: qtbus_handler
+    var userdata: UnsafeMutableRawPointer?
+    var release: qtbus_release?
+    var extra: UnsafeMutablePointer<SubscriptionExtra>?
+    var node: ListNode
+
+    /// The queue deliveries run on; nil: on the dispatching thread.
+    @inline(__always)
+    static func queue(_ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePointer<Queue>? {
+        sub.pointee.extra?.pointee.queue
+    }
+
+    /// The i-th node (0: the inline one).
+    @inline(__always)
+    static func node(_ sub: UnsafeMutablePointer<Subscription>, _ i: Int) -> UnsafeMutablePointer<ListNode> {
+        i == 0 ? sub.field(\.node) : SubscriptionExtra.nodes(sub.pointee.extra!) + (i - 1)
+    }
+
+    /// The subscription a node belongs to (its index is in the low bits of `order`).
+    @inline(__always)
+    static func of(_ node: UnsafeMutablePointer<ListNode>) -> UnsafeMutablePointer<Subscription> {
+        let i = Int(node.pointee.order & ListNode.indexMask)
+        if i == 0 {
+            return (UnsafeMutableRawPointer(node) - MemoryLayout<Subscription>.offset(of: \Subscription.node)!)
+                .assumingMemoryBound(to: Subscription.self)
+        }
+        return ofExtra(node, i)
+    }
+
+    @inline(never)
+    private static func ofExtra(_ node: UnsafeMutablePointer<ListNode>, _ i: Int) -> UnsafeMutablePointer<Subscription> {
+        SubscriptionExtra.owner(of: node - (i - 1))
+    }
+
+    /// The subscription's event type.
+    static func type(_ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePointer<TypeEntry> {
+        let node = sub.field(\.node)
+        return node.pointee.wholeType ?? node.pointee.subtypeEntry!.pointee.type
+    }
+}
+
+/// What only some subscriptions need, followed in memory by `nodeCount - 1` ListNodes.
+struct SubscriptionExtra {
+    let sub: UnsafeMutablePointer<Subscription>
+    var queue: UnsafeMutablePointer<Queue>? = nil
+    var backlog: UnsafeMutablePointer<Backlog>? = nil
+    /// Atomic: deliveries posted to `queue` (dispatching threads add).
+    var posted: UInt64 = 0
+    /// Deliveries that finished on `queue` (only the queue's thread writes it: the queue
+    /// is serial).  On its own cache line, so that the two sides of a queued delivery do
+    /// not pass one line back and forth on every event.
+    var padding: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    var done: UInt64 = 0
+
+    private static var nodesOffset: Int {
+        (MemoryLayout<SubscriptionExtra>.stride + 15) & ~15
+    }
+
+    static func make(_ sub: UnsafeMutablePointer<Subscription>, extraNodes: Int) -> UnsafeMutablePointer<SubscriptionExtra> {
+        let raw = malloc(nodesOffset + extraNodes * MemoryLayout<ListNode>.stride)!
+        let extra = raw.bindMemory(to: SubscriptionExtra.self, capacity: 1)
+        extra.initialize(to: SubscriptionExtra(sub: sub))
+        return extra
+    }
+
+    @inline(__always)
+    static func nodes(_ extra: UnsafeMutablePointer<SubscriptionExtra>) -> UnsafeMutablePointer<ListNode> {
+        (UnsafeMutableRawPointer(extra) + nodesOffset).assumingMemoryBound(to: ListNode.self)
+    }
+
+    @inline(__always)
+    static func owner(of firstNode: UnsafeMutablePointer<ListNode>) -> UnsafeMutablePointer<Subscription> {
+        (UnsafeMutableRawPointer(firstNode) - nodesOffset).assumingMemoryBound(to: SubscriptionExtra.self).pointee.sub
+    }
+
+    static func free(_ extra: UnsafeMutablePointer<SubscriptionExtra>) {
+        if let q = extra.pointee.queue { releaseQueue(q) }
+        if let backlog = extra.pointee.backlog { freeBacklog(backlog) }
+        extra.deinitialize(count: 1)
+        Glibc.free(extra)
+    }
+}

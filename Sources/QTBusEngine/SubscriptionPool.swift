@@ -1,0 +1,76 @@
+// The pool of subscription records, and tokens: a token id is a record's index and
+// generation, checked on every lookup.
+import CQtbusShims
+import Glibc
+
+/// The pool of subscription records: chunks that never move, so a record's address
+/// is stable for the registry's life; free records form a list through `link`.
+/// Registry lock only.
+struct SubscriptionPool {
+    // 512 records of 88 bytes are exactly eleven pages (see `take`).
+    private static let chunkShift = 9
+    private static let chunkSize = 1 << chunkShift
+    private var chunks: UnsafeMutablePointer<UnsafeMutablePointer<Subscription>>? = nil
+    private var chunkCapacity = 0
+    private var count = 0
+    private var freeHead: UInt32 = 0
+
+    @inline(__always)
+    private func record(_ index: Int) -> UnsafeMutablePointer<Subscription> {
+        chunks![index >> Self.chunkShift] + (index & (Self.chunkSize - 1))
+    }
+
+    /// A record to initialise (with the returned index and generation); nil when out of
+    /// memory.
+    mutating func take() -> (UnsafeMutablePointer<Subscription>, index: UInt32, generation: UInt32)? {
+        if freeHead != 0 {
+            let index = Int(freeHead - 1)
+            let r = record(index)
+            freeHead = r.pointee.link
+            return (r, UInt32(index), r.pointee.generation)
+        }
+        if count == chunkCapacity * Self.chunkSize {
+            let grown = UnsafeMutablePointer<UnsafeMutablePointer<Subscription>>.allocate(capacity: max(8, chunkCapacity * 2))
+            if let old = chunks {
+                grown.moveInitialize(from: old, count: chunkCapacity)
+                old.deallocate()
+            }
+            chunks = grown
+            chunkCapacity = max(8, chunkCapacity * 2)
+        }
+        if count & (Self.chunkSize - 1) == 0 {
+            // Straight from mmap, whole pages: the memory a subscription costs is its
+            // record, with no allocator header.
+            guard let raw = mmap(nil, Self.chunkSize * MemoryLayout<Subscription>.stride, PROT_READ | PROT_WRITE,
+                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), raw != MAP_FAILED else { return nil }
+            chunks![count >> Self.chunkShift] = raw.bindMemory(to: Subscription.self, capacity: Self.chunkSize)
+        }
+        count += 1
+        return (record(count - 1), UInt32(count - 1), 1)
+    }
+
+    /// Gives a released record back (its generation already moved on at unlink).
+    mutating func give(_ sub: UnsafeMutablePointer<Subscription>) {
+        sub.pointee.link = freeHead
+        freeHead = sub.pointee.index + 1
+    }
+
+    /// The linked subscription of a token id; nil for 0, forged or stale ids.
+    func lookup(_ id: UInt64) -> UnsafeMutablePointer<Subscription>? {
+        let index = Int(id & 0xFFFF_FFFF)
+        let generation = UInt32(truncatingIfNeeded: id >> 32)
+        guard index < count, generation != 0 else { return nil }
+        let r = record(index)
+        return r.pointee.generation == generation ? r : nil
+    }
+
+    /// Makes the subscription's token stale (at unlink).
+    static func invalidate(_ sub: UnsafeMutablePointer<Subscription>) {
+        let next = sub.pointee.generation &+ 1
+        sub.pointee.generation = next == 0 ? 1 : next
+    }
+
+    static func token(_ sub: UnsafeMutablePointer<Subscription>) -> UInt64 {
+        UInt64(sub.pointee.generation) << 32 | UInt64(sub.pointee.index)
+    }
+}

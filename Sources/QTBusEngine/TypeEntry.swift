@@ -1,0 +1,38 @@
+// What the store keeps per event type of a bus, and per subtype of a type.
+import CQtbusShims
+import Glibc
+
+/// An event type on one bus.  Freed with its bus.
+struct TypeEntry: NamedEntry {
+    /// Under the registry lock (first: see `field(_:)`).
+    var liveCount = 0
+    let name: StoredName
+    let bus: UnsafeMutablePointer<Bus>
+    /// This is QTNoSubscriberEvent: its live subscriptions are counted on the bus.
+    let isNoSubscriberType: Bool
+    /// Atomic: the sequence number of the newest subscription; stored after its nodes
+    /// are linked, so a dispatch that reads it sees every node up to it.
+    var seq: UInt64 = 0
+    var whole = SubList()
+    /// Atomic: NameTable of SubtypeEntry, nil until the first subtype subscription.
+    var subtypes: UnsafeMutableRawPointer? = nil
+    var sticky = StickyStore()
+    /// Registry lock: the autoconnect shared sources of this type (SharedSources.swift).
+    var sources: [UnsafeMutablePointer<SharedSource>] = []
+}
+
+/// A subtype of a type.  Freed (after a grace period) when its last subscription goes.
+struct SubtypeEntry: NamedEntry {
+    /// Under the registry lock (first: see `field(_:)`).
+    var liveCount = 0
+    let name: StoredName
+    let type: UnsafeMutablePointer<TypeEntry>
+    var list = SubList()
+}
+
+let freeSubtypeEntry: Finalizer = { raw in
+    let entry = raw!.assumingMemoryBound(to: SubtypeEntry.self)
+    entry.pointee.name.free()
+    entry.deinitialize(count: 1)
+    entry.deallocate()
+}
