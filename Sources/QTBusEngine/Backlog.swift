@@ -12,9 +12,11 @@ struct Backlog {
     var gateOpen: UInt32 = 0
 }
 
-func makeBacklog() -> UnsafeMutablePointer<Backlog> {
+/// A shut backlog that starts with the kept events a REPLAY subscription replays
+/// (their references are its own).
+func makeBacklog(replaying kept: [UnsafeMutablePointer<Payload>]) -> UnsafeMutablePointer<Backlog> {
     let b = UnsafeMutablePointer<Backlog>.allocate(capacity: 1)
-    b.initialize(to: Backlog())
+    b.initialize(to: Backlog(items: kept))
     return b
 }
 

@@ -6,11 +6,7 @@ import Glibc
 /// qtbus_bus_destroy: closes the bus, disposes every subscription, drops its sticky
 /// events, and frees it once no dispatch or post can still reach it.
 func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
-    var subs: [UnsafeMutablePointer<Subscription>] = []
-    var payloads: [UnsafeMutablePointer<Payload>] = []
-    var commands: [UnsafeMutablePointer<Command>] = []
-    var sources: [UnsafeMutablePointer<SharedSource>] = []
-    let status: Int32 = registry.withLock { state in
+    let status: Int32 = withRegistry { state, after in
         if bus.pointee.isShared { return QTBUS_EINVAL.rawValue }
         guard qtbus_atomic_cas_u32(bus.field(\.closed), 0, 1) else { return QTBUS_ECLOSED.rawValue }
         var found: [UnsafeMutablePointer<Subscription>] = []
@@ -19,29 +15,22 @@ func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
             NameTable<SubtypeEntry>.forEach(type.pointee.subtypes) { entry in
                 forEachNode(entry.pointee.list) { found.append(Subscription.of($0)) }
             }
-            payloads.append(contentsOf: type.pointee.sticky.removeAll())
+            after.release(type.pointee.sticky.removeAll())
         }
         // A subscription with several subtypes was found once per list: the CAS
         // picks it once.  Fired ONCE subscriptions are unlinked by their dispatcher.
-        for sub in found where SubState.claimForDispose(sub) {
-            unlink(&state, sub)
-            subs.append(sub)
-        }
+        for sub in found where SubState.claimForDispose(sub) { unlink(&state, sub, &after) }
         // Its commands and sources go with it (a connected source is stopped).
         for id in bus.pointee.commands {
-            if let c = state.commands.lookup(id), disposeCommandLocked(&state, c) { commands.append(c) }
+            if let c = state.commands.lookup(id) { disposeCommandLocked(&state, c, &after) }
         }
         for id in bus.pointee.sources {
-            if let s = state.sources.lookup(id), disposeSourceLocked(&state, s) { state.sourcesToRun.append(s) }
+            if let s = state.sources.lookup(id) { disposeSourceLocked(&state, s, &after) }
         }
-        sources = state.takeSourcesToRun()
         return QTBUS_OK.rawValue
     }
     guard status == QTBUS_OK.rawValue else { return status }
-    retire(subs)
-    retireCommands(commands)
-    runSources(sources)
-    for p in payloads { payloadRelease(p) }
+    // Last: the bus outlives everything above that names it.
     reclaimer.retire(UnsafeMutableRawPointer(bus), dropBusStorePin)
     return QTBUS_OK.rawValue
 }

@@ -79,18 +79,18 @@ extension UnsafeMutablePointer where Pointee == Command {
         }
     }
 
-    /// Under the registry lock: true when the caller must publish (call `publish`
-    /// after unlocking), because events are pending and nobody is delivering them.
-    fileprivate func claimPublisher() -> Bool {
-        guard !pointee.pending.isEmpty, !pointee.publishing else { return false }
+    /// Under the registry lock: when events are pending and nobody is delivering them,
+    /// this caller becomes the publisher and delivers them after the unlock.
+    fileprivate func claimPublisher(_ after: inout AfterUnlock) {
+        guard !pointee.pending.isEmpty, !pointee.publishing else { return }
         pointee.publishing = true
-        return true
+        after.call(publishPending, UnsafeMutableRawPointer(self))
     }
 
     /// Outside the lock, inside an epoch: delivers the FIFO until it is empty.
     fileprivate func publish() {
         while true {
-            let next: UnsafeMutablePointer<Payload>? = registry.withLock { _ in
+            let next: UnsafeMutablePointer<Payload>? = withRegistry { _, _ in
                 if pointee.pending.isEmpty {
                     pointee.publishing = false
                     return nil
@@ -104,11 +104,13 @@ extension UnsafeMutablePointer where Pointee == Command {
     }
 }
 
+private let publishPending: Finalizer = { raw in raw!.assumingMemoryBound(to: Command.self).publish() }
+
 /// Drops one reference (a finished call, or the table's at dispose); under the lock.
-/// True when it was the last: the caller retires the record after unlocking.
-private func dropCommandRef(_ c: UnsafeMutablePointer<Command>) -> Bool {
+/// The last one retires the record after the unlock.
+private func dropCommandRef(_ c: UnsafeMutablePointer<Command>, _ after: inout AfterUnlock) {
     c.pointee.refs -= 1
-    return c.pointee.refs == 0
+    if c.pointee.refs == 0 { after.retire(UnsafeMutableRawPointer(c), finalizeCommand) }
 }
 
 private let finalizeCommand: Finalizer = { raw in
@@ -121,16 +123,12 @@ private let finalizeCommand: Finalizer = { raw in
     release?(userdata)
 }
 
-private func retireCommand(_ c: UnsafeMutablePointer<Command>) {
-    reclaimer.retire(UnsafeMutableRawPointer(c), finalizeCommand)
-}
-
 // MARK: - Entry points
 
 func commandCreate(_ bus: UnsafeMutablePointer<Bus>, _ name: CName, concurrent: Bool, _ execute: qtbus_execute_fn,
                    _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int64 {
     withEpoch {
-        registry.withLock { state in
+        withRegistry { state, _ in
             if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
             let c = UnsafeMutablePointer<Command>.allocate(capacity: 1)
             // The id is known only after insertion; the slot is reserved with the pointer.
@@ -148,9 +146,9 @@ func commandCreate(_ bus: UnsafeMutablePointer<Bus>, _ name: CName, concurrent: 
 func commandExecute(_ id: UInt64, _ input: inout Outgoing?, _ queue: UnsafeMutablePointer<Queue>?) -> Int32 {
     withEpoch {
         var status = QTBUS_OK.rawValue
-        var publisher = false
         var executionID: UInt64 = 0
-        let found: UnsafeMutablePointer<Command>? = registry.withLock { state in
+        // Pending publications are delivered at the unlock, before the call below.
+        let found: UnsafeMutablePointer<Command>? = withRegistry { state, after in
             guard let c = state.commands.lookup(id) else {
                 status = QTBUS_ESTALE.rawValue
                 return nil
@@ -169,11 +167,10 @@ func commandExecute(_ id: UInt64, _ input: inout Outgoing?, _ queue: UnsafeMutab
             executionID = state.executions.insert(c)
             c.pointee.executions.append(executionID)
             c.noteState(wasRunning: was)
-            publisher = c.claimPublisher()
+            c.claimPublisher(&after)
             return c
         }
         guard let c = found else { return status }
-        if publisher { c.publish() }
         let execution = qtbus_execution(id: executionID)
         if let queue {
             // The input outlives this call: copy it once (the payload takes the object).
@@ -200,7 +197,7 @@ func commandExecute(_ id: UInt64, _ input: inout Outgoing?, _ queue: UnsafeMutab
 
 /// A call of `execute` has returned (or was dropped): drops its reference.
 private func endCall(_ c: UnsafeMutablePointer<Command>) {
-    if registry.withLock({ _ in dropCommandRef(c) }) { retireCommand(c) }
+    withRegistry { _, after in dropCommandRef(c, &after) }
 }
 
 private struct QueuedExecution {
@@ -224,7 +221,7 @@ private func postExecution(_ c: UnsafeMutablePointer<Command>, _ execution: qtbu
         raw!.deallocate()
         let c = item.command
         // Its reference keeps the record; the lock orders this read with dispose.
-        if !registry.withLock({ _ in c.pointee.disposed }) {
+        if !withRegistry({ _, _ in c.pointee.disposed }) {
             if let p = item.input {
                 var view = EventView(payload: p, queued: true)
                 withUnsafeMutablePointer(to: &view) { c.pointee.execute(OpaquePointer($0), item.execution, c.pointee.userdata) }
@@ -243,15 +240,11 @@ private func postExecution(_ c: UnsafeMutablePointer<Command>, _ execution: qtbu
 /// the change makes; after unlocking, this thread delivers them if nobody else is.
 private func changeCommand(_ change: (inout RegistryState) -> UnsafeMutablePointer<Command>?) -> Int32 {
     withEpoch {
-        var publisher = false
-        let found: UnsafeMutablePointer<Command>? = registry.withLock { state in
-            guard let c = change(&state) else { return nil }
-            publisher = c.claimPublisher()
-            return c
+        withRegistry { state, after in
+            guard let c = change(&state) else { return QTBUS_ESTALE.rawValue }
+            c.claimPublisher(&after)
+            return QTBUS_OK.rawValue
         }
-        guard let c = found else { return QTBUS_ESTALE.rawValue }
-        if publisher { c.publish() }
-        return QTBUS_OK.rawValue
     }
 }
 
@@ -266,7 +259,7 @@ func commandSetEnabled(_ id: UInt64, _ enabled: Bool) -> Int32 {
 
 /// 1 or 0 for `running > 0` (`executing: true`) or for "execute would be accepted now".
 func commandQuery(_ id: UInt64, executing: Bool) -> Int32 {
-    registry.withLock { state in
+    withRegistry { state, _ in
         guard let c = state.commands.lookup(id) else { return QTBUS_ESTALE.rawValue }
         if executing { return c.pointee.running > 0 ? 1 : 0 }
         return c.pointee.enabled && (c.pointee.concurrent || c.pointee.running == 0) ? 1 : 0
@@ -297,30 +290,22 @@ func executionFinish(_ id: UInt64, _ error: Int32, _ message: UnsafePointer<CCha
 }
 
 /// Under the registry lock: takes the command out of the tables (its executions too)
-/// and drops the table's reference.  True when the caller must retire it.
-func disposeCommandLocked(_ state: inout RegistryState, _ c: UnsafeMutablePointer<Command>) -> Bool {
+/// and drops the table's reference.
+func disposeCommandLocked(_ state: inout RegistryState, _ c: UnsafeMutablePointer<Command>,
+                          _ after: inout AfterUnlock) {
     state.commands.remove(c.pointee.id)
     for e in c.pointee.executions { state.executions.remove(e) }
     c.pointee.executions = []
     c.pointee.disposed = true
     let bus = c.pointee.bus
     if let i = bus.pointee.commands.firstIndex(of: c.pointee.id) { bus.pointee.commands.remove(at: i) }
-    return dropCommandRef(c)
+    dropCommandRef(c, &after)
 }
 
 func commandDispose(_ id: UInt64) -> Int32 {
-    var retire = false
-    let found: UnsafeMutablePointer<Command>? = registry.withLock { state in
-        guard let c = state.commands.lookup(id) else { return nil }
-        retire = disposeCommandLocked(&state, c)
-        return c
+    withRegistry { state, after in
+        guard let c = state.commands.lookup(id) else { return QTBUS_ESTALE.rawValue }
+        disposeCommandLocked(&state, c, &after)
+        return QTBUS_OK.rawValue
     }
-    guard let c = found else { return QTBUS_ESTALE.rawValue }
-    if retire { retireCommand(c) }
-    return QTBUS_OK.rawValue
-}
-
-/// After destroyBus unlocked: retires the commands it disposed.
-func retireCommands(_ commands: [UnsafeMutablePointer<Command>]) {
-    for c in commands { retireCommand(c) }
 }

@@ -9,9 +9,9 @@ import Glibc
 // MARK: - Dispose
 
 /// Takes a disposed or fired subscription out of every list, its bag and the token
-/// table.  Under the registry lock (an emptied subtype entry only needs its memory
-/// freed, so `retireMemory` may take it here).
-func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>) {
+/// table, and retires it after the unlock.  Under the registry lock (an emptied subtype
+/// entry only needs its memory freed, so `retireMemory` may take it here).
+func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>, _ after: inout AfterUnlock) {
     let type = Subscription.type(sub)
     SubscriptionPool.invalidate(sub)
     for i in 0..<Int(sub.pointee.nodeCount) {
@@ -27,22 +27,13 @@ func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscripti
     }
     type.pointee.liveCount -= 1
     if type.pointee.liveCount == 0 && !type.pointee.sources.isEmpty {
-        typeLivenessChanged(&state, type, live: false)
+        typeLivenessChanged(type, live: false, &after)
     }
     if type.pointee.isNoSubscriberType {
         _ = qtbus_atomic_fetch_sub_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
     }
     bagUnlink(&state, sub)
-}
-
-/// Hands unlinked subscriptions to the reclaimer.  Outside the lock: their finalizers
-/// run release hooks.
-func retire(_ subs: [UnsafeMutablePointer<Subscription>]) {
-    for sub in subs { retire(sub) }
-}
-
-func retire(_ sub: UnsafeMutablePointer<Subscription>) {
-    reclaimer.retire(UnsafeMutableRawPointer(sub), afterGracePeriod)
+    after.retire(UnsafeMutableRawPointer(sub), afterGracePeriod)
 }
 
 /// No dispatch can reach the subscription any more, and none can post a delivery of it:
@@ -65,33 +56,22 @@ private func finalize(_ sub: UnsafeMutablePointer<Subscription>) {
     let userdata = sub.pointee.userdata
     sub.pointee.release = nil  // cleared before the call: it can never run twice
     if let extra = sub.pointee.extra { SubscriptionExtra.free(extra) }
-    registry.withLock { state in state.pool.give(sub) }
+    withRegistry { state, _ in state.pool.give(sub) }
     release?(userdata)
 }
 
 /// qtbus_token_dispose.
 func disposeToken(_ id: UInt64) -> Int32 {
-    var sources: [UnsafeMutablePointer<SharedSource>] = []
-    let sub: UnsafeMutablePointer<Subscription>? = registry.withLock { state in
-        guard let sub = state.pool.lookup(id), SubState.claimForDispose(sub) else { return nil }
-        unlink(&state, sub)
-        sources = state.takeSourcesToRun()
-        return sub
+    withRegistry { state, after in
+        guard let sub = state.pool.lookup(id), SubState.claimForDispose(sub) else { return QTBUS_ESTALE.rawValue }
+        unlink(&state, sub, &after)
+        return QTBUS_OK.rawValue
     }
-    guard let sub else { return QTBUS_ESTALE.rawValue }
-    retire(sub)
-    runSources(sources)
-    return QTBUS_OK.rawValue
 }
 
 /// After a ONCE subscription's delivery was claimed: unlink and retire it.
 func finishOnce(_ sub: UnsafeMutablePointer<Subscription>) {
-    let sources = registry.withLock { state in
-        unlink(&state, sub)
-        return state.takeSourcesToRun()
-    }
-    retire(sub)
-    runSources(sources)
+    withRegistry { state, after in unlink(&state, sub, &after) }
 }
 
 // MARK: - Bags
@@ -99,11 +79,11 @@ func finishOnce(_ sub: UnsafeMutablePointer<Subscription>) {
 func bagCreate() -> UInt64 {
     let bag = UnsafeMutablePointer<Bag>.allocate(capacity: 1)
     bag.initialize(to: Bag())
-    return registry.withLock { $0.bags.insert(bag) }
+    return withRegistry { state, _ in state.bags.insert(bag) }
 }
 
 func bagAdd(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
-    registry.withLock { state in
+    withRegistry { state, _ in
         guard let bag = state.bags.lookup(bagID), let sub = state.pool.lookup(tokenID),
               SubState.isLive(sub) else { return QTBUS_ESTALE.rawValue }
         let slot = UInt32(truncatingIfNeeded: bagID)
@@ -115,27 +95,19 @@ func bagAdd(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
 }
 
 func bagDispose(_ bagID: UInt64) -> Int32 {
-    var subs: [UnsafeMutablePointer<Subscription>] = []
-    var sources: [UnsafeMutablePointer<SharedSource>] = []
-    let found: UnsafeMutablePointer<Bag>? = registry.withLock { state in
+    let found: UnsafeMutablePointer<Bag>? = withRegistry { state, after in
         guard let bag = state.bags.remove(bagID) else { return nil }
         for token in bag.pointee.tokens {
             guard let sub = state.pool.lookup(token) else { continue }
             // Out of the bag first: a fired ONCE subscription is unlinked by its
             // dispatcher later, and must not find this bag's slot then.
             sub.pointee.link = 0
-            if SubState.claimForDispose(sub) {
-                unlink(&state, sub)
-                subs.append(sub)
-            }
+            if SubState.claimForDispose(sub) { unlink(&state, sub, &after) }
         }
-        sources = state.takeSourcesToRun()
         return bag
     }
     guard let bag = found else { return QTBUS_ESTALE.rawValue }
     bag.deinitialize(count: 1)
     bag.deallocate()
-    retire(subs)
-    runSources(sources)
     return QTBUS_OK.rawValue
 }

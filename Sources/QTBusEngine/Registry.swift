@@ -28,20 +28,55 @@ struct RegistryState {
     /// Execution id -> its command.
     var executions = HandleTable<UnsafeMutablePointer<Command>>()
     var sources = HandleTable<UnsafeMutablePointer<SharedSource>>()
-    /// Sources whose worker role a critical section claimed (autoconnect); the entry
-    /// point that holds the lock takes them (`takeSourcesToRun`) and runs them after
-    /// unlocking, so start and stop run inside the call that caused them.
-    var sourcesToRun: [UnsafeMutablePointer<SharedSource>] = []
+}
 
-    mutating func takeSourcesToRun() -> [UnsafeMutablePointer<SharedSource>] {
-        if sourcesToRun.isEmpty { return [] }
-        defer { sourcesToRun = [] }
-        return sourcesToRun
+/// The registry lock and what it guards beyond the buses' own fields.  Taken only
+/// through `withRegistry`.
+private let registry = Locked(RegistryState())
+
+/// What a critical section of the registry leaves for after the unlock: everything that
+/// runs user code (release hooks, through the reclaimer; source start and stop;
+/// replays; object releases) or takes the lock again.  `withRegistry` runs it as soon as
+/// the lock is dropped, on the calling thread, in this order: retirements, then calls in
+/// the order they were added, then payload releases.
+struct AfterUnlock {
+    private var retired: [(object: UnsafeMutableRawPointer, finalize: Finalizer)] = []
+    private var calls: [(run: Finalizer, context: UnsafeMutableRawPointer)] = []
+    private var released: [UnsafeMutablePointer<Payload>] = []
+
+    /// Hands an unlinked object to the reclaimer: `finalize(object)` runs once no
+    /// dispatch can still see it (Reclamation.swift).
+    mutating func retire(_ object: UnsafeMutableRawPointer, _ finalize: Finalizer) {
+        retired.append((object, finalize))
+    }
+
+    /// Calls `run(context)`.  How the layers above hand work to this one: a source's
+    /// reconcile, a replay, a command's publications.
+    mutating func call(_ run: Finalizer, _ context: UnsafeMutableRawPointer) {
+        calls.append((run, context))
+    }
+
+    /// Drops one reference to each payload.
+    mutating func release(_ payloads: [UnsafeMutablePointer<Payload>]) {
+        released.append(contentsOf: payloads)
+    }
+
+    fileprivate func run() {
+        for r in retired { reclaimer.retire(r.object, r.finalize) }
+        for c in calls { c.run(c.context) }
+        for p in released { payloadRelease(p) }
     }
 }
 
-/// The registry lock and what it guards beyond the buses' own fields.
-let registry = Locked(RegistryState())
+/// Runs `body` under the registry lock, then what it left in `after`, unlocked.  The
+/// one way into the registry, so no change can leave user code to run under the lock
+/// or forget to run it.
+func withRegistry<R>(_ body: (inout RegistryState, inout AfterUnlock) -> R) -> R {
+    var after = AfterUnlock()
+    let result = registry.withLock { state in body(&state, &after) }
+    after.run()
+    return result
+}
 
 // MARK: - Entries
 
@@ -64,7 +99,7 @@ let maxLearnedTypes = 1024
 /// endless distinct names costs at most `maxLearnedTypes` entries; past that, misses
 /// validate each time.  nil when the bound is reached or the bus is closing.
 func learnType(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutablePointer<TypeEntry>? {
-    registry.withLock { _ in
+    withRegistry { _, _ in
         if isClosed(bus) { return nil }
         if let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, name) { return entry }
         guard bus.pointee.learnedTypes < maxLearnedTypes else { return nil }

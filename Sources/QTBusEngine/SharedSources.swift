@@ -13,7 +13,7 @@
 //
 // Autoconnect: a type entry lists its autoconnect sources; subscribe and unlink (under
 // the lock) set `want` from the type's live subscription count going 1 or 0, and the
-// calling entry point reconciles after unlocking (RegistryState.sourcesToRun).
+// calling entry point reconciles after unlocking (`typeLivenessChanged`).
 import CQtbusShims
 import Glibc
 
@@ -47,7 +47,7 @@ extension UnsafeMutablePointer where Pointee == SharedSource {
     /// Outside the lock, inside an epoch, as the source's worker.
     func reconcile() {
         while true {
-            let step: ReconcileStep = registry.withLock { _ in
+            let step: ReconcileStep = withRegistry { _, _ in
                 if pointee.have == pointee.want {
                     pointee.busy = false
                     return pointee.disposed ? .finalize : .finished
@@ -73,26 +73,31 @@ extension UnsafeMutablePointer where Pointee == SharedSource {
     }
 }
 
-/// Reconciles the sources a critical section marked (see `RegistryState.sourcesToRun`).
-func runSources(_ sources: [UnsafeMutablePointer<SharedSource>]) {
-    if sources.isEmpty { return }
-    withEpoch { for s in sources { s.reconcile() } }
+/// Under the registry lock, after `want` changed: when this caller became the worker,
+/// it reconciles after the unlock.
+private func claimWorker(_ s: UnsafeMutablePointer<SharedSource>, _ after: inout AfterUnlock) {
+    if s.claimWorker() { after.call(reconcileSource, UnsafeMutableRawPointer(s)) }
+}
+
+private let reconcileSource: Finalizer = { raw in
+    withEpoch { raw!.assumingMemoryBound(to: SharedSource.self).reconcile() }
 }
 
 /// Under the registry lock: the type's live subscription count went from 0 to 1
-/// (`live: true`) or from 1 to 0; its autoconnect sources follow.
-func typeLivenessChanged(_ state: inout RegistryState, _ type: UnsafeMutablePointer<TypeEntry>, live: Bool) {
+/// (`live: true`) or from 1 to 0; its autoconnect sources follow, after the unlock.
+/// The one call from registry changes up into a feature: autoconnect is what a type
+/// coming alive or going idle means.
+func typeLivenessChanged(_ type: UnsafeMutablePointer<TypeEntry>, live: Bool, _ after: inout AfterUnlock) {
     for s in type.pointee.sources {
         s.pointee.want = live
-        if s.claimWorker() { state.sourcesToRun.append(s) }
+        claimWorker(s, &after)
     }
 }
 
 func sourceCreate(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, autoconnect: Bool, _ start: qtbus_source_start,
                   _ stop: qtbus_source_stop?, _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int64 {
     withEpoch {
-        var run: [UnsafeMutablePointer<SharedSource>] = []
-        let status: Int64 = registry.withLock { state in
+        withRegistry { state, after in
             if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
             let entry = typeEntry(bus, type)
             let s = UnsafeMutablePointer<SharedSource>.allocate(capacity: 1)
@@ -105,46 +110,30 @@ func sourceCreate(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, autoconnect: 
                 // Subscribers already there: connect now.
                 if entry.pointee.liveCount > 0 {
                     s.pointee.want = true
-                    if s.claimWorker() { run.append(s) }
+                    claimWorker(s, &after)
                 }
             }
             return Int64(bitPattern: id)
         }
-        runSources(run)
-        return status
     }
 }
 
-/// The shape of connect, disconnect and dispose: under the registry lock `change` acts
-/// on the live source (none: QTBUS_ESTALE) and says whether this call became its worker,
-/// which then runs start/stop (and the release) after unlocking.
-private func changeSource(_ id: UInt64,
-                          _ change: (inout RegistryState, UnsafeMutablePointer<SharedSource>) -> Bool) -> Int32 {
-    withEpoch {
-        var worker = false
-        let found: UnsafeMutablePointer<SharedSource>? = registry.withLock { state in
-            guard let s = state.sources.lookup(id) else { return nil }
-            worker = change(&state, s)
-            return s
-        }
-        guard let s = found else { return QTBUS_ESTALE.rawValue }
-        if worker { s.reconcile() }
+/// connect (`want: true`) or disconnect: when this call becomes the source's worker, it
+/// runs start or stop after unlocking.
+func sourceSetConnected(_ id: UInt64, _ want: Bool) -> Int32 {
+    withRegistry { state, after in
+        guard let s = state.sources.lookup(id) else { return QTBUS_ESTALE.rawValue }
+        s.pointee.want = want
+        claimWorker(s, &after)
         return QTBUS_OK.rawValue
     }
 }
 
-/// connect (`want: true`) or disconnect.
-func sourceSetConnected(_ id: UInt64, _ want: Bool) -> Int32 {
-    changeSource(id) { _, s in
-        s.pointee.want = want
-        return s.claimWorker()
-    }
-}
-
 /// Under the registry lock: takes the source out of every list and marks it to be
-/// stopped (if connected) and released by a worker.  True when the caller must run
-/// `reconcile` after unlocking (otherwise the busy worker finishes the job).
-func disposeSourceLocked(_ state: inout RegistryState, _ s: UnsafeMutablePointer<SharedSource>) -> Bool {
+/// stopped (if connected) and released by a worker: this call, after the unlock, or
+/// the busy worker, which finishes the job.
+func disposeSourceLocked(_ state: inout RegistryState, _ s: UnsafeMutablePointer<SharedSource>,
+                         _ after: inout AfterUnlock) {
     state.sources.remove(s.pointee.id)
     let bus = s.pointee.bus
     if let i = bus.pointee.sources.firstIndex(of: s.pointee.id) { bus.pointee.sources.remove(at: i) }
@@ -152,9 +141,13 @@ func disposeSourceLocked(_ state: inout RegistryState, _ s: UnsafeMutablePointer
     if let i = type.pointee.sources.firstIndex(of: s) { type.pointee.sources.remove(at: i) }
     s.pointee.disposed = true
     s.pointee.want = false
-    return s.claimWorker()
+    claimWorker(s, &after)
 }
 
 func sourceDispose(_ id: UInt64) -> Int32 {
-    changeSource(id) { state, s in disposeSourceLocked(&state, s) }
+    withRegistry { state, after in
+        guard let s = state.sources.lookup(id) else { return QTBUS_ESTALE.rawValue }
+        disposeSourceLocked(&state, s, &after)
+        return QTBUS_OK.rawValue
+    }
 }

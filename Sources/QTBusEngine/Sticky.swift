@@ -4,27 +4,24 @@
 //
 // No gap, no duplicate: a sticky dispatch stores its event and reads the type's
 // subscription sequence in one critical section of the registry lock, and a REPLAY
-// subscribe links its nodes and collects the kept events in one critical section.
+// subscribe collects the kept events and links its nodes in one critical section.
 // So either the subscription existed when the event was kept (its sequence is <= the
 // dispatch's start: live delivery reaches it, and the event was not collected) or it
 // did not (the dispatch skips it, and the event was collected for replay).
 //
 // Order: live dispatches on other threads can reach the new subscription before the
-// subscribing thread has delivered the replay.  While replaying, the subscription's
-// gate is shut (its backlog's `gateOpen == 0`, made before its nodes are published): dispatchers
-// append to its backlog instead of delivering, and the subscribing thread delivers the
-// replay, then the backlog, and opens the gate only when the backlog is empty.
+// subscribing thread has delivered the replay.  So the collected events are the first
+// items of the subscription's backlog, whose gate is shut (`gateOpen == 0`) before its
+// nodes are published: dispatchers append to the backlog instead of delivering, and the
+// subscribing thread, after the unlock, delivers the backlog in order and opens the gate
+// only when it is empty.
 import CQtbusShims
 import Glibc
 
-/// Under the registry lock, right after linking a REPLAY subscription.
-func collectReplay(_ type: UnsafeMutablePointer<TypeEntry>, _ subtypes: [CName]) -> [UnsafeMutablePointer<Payload>] {
-    type.pointee.sticky.matching(subtypes.map(\.key))
-}
-
-/// On the subscribing thread, after the lock: replay, then the backlog, then open.
-func runReplay(_ sub: UnsafeMutablePointer<Subscription>, _ replay: [UnsafeMutablePointer<Payload>]) {
-    for p in replay { deliverStored(sub, p) }
+/// On the subscribing thread, after the unlock that linked a REPLAY subscription: the
+/// backlog (the replay, then live events parked meanwhile) until it is empty, then open.
+let deliverReplay: Finalizer = { raw in
+    let sub = raw!.assumingMemoryBound(to: Subscription.self)
     let backlog = sub.pointee.extra!.pointee.backlog!
     while true {
         backlog.pointee.lock.lock()
@@ -67,28 +64,25 @@ func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeM
 /// read in the same critical section (see the top of this file).  `event` gets a
 /// payload if it had none.  Nil when the bus is closed.
 func keepSticky(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) -> (UnsafeMutablePointer<TypeEntry>, UInt64)? {
-    var replaced: UnsafeMutablePointer<Payload>? = nil
-    let result: (UnsafeMutablePointer<TypeEntry>, UInt64)? = registry.withLock { _ in
+    withRegistry { _, after in
         if isClosed(bus) { return nil }
         event.ensurePayload()
         let type = typeEntry(bus, event.type)
         payloadRetain(event.payload!)
-        replaced = type.pointee.sticky.keep(event.subtype.map(\.key), event.payload!)
+        if let replaced = type.pointee.sticky.keep(event.subtype.map(\.key), event.payload!) {
+            after.release([replaced])
+        }
         return (type, type.pointee.seq)
     }
-    if let replaced { payloadRelease(replaced) }
-    return result
 }
 
 /// qtbus_sticky_clear.
 func clearSticky(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype: CName?) -> Int32 {
-    var dropped: [UnsafeMutablePointer<Payload>] = []
-    let status: Int32 = registry.withLock { _ in
+    withRegistry { _, after in
         if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
         guard let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, type) else { return 0 }
-        dropped = entry.pointee.sticky.clear(subtype.map(\.key), all: subtype == nil)
+        let dropped = entry.pointee.sticky.clear(subtype.map(\.key), all: subtype == nil)
+        after.release(dropped)
         return Int32(dropped.count)
     }
-    for p in dropped { payloadRelease(p) }
-    return status
 }

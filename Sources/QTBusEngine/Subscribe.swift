@@ -1,5 +1,5 @@
 // Subscribing, and counting subscriptions: a record from the pool, its nodes linked into
-// their lists in delivery order, all under the registry lock.
+// their lists in delivery order, all in one critical section of the registry lock.
 import CQtbusShims
 import Glibc
 
@@ -20,12 +20,12 @@ struct SubscribeRequest {
 /// Subscribes; arguments were validated by the caller, except the type name's UTF-8,
 /// which is checked here only when the type is new.  Returns the token id or a
 /// negative status.  On failure nothing was changed and `release` was not called.
+/// Autoconnect sources the subscription wakes are started, and a REPLAY subscription's
+/// replay is delivered, after the unlock and before this returns, in that order: a
+/// start that dispatches at once reaches the new subscriber.
 func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) -> Int64 {
     withEpoch {
-        var replay: [UnsafeMutablePointer<Payload>] = []
-        var made: UnsafeMutablePointer<Subscription>? = nil
-        var sources: [UnsafeMutablePointer<SharedSource>] = []
-        let status: Int64 = registry.withLock { state in
+        withRegistry { state, after in
             if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
             var bag: UnsafeMutablePointer<Bag>? = nil
             if request.bag != 0 {
@@ -37,64 +37,72 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
                 return Int64(QTBUS_EINVAL.rawValue)
             }
             let type = typeEntry(bus, request.type)
-            let seq = type.pointee.seq + 1
-            guard let (sub, index, generation) = state.pool.take() else { return Int64(QTBUS_ENOMEM.rawValue) }
-            let flags = UInt8(truncatingIfNeeded: request.flags)
-            let nodeCount = max(1, request.subtypes.count)
-            let plain = request.queue == nil && flags & (subOnce | subReplay) == 0
-            let first = request.subtypes.first.map { ListNode(seq: seq, index: 0, subtype: subtypeEntry(type, $0)) }
-                ?? ListNode(seq: seq, index: 0, type: type)
-            sub.initialize(to: Subscription(
-                generation: generation, index: index, state: plain ? SubState.plain : SubState.special,
-                flags: flags, nodeCount: UInt16(nodeCount), priority: request.priority,
-                handler: request.handler, userdata: request.userdata, release: request.release,
-                extra: nil, node: first))
-            if nodeCount > 1 || flags & subReplay != 0 || request.queue != nil {
-                sub.pointee.extra = SubscriptionExtra.make(sub, extraNodes: nodeCount - 1)
-            }
-            if let q = request.queue {
-                retainQueue(q)
-                sub.pointee.extra!.pointee.queue = q
-            }
-            if flags & subReplay != 0 {
-                // Shut before the nodes are published (Sticky.swift explains the gate).
-                sub.pointee.extra!.pointee.backlog = makeBacklog()
-            }
-            for i in 1..<nodeCount {
-                Subscription.node(sub, i).initialize(
-                    to: ListNode(seq: seq, index: i, subtype: subtypeEntry(type, request.subtypes[i])))
-            }
-            for i in 0..<nodeCount {
-                let node = Subscription.node(sub, i)
-                SubList.insert(node.pointee.list, node)
-                node.pointee.subtypeEntry?.pointee.liveCount += 1
-            }
-            // After the links: a dispatch that reads this sequence sees the nodes.
-            qtbus_atomic_store_u64(type.field(\.seq), seq)
-            type.pointee.liveCount += 1
-            if type.pointee.liveCount == 1 && !type.pointee.sources.isEmpty {
-                typeLivenessChanged(&state, type, live: true)
-                sources = state.takeSourcesToRun()
-            }
-            if type.pointee.isNoSubscriberType {
-                _ = qtbus_atomic_fetch_add_u64(bus.field(\.noSubscriberListeners), 1)
-            }
+            guard let sub = makeSubscription(&state, type, request) else { return Int64(QTBUS_ENOMEM.rawValue) }
+            link(sub, type, &after)
             if let b = bag { bagLink(b, slot: UInt32(truncatingIfNeeded: request.bag), sub) }
-            if flags & subReplay != 0 {
-                replay = collectReplay(type, request.subtypes)
-            }
-            made = sub
+            if sub.pointee.flags & subReplay != 0 { after.call(deliverReplay, UnsafeMutableRawPointer(sub)) }
             return Int64(bitPattern: SubscriptionPool.token(sub))
         }
-        // Autoconnect first: a start that dispatches at once reaches this subscriber.
-        runSources(sources)
-        if status >= 0, let sub = made, sub.pointee.flags & subReplay != 0 { runReplay(sub, replay) }
-        return status
+    }
+}
+
+/// A pool record initialised for `request`, with its nodes, not yet in any list (the
+/// next subscription sequence of `type`); nil when out of memory.
+private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutablePointer<TypeEntry>,
+                              _ request: SubscribeRequest) -> UnsafeMutablePointer<Subscription>? {
+    guard let (sub, index, generation) = state.pool.take() else { return nil }
+    let seq = type.pointee.seq + 1
+    let flags = UInt8(truncatingIfNeeded: request.flags)
+    let nodeCount = max(1, request.subtypes.count)
+    let plain = request.queue == nil && flags & (subOnce | subReplay) == 0
+    let first = request.subtypes.first.map { ListNode(seq: seq, index: 0, subtype: subtypeEntry(type, $0)) }
+        ?? ListNode(seq: seq, index: 0, type: type)
+    sub.initialize(to: Subscription(
+        generation: generation, index: index, state: plain ? SubState.plain : SubState.special,
+        flags: flags, nodeCount: UInt16(nodeCount), priority: request.priority,
+        handler: request.handler, userdata: request.userdata, release: request.release,
+        extra: nil, node: first))
+    if nodeCount > 1 || flags & subReplay != 0 || request.queue != nil {
+        sub.pointee.extra = SubscriptionExtra.make(sub, extraNodes: nodeCount - 1)
+    }
+    if let q = request.queue {
+        retainQueue(q)
+        sub.pointee.extra!.pointee.queue = q
+    }
+    if flags & subReplay != 0 {
+        // Shut, holding the kept events to replay, before the nodes are published: in
+        // this critical section, so no sticky dispatch comes between (Sticky.swift).
+        sub.pointee.extra!.pointee.backlog = makeBacklog(replaying: type.pointee.sticky.matching(request.subtypes.map(\.key)))
+    }
+    for i in 1..<nodeCount {
+        Subscription.node(sub, i).initialize(
+            to: ListNode(seq: seq, index: i, subtype: subtypeEntry(type, request.subtypes[i])))
+    }
+    return sub
+}
+
+/// Publishes a made subscription: its nodes into their lists, then the type's sequence,
+/// then the counts (a type coming alive wakes its autoconnect sources).
+private func link(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutablePointer<TypeEntry>,
+                  _ after: inout AfterUnlock) {
+    for i in 0..<Int(sub.pointee.nodeCount) {
+        let node = Subscription.node(sub, i)
+        SubList.insert(node.pointee.list, node)
+        node.pointee.subtypeEntry?.pointee.liveCount += 1
+    }
+    // After the links: a dispatch that reads this sequence sees the nodes.
+    qtbus_atomic_store_u64(type.field(\.seq), sub.pointee.node.seq)
+    type.pointee.liveCount += 1
+    if type.pointee.liveCount == 1 && !type.pointee.sources.isEmpty {
+        typeLivenessChanged(type, live: true, &after)
+    }
+    if type.pointee.isNoSubscriberType {
+        _ = qtbus_atomic_fetch_add_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
     }
 }
 
 func tokenIsActive(_ id: UInt64) -> Bool {
-    registry.withLock { state in
+    withRegistry { state, _ in
         guard let sub = state.pool.lookup(id) else { return false }
         return SubState.isLive(sub)
     }
@@ -103,7 +111,7 @@ func tokenIsActive(_ id: UInt64) -> Bool {
 // MARK: - Counting
 
 func subscriberCount(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype: CName?) -> Int32 {
-    registry.withLock { _ in
+    withRegistry { _, _ in
         if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
         guard let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, type) else { return 0 }
         guard let subtype else { return Int32(entry.pointee.liveCount) }

@@ -252,7 +252,7 @@ extension Engine {
                 #expect(ready.wait())
                 let x = TestThread {
                     setup.value.append(pinToCPU(cpu))
-                    registry.withLock { _ in
+                    withRegistry { _, _ in
                         go.set()
                         yBlocked.value = waitUntil(5) { threadState(tid.value) == "S" }
                     }
