@@ -21,7 +21,7 @@ func makeBacklog(replaying kept: [UnsafeMutablePointer<Payload>]) -> UnsafeMutab
 }
 
 func freeBacklog(_ b: UnsafeMutablePointer<Backlog>) {
-    for p in b.pointee.items { payloadRelease(p) }
+    for p in b.pointee.items { p.release() }
     b.pointee.lock.destroy()
     b.deinitialize(count: 1)
     b.deallocate()
@@ -33,7 +33,7 @@ func backlogAppend(_ backlog: UnsafeMutablePointer<Backlog>, _ payload: UnsafeMu
     backlog.pointee.lock.lock()
     defer { backlog.pointee.lock.unlock() }
     if qtbus_atomic_load_u32(backlog.field(\.gateOpen)) != 0 { return false }
-    payloadRetain(payload)
+    payload.retain()
     backlog.pointee.items.append(payload)
     return true
 }

@@ -12,16 +12,16 @@ struct Bag {
 }
 
 /// Under the registry lock; the subscription is live and in no bag.
-func bagLink(_ bag: UnsafeMutablePointer<Bag>, slot: UInt32, _ sub: UnsafeMutablePointer<Subscription>) {
-    sub.pointee.link = slot + 1
+func linkToBag(_ bag: UnsafeMutablePointer<Bag>, slot: UInt32, _ sub: UnsafeMutablePointer<Subscription>) {
+    sub.pointee.bagOrFreeLink = slot + 1
     bag.pointee.tokens.append(SubscriptionPool.token(sub))
     bag.pointee.live += 1
 }
 
 /// Under the registry lock, as the subscription is unlinked (its token already stale).
-func bagUnlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>) {
-    guard sub.pointee.link != 0, let bag = state.bags.lookup(slot: sub.pointee.link - 1) else { return }
-    sub.pointee.link = 0
+func unlinkFromBag(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>) {
+    guard sub.pointee.bagOrFreeLink != 0, let bag = state.bags.lookup(slot: sub.pointee.bagOrFreeLink - 1) else { return }
+    sub.pointee.bagOrFreeLink = 0
     bag.pointee.live -= 1
     if bag.pointee.tokens.count >= 64 && bag.pointee.live * 4 < bag.pointee.tokens.count {
         let pool = state.pool

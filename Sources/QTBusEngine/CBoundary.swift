@@ -78,7 +78,7 @@ private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
 @_cdecl("qtbus_queue_release")
 @usableFromInline package func _qtbus_queue_release(_ queue: OpaquePointer?) {
     guard let queue else { return }
-    releaseQueue(UnsafeMutablePointer<Queue>(queue))
+    UnsafeMutablePointer<Queue>(queue).release()
 }
 
 @_cdecl("qtbus_main_fd")
@@ -102,18 +102,18 @@ private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
 @_cdecl("qtbus_bag_create")
 @usableFromInline package func _qtbus_bag_create(_ out: UnsafeMutablePointer<qtbus_bag>?) -> Int32 {
     guard let out else { return QTBUS_EINVAL.rawValue }
-    out.pointee = qtbus_bag(id: bagCreate())
+    out.pointee = qtbus_bag(id: makeBag())
     return QTBUS_OK.rawValue
 }
 
 @_cdecl("qtbus_bag_add")
 @usableFromInline package func _qtbus_bag_add(_ bag: qtbus_bag, _ token: qtbus_token) -> Int32 {
-    bagAdd(bag.id, token.id)
+    addToBag(bag.id, token.id)
 }
 
 @_cdecl("qtbus_bag_dispose")
 @usableFromInline package func _qtbus_bag_dispose(_ bag: qtbus_bag) -> Int32 {
-    bagDispose(bag.id)
+    disposeBag(bag.id)
 }
 
 // MARK: - Subscribing
@@ -310,7 +310,7 @@ private let knownCommandFlags = UInt32(QTBUS_COMMAND_CONCURRENT)
     out?.pointee = qtbus_command(id: 0)
     guard let bus = busPointer(bus), let name = checkedName(name), let execute, let out,
           flags & ~knownCommandFlags == 0 else { return QTBUS_EINVAL.rawValue }
-    let result = commandCreate(bus, name, concurrent: flags & knownCommandFlags != 0, execute, userdata, release)
+    let result = makeCommand(bus, name, concurrent: flags & knownCommandFlags != 0, execute, userdata, release)
     if result < 0 { return Int32(result) }
     out.pointee = qtbus_command(id: UInt64(result))
     return QTBUS_OK.rawValue
@@ -326,39 +326,39 @@ private let knownCommandFlags = UInt32(QTBUS_COMMAND_CONCURRENT)
               e.subtype?.isValidUTF8 ?? true else { return QTBUS_EINVAL.rawValue }
         event = e
     }
-    return commandExecute(command.id, &event, queue.map { UnsafeMutablePointer<Queue>($0) })
+    return executeCommand(command.id, &event, queue.map { UnsafeMutablePointer<Queue>($0) })
 }
 
 @_cdecl("qtbus_command_set_enabled")
 @usableFromInline package func _qtbus_command_set_enabled(_ command: qtbus_command, _ enabled: Int32) -> Int32 {
-    commandSetEnabled(command.id, enabled != 0)
+    setCommandEnabled(command.id, enabled != 0)
 }
 
 @_cdecl("qtbus_command_is_executing")
 @usableFromInline package func _qtbus_command_is_executing(_ command: qtbus_command) -> Int32 {
-    commandQuery(command.id, executing: true)
+    queryCommand(command.id, executing: true)
 }
 
 @_cdecl("qtbus_command_is_enabled")
 @usableFromInline package func _qtbus_command_is_enabled(_ command: qtbus_command) -> Int32 {
-    commandQuery(command.id, executing: false)
+    queryCommand(command.id, executing: false)
 }
 
 @_cdecl("qtbus_execution_send")
 @usableFromInline package func _qtbus_execution_send(_ execution: qtbus_execution, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
     guard data != nil || size == 0 else { return QTBUS_EINVAL.rawValue }
-    return executionSend(execution.id, data, size)
+    return sendFromExecution(execution.id, data, size)
 }
 
 @_cdecl("qtbus_execution_finish")
 @usableFromInline package func _qtbus_execution_finish(_ execution: qtbus_execution, _ error: Int32,
                                     _ message: UnsafePointer<CChar>?) -> Int32 {
-    executionFinish(execution.id, error, message)
+    finishExecution(execution.id, error, message)
 }
 
 @_cdecl("qtbus_command_dispose")
 @usableFromInline package func _qtbus_command_dispose(_ command: qtbus_command) -> Int32 {
-    commandDispose(command.id)
+    disposeCommand(command.id)
 }
 
 // MARK: - Shared sources
@@ -373,7 +373,7 @@ private let knownSourceFlags = UInt32(QTBUS_SOURCE_AUTOCONNECT)
     out?.pointee = qtbus_source(id: 0)
     guard let bus = busPointer(bus), let type = checkedName(type), let start, let out,
           flags & ~knownSourceFlags == 0 else { return QTBUS_EINVAL.rawValue }
-    let result = sourceCreate(bus, type, autoconnect: flags & knownSourceFlags != 0, start, stop, userdata, release)
+    let result = makeSource(bus, type, autoconnect: flags & knownSourceFlags != 0, start, stop, userdata, release)
     if result < 0 { return Int32(result) }
     out.pointee = qtbus_source(id: UInt64(result))
     return QTBUS_OK.rawValue
@@ -381,15 +381,15 @@ private let knownSourceFlags = UInt32(QTBUS_SOURCE_AUTOCONNECT)
 
 @_cdecl("qtbus_source_connect")
 @usableFromInline package func _qtbus_source_connect(_ source: qtbus_source) -> Int32 {
-    sourceSetConnected(source.id, true)
+    setSourceConnected(source.id, true)
 }
 
 @_cdecl("qtbus_source_disconnect")
 @usableFromInline package func _qtbus_source_disconnect(_ source: qtbus_source) -> Int32 {
-    sourceSetConnected(source.id, false)
+    setSourceConnected(source.id, false)
 }
 
 @_cdecl("qtbus_source_dispose")
 @usableFromInline package func _qtbus_source_dispose(_ source: qtbus_source) -> Int32 {
-    sourceDispose(source.id)
+    disposeSource(source.id)
 }

@@ -99,7 +99,7 @@ extension UnsafeMutablePointer where Pointee == Command {
             }
             guard let p = next else { return }
             var event = Outgoing(payload: p)
-            if dispatchEvent(pointee.bus, &event, flags: 0) < 0 { payloadRelease(p) }
+            if dispatchEvent(pointee.bus, &event, flags: 0) < 0 { p.release() }
         }
     }
 }
@@ -125,7 +125,7 @@ private let finalizeCommand: Finalizer = { raw in
 
 // MARK: - Entry points
 
-func commandCreate(_ bus: UnsafeMutablePointer<Bus>, _ name: CName, concurrent: Bool, _ execute: qtbus_execute_fn,
+func makeCommand(_ bus: UnsafeMutablePointer<Bus>, _ name: CName, concurrent: Bool, _ execute: qtbus_execute_fn,
                    _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int64 {
     withEpoch {
         withRegistry { state, _ in
@@ -143,7 +143,7 @@ func commandCreate(_ bus: UnsafeMutablePointer<Bus>, _ name: CName, concurrent: 
 
 /// qtbus_command_execute.  `input` was checked by the caller; it is consumed (its
 /// object released) only when this returns QTBUS_OK.
-func commandExecute(_ id: UInt64, _ input: inout Outgoing?, _ queue: UnsafeMutablePointer<Queue>?) -> Int32 {
+func executeCommand(_ id: UInt64, _ input: inout Outgoing?, _ queue: UnsafeMutablePointer<Queue>?) -> Int32 {
     withEpoch {
         var status = QTBUS_OK.rawValue
         var executionID: UInt64 = 0
@@ -229,7 +229,7 @@ private func postExecution(_ c: UnsafeMutablePointer<Command>, _ execution: qtbu
                 c.pointee.execute(nil, item.execution, c.pointee.userdata)
             }
         }
-        if let p = item.input { payloadRelease(p) }
+        if let p = item.input { p.release() }
         endCall(c)
         countIfMain(item.isMain)
     }
@@ -248,7 +248,7 @@ private func changeCommand(_ change: (inout RegistryState) -> UnsafeMutablePoint
     }
 }
 
-func commandSetEnabled(_ id: UInt64, _ enabled: Bool) -> Int32 {
+func setCommandEnabled(_ id: UInt64, _ enabled: Bool) -> Int32 {
     changeCommand { state in
         guard let c = state.commands.lookup(id) else { return nil }
         c.pointee.enabled = enabled
@@ -258,7 +258,7 @@ func commandSetEnabled(_ id: UInt64, _ enabled: Bool) -> Int32 {
 }
 
 /// 1 or 0 for `running > 0` (`executing: true`) or for "execute would be accepted now".
-func commandQuery(_ id: UInt64, executing: Bool) -> Int32 {
+func queryCommand(_ id: UInt64, executing: Bool) -> Int32 {
     withRegistry { state, _ in
         guard let c = state.commands.lookup(id) else { return QTBUS_ESTALE.rawValue }
         if executing { return c.pointee.running > 0 ? 1 : 0 }
@@ -266,7 +266,7 @@ func commandQuery(_ id: UInt64, executing: Bool) -> Int32 {
     }
 }
 
-func executionSend(_ id: UInt64, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
+func sendFromExecution(_ id: UInt64, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
     changeCommand { state in
         guard let c = state.executions.lookup(id) else { return nil }
         c.append(commandValueName, data, size)
@@ -274,7 +274,7 @@ func executionSend(_ id: UInt64, _ data: UnsafeRawPointer?, _ size: Int) -> Int3
     }
 }
 
-func executionFinish(_ id: UInt64, _ error: Int32, _ message: UnsafePointer<CChar>?) -> Int32 {
+func finishExecution(_ id: UInt64, _ error: Int32, _ message: UnsafePointer<CChar>?) -> Int32 {
     changeCommand { state in
         guard let c = state.executions.remove(id) else { return nil }
         if let i = c.pointee.executions.firstIndex(of: id) { c.pointee.executions.remove(at: i) }
@@ -302,7 +302,7 @@ func disposeCommandLocked(_ state: inout RegistryState, _ c: UnsafeMutablePointe
     dropCommandRef(c, &after)
 }
 
-func commandDispose(_ id: UInt64) -> Int32 {
+func disposeCommand(_ id: UInt64) -> Int32 {
     withRegistry { state, after in
         guard let c = state.commands.lookup(id) else { return QTBUS_ESTALE.rawValue }
         disposeCommandLocked(&state, c, &after)

@@ -52,7 +52,7 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
         count = deliver(type, specific, &event, start)
     }
     if count == 0 && qtbus_atomic_load_u64(bus.field(\.noSubscriberListeners)) != 0
-        && !noSubscriberName.matches(event.type) {
+        && !noSubscriberName.isSame(as: event.type) {
         dispatchNoSubscriber(bus, &event)
         return 0
     }
@@ -72,7 +72,7 @@ private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: ino
         inner.payload = makePayload(type: inner.type, subtype: inner.subtype, data: inner.data, size: inner.size,
                                     object: p.pointee.object, objectRelease: nil, parent: p)
         inner.data = UnsafeRawPointer(inner.payload!.data)
-        payloadRelease(p)
+        p.release()
     }
     event.payload = nil
     event.objectRelease = nil
@@ -126,11 +126,11 @@ private func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutable
     guard node.pointee.order <= last else { return false }
     let sub = Subscription.of(node)
     let state = qtbus_atomic_load_u8(sub.field(\.state))
-    if state == SubState.plain {
+    if state == SubState.direct {
         sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
         count += 1
     } else if SubState.isLive(state) {
-        if deliverSpecial(sub, view, &event) { count += 1 }
+        if deliverRouted(sub, view, &event) { count += 1 }
     } else {
         return false
     }
@@ -139,7 +139,7 @@ private func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutable
 
 /// ONCE, queued, or gated (replaying) subscriptions.
 @inline(never)
-private func deliverSpecial(_ sub: UnsafeMutablePointer<Subscription>, _ view: UnsafeMutablePointer<EventView>,
+private func deliverRouted(_ sub: UnsafeMutablePointer<Subscription>, _ view: UnsafeMutablePointer<EventView>,
                             _ event: inout Outgoing) -> Bool {
     if let backlog = sub.pointee.extra?.pointee.backlog, qtbus_atomic_load_u32(backlog.field(\.gateOpen)) == 0 {
         event.ensurePayload()
@@ -147,14 +147,14 @@ private func deliverSpecial(_ sub: UnsafeMutablePointer<Subscription>, _ view: U
     }
     let once = sub.pointee.flags & subOnce != 0
     if once {
-        guard qtbus_atomic_cas_u8(sub.field(\.state), SubState.special, SubState.fired) else { return false }
+        guard qtbus_atomic_cas_u8(sub.field(\.state), SubState.routed, SubState.fired) else { return false }
         // Unlinked before its one delivery, so counts and lookups made by the handler
         // already see it gone; its memory lives until this dispatch's epoch ends.
         finishOnce(sub)
     }
     if Subscription.queue(sub) != nil {
         event.ensurePayload()
-        payloadRetain(event.payload!)
+        event.payload!.retain()
         enqueueDelivery(sub, event.payload!, once: once)
     } else {
         sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
@@ -184,7 +184,7 @@ func postDispatch(_ bus: UnsafeMutablePointer<Bus>, _ payload: UnsafeMutablePoin
         post.deallocate()
         withEpoch {
             var event = Outgoing(payload: payload)
-            if dispatchEvent(bus, &event, flags: flags) < 0 { payloadRelease(payload) }
+            if dispatchEvent(bus, &event, flags: flags) < 0 { payload.release() }
         }
         countIfMain(isMain)
         unpinBus(bus)

@@ -32,7 +32,7 @@ func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscripti
     if type.pointee.isNoSubscriberType {
         _ = qtbus_atomic_fetch_sub_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
     }
-    bagUnlink(&state, sub)
+    unlinkFromBag(&state, sub)
     after.retire(UnsafeMutableRawPointer(sub), afterGracePeriod)
 }
 
@@ -76,32 +76,32 @@ func finishOnce(_ sub: UnsafeMutablePointer<Subscription>) {
 
 // MARK: - Bags
 
-func bagCreate() -> UInt64 {
+func makeBag() -> UInt64 {
     let bag = UnsafeMutablePointer<Bag>.allocate(capacity: 1)
     bag.initialize(to: Bag())
     return withRegistry { state, _ in state.bags.insert(bag) }
 }
 
-func bagAdd(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
+func addToBag(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
     withRegistry { state, _ in
         guard let bag = state.bags.lookup(bagID), let sub = state.pool.lookup(tokenID),
               SubState.isLive(sub) else { return QTBUS_ESTALE.rawValue }
         let slot = UInt32(truncatingIfNeeded: bagID)
-        if sub.pointee.link == slot + 1 { return QTBUS_OK.rawValue }
-        if sub.pointee.link != 0 { return QTBUS_EINVAL.rawValue }
-        bagLink(bag, slot: slot, sub)
+        if sub.pointee.bagOrFreeLink == slot + 1 { return QTBUS_OK.rawValue }
+        if sub.pointee.bagOrFreeLink != 0 { return QTBUS_EINVAL.rawValue }
+        linkToBag(bag, slot: slot, sub)
         return QTBUS_OK.rawValue
     }
 }
 
-func bagDispose(_ bagID: UInt64) -> Int32 {
+func disposeBag(_ bagID: UInt64) -> Int32 {
     let found: UnsafeMutablePointer<Bag>? = withRegistry { state, after in
         guard let bag = state.bags.remove(bagID) else { return nil }
         for token in bag.pointee.tokens {
             guard let sub = state.pool.lookup(token) else { continue }
             // Out of the bag first: a fired ONCE subscription is unlinked by its
             // dispatcher later, and must not find this bag's slot then.
-            sub.pointee.link = 0
+            sub.pointee.bagOrFreeLink = 0
             if SubState.claimForDispose(sub) { unlink(&state, sub, &after) }
         }
         return bag

@@ -90,7 +90,7 @@ struct Outgoing {
     /// Ends this dispatch's ownership: the object goes with the last payload reference.
     mutating func finish() {
         if let p = payload {
-            payloadRelease(p)
+            p.release()
         } else if let release = objectRelease {
             release(object)
         }

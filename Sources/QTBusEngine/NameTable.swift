@@ -46,7 +46,7 @@ enum NameTable<Entry: NamedEntry> {
             guard let raw = qtbus_atomic_load_ptr(s + i) else { return nil }
             if raw != tombstone {
                 let entry = raw.assumingMemoryBound(to: Entry.self)
-                if entry.pointee.name.equals(name) { return entry }
+                if entry.pointee.name.isSame(as: name) { return entry }
             }
             i = (i + 1) & mask
         }

@@ -70,7 +70,7 @@ struct StoredName {
     func free() { bytes.deallocate() }
 
     @inline(__always)
-    func equals(_ name: CName) -> Bool {
+    func isSame(as name: CName) -> Bool {
         hash == name.hash && length == name.length && sameBytes(UnsafeRawPointer(bytes), UnsafeRawPointer(name.bytes), length)
     }
 }
@@ -196,5 +196,5 @@ final class StaticName: @unchecked Sendable {
         name = CName(UnsafePointer(copy))!
     }
 
-    func matches(_ other: CName) -> Bool { name.isSame(as: other) }
+    func isSame(as other: CName) -> Bool { name.isSame(as: other) }
 }

@@ -79,8 +79,8 @@ func makePayload(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: In
         s.initialize(from: subtype.bytes, count: subtype.length)
         s[subtype.length] = 0
     }
-    if let parent { payloadRetain(parent) }
-    if let request { requestRetain(request) }
+    if let parent { parent.retain() }
+    if let request { request.retain() }
     let p = raw.bindMemory(to: Payload.self, capacity: 1)
     p.initialize(to: Payload(size: size, object: object, objectRelease: objectRelease, parent: parent,
                              request: request, typeLength: UInt8(truncatingIfNeeded: type.length),
@@ -88,22 +88,25 @@ func makePayload(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: In
     return p
 }
 
-@inline(__always)
-func payloadRetain(_ p: UnsafeMutablePointer<Payload>) {
-    _ = qtbus_atomic_fetch_add_u64(p.field(\.refs), 1)
-}
+extension UnsafeMutablePointer where Pointee == Payload {
+    @inline(__always)
+    func retain() {
+        _ = qtbus_atomic_fetch_add_u64(field(\.refs), 1)
+    }
 
-func payloadRelease(_ p: UnsafeMutablePointer<Payload>) {
-    guard qtbus_atomic_fetch_sub_u64(p.field(\.refs), 1) == 1 else { return }
-    let object = p.pointee.object
-    let release = p.pointee.objectRelease
-    let parent = p.pointee.parent
-    let request = p.pointee.request
-    p.deinitialize(count: 1)
-    free(p)
-    release?(object)
-    if let parent { payloadRelease(parent) }
-    if let request { requestRelease(request) }
+    /// Drops a reference; the last one frees the payload and releases its object.
+    func release() {
+        guard qtbus_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
+        let object = pointee.object
+        let objectRelease = pointee.objectRelease
+        let parent = pointee.parent
+        let request = pointee.request
+        deinitialize(count: 1)
+        free(self)
+        objectRelease?(object)
+        parent?.release()
+        request?.release()
+    }
 }
 
 /// The CName of a payload's type (its length is known; the hash is recomputed only

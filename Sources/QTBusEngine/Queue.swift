@@ -59,7 +59,7 @@ func submit(_ q: UnsafeMutablePointer<Queue>, _ node: UnsafeMutablePointer<WorkN
     } while !qtbus_atomic_cas_ptr(head, &old, node)
     guard old == nil else { return }  // an item posted earlier will take this node
     // The item keeps the Queue alive: its creator may release it meanwhile.
-    retainQueue(q)
+    q.retain()
     qtbus_dq_async(q.pointee.dq, q) { raw in runBatch(raw!.assumingMemoryBound(to: Queue.self)) }
 }
 
@@ -77,7 +77,7 @@ private func runBatch(_ q: UnsafeMutablePointer<Queue>) {
         ordered = node.pointee.next  // read first: run may free the node
         node.pointee.run(UnsafeMutableRawPointer(node))
     }
-    releaseQueue(q)
+    q.release()
 }
 
 /// Work that is not a delivery (a release, an execution): `work(context)` on `q`, in
@@ -100,14 +100,16 @@ func submit(_ q: UnsafeMutablePointer<Queue>, context: UnsafeMutableRawPointer?,
     submit(q, UnsafeMutableRawPointer(item).assumingMemoryBound(to: WorkNode.self))
 }
 
-func retainQueue(_ q: UnsafeMutablePointer<Queue>) {
-    if !q.pointee.isMain { _ = qtbus_atomic_fetch_add_u64(q.field(\.refs), 1) }
-}
+extension UnsafeMutablePointer where Pointee == Queue {
+    func retain() {
+        if !pointee.isMain { _ = qtbus_atomic_fetch_add_u64(field(\.refs), 1) }
+    }
 
-/// Work already posted keeps the libdispatch queue alive by itself.
-func releaseQueue(_ q: UnsafeMutablePointer<Queue>) {
-    guard !q.pointee.isMain, qtbus_atomic_fetch_sub_u64(q.field(\.refs), 1) == 1 else { return }
-    qtbus_dq_release(q.pointee.dq)
-    q.deinitialize(count: 1)
-    q.deallocate()
+    /// Work already posted keeps the libdispatch queue alive by itself.
+    func release() {
+        guard !pointee.isMain, qtbus_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
+        qtbus_dq_release(pointee.dq)
+        deinitialize(count: 1)
+        deallocate()
+    }
 }

@@ -54,7 +54,7 @@ private func run(_ d: Delivery) {
         withUnsafeMutablePointer(to: &view) { d.sub.pointee.handler(OpaquePointer($0), d.sub.pointee.userdata) }
         countIfMain(Subscription.queue(d.sub)!.pointee.isMain)
     }
-    payloadRelease(d.payload)
+    d.payload.release()
     // Last: once `done` catches up with `posted`, the subscription may be released and
     // its memory reused (see `afterGracePeriod`).
     let done = d.sub.pointee.extra!.field(\.done)

@@ -64,7 +64,7 @@ struct AfterUnlock {
     fileprivate func run() {
         for r in retired { reclaimer.retire(r.object, r.finalize) }
         for c in calls { c.run(c.context) }
-        for p in released { payloadRelease(p) }
+        for p in released { p.release() }
     }
 }
 
@@ -85,7 +85,7 @@ func typeEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutable
     if let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, name) { return entry }
     let entry = UnsafeMutablePointer<TypeEntry>.allocate(capacity: 1)
     entry.initialize(to: TypeEntry(name: StoredName(copying: name), bus: bus,
-                                   isNoSubscriberType: noSubscriberName.matches(name)))
+                                   isNoSubscriberType: noSubscriberName.isSame(as: name)))
     NameTable<TypeEntry>.insert(bus.field(\.types), entry)
     return entry
 }

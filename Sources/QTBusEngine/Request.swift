@@ -17,17 +17,19 @@ func makeRequest(onReply: qtbus_reply_handler?, userdata: UnsafeMutableRawPointe
     return r
 }
 
-@inline(__always)
-func requestRetain(_ r: UnsafeMutablePointer<Request>) {
-    _ = qtbus_atomic_fetch_add_u64(r.field(\.refs), 1)
-}
+extension UnsafeMutablePointer where Pointee == Request {
+    @inline(__always)
+    func retain() {
+        _ = qtbus_atomic_fetch_add_u64(field(\.refs), 1)
+    }
 
-/// Drops a reference; the last one completes the request.
-func requestRelease(_ r: UnsafeMutablePointer<Request>) {
-    guard qtbus_atomic_fetch_sub_u64(r.field(\.refs), 1) == 1 else { return }
-    let release = r.pointee.release
-    let userdata = r.pointee.userdata
-    r.deinitialize(count: 1)
-    r.deallocate()
-    release?(userdata)
+    /// Drops a reference; the last one completes the request.
+    func release() {
+        guard qtbus_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
+        let complete = pointee.release
+        let userdata = pointee.userdata
+        deinitialize(count: 1)
+        deallocate()
+        complete?(userdata)
+    }
 }

@@ -26,7 +26,7 @@ func sendRequest(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, onRe
         request.deallocate()
         return status
     }
-    requestRelease(request)
+    request.release()
     return status
 }
 

@@ -94,7 +94,7 @@ func typeLivenessChanged(_ type: UnsafeMutablePointer<TypeEntry>, live: Bool, _ 
     }
 }
 
-func sourceCreate(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, autoconnect: Bool, _ start: qtbus_source_start,
+func makeSource(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, autoconnect: Bool, _ start: qtbus_source_start,
                   _ stop: qtbus_source_stop?, _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int64 {
     withEpoch {
         withRegistry { state, after in
@@ -120,7 +120,7 @@ func sourceCreate(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, autoconnect: 
 
 /// connect (`want: true`) or disconnect: when this call becomes the source's worker, it
 /// runs start or stop after unlocking.
-func sourceSetConnected(_ id: UInt64, _ want: Bool) -> Int32 {
+func setSourceConnected(_ id: UInt64, _ want: Bool) -> Int32 {
     withRegistry { state, after in
         guard let s = state.sources.lookup(id) else { return QTBUS_ESTALE.rawValue }
         s.pointee.want = want
@@ -144,7 +144,7 @@ func disposeSourceLocked(_ state: inout RegistryState, _ s: UnsafeMutablePointer
     claimWorker(s, &after)
 }
 
-func sourceDispose(_ id: UInt64) -> Int32 {
+func disposeSource(_ id: UInt64) -> Int32 {
     withRegistry { state, after in
         guard let s = state.sources.lookup(id) else { return QTBUS_ESTALE.rawValue }
         disposeSourceLocked(&state, s, &after)

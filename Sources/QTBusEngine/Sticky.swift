@@ -30,10 +30,10 @@ let deliverReplay: Finalizer = { raw in
         if items.isEmpty { qtbus_atomic_store_u32(backlog.field(\.gateOpen), 1) }
         backlog.pointee.lock.unlock()
         if items.isEmpty {
-            // A plain synchronous subscription leaves the special state with its replay
+            // A direct synchronous subscription leaves the routed state with its replay
             // (the CAS fails, harmlessly, if it was disposed meanwhile).
             if Subscription.queue(sub) == nil && sub.pointee.flags & subOnce == 0 {
-                _ = qtbus_atomic_cas_u8(sub.field(\.state), SubState.special, SubState.plain)
+                _ = qtbus_atomic_cas_u8(sub.field(\.state), SubState.routed, SubState.direct)
             }
             return
         }
@@ -46,17 +46,17 @@ let deliverReplay: Finalizer = { raw in
 func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>) {
     let once = sub.pointee.flags & subOnce != 0
     guard SubState.isLive(sub),
-          !once || qtbus_atomic_cas_u8(sub.field(\.state), SubState.special, SubState.fired) else {
-        payloadRelease(payload)
+          !once || qtbus_atomic_cas_u8(sub.field(\.state), SubState.routed, SubState.fired) else {
+        payload.release()
         return
     }
-    if once { finishOnce(sub) }  // before the delivery, as in deliverSpecial
+    if once { finishOnce(sub) }  // before the delivery, as in deliverRouted
     if Subscription.queue(sub) != nil {
         enqueueDelivery(sub, payload, once: once)
     } else {
         var view = EventView(payload: payload, queued: true)
         withUnsafeMutablePointer(to: &view) { sub.pointee.handler(OpaquePointer($0), sub.pointee.userdata) }
-        payloadRelease(payload)
+        payload.release()
     }
 }
 
@@ -68,7 +68,7 @@ func keepSticky(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) -> (U
         if isClosed(bus) { return nil }
         event.ensurePayload()
         let type = typeEntry(bus, event.type)
-        payloadRetain(event.payload!)
+        event.payload!.retain()
         if let replaced = type.pointee.sticky.keep(event.subtype.map(\.key), event.payload!) {
             after.release([replaced])
         }

@@ -27,7 +27,7 @@ struct StickyStore {
     func matching(_ subtypes: [Key]) -> [UnsafeMutablePointer<Payload>] {
         let chosen = kept.filter { key, _ in subtypes.isEmpty || key.map(subtypes.contains) ?? false }
         return chosen.values.sorted { $0.order < $1.order }.map {
-            payloadRetain($0.payload)
+            $0.payload.retain()
             return $0.payload
         }
     }

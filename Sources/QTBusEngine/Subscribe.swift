@@ -39,7 +39,7 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
             let type = typeEntry(bus, request.type)
             guard let sub = makeSubscription(&state, type, request) else { return Int64(QTBUS_ENOMEM.rawValue) }
             link(sub, type, &after)
-            if let b = bag { bagLink(b, slot: UInt32(truncatingIfNeeded: request.bag), sub) }
+            if let b = bag { linkToBag(b, slot: UInt32(truncatingIfNeeded: request.bag), sub) }
             if sub.pointee.flags & subReplay != 0 { after.call(deliverReplay, UnsafeMutableRawPointer(sub)) }
             return Int64(bitPattern: SubscriptionPool.token(sub))
         }
@@ -54,11 +54,11 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
     let seq = type.pointee.seq + 1
     let flags = UInt8(truncatingIfNeeded: request.flags)
     let nodeCount = max(1, request.subtypes.count)
-    let plain = request.queue == nil && flags & (subOnce | subReplay) == 0
+    let direct = request.queue == nil && flags & (subOnce | subReplay) == 0
     let first = request.subtypes.first.map { ListNode(seq: seq, index: 0, subtype: subtypeEntry(type, $0)) }
         ?? ListNode(seq: seq, index: 0, type: type)
     sub.initialize(to: Subscription(
-        generation: generation, index: index, state: plain ? SubState.plain : SubState.special,
+        generation: generation, index: index, state: direct ? SubState.direct : SubState.routed,
         flags: flags, nodeCount: UInt16(nodeCount), priority: request.priority,
         handler: request.handler, userdata: request.userdata, release: request.release,
         extra: nil, node: first))
@@ -66,7 +66,7 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
         sub.pointee.extra = SubscriptionExtra.make(sub, extraNodes: nodeCount - 1)
     }
     if let q = request.queue {
-        retainQueue(q)
+        q.retain()
         sub.pointee.extra!.pointee.queue = q
     }
     if flags & subReplay != 0 {

@@ -1,10 +1,11 @@
 // A subscription: its pool record, what only some subscriptions carry, and its states.
 //
-// A subscription's state machine (`live` is plain or special):
+// A subscription's state machine (`live` is direct or routed):
 //
-//   plain   a synchronous, not-ONCE subscription with its replay gate open: the only
-//           state the dispatch loop's fast path has to test;
-//   special queued, ONCE, or replaying (goes to plain when a replay ends, if it can).
+//   direct  a synchronous, not-ONCE subscription with its replay gate open: the
+//           dispatch loop calls its handler itself (the only state its fast path tests);
+//   routed  queued, ONCE, or replaying: its deliveries go through `deliverRouted`
+//           (goes to direct when a replay ends, if it can).
 //
 //   live --dispose / bag / bus destroy (CAS, under the lock)--> disposed --+
 //   live --its ONCE delivery claims it (CAS, dispatch path)---> fired -----+
@@ -21,12 +22,12 @@ import CQtbusShims
 import Glibc
 
 enum SubState {
-    static let plain: UInt8 = 0
-    static let special: UInt8 = 1
+    static let direct: UInt8 = 0
+    static let routed: UInt8 = 1
     static let fired: UInt8 = 2
     static let disposed: UInt8 = 3
 
-    @inline(__always) static func isLive(_ state: UInt8) -> Bool { state <= special }
+    @inline(__always) static func isLive(_ state: UInt8) -> Bool { state <= routed }
 
     @inline(__always)
     static func isLive(_ sub: UnsafeMutablePointer<Subscription>) -> Bool {
@@ -67,7 +68,7 @@ struct Subscription {
     var priority: Int32
     /// Registry lock: the bag's slot + 1 while live and in a bag (0: none); the next
     /// free record + 1 while the record is free.
-    var link: UInt32 = 0
+    var bagOrFreeLink: UInt32 = 0
     var handler: qtbus_handler
     var userdata: UnsafeMutableRawPointer?
     var release: qtbus_release?
@@ -144,7 +145,7 @@ struct SubscriptionExtra {
     }
 
     static func free(_ extra: UnsafeMutablePointer<SubscriptionExtra>) {
-        if let q = extra.pointee.queue { releaseQueue(q) }
+        if let q = extra.pointee.queue { q.release() }
         if let backlog = extra.pointee.backlog { freeBacklog(backlog) }
         extra.deinitialize(count: 1)
         Glibc.free(extra)

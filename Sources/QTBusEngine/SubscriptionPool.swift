@@ -4,7 +4,7 @@ import CQtbusShims
 import Glibc
 
 /// The pool of subscription records: chunks that never move, so a record's address
-/// is stable for the registry's life; free records form a list through `link`.
+/// is stable for the registry's life; free records form a list through `bagOrFreeLink`.
 /// Registry lock only.
 struct SubscriptionPool {
     // 512 records of 88 bytes are exactly eleven pages (see `take`).
@@ -26,7 +26,7 @@ struct SubscriptionPool {
         if freeHead != 0 {
             let index = Int(freeHead - 1)
             let r = record(index)
-            freeHead = r.pointee.link
+            freeHead = r.pointee.bagOrFreeLink
             return (r, UInt32(index), r.pointee.generation)
         }
         if count == chunkCapacity * Self.chunkSize {
@@ -51,7 +51,7 @@ struct SubscriptionPool {
 
     /// Gives a released record back (its generation already moved on at unlink).
     mutating func give(_ sub: UnsafeMutablePointer<Subscription>) {
-        sub.pointee.link = freeHead
+        sub.pointee.bagOrFreeLink = freeHead
         freeHead = sub.pointee.index + 1
     }
 

@@ -94,7 +94,7 @@ struct BorrowedObject {
 /// `releaseHeldRequest`; nil when the event is not a request.
 func holdRequest(_ view: UnsafeMutablePointer<EventView>) -> UnsafeMutablePointer<EventView>? {
     guard let request = view.pointee.request else { return nil }
-    requestRetain(request)
+    request.retain()
     let type = UnsafePointer(strdup(view.pointee.type)!)
     let subtype = view.pointee.subtype.map { UnsafePointer(strdup($0)!) }
     let held = UnsafeMutablePointer<EventView>.allocate(capacity: 1)
@@ -111,5 +111,5 @@ func releaseHeldRequest(_ held: UnsafeMutablePointer<EventView>) {
     if let subtype = held.pointee.subtype { free(UnsafeMutableRawPointer(mutating: subtype)) }
     held.deinitialize(count: 1)
     held.deallocate()
-    requestRelease(request)
+    request.release()
 }

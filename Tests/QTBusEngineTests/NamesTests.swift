@@ -91,13 +91,13 @@ extension Engine {
             let stored = StoredName(copying: na)
             defer { stored.free() }
             #expect(stored.bytes != a, "StoredName owns a copy")
-            #expect(stored.equals(nb))
-            #expect(!stored.equals(nc))
+            #expect(stored.isSame(as: nb))
+            #expect(!stored.isSame(as: nc))
             #expect(String(cString: stored.bytes) == "LoginEvent")
             // A prefix is a different name even if the stored copy continues.
             let prefix = strdup("Login")!
             defer { free(prefix) }
-            #expect(!stored.equals(CName(prefix)!))
+            #expect(!stored.isSame(as: CName(prefix)!))
         }
 
         @Test("isValidUTF8 rejects overlong, surrogates, > U+10FFFF, stray and bad continuations",

@@ -27,14 +27,14 @@ extension Engine {
                         #expect(Int(bitPattern: p.data) % 16 == 0)
                         #expect(Array(UnsafeRawBufferPointer(start: p.data, count: 5)) == data)
                         #expect(p.bytes.load(fromByteOffset: 5, as: UInt8.self) == 0)
-                        payloadRelease(p)
+                        p.release()
 
                         let q = makePayload(type: CName(t)!, subtype: nil, data: nil, size: 0,
                                             object: nil, objectRelease: nil, parent: nil)
                         #expect(q.data == nil)
                         #expect(q.subtype == nil)
                         #expect(String(cString: q.type) == "Login")
-                        payloadRelease(q)
+                        q.release()
                     }
                 }
             }
