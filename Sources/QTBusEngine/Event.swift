@@ -4,7 +4,7 @@ import CQtbusShims
 import Glibc
 
 /// What a handler's `const qtbus_event *` points to.  `@usableFromInline` so the Swift
-/// API's delivery closures can read the object inline (`_qtbus_event_object_inline`).
+/// API's delivery closures can read the object inline (`_qtEngineEventObject`).
 @usableFromInline
 struct EventView {
     var type: UnsafePointer<CChar>
@@ -98,3 +98,16 @@ struct Outgoing {
         objectRelease = nil
     }
 }
+
+/// How a borrowed object is copied for deliveries that outlive the dispatch.
+struct BorrowedObject {
+    /// Returns a copy the engine owns (never nil: the caller cannot fail). It may run
+    /// under the registry lock (a sticky keep copies there), so it must not call into
+    /// the bus; copying a Swift value runs no user code, only retains.
+    let copy: _QTEngineObjectCopy
+    /// Releases a copy made by `copy`.
+    let release: qtbus_release
+}
+
+/// Makes a copy of a borrowed object that outlives the dispatch (SwiftAPISupport.swift explains).
+@usableFromInline package typealias _QTEngineObjectCopy = @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?

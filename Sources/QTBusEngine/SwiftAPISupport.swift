@@ -1,40 +1,45 @@
-// Swift-only dispatch of a borrowed object (not C ABI: no @_cdecl, so nothing here is
-// exported from libqtbus.so; the Swift API links the engine module directly).
+// The seam between the Swift API (QTEventBus) and the engine: the engine entry points
+// that only the Swift API uses.  None is C ABI (no @_cdecl, nothing exported); all are
+// `package`, so nothing outside this package can call them.  Their names start with
+// `_qtEngine`, because `_qtbus_x` means "the Swift half of qtbus.h's qtbus_x"
+// (CBoundary.swift), which the Swift API calls for everything else.
 //
-// A typed Swift dispatch carries its value as the event's object.  Giving the engine
-// ownership of it (qtbus_dispatch's object + object_release) means a malloc and a free
-// per dispatch, the largest cost of a synchronous dispatch to one closure (about 160 of
-// 700 instructions).  Here the object stays on the caller's stack: the engine only
-// borrows it for the call, and when a delivery must outlive the call (a queued
-// subscription, a sticky keep, a replay backlog: every such path goes through
-// `Outgoing.ensurePayload`) it asks the caller for a heap copy with `copy`, owns that
-// copy like any object passed to qtbus_dispatch and releases it with `release` after
-// its last delivery.  Deliveries made during the call may see either the borrowed
-// object or the copy; both hold the same value.
+// How the work is split, and why these entry points exist:
+// - Queues.  The engine's subscriptions of the Swift API are always synchronous: a Swift
+//   `DispatchQueue` cannot be handed to the engine (an engine queue is a qtbus_queue),
+//   so an `atQueue` subscription hops itself, with `queue.async`, and re-checks its
+//   token when the hop runs (lifetime rule 2).  The engine would then see the handler
+//   return before it ran, complete a request too early and refuse its replies: so a hop
+//   holds the request (`_qtEngineHoldRequest`), as a queued delivery's payload does.
+// - Bags.  A Swift `DisposeBag` is a Swift object holding tokens, not an engine bag: it
+//   must dispose them when it is deinitialised, from any thread, and it prunes tokens
+//   that ended on their own.  Engine bags (qtbus_bag) serve C.
+// - Values.  A typed Swift dispatch carries its value as the event's object.  Giving the
+//   engine ownership of it (qtbus_dispatch's object + object_release) means a malloc and
+//   a free per dispatch, the largest cost of a synchronous dispatch to one closure
+//   (bench-swift's "dispatch, 1 closure" row).  `_qtEngineDispatchBorrowed` leaves it on
+//   the caller's stack: the engine only borrows it for the call, and when a delivery
+//   must outlive the call (a queued subscription, a sticky keep, a replay backlog: every
+//   such path goes through `Outgoing.ensurePayload`) it asks the caller for a heap copy
+//   with `copy`, owns that copy like any object passed to qtbus_dispatch and releases it
+//   with `release` after its last delivery.  Deliveries made during the call may see
+//   either the borrowed object or the copy; both hold the same value.  Each delivery
+//   then reads the value with `_qtEngineEventObject`, inline.
+// - Locks and tables.  The Swift API keeps its own small lock (`_QTLocked`, which
+//   ThreadSanitizer understands) and its own lock-free table keyed by metatype
+//   (`_TypeTable.swift`), because its keys are Swift types, not C names; neither is on
+//   the engine's side of this seam.
 import CQtbusShims
 import Glibc
 
-/// How a borrowed object is copied for deliveries that outlive the dispatch.
-struct BorrowedObject {
-    /// Returns a copy the engine owns (never nil: the caller cannot fail). It may run
-    /// under the registry lock (a sticky keep copies there), so it must not call into
-    /// the bus; copying a Swift value runs no user code, only retains.
-    let copy: _qtbus_object_copy
-    /// Releases a copy made by `copy`.
-    let release: qtbus_release
-}
-
-/// Makes a copy of a borrowed object that outlives the dispatch (see the file comment).
-@usableFromInline package typealias _qtbus_object_copy = @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
-
 /// Swift-only: `qtbus_dispatch` of an event whose `object` is borrowed for the duration
-/// of the call (see the file comment). The engine never releases `object`; it calls
+/// of the call (see the file comment: Values). The engine never releases `object`; it calls
 /// `copy(object)` at most once, when a delivery must outlive the call, and releases the
 /// copy with `release` after the copy's last delivery. On failure (< 0) the engine made
 /// no copy and kept nothing. The checks are `qtbus_dispatch`'s.
-@usableFromInline package func _qtbus_dispatch_borrowed(_ bus: OpaquePointer, type: UnsafePointer<CChar>,
+@usableFromInline package func _qtEngineDispatchBorrowed(_ bus: OpaquePointer, type: UnsafePointer<CChar>,
                                      subtype: UnsafePointer<CChar>?, data: UnsafeRawPointer?, size: Int,
-                                     object: UnsafeMutableRawPointer, copy: _qtbus_object_copy,
+                                     object: UnsafeMutableRawPointer, copy: _QTEngineObjectCopy,
                                      release: qtbus_release, flags: UInt32) -> Int32 {
     guard let typeName = CName(type), flags & ~UInt32(QTBUS_EVENT_STICKY) == 0,
           data != nil || size == 0 else { return QTBUS_EINVAL.rawValue }
@@ -56,39 +61,34 @@ struct BorrowedObject {
     return result
 }
 
-/// Swift-only, not C ABI: `qtbus_event_object` read in place, without a call.  The Swift
-/// API's delivery closures run once per closure per dispatch, where a call each shows
-/// in the Swift benchmark's "dispatch, 100 closures" row.  `event` must be a live event.
+/// `qtbus_event_object` read in place, without a call: the Swift API's delivery closures
+/// run once per closure per dispatch, where a call each shows in bench-swift's
+/// "dispatch, 100 closures" row.  `event` must be a live event.
 @inlinable @inline(__always)
-@usableFromInline package func _qtbus_event_object_inline(_ event: OpaquePointer) -> UnsafeMutableRawPointer? {
+package func _qtEngineEventObject(_ event: OpaquePointer) -> UnsafeMutableRawPointer? {
     UnsafeMutablePointer<EventView>(event).pointee.object
 }
 
-/// Swift-only, not C ABI: from inside a handler, keeps the request `event` carries open
-/// (its completion waits) until `_qtbus_request_release`, and returns an event that
-/// `_qtbus_event_reply` answers through meanwhile, from any thread; nil when `event` is
-/// not a request.  The Swift API holds requests across its DispatchQueue hops, which the
-/// engine sees as synchronous handlers.
-@usableFromInline package func _qtbus_request_hold(_ event: OpaquePointer?) -> OpaquePointer? {
+// MARK: - Held requests
+//
+// A hop holds the request as a queued delivery's payload does: one reference, dropped
+// when the hop has run.  The held request is an EventView of its own (type and subtype
+// copied, no data, cannot be stopped) so that qtbus_event_reply answers through it
+// unchanged.
+
+/// From inside a handler: keeps the request `event` carries open (its completion waits)
+/// until `_qtEngineReleaseHeldRequest`, and returns an event that `_qtbus_event_reply`
+/// answers through meanwhile, from any thread; nil when `event` is not a request.
+@usableFromInline package func _qtEngineHoldRequest(_ event: OpaquePointer?) -> OpaquePointer? {
     guard let event else { return nil }
     return holdRequest(UnsafeMutablePointer<EventView>(event)).map { OpaquePointer($0) }
 }
 
-/// Swift-only, not C ABI: ends a `_qtbus_request_hold`, exactly once; no reply through
-/// it afterwards.  The last reference completes the request (runs its release) here.
-@usableFromInline package func _qtbus_request_release(_ held: OpaquePointer) {
+/// Ends a `_qtEngineHoldRequest`, exactly once; no reply through it afterwards.  The
+/// last reference completes the request (runs its release) here.
+@usableFromInline package func _qtEngineReleaseHeldRequest(_ held: OpaquePointer) {
     releaseHeldRequest(UnsafeMutablePointer<EventView>(held))
 }
-
-// MARK: - Held requests (Swift-only, not C ABI)
-//
-// The Swift API's subscriptions are synchronous engine subscriptions that hop to a
-// DispatchQueue themselves (a DispatchQueue is not an engine queue), so the engine
-// would see such a handler return before it has run, complete the request too early
-// and forbid its replies.  A hop therefore holds the request as a queued delivery's
-// payload does: one reference, dropped when the hop has run.  The held request is an
-// EventView of its own (type and subtype copied, no data, cannot be stopped) so that
-// qtbus_event_reply answers through it unchanged.
 
 /// Inside a handler: a view that keeps `view`'s request open (one reference) until
 /// `releaseHeldRequest`; nil when the event is not a request.

@@ -7,7 +7,7 @@
 // the call (_EventCell.swift); a subtype of up to 15 UTF-8 bytes is passed from the
 // stack, longer native strings in place. It takes no lock and builds no C string for
 // the type name (the record caches it). The engine call is the Swift-only
-// `_qtbus_dispatch_borrowed`, which runs the same dispatch as C's `qtbus_dispatch`;
+// `_qtEngineDispatchBorrowed`, which runs the same dispatch as C's `qtbus_dispatch`;
 // posted dispatches use C's `qtbus_dispatch_on_bus_queue` / `_on_main`.
 import CQtbusShims
 import QTBusEngine
@@ -149,7 +149,7 @@ func _qtSendBytes(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ subType:
 }
 
 /// The one call into the engine's dispatch entry points. A `borrowed` cell (on the
-/// caller's stack, `.now` only) goes to `_qtbus_dispatch_borrowed`, which copies it if
+/// caller's stack, `.now` only) goes to `_qtEngineDispatchBorrowed`, which copies it if
 /// a delivery outlives the call; the engine owns any other cell once the dispatch
 /// succeeds, and on failure it took nothing, so the cell is freed here.
 @usableFromInline
@@ -157,7 +157,7 @@ func _qtSend(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ subType: Unsa
              _ data: UnsafeRawPointer?, _ size: Int, _ object: UnsafeMutableRawPointer?, _ borrowed: Bool,
              _ flags: UInt32, _ mode: _QTSendMode) -> Int32 {
     if borrowed, let object {
-        return _qtbus_dispatch_borrowed(bus, type: type, subtype: subType, data: data, size: size, object: object,
+        return _qtEngineDispatchBorrowed(bus, type: type, subtype: subType, data: data, size: size, object: object,
                                         copy: _qtEventCellCopy, release: _qtEventCellRelease, flags: flags)
     }
     var desc = qtbus_event_desc(type: type, subtype: subType, data: data, size: size, object: object,

@@ -2,7 +2,7 @@
 // through (QTRequestContext).
 //
 // Replies are bytes in the engine (qtbus_event_reply), so Swift and C answer each
-// other's requests. A context answers through a held request (_qtbus_request_hold): a
+// other's requests. A context answers through a held request (_qtEngineHoldRequest): a
 // Swift handler may run after a hop to a DispatchQueue, when the engine's view of the
 // delivery is gone, and a context that outlived its handler must fail safely rather
 // than touch freed memory.
@@ -69,7 +69,7 @@ public struct QTReply: Sendable, Hashable, CustomStringConvertible {
 /// subscriptions): then ``isRequest`` is false and every reply is refused.
 public final class QTRequestContext: @unchecked Sendable {
     // @unchecked: `held` is immutable and `_qtbus_event_reply` on it is thread-safe
-    // until `_qtbus_request_release`, which runs once (`released`) when nobody else
+    // until `_qtEngineReleaseHeldRequest`, which runs once (`released`) when nobody else
     // can call `reply` (unique at the handler's end, or deinit).
     private let held: OpaquePointer?
     private let ended = Atomic<Bool>(false)
@@ -116,11 +116,11 @@ public final class QTRequestContext: @unchecked Sendable {
 
     private func releaseHold() {
         guard let held, !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        _qtbus_request_release(held)
+        _qtEngineReleaseHeldRequest(held)
     }
 }
 
-/// A request held open across a hop (see `_qtbus_request_hold`); released exactly once
+/// A request held open across a hop (see `_qtEngineHoldRequest`); released exactly once
 /// by its taker.
 struct _QTHeldRequest: @unchecked Sendable {
     // @unchecked: the held event is immutable and thread-safe to reply through.
@@ -128,9 +128,9 @@ struct _QTHeldRequest: @unchecked Sendable {
 
     /// Holds the request `event` carries; nil when it is not a request.
     init?(_ event: OpaquePointer) {
-        guard let raw = _qtbus_request_hold(event) else { return nil }
+        guard let raw = _qtEngineHoldRequest(event) else { return nil }
         self.raw = raw
     }
 
-    func release() { _qtbus_request_release(raw) }
+    func release() { _qtEngineReleaseHeldRequest(raw) }
 }

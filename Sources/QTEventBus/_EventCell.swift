@@ -2,7 +2,7 @@
 //
 // A typed dispatch makes one "cell": raw memory holding a 16-byte header and the value.
 // A synchronous dispatch (`dispatch`) builds it on its own stack and lends it to the
-// engine (`_qtbus_dispatch_borrowed`), so a plain dispatch allocates nothing; only if a
+// engine (`_qtEngineDispatchBorrowed`), so a plain dispatch allocates nothing; only if a
 // delivery outlives the call (an engine-queued subscriber, a sticky keep, a replay
 // backlog) does the engine call `_qtEventCellCopy` for a heap cell. A posted dispatch
 // (`dispatchOnBusQueue`, `dispatchOnMain`) starts with a heap cell. The engine releases
@@ -78,7 +78,7 @@ let _qtEventCellRelease: qtbus_release = { raw in
 /// its value, which the engine then owns and releases with `_qtEventCellRelease`. Called
 /// only when a delivery outlives the dispatch (queued, sticky, replay backlog), so the
 /// unspecialized value-witness copy is not on the hot path.
-let _qtEventCellCopy: _qtbus_object_copy = { raw in
+let _qtEventCellCopy: _QTEngineObjectCopy = { raw in
     let raw = raw.unsafelyUnwrapped
     let type = unsafeBitCast(raw.load(as: UInt.self), to: Any.Type.self)
     return _qtCopyCell(type, raw)

@@ -152,7 +152,7 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
         let heldBits = UInt(bitPattern: _QTHeldRequest(event)?.raw)  // 0: not a request
         queue.async { [self] in
             if !(token.isCancelled || expireIfOwnerGone()) { handler(value) }
-            if heldBits != 0 { _qtbus_request_release(OpaquePointer(bitPattern: heldBits)!) }
+            if heldBits != 0 { _qtEngineReleaseHeldRequest(OpaquePointer(bitPattern: heldBits)!) }
         }
     }
 
@@ -212,7 +212,7 @@ final class _QTNamedSubscription: _QTHandlerSubscription<QTNamedEvent>, @uncheck
 @inlinable
 func _qtTypedFastDeliver<E: QTEvent>(_: E.Type) -> _QTDeliverFunction {
     { subscription, event in
-        if let cell = _qtbus_event_object_inline(event),
+        if let cell = _qtEngineEventObject(event),
            cell.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(E.self)) {
             // Borrowed: the engine keeps the cell until this call has returned.
             unsafeDowncast(subscription, to: _QTTypedSubscription<E>.self)

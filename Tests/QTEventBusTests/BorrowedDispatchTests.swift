@@ -1,5 +1,5 @@
 // A synchronous typed dispatch lends the engine a cell on the dispatching frame's stack
-// (_qtbus_dispatch_borrowed); the engine asks for a heap copy only when a delivery
+// (_qtEngineDispatchBorrowed); the engine asks for a heap copy only when a delivery
 // outlives the dispatch. These tests make every such delivery happen after the frame
 // is gone and its stack overwritten, with a value whose payload is on the heap (a
 // String too long to be stored inline, an array, a class reference), so a delivery
