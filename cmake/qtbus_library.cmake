@@ -69,8 +69,8 @@ foreach(_f IN LISTS _on_disk)
 endforeach()
 
 # Sources/CQtbusShims: position-independent code with hidden visibility, so its helpers
-# (qtbus_tls_set, qtbus_dq_*...) never leak into the ABI even though their names match
-# the version script's qtbus_* pattern.  A static archive rather than an OBJECT library:
+# (qtshim_*: a prefix of their own, so that no pattern meant for the C ABI's qtbus_*
+# matches them) never leak into the ABI.  A static archive rather than an OBJECT library:
 # CMake 3.25 compiles and links a Swift target in one swiftc call that leaves out
 # $<TARGET_OBJECTS>, but it does pass archives.
 add_library(qtbus_shims STATIC

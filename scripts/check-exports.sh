@@ -14,7 +14,7 @@ lib=$1 header=$2
 declared=$(python3 "$(dirname "${BASH_SOURCE[0]}")/abi-probe.py" --declared "$header" | sort -u)
 # Defined, global dynamic symbols, without version suffixes.  LOCAL entries of .dynsym
 # are not exported: the linker keeps the thread-local variables that TLS relocations
-# name there (qtbus_tls_record, and libdispatch's __dispatch_tsd when the runtime is
+# name there (qtshim_tls_record, and libdispatch's __dispatch_tsd when the runtime is
 # linked in), bound to this library alone.
 exported=$(nm -D --defined-only --extern-only "$lib" | awk '{print $NF}' | sed 's/@.*//' \
   | grep -Ev '^(_init|_fini|__bss_start|_edata|_end)$' | sort -u)

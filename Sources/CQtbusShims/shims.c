@@ -10,10 +10,10 @@
 
 static int errno_is_eintr(void) { return errno == EINTR; }
 
-QTBUS_INTERNAL uint64_t qtbus_epoch_global = 1;
-QTBUS_INTERNAL uint64_t qtbus_retire_pending = 0;
+QTBUS_INTERNAL uint64_t qtshim_epoch_global = 1;
+QTBUS_INTERNAL uint64_t qtshim_retire_pending = 0;
 
-QTBUS_INTERNAL __thread void *qtbus_tls_record __attribute__((tls_model("initial-exec")));
+QTBUS_INTERNAL __thread void *qtshim_tls_record __attribute__((tls_model("initial-exec")));
 
 /* A pthread key only for its destructor: it hands a thread's record back when the
  * thread ends, so the reclamation scan does not grow with dead threads. */
@@ -23,37 +23,37 @@ static void (*tls_exit_hook)(void *);
 
 static void tls_exit_trampoline(void *record)
 {
-    qtbus_tls_record = NULL;
+    qtshim_tls_record = NULL;
     void (*hook)(void *) = __atomic_load_n(&tls_exit_hook, __ATOMIC_ACQUIRE);
     if (hook) hook(record);
 }
 
 static void tls_exit_key_create(void) { pthread_key_create(&tls_exit_key, tls_exit_trampoline); }
 
-void qtbus_tls_set(void *record, void (*on_exit)(void *))
+void qtshim_tls_set(void *record, void (*on_exit)(void *))
 {
     pthread_once(&tls_exit_once, tls_exit_key_create);
     /* Always the same function; stored atomically because every new thread stores it. */
     __atomic_store_n(&tls_exit_hook, on_exit, __ATOMIC_RELEASE);
-    qtbus_tls_record = record;
+    qtshim_tls_record = record;
     pthread_setspecific(tls_exit_key, record);
 }
 
-QTBUS_INTERNAL bool qtbus_fast_exit;
+QTBUS_INTERNAL bool qtshim_fast_exit;
 
 /* Before any engine call: the flag must not change while records are in use. */
-__attribute__((constructor)) static void qtbus_membarrier_init(void)
+__attribute__((constructor)) static void qtshim_membarrier_init(void)
 {
     long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return;
-    qtbus_fast_exit = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    qtshim_fast_exit = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
-void qtbus_membarrier(void) { syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0); }
+void qtshim_membarrier(void) { syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0); }
 
 #include <linux/futex.h>
 
-void qtbus_lock_wait(uint32_t *word)
+void qtshim_lock_wait(uint32_t *word)
 {
     /* Mark the lock contended, then sleep until it is released; whoever takes it from
      * here leaves it marked 2, so its unlock wakes the next waiter. */
@@ -61,29 +61,29 @@ void qtbus_lock_wait(uint32_t *word)
         syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
 }
 
-void qtbus_lock_wake(uint32_t *word)
+void qtshim_lock_wake(uint32_t *word)
 {
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-bool qtbus_is_main_thread(void) { return (pid_t)syscall(SYS_gettid) == getpid(); }
+bool qtshim_is_main_thread(void) { return (pid_t)syscall(SYS_gettid) == getpid(); }
 
 /* libdispatch's C entry points under names of our own (asm labels), so this file needs
  * no dispatch headers and cannot clash with the Swift Dispatch overlay's imports. */
-extern struct qtbus_dispatch_queue_s qtbus_dispatch_main_q __asm__("_dispatch_main_q");
-qtbus_dispatch_queue_t qtbus_dispatch_queue_create(const char *, void *) __asm__("dispatch_queue_create");
-void qtbus_dispatch_async_f(qtbus_dispatch_queue_t, void *, void (*)(void *)) __asm__("dispatch_async_f");
-void qtbus_dispatch_release(void *) __asm__("dispatch_release");
+extern struct qtshim_dispatch_queue_s qtshim_dispatch_main_q __asm__("_dispatch_main_q");
+qtshim_dispatch_queue_t qtshim_dispatch_queue_create(const char *, void *) __asm__("dispatch_queue_create");
+void qtshim_dispatch_async_f(qtshim_dispatch_queue_t, void *, void (*)(void *)) __asm__("dispatch_async_f");
+void qtshim_dispatch_release(void *) __asm__("dispatch_release");
 /* The run-loop SPI CoreFoundation uses to pump the main queue: on Linux the "port" is
  * an eventfd that libdispatch writes when main-queue work is posted and never reads. */
-int  qtbus_dispatch_main_port(void) __asm__("_dispatch_get_main_queue_port_4CF");
-void qtbus_dispatch_main_callback(void *) __asm__("_dispatch_main_queue_callback_4CF");
+int  qtshim_dispatch_main_port(void) __asm__("_dispatch_get_main_queue_port_4CF");
+void qtshim_dispatch_main_callback(void *) __asm__("_dispatch_main_queue_callback_4CF");
 
-qtbus_dispatch_queue_t qtbus_dq_create_serial(const char *label)
+qtshim_dispatch_queue_t qtshim_dq_create_serial(const char *label)
 {
-    return qtbus_dispatch_queue_create(label, NULL); /* NULL attribute: serial */
+    return qtshim_dispatch_queue_create(label, NULL); /* NULL attribute: serial */
 }
-qtbus_dispatch_queue_t qtbus_dq_main(void) { return &qtbus_dispatch_main_q; }
+qtshim_dispatch_queue_t qtshim_dq_main(void) { return &qtshim_dispatch_main_q; }
 #if defined(__has_feature)
 #  if __has_feature(thread_sanitizer)
 #    define QTBUS_TSAN 1
@@ -98,47 +98,47 @@ qtbus_dispatch_queue_t qtbus_dq_main(void) { return &qtbus_dispatch_main_q; }
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
 
-struct qtbus_tsan_post { void (*work)(void *); void *context; };
+struct qtshim_tsan_post { void (*work)(void *); void *context; };
 
-static void qtbus_tsan_trampoline(void *raw)
+static void qtshim_tsan_trampoline(void *raw)
 {
-    struct qtbus_tsan_post post = *(struct qtbus_tsan_post *)raw;
+    struct qtshim_tsan_post post = *(struct qtshim_tsan_post *)raw;
     __tsan_acquire(raw);
     free(raw);
     post.work(post.context);
 }
 
-void qtbus_dq_async(qtbus_dispatch_queue_t queue, void *context, void (*work)(void *))
+void qtshim_dq_async(qtshim_dispatch_queue_t queue, void *context, void (*work)(void *))
 {
-    struct qtbus_tsan_post *post = malloc(sizeof *post);
+    struct qtshim_tsan_post *post = malloc(sizeof *post);
     if (!post) abort();
     post->work = work;
     post->context = context;
     __tsan_release(post);
-    qtbus_dispatch_async_f(queue, post, qtbus_tsan_trampoline);
+    qtshim_dispatch_async_f(queue, post, qtshim_tsan_trampoline);
 }
 #else
-void qtbus_dq_async(qtbus_dispatch_queue_t queue, void *context, void (*work)(void *))
+void qtshim_dq_async(qtshim_dispatch_queue_t queue, void *context, void (*work)(void *))
 {
-    qtbus_dispatch_async_f(queue, context, work);
+    qtshim_dispatch_async_f(queue, context, work);
 }
 #endif
-void qtbus_dq_release(qtbus_dispatch_queue_t queue) { qtbus_dispatch_release(queue); }
+void qtshim_dq_release(qtshim_dispatch_queue_t queue) { qtshim_dispatch_release(queue); }
 
-int qtbus_main_queue_fd(void) { return qtbus_dispatch_main_port(); }
+int qtshim_main_queue_fd(void) { return qtshim_dispatch_main_port(); }
 
-void qtbus_main_queue_run(void)
+void qtshim_main_queue_run(void)
 {
-    int fd = qtbus_dispatch_main_port();
+    int fd = qtshim_dispatch_main_port();
     uint64_t count;
     /* Clear first: work posted while we drain pokes the fd again and stays pending. */
     while (read(fd, &count, sizeof count) < 0 && errno_is_eintr()) {}
-    qtbus_dispatch_main_callback(NULL);
+    qtshim_dispatch_main_callback(NULL);
 }
 
-int qtbus_main_queue_poll(int timeout_ms)
+int qtshim_main_queue_poll(int timeout_ms)
 {
-    struct pollfd p = { .fd = qtbus_dispatch_main_port(), .events = POLLIN, .revents = 0 };
+    struct pollfd p = { .fd = qtshim_dispatch_main_port(), .events = POLLIN, .revents = 0 };
     int r;
     do { r = poll(&p, 1, timeout_ms); } while (r < 0 && errno_is_eintr());
     return r;

@@ -1,7 +1,7 @@
 /* qtbus_strerror's table: the one X-macro list in qtbus.h yields the enum and the text. */
 #include "qtbus_shims.h"
 
-const char *qtbus_status_text(int status)
+const char *qtshim_status_text(int status)
 {
     switch (status) {
 #define QTBUS__STATUS_CASE(name, value, text) case (value): return text;

@@ -32,7 +32,7 @@ func freeBacklog(_ b: UnsafeMutablePointer<Backlog>) {
 func backlogAppend(_ backlog: UnsafeMutablePointer<Backlog>, _ payload: UnsafeMutablePointer<Payload>) -> Bool {
     backlog.pointee.lock.lock()
     defer { backlog.pointee.lock.unlock() }
-    if qtbus_atomic_load_u32(backlog.field(\.gateOpen)) != 0 { return false }
+    if qtshim_atomic_load_u32(backlog.field(\.gateOpen)) != 0 { return false }
     payload.retain()
     backlog.pointee.items.append(payload)
     return true

@@ -8,7 +8,7 @@ import Glibc
 func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
     let status: Int32 = withRegistry { state, after in
         if bus.pointee.isShared { return QTBUS_EINVAL.rawValue }
-        guard qtbus_atomic_cas_u32(bus.field(\.closed), 0, 1) else { return QTBUS_ECLOSED.rawValue }
+        guard qtshim_atomic_cas_u32(bus.field(\.closed), 0, 1) else { return QTBUS_ECLOSED.rawValue }
         var found: [UnsafeMutablePointer<Subscription>] = []
         NameTable<TypeEntry>.forEach(bus.pointee.types) { type in
             forEachNode(type.pointee.whole) { found.append(Subscription.of($0)) }

@@ -20,7 +20,7 @@ struct Bus {
     /// is not dispatched a second time for nobody.
     var noSubscriberListeners: UInt64 = 0
     /// Serial queue of qtbus_dispatch_on_bus_queue, so posts keep their order per bus.
-    let queue: qtbus_dispatch_queue_t
+    let queue: qtshim_dispatch_queue_t
     let isShared: Bool
     /// Registry lock: ids of the bus's commands and shared sources, disposed with it.
     var commands: [UInt64] = []
@@ -32,24 +32,24 @@ nonisolated(unsafe) let sharedBus: UnsafeMutablePointer<Bus> = makeBus(shared: t
 
 func makeBus(shared: Bool) -> UnsafeMutablePointer<Bus> {
     let bus = UnsafeMutablePointer<Bus>.allocate(capacity: 1)
-    bus.initialize(to: Bus(queue: qtbus_dq_create_serial(shared ? "qtbus.shared" : "qtbus.bus")!, isShared: shared))
+    bus.initialize(to: Bus(queue: qtshim_dq_create_serial(shared ? "qtbus.shared" : "qtbus.bus")!, isShared: shared))
     return bus
 }
 
 @inline(__always)
 func isClosed(_ bus: UnsafeMutablePointer<Bus>) -> Bool {
-    qtbus_atomic_load_u32(bus.field(\.closed)) != 0
+    qtshim_atomic_load_u32(bus.field(\.closed)) != 0
 }
 
 @inline(__always)
 func pinBus(_ bus: UnsafeMutablePointer<Bus>) {
-    _ = qtbus_atomic_fetch_add_u64(bus.field(\.pins), 1)
+    _ = qtshim_atomic_fetch_add_u64(bus.field(\.pins), 1)
 }
 
 /// Drops a pin; the last one frees the bus with its tables and entries (every list is
 /// empty by then: destroy unlinked all subscriptions under the lock).
 func unpinBus(_ bus: UnsafeMutablePointer<Bus>) {
-    guard qtbus_atomic_fetch_sub_u64(bus.field(\.pins), 1) == 1 else { return }
+    guard qtshim_atomic_fetch_sub_u64(bus.field(\.pins), 1) == 1 else { return }
     NameTable<TypeEntry>.forEach(bus.pointee.types) { type in
         NameTable<SubtypeEntry>.forEach(type.pointee.subtypes) { entry in freeSubtypeEntry(UnsafeMutableRawPointer(entry)) }
         NameTable<SubtypeEntry>.free(type.pointee.subtypes)
@@ -58,7 +58,7 @@ func unpinBus(_ bus: UnsafeMutablePointer<Bus>) {
         type.deallocate()
     }
     NameTable<TypeEntry>.free(bus.pointee.types)
-    qtbus_dq_release(bus.pointee.queue)
+    qtshim_dq_release(bus.pointee.queue)
     bus.deinitialize(count: 1)
     bus.deallocate()
 }

@@ -36,7 +36,7 @@ private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
 
 @_cdecl("qtbus_strerror")
 @usableFromInline package func _qtbus_strerror(_ status: Int32) -> UnsafePointer<CChar> {
-    qtbus_status_text(status)
+    qtshim_status_text(status)
 }
 
 @_cdecl("qtbus_version")
@@ -84,7 +84,7 @@ private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
 @_cdecl("qtbus_main_fd")
 @usableFromInline package func _qtbus_main_fd() -> Int32 {
     _ = mainQueue
-    return qtbus_main_queue_fd()
+    return qtshim_main_queue_fd()
 }
 
 @_cdecl("qtbus_main_drain")
@@ -202,7 +202,7 @@ private func outgoing(_ desc: UnsafePointer<qtbus_event_desc>?) -> Outgoing? {
 
 /// Copies the event and posts its dispatch to `queue`.
 private func post(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?,
-                  _ queue: (UnsafeMutablePointer<Bus>) -> qtbus_dispatch_queue_t, isMain: Bool) -> Int32 {
+                  _ queue: (UnsafeMutablePointer<Bus>) -> qtshim_dispatch_queue_t, isMain: Bool) -> Int32 {
     guard let bus = busPointer(bus), let event = outgoing(desc),
           event.type.isValidUTF8, event.subtype?.isValidUTF8 ?? true else { return QTBUS_EINVAL.rawValue }
     // In an epoch: a concurrent destroy cannot free the bus between the check and the pin.

@@ -18,7 +18,7 @@ let noSubscriberName = StaticName(QTBUS_NO_SUBSCRIBER_TYPE)
 /// flags and the data/size pair.  On success (>= 0) the event's object or payload
 /// reference was consumed; on failure nothing was taken.
 func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32) -> Int32 {
-    var type = NameTable<TypeEntry>.lookup(qtbus_atomic_load_ptr(bus.field(\.types)), event.type)
+    var type = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), event.type)
     // A name that matched a stored one was validated when it was stored.
     if type == nil {
         if !event.type.isValidUTF8 { return QTBUS_EINVAL.rawValue }
@@ -37,21 +37,21 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
         type = kept
         start = seq
     } else if let type {
-        start = qtbus_atomic_load_u64(type.field(\.seq))
+        start = qtshim_atomic_load_u64(type.field(\.seq))
     }
     var specific: UnsafeMutablePointer<SubtypeEntry>? = nil
     if let type, let subtype = event.subtype {
-        specific = NameTable<SubtypeEntry>.lookup(qtbus_atomic_load_ptr(type.field(\.subtypes)), subtype)
+        specific = NameTable<SubtypeEntry>.lookup(qtshim_atomic_load_ptr(type.field(\.subtypes)), subtype)
         if specific == nil && flags & stickyFlag == 0 && !subtype.isValidUTF8 { return QTBUS_EINVAL.rawValue }
     } else if let subtype = event.subtype, !subtype.isValidUTF8 {
         return QTBUS_EINVAL.rawValue
     }
 
     var count: Int32 = 0
-    if let type, specific != nil || qtbus_atomic_load_ptr(type.field(\.whole.head)) != nil {
+    if let type, specific != nil || qtshim_atomic_load_ptr(type.field(\.whole.head)) != nil {
         count = deliver(type, specific, &event, start)
     }
-    if count == 0 && qtbus_atomic_load_u64(bus.field(\.noSubscriberListeners)) != 0
+    if count == 0 && qtshim_atomic_load_u64(bus.field(\.noSubscriberListeners)) != 0
         && !noSubscriberName.isSame(as: event.type) {
         dispatchNoSubscriber(bus, &event)
         return 0
@@ -90,9 +90,9 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
     // The largest `order` a node may have to receive this dispatch (see ListNode.order).
     let last = start << 16 | ListNode.indexMask
     withUnsafeMutablePointer(to: &view) { view in
-        var w = qtbus_atomic_load_ptr(type.field(\.whole.head))
+        var w = qtshim_atomic_load_ptr(type.field(\.whole.head))
         if let specific {
-            var s = qtbus_atomic_load_ptr(specific.field(\.list.head))
+            var s = qtshim_atomic_load_ptr(specific.field(\.list.head))
             // Merge: the subtype's node first at equal priority.
             while let sr = s {
                 let sn = sr.assumingMemoryBound(to: ListNode.self)
@@ -100,17 +100,17 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
                     > Subscription.of(sn).pointee.priority {
                     let wn = wr.assumingMemoryBound(to: ListNode.self)
                     if visit(wn, view, &event, last, &count) { return }
-                    w = qtbus_atomic_load_ptr(wn.field(\.next))
+                    w = qtshim_atomic_load_ptr(wn.field(\.next))
                 } else {
                     if visit(sn, view, &event, last, &count) { return }
-                    s = qtbus_atomic_load_ptr(sn.field(\.next))
+                    s = qtshim_atomic_load_ptr(sn.field(\.next))
                 }
             }
         }
         while let wr = w {
             let wn = wr.assumingMemoryBound(to: ListNode.self)
             if visit(wn, view, &event, last, &count) { return }
-            w = qtbus_atomic_load_ptr(wn.field(\.next))
+            w = qtshim_atomic_load_ptr(wn.field(\.next))
         }
     }
     return count
@@ -125,7 +125,7 @@ private func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutable
     // Newer than this dispatch: subscribed during it, so it does not receive it.
     guard node.pointee.order <= last else { return false }
     let sub = Subscription.of(node)
-    let state = qtbus_atomic_load_u8(sub.field(\.state))
+    let state = qtshim_atomic_load_u8(sub.field(\.state))
     if state == SubState.direct {
         sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
         count += 1
@@ -141,13 +141,13 @@ private func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutable
 @inline(never)
 private func deliverRouted(_ sub: UnsafeMutablePointer<Subscription>, _ view: UnsafeMutablePointer<EventView>,
                             _ event: inout Outgoing) -> Bool {
-    if let backlog = sub.pointee.extra?.pointee.backlog, qtbus_atomic_load_u32(backlog.field(\.gateOpen)) == 0 {
+    if let backlog = sub.pointee.extra?.pointee.backlog, qtshim_atomic_load_u32(backlog.field(\.gateOpen)) == 0 {
         event.ensurePayload()
         if backlogAppend(backlog, event.payload!) { return true }
     }
     let once = sub.pointee.flags & subOnce != 0
     if once {
-        guard qtbus_atomic_cas_u8(sub.field(\.state), SubState.routed, SubState.fired) else { return false }
+        guard qtshim_atomic_cas_u8(sub.field(\.state), SubState.routed, SubState.fired) else { return false }
         // Unlinked before its one delivery, so counts and lookups made by the handler
         // already see it gone; its memory lives until this dispatch's epoch ends.
         finishOnce(sub)
@@ -173,11 +173,11 @@ private struct BusPost {
 
 /// Posts a dispatch of `payload` (its reference is taken) to run later on `queue`.
 func postDispatch(_ bus: UnsafeMutablePointer<Bus>, _ payload: UnsafeMutablePointer<Payload>,
-                  flags: UInt32, on queue: qtbus_dispatch_queue_t, isMain: Bool) {
+                  flags: UInt32, on queue: qtshim_dispatch_queue_t, isMain: Bool) {
     pinBus(bus)
     let post = UnsafeMutablePointer<BusPost>.allocate(capacity: 1)
     post.initialize(to: BusPost(bus: bus, payload: payload, flags: flags, isMain: isMain))
-    qtbus_dq_async(queue, post) { raw in
+    qtshim_dq_async(queue, post) { raw in
         let post = raw!.assumingMemoryBound(to: BusPost.self)
         let (bus, payload, flags, isMain) = (post.pointee.bus, post.pointee.payload, post.pointee.flags, post.pointee.isMain)
         post.deinitialize(count: 1)

@@ -30,7 +30,7 @@ func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscripti
         typeLivenessChanged(type, live: false, &after)
     }
     if type.pointee.isNoSubscriberType {
-        _ = qtbus_atomic_fetch_sub_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
+        _ = qtshim_atomic_fetch_sub_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
     }
     unlinkFromBag(&state, sub)
     after.retire(UnsafeMutableRawPointer(sub), afterGracePeriod)
@@ -44,7 +44,7 @@ func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscripti
 private let afterGracePeriod: Finalizer = { raw in
     let sub = raw!.assumingMemoryBound(to: Subscription.self)
     guard let extra = sub.pointee.extra, let queue = extra.pointee.queue,
-          qtbus_atomic_load_u64(extra.field(\.done)) != qtbus_atomic_load_u64(extra.field(\.posted)) else {
+          qtshim_atomic_load_u64(extra.field(\.done)) != qtshim_atomic_load_u64(extra.field(\.posted)) else {
         return finalize(sub)
     }
     submit(queue, context: raw) { finalize($0!.assumingMemoryBound(to: Subscription.self)) }

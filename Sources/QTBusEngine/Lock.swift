@@ -6,7 +6,7 @@
 import CQtbusShims
 
 struct RawLock: @unchecked Sendable {
-    // Safe to share: the word is only touched by the atomics of qtbus_lock/qtbus_unlock.
+    // Safe to share: the word is only touched by the atomics of qtshim_lock/qtshim_unlock.
     // Allocated so it never moves (a futex is an address).
     private let word: UnsafeMutablePointer<UInt32>
 
@@ -17,8 +17,8 @@ struct RawLock: @unchecked Sendable {
 
     func destroy() { word.deallocate() }
 
-    @inline(__always) func lock() { qtbus_lock(word) }
-    @inline(__always) func unlock() { qtbus_unlock(word) }
+    @inline(__always) func lock() { qtshim_lock(word) }
+    @inline(__always) func unlock() { qtshim_unlock(word) }
 
     @inline(__always)
     func withLock<R>(_ body: () throws -> R) rethrows -> R {

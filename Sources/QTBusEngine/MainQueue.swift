@@ -8,9 +8,9 @@ import Glibc
 nonisolated(unsafe) let mainQueue: UnsafeMutablePointer<Queue> = {
     // Make libdispatch create the main queue's eventfd now: work posted before it
     // exists would not make it readable.
-    _ = qtbus_main_queue_fd()
+    _ = qtshim_main_queue_fd()
     let q = UnsafeMutablePointer<Queue>.allocate(capacity: 1)
-    q.initialize(to: Queue(dq: qtbus_dq_main()!, isMain: true, batched: false))
+    q.initialize(to: Queue(dq: qtshim_dq_main()!, isMain: true, batched: false))
     return q
 }()
 
@@ -19,26 +19,26 @@ nonisolated(unsafe) var mainWorkRun: Int32 = 0
 
 @inline(__always)
 func countIfMain(_ isMain: Bool) {
-    if isMain && qtbus_is_main_thread() { mainWorkRun &+= 1 }
+    if isMain && qtshim_is_main_thread() { mainWorkRun &+= 1 }
 }
 
 // MARK: - Main queue pump
 
 func mainDrain() -> Int32 {
-    guard qtbus_is_main_thread() else { return QTBUS_EINVAL.rawValue }
+    guard qtshim_is_main_thread() else { return QTBUS_EINVAL.rawValue }
     _ = mainQueue
     // Saved and restored so a main-queue handler that drains again counts correctly.
     let outer = mainWorkRun
     mainWorkRun = 0
-    qtbus_main_queue_run()
+    qtshim_main_queue_run()
     let n = mainWorkRun
     mainWorkRun = outer &+ n
     return n
 }
 
 func mainWait(_ timeoutMs: Int32) -> Int32 {
-    guard qtbus_is_main_thread() else { return QTBUS_EINVAL.rawValue }
+    guard qtshim_is_main_thread() else { return QTBUS_EINVAL.rawValue }
     _ = mainQueue
-    if qtbus_main_queue_poll(timeoutMs) <= 0 { return 0 }
+    if qtshim_main_queue_poll(timeoutMs) <= 0 { return 0 }
     return mainDrain()
 }

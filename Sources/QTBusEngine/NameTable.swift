@@ -43,7 +43,7 @@ enum NameTable<Entry: NamedEntry> {
         let s = slots(table)
         var i = Int(truncatingIfNeeded: name.hash) & mask
         while true {
-            guard let raw = qtbus_atomic_load_ptr(s + i) else { return nil }
+            guard let raw = qtshim_atomic_load_ptr(s + i) else { return nil }
             if raw != tombstone {
                 let entry = raw.assumingMemoryBound(to: Entry.self)
                 if entry.pointee.name.isSame(as: name) { return entry }
@@ -56,7 +56,7 @@ enum NameTable<Entry: NamedEntry> {
     static func insert(_ root: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ entry: UnsafeMutablePointer<Entry>) {
         var table = root.pointee ?? {
             let t = make(capacity: 8)
-            qtbus_atomic_store_ptr(root, t)
+            qtshim_atomic_store_ptr(root, t)
             return t
         }()
         let header = table.assumingMemoryBound(to: Header.self)
@@ -66,7 +66,7 @@ enum NameTable<Entry: NamedEntry> {
             let capacity = max(8, (live + 1) * 4).nextPowerOfTwo
             let grown = make(capacity: capacity)
             forEach(table) { place(grown, $0) }
-            qtbus_atomic_store_ptr(root, grown)
+            qtshim_atomic_store_ptr(root, grown)
             reclaimer.retireMemory(table) { $0?.deallocate() }
             table = grown
         }
@@ -79,7 +79,7 @@ enum NameTable<Entry: NamedEntry> {
         var i = Int(truncatingIfNeeded: entry.pointee.name.hash) & header.pointee.mask
         while let raw = s[i], raw != tombstone { i = (i + 1) & header.pointee.mask }
         if s[i] == nil { header.pointee.used += 1 }
-        qtbus_atomic_store_ptr(s + i, UnsafeMutableRawPointer(entry))
+        qtshim_atomic_store_ptr(s + i, UnsafeMutableRawPointer(entry))
     }
 
     /// Replaces `entry`'s slot with the tombstone.  Writers only, under the lock.
@@ -90,7 +90,7 @@ enum NameTable<Entry: NamedEntry> {
         var i = Int(truncatingIfNeeded: entry.pointee.name.hash) & mask
         while let raw = s[i] {
             if raw == UnsafeMutableRawPointer(entry) {
-                qtbus_atomic_store_ptr(s + i, tombstone)
+                qtshim_atomic_store_ptr(s + i, tombstone)
                 return
             }
             i = (i + 1) & mask

@@ -91,12 +91,12 @@ func makePayload(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: In
 extension UnsafeMutablePointer where Pointee == Payload {
     @inline(__always)
     func retain() {
-        _ = qtbus_atomic_fetch_add_u64(field(\.refs), 1)
+        _ = qtshim_atomic_fetch_add_u64(field(\.refs), 1)
     }
 
     /// Drops a reference; the last one frees the payload and releases its object.
     func release() {
-        guard qtbus_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
+        guard qtshim_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
         let object = pointee.object
         let objectRelease = pointee.objectRelease
         let parent = pointee.parent

@@ -18,7 +18,7 @@ import CQtbusShims
 import Glibc
 
 struct Queue {
-    let dq: qtbus_dispatch_queue_t
+    let dq: qtshim_dispatch_queue_t
     /// The creator's reference plus one per subscription using the queue, plus one
     /// while a batch item is posted.
     var refs: UInt64 = 1
@@ -37,7 +37,7 @@ struct WorkNode {
 
 func makeQueue(label: UnsafePointer<CChar>?) -> UnsafeMutablePointer<Queue> {
     let q = UnsafeMutablePointer<Queue>.allocate(capacity: 1)
-    let dq = (label.map { qtbus_dq_create_serial($0) } ?? qtbus_dq_create_serial("qtbus.queue"))!
+    let dq = (label.map { qtshim_dq_create_serial($0) } ?? qtshim_dq_create_serial("qtbus.queue"))!
     q.initialize(to: Queue(dq: dq, isMain: false, batched: true))
     return q
 }
@@ -46,27 +46,27 @@ func makeQueue(label: UnsafePointer<CChar>?) -> UnsafeMutablePointer<Queue> {
 /// The node must stay valid until it runs; its `run` frees it if it needs freeing.
 func submit(_ q: UnsafeMutablePointer<Queue>, _ node: UnsafeMutablePointer<WorkNode>) {
     guard q.pointee.batched else {
-        qtbus_dq_async(q.pointee.dq, node) { raw in
+        qtshim_dq_async(q.pointee.dq, node) { raw in
             let node = raw!.assumingMemoryBound(to: WorkNode.self)
             node.pointee.run(raw)
         }
         return
     }
     let head = UnsafeMutablePointer<UnsafeMutableRawPointer?>(q.field(\.batch))
-    var old = qtbus_atomic_load_ptr(head)
+    var old = qtshim_atomic_load_ptr(head)
     repeat {
         node.pointee.next = old?.assumingMemoryBound(to: WorkNode.self)
-    } while !qtbus_atomic_cas_ptr(head, &old, node)
+    } while !qtshim_atomic_cas_ptr(head, &old, node)
     guard old == nil else { return }  // an item posted earlier will take this node
     // The item keeps the Queue alive: its creator may release it meanwhile.
     q.retain()
-    qtbus_dq_async(q.pointee.dq, q) { raw in runBatch(raw!.assumingMemoryBound(to: Queue.self)) }
+    qtshim_dq_async(q.pointee.dq, q) { raw in runBatch(raw!.assumingMemoryBound(to: Queue.self)) }
 }
 
 /// A batch item: takes the whole list, reverses it into submission order, runs it.
 private func runBatch(_ q: UnsafeMutablePointer<Queue>) {
     let head = UnsafeMutablePointer<UnsafeMutableRawPointer?>(q.field(\.batch))
-    var cursor = qtbus_atomic_exchange_ptr(head, nil)?.assumingMemoryBound(to: WorkNode.self)
+    var cursor = qtshim_atomic_exchange_ptr(head, nil)?.assumingMemoryBound(to: WorkNode.self)
     var ordered: UnsafeMutablePointer<WorkNode>? = nil
     while let node = cursor {
         cursor = node.pointee.next
@@ -102,13 +102,13 @@ func submit(_ q: UnsafeMutablePointer<Queue>, context: UnsafeMutableRawPointer?,
 
 extension UnsafeMutablePointer where Pointee == Queue {
     func retain() {
-        if !pointee.isMain { _ = qtbus_atomic_fetch_add_u64(field(\.refs), 1) }
+        if !pointee.isMain { _ = qtshim_atomic_fetch_add_u64(field(\.refs), 1) }
     }
 
     /// Work already posted keeps the libdispatch queue alive by itself.
     func release() {
-        guard !pointee.isMain, qtbus_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
-        qtbus_dq_release(pointee.dq)
+        guard !pointee.isMain, qtshim_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
+        qtshim_dq_release(pointee.dq)
         deinitialize(count: 1)
         deallocate()
     }

@@ -20,9 +20,9 @@ struct Delivery {
 /// one allocation a dispatch besides libdispatch's own continuation.
 func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>, once: Bool) {
     let extra = sub.pointee.extra!
-    _ = qtbus_atomic_fetch_add_u64(extra.field(\.posted), 1)
+    _ = qtshim_atomic_fetch_add_u64(extra.field(\.posted), 1)
     let queue = extra.pointee.queue!
-    if qtbus_atomic_cas_u32(payload.field(\.carrying), 0, 1) {
+    if qtshim_atomic_cas_u32(payload.field(\.carrying), 0, 1) {
         payload.field(\.carriedOnce).pointee = once
         let carried = payload.field(\.carried)
         carried.initialize(to: CarriedDelivery(node: WorkNode(run: { raw in
@@ -58,5 +58,5 @@ private func run(_ d: Delivery) {
     // Last: once `done` catches up with `posted`, the subscription may be released and
     // its memory reused (see `afterGracePeriod`).
     let done = d.sub.pointee.extra!.field(\.done)
-    qtbus_atomic_store_u64(done, qtbus_atomic_load_u64(done) + 1)
+    qtshim_atomic_store_u64(done, qtshim_atomic_load_u64(done) + 1)
 }

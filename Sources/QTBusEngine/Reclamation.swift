@@ -70,7 +70,7 @@ final class Reclaimer: @unchecked Sendable {
     /// The calling thread's record, made on its first call into the engine.
     func registerThread() -> UnsafeMutablePointer<ThreadRecord> {
         let record: UnsafeMutablePointer<ThreadRecord> = lock.withLock {
-            var cursor = qtbus_atomic_load_ptr(head)
+            var cursor = qtshim_atomic_load_ptr(head)
             while let raw = cursor {
                 let r = raw.assumingMemoryBound(to: ThreadRecord.self)
                 if !r.pointee.inUse {
@@ -78,15 +78,15 @@ final class Reclaimer: @unchecked Sendable {
                     r.pointee.depth = 0
                     return r
                 }
-                cursor = qtbus_atomic_load_ptr(r.field(\.next))
+                cursor = qtshim_atomic_load_ptr(r.field(\.next))
             }
             let raw = UnsafeMutableRawPointer.allocate(byteCount: 128, alignment: 128)
             let r = raw.bindMemory(to: ThreadRecord.self, capacity: 1)
-            r.initialize(to: ThreadRecord(inUse: true, next: qtbus_atomic_load_ptr(head)))
-            qtbus_atomic_store_ptr(head, raw)
+            r.initialize(to: ThreadRecord(inUse: true, next: qtshim_atomic_load_ptr(head)))
+            qtshim_atomic_store_ptr(head, raw)
             return r
         }
-        qtbus_tls_set(UnsafeMutableRawPointer(record)) { raw in
+        qtshim_tls_set(UnsafeMutableRawPointer(record)) { raw in
             guard let raw else { return }
             reclaimer.releaseRecord(raw.assumingMemoryBound(to: ThreadRecord.self))
         }
@@ -102,18 +102,18 @@ final class Reclaimer: @unchecked Sendable {
 
     /// The oldest epoch held, and whether a thread other than the caller holds one <= e.
     private func activeEpochs(upTo e: UInt64) -> (oldest: UInt64, othersActive: Bool) {
-        let me = qtbus_tls_get()
+        let me = qtshim_tls_get()
         var oldest = UInt64.max
         var others = false
-        var cursor = qtbus_atomic_load_ptr(head)
+        var cursor = qtshim_atomic_load_ptr(head)
         while let raw = cursor {
             let r = raw.assumingMemoryBound(to: ThreadRecord.self)
-            let epoch = qtbus_atomic_load_seqcst_u64(r.field(\.epoch))
+            let epoch = qtshim_atomic_load_seqcst_u64(r.field(\.epoch))
             if epoch != 0 {
                 if epoch < oldest { oldest = epoch }
                 if epoch <= e && raw != me { others = true }
             }
-            cursor = qtbus_atomic_load_ptr(r.field(\.next))
+            cursor = qtshim_atomic_load_ptr(r.field(\.next))
         }
         return (oldest, others)
     }
@@ -122,17 +122,17 @@ final class Reclaimer: @unchecked Sendable {
     /// on this thread, if none is; otherwise on the thread whose dispatch ends last.
     /// Call with no engine lock held (finalizers run user release hooks).
     func retire(_ object: UnsafeMutableRawPointer, _ finalize: Finalizer) {
-        qtbus_pending_add(1)
-        let e = qtbus_epoch_advance()
+        qtshim_pending_add(1)
+        let e = qtshim_epoch_advance()
         let (oldest, othersActive) = activeEpochs(upTo: e)
         if oldest > e {
-            qtbus_pending_add(-1)
+            qtshim_pending_add(-1)
             finalize(object)
             return
         }
         lock.withLock { retired.append(Retired(epoch: e, object: object, finalize: finalize)) }
         // See the top of this file: makes every exit that already happened visible here.
-        if othersActive && qtbus_fast_exit_enabled() { qtbus_membarrier() }
+        if othersActive && qtshim_fast_exit_enabled() { qtshim_membarrier() }
         reclaim()
     }
 
@@ -144,15 +144,15 @@ final class Reclaimer: @unchecked Sendable {
     /// append.
     func retireMemory(_ object: UnsafeMutableRawPointer, _ finalize: Finalizer) {
         lock.lock()
-        qtbus_pending_add(1)
-        let e = qtbus_epoch_advance()
+        qtshim_pending_add(1)
+        let e = qtshim_epoch_advance()
         var (oldest, othersActive) = activeEpochs(upTo: e)
-        if oldest <= e && othersActive && qtbus_fast_exit_enabled() {
-            qtbus_membarrier()
+        if oldest <= e && othersActive && qtshim_fast_exit_enabled() {
+            qtshim_membarrier()
             oldest = activeEpochs(upTo: e).oldest
         }
         if oldest > e {
-            qtbus_pending_add(-1)
+            qtshim_pending_add(-1)
             lock.unlock()
             finalize(object)
             return
@@ -175,7 +175,7 @@ final class Reclaimer: @unchecked Sendable {
             if item.epoch < oldest { ready.append(item) } else { kept.append(item) }
         }
         retired = kept
-        qtbus_pending_add(-Int64(ready.count))
+        qtshim_pending_add(-Int64(ready.count))
         lock.unlock()
         for item in ready { item.finalize(item.object) }
     }
@@ -188,13 +188,13 @@ let reclaimer = Reclaimer()
 @inline(__always)
 func epochEnter() -> UnsafeMutablePointer<ThreadRecord> {
     let record: UnsafeMutablePointer<ThreadRecord>
-    if let raw = qtbus_tls_get() {
+    if let raw = qtshim_tls_get() {
         record = raw.assumingMemoryBound(to: ThreadRecord.self)
     } else {
         record = reclaimer.registerThread()
     }
     if record.pointee.depth == 0 {
-        _ = qtbus_atomic_exchange_u64(record.field(\.epoch), qtbus_epoch_now())
+        _ = qtshim_atomic_exchange_u64(record.field(\.epoch), qtshim_epoch_now())
     }
     record.pointee.depth += 1
     return record
@@ -204,12 +204,12 @@ func epochEnter() -> UnsafeMutablePointer<ThreadRecord> {
 func epochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
     record.pointee.depth -= 1
     if record.pointee.depth == 0 {
-        if qtbus_fast_exit_enabled() {
-            qtbus_atomic_store_u64(record.field(\.epoch), 0)
-            if qtbus_pending_load_relaxed() != 0 { reclaimer.reclaim() }
+        if qtshim_fast_exit_enabled() {
+            qtshim_atomic_store_u64(record.field(\.epoch), 0)
+            if qtshim_pending_load_relaxed() != 0 { reclaimer.reclaim() }
         } else {
-            _ = qtbus_atomic_exchange_u64(record.field(\.epoch), 0)
-            if qtbus_pending_load() != 0 { reclaimer.reclaim() }
+            _ = qtshim_atomic_exchange_u64(record.field(\.epoch), 0)
+            if qtshim_pending_load() != 0 { reclaimer.reclaim() }
         }
     }
 }

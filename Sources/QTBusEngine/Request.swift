@@ -20,12 +20,12 @@ func makeRequest(onReply: qtbus_reply_handler?, userdata: UnsafeMutableRawPointe
 extension UnsafeMutablePointer where Pointee == Request {
     @inline(__always)
     func retain() {
-        _ = qtbus_atomic_fetch_add_u64(field(\.refs), 1)
+        _ = qtshim_atomic_fetch_add_u64(field(\.refs), 1)
     }
 
     /// Drops a reference; the last one completes the request.
     func release() {
-        guard qtbus_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
+        guard qtshim_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
         let complete = pointee.release
         let userdata = pointee.userdata
         deinitialize(count: 1)

@@ -27,13 +27,13 @@ let deliverReplay: Finalizer = { raw in
         backlog.pointee.lock.lock()
         let items = backlog.pointee.items
         backlog.pointee.items = []
-        if items.isEmpty { qtbus_atomic_store_u32(backlog.field(\.gateOpen), 1) }
+        if items.isEmpty { qtshim_atomic_store_u32(backlog.field(\.gateOpen), 1) }
         backlog.pointee.lock.unlock()
         if items.isEmpty {
             // A direct synchronous subscription leaves the routed state with its replay
             // (the CAS fails, harmlessly, if it was disposed meanwhile).
             if Subscription.queue(sub) == nil && sub.pointee.flags & subOnce == 0 {
-                _ = qtbus_atomic_cas_u8(sub.field(\.state), SubState.routed, SubState.direct)
+                _ = qtshim_atomic_cas_u8(sub.field(\.state), SubState.routed, SubState.direct)
             }
             return
         }
@@ -46,7 +46,7 @@ let deliverReplay: Finalizer = { raw in
 func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>) {
     let once = sub.pointee.flags & subOnce != 0
     guard SubState.isLive(sub),
-          !once || qtbus_atomic_cas_u8(sub.field(\.state), SubState.routed, SubState.fired) else {
+          !once || qtshim_atomic_cas_u8(sub.field(\.state), SubState.routed, SubState.fired) else {
         payload.release()
         return
     }

@@ -65,18 +65,18 @@ struct SubList {
         }
         // Publish last: a reader that sees the node sees it fully initialised.
         if let a = after {
-            qtbus_atomic_store_ptr(a.field(\.next), UnsafeMutableRawPointer(node))
+            qtshim_atomic_store_ptr(a.field(\.next), UnsafeMutableRawPointer(node))
         } else {
-            qtbus_atomic_store_ptr(list.field(\.head), UnsafeMutableRawPointer(node))
+            qtshim_atomic_store_ptr(list.field(\.head), UnsafeMutableRawPointer(node))
         }
     }
 
     static func remove(_ list: UnsafeMutablePointer<SubList>, _ node: UnsafeMutablePointer<ListNode>) {
         let successor = node.pointee.next
         if let p = node.pointee.prev {
-            qtbus_atomic_store_ptr(p.field(\.next), successor)
+            qtshim_atomic_store_ptr(p.field(\.next), successor)
         } else {
-            qtbus_atomic_store_ptr(list.field(\.head), successor)
+            qtshim_atomic_store_ptr(list.field(\.head), successor)
         }
         if let s = successor {
             s.assumingMemoryBound(to: ListNode.self).pointee.prev = node.pointee.prev

@@ -91,13 +91,13 @@ private func link(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutab
         node.pointee.subtypeEntry?.pointee.liveCount += 1
     }
     // After the links: a dispatch that reads this sequence sees the nodes.
-    qtbus_atomic_store_u64(type.field(\.seq), sub.pointee.node.seq)
+    qtshim_atomic_store_u64(type.field(\.seq), sub.pointee.node.seq)
     type.pointee.liveCount += 1
     if type.pointee.liveCount == 1 && !type.pointee.sources.isEmpty {
         typeLivenessChanged(type, live: true, &after)
     }
     if type.pointee.isNoSubscriberType {
-        _ = qtbus_atomic_fetch_add_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
+        _ = qtshim_atomic_fetch_add_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
     }
 }
 

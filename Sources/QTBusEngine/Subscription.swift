@@ -31,15 +31,15 @@ enum SubState {
 
     @inline(__always)
     static func isLive(_ sub: UnsafeMutablePointer<Subscription>) -> Bool {
-        isLive(qtbus_atomic_load_u8(sub.field(\.state)))
+        isLive(qtshim_atomic_load_u8(sub.field(\.state)))
     }
 
     /// Moves a live subscription to `disposed`; false when it was not live.
     static func claimForDispose(_ sub: UnsafeMutablePointer<Subscription>) -> Bool {
         while true {
-            let state = qtbus_atomic_load_u8(sub.field(\.state))
+            let state = qtshim_atomic_load_u8(sub.field(\.state))
             guard isLive(state) else { return false }
-            if qtbus_atomic_cas_u8(sub.field(\.state), state, disposed) { return true }
+            if qtshim_atomic_cas_u8(sub.field(\.state), state, disposed) { return true }
         }
     }
 }

@@ -69,13 +69,13 @@ enum _QTTypeTable {
     /// Lock-free lookup (see the file comment).
     @usableFromInline
     static func find(_ key: UInt) -> UnsafePointer<_QTTypeRecord>? {
-        guard let current = qtbus_atomic_load_ptr(&head) else { return nil }
+        guard let current = qtshim_atomic_load_ptr(&head) else { return nil }
         let table = current.assumingMemoryBound(to: UInt.self)
         let mask = table[0]
         var i = hash(key) & mask
         while true {
             let keyWord = UnsafeMutableRawPointer(table + slot(i)).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-            let k = UInt(bitPattern: qtbus_atomic_load_ptr(keyWord))
+            let k = UInt(bitPattern: qtshim_atomic_load_ptr(keyWord))
             if k == key {
                 // Stored before the key was published (release); the acquire above orders it.
                 return UnsafePointer(bitPattern: table[slot(i) + 1])
@@ -97,10 +97,10 @@ enum _QTTypeTable {
             let record = UnsafeMutablePointer<_QTTypeRecord>.allocate(capacity: 1)
             record.initialize(to: _QTTypeRecord(cName: names.cName, isBytes: isBytes,
                                                 names: Unmanaged.passUnretained(names)))
-            guard let current = qtbus_atomic_load_ptr(&head) else {
+            guard let current = qtshim_atomic_load_ptr(&head) else {
                 let table = makeTable(capacity: 64)
                 place(table.assumingMemoryBound(to: UInt.self), key: key, value: UInt(bitPattern: record), publish: false)
-                qtbus_atomic_store_ptr(&head, table)
+                qtshim_atomic_store_ptr(&head, table)
                 count = 1
                 return UnsafePointer(record)
             }
@@ -111,7 +111,7 @@ enum _QTTypeTable {
                 for i in 0...table[0] where table[slot(i)] != 0 {
                     place(bigger, key: table[slot(i)], value: table[slot(i) + 1], publish: false)
                 }
-                qtbus_atomic_store_ptr(&head, UnsafeMutableRawPointer(bigger))
+                qtshim_atomic_store_ptr(&head, UnsafeMutableRawPointer(bigger))
                 table = bigger
             }
             place(table, key: key, value: UInt(bitPattern: record), publish: true)
@@ -126,7 +126,7 @@ enum _QTTypeTable {
         table[slot(i) + 1] = value
         let keyWord = UnsafeMutableRawPointer(table + slot(i)).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
         if publish {
-            qtbus_atomic_store_ptr(keyWord, UnsafeMutableRawPointer(bitPattern: key))
+            qtshim_atomic_store_ptr(keyWord, UnsafeMutableRawPointer(bitPattern: key))
         } else {
             keyWord.pointee = UnsafeMutableRawPointer(bitPattern: key)
         }

@@ -43,7 +43,7 @@ extension Engine {
             #expect(probes[4].releases == 1 && probes[5].releases == 1,
                     "released before qtbus_bus_destroy returned")
             #expect(probes.map(\.calls) == [0, 0, 0, 0, 0, 0])
-            #expect(qtbus_pending_load() == 0, "nothing left waiting for a grace period")
+            #expect(qtshim_pending_load() == 0, "nothing left waiting for a grace period")
             withExtendedLifetime(probes) {}
         }
 

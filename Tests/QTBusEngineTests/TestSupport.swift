@@ -299,7 +299,7 @@ func newBus(sourceLocation: SourceLocation = #_sourceLocation) -> OpaquePointer 
 /// test starts with the reclaimer idle (queued work of an earlier test may still be
 /// finishing on a libdispatch thread).
 func settle() {
-    _ = waitUntil { qtbus_pending_load() == 0 }
+    _ = waitUntil { qtshim_pending_load() == 0 }
     // And no dispatch is in progress anywhere: a dispose is then released at once.
     // (Bus and probe are never freed: a deferred release may still reach them later.)
     _ = waitUntil {

@@ -19,89 +19,89 @@
 #define QTBUS_INTERNAL __attribute__((visibility("hidden")))
 
 /* ---- atomics on plain fields (Swift passes pointer.field(\.name): see Lock.swift) ---- */
-static inline uint64_t qtbus_atomic_load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static inline uint64_t qtbus_atomic_load_seqcst_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
-static inline void qtbus_atomic_store_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-static inline uint64_t qtbus_atomic_exchange_u64(uint64_t *p, uint64_t v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
-static inline uint64_t qtbus_atomic_fetch_add_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
-static inline uint64_t qtbus_atomic_fetch_sub_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_ACQ_REL); }
-static inline uint32_t qtbus_atomic_load_u32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static inline void qtbus_atomic_store_u32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-static inline bool qtbus_atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t desired) {
+static inline uint64_t qtshim_atomic_load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline uint64_t qtshim_atomic_load_seqcst_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
+static inline void qtshim_atomic_store_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline uint64_t qtshim_atomic_exchange_u64(uint64_t *p, uint64_t v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
+static inline uint64_t qtshim_atomic_fetch_add_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline uint64_t qtshim_atomic_fetch_sub_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_ACQ_REL); }
+static inline uint32_t qtshim_atomic_load_u32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void qtshim_atomic_store_u32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline bool qtshim_atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t desired) {
     return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
-static inline uint8_t qtbus_atomic_load_u8(const uint8_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static inline bool qtbus_atomic_cas_u8(uint8_t *p, uint8_t expected, uint8_t desired) {
+static inline uint8_t qtshim_atomic_load_u8(const uint8_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline bool qtshim_atomic_cas_u8(uint8_t *p, uint8_t expected, uint8_t desired) {
     return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
-static inline uint32_t qtbus_atomic_fetch_add_u32(uint32_t *p, uint32_t v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
-static inline uint32_t qtbus_atomic_fetch_sub_u32(uint32_t *p, uint32_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_ACQ_REL); }
-static inline void *qtbus_atomic_load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static inline void qtbus_atomic_store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-static inline void *qtbus_atomic_exchange_ptr(void **p, void *v) { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }
+static inline uint32_t qtshim_atomic_fetch_add_u32(uint32_t *p, uint32_t v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline uint32_t qtshim_atomic_fetch_sub_u32(uint32_t *p, uint32_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_ACQ_REL); }
+static inline void *qtshim_atomic_load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void qtshim_atomic_store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline void *qtshim_atomic_exchange_ptr(void **p, void *v) { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }
 /* Weak: may fail spuriously; on failure *expected receives the current value. */
-static inline bool qtbus_atomic_cas_ptr(void **p, void **expected, void *desired) {
+static inline bool qtshim_atomic_cas_ptr(void **p, void **expected, void *desired) {
     return __atomic_compare_exchange_n(p, expected, desired, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
 /* ---- reclamation counters (Reclamation.swift explains the protocol) ----
  * Plain C globals: the dispatch path reads them with one load, no lazy-init check. */
-QTBUS_INTERNAL extern uint64_t qtbus_epoch_global;    /* starts at 1; 0 in a record means "quiescent" */
-QTBUS_INTERNAL extern uint64_t qtbus_retire_pending;  /* items waiting for a grace period */
-static inline uint64_t qtbus_epoch_now(void) { return __atomic_load_n(&qtbus_epoch_global, __ATOMIC_ACQUIRE); }
-static inline uint64_t qtbus_epoch_advance(void) { return __atomic_fetch_add(&qtbus_epoch_global, 1, __ATOMIC_SEQ_CST); }
-static inline uint64_t qtbus_pending_load(void) { return __atomic_load_n(&qtbus_retire_pending, __ATOMIC_SEQ_CST); }
-static inline void qtbus_pending_add(int64_t n) { __atomic_fetch_add(&qtbus_retire_pending, (uint64_t)n, __ATOMIC_SEQ_CST); }
+QTBUS_INTERNAL extern uint64_t qtshim_epoch_global;    /* starts at 1; 0 in a record means "quiescent" */
+QTBUS_INTERNAL extern uint64_t qtshim_retire_pending;  /* items waiting for a grace period */
+static inline uint64_t qtshim_epoch_now(void) { return __atomic_load_n(&qtshim_epoch_global, __ATOMIC_ACQUIRE); }
+static inline uint64_t qtshim_epoch_advance(void) { return __atomic_fetch_add(&qtshim_epoch_global, 1, __ATOMIC_SEQ_CST); }
+static inline uint64_t qtshim_pending_load(void) { return __atomic_load_n(&qtshim_retire_pending, __ATOMIC_SEQ_CST); }
+static inline void qtshim_pending_add(int64_t n) { __atomic_fetch_add(&qtshim_retire_pending, (uint64_t)n, __ATOMIC_SEQ_CST); }
 
 /* Asymmetric fence: every running thread of the process executes a full barrier before
- * qtbus_membarrier() returns (membarrier PRIVATE_EXPEDITED).  A load-time constructor
- * registers the process; qtbus_fast_exit says whether that worked (not in some
+ * qtshim_membarrier() returns (membarrier PRIVATE_EXPEDITED).  A load-time constructor
+ * registers the process; qtshim_fast_exit says whether that worked (not in some
  * sandboxes), and so whether read-side exits may skip their fence. */
-QTBUS_INTERNAL extern bool qtbus_fast_exit;
-static inline bool qtbus_fast_exit_enabled(void) { return qtbus_fast_exit; }
-QTBUS_INTERNAL void qtbus_membarrier(void);
-static inline uint64_t qtbus_pending_load_relaxed(void) { return __atomic_load_n(&qtbus_retire_pending, __ATOMIC_RELAXED); }
+QTBUS_INTERNAL extern bool qtshim_fast_exit;
+static inline bool qtshim_fast_exit_enabled(void) { return qtshim_fast_exit; }
+QTBUS_INTERNAL void qtshim_membarrier(void);
+static inline uint64_t qtshim_pending_load_relaxed(void) { return __atomic_load_n(&qtshim_retire_pending, __ATOMIC_RELAXED); }
 
 /* ---- the calling thread's reclamation record ---- */
-QTBUS_INTERNAL extern __thread void *qtbus_tls_record __attribute__((tls_model("initial-exec")));
-static inline void *qtbus_tls_get(void) { return qtbus_tls_record; }
+QTBUS_INTERNAL extern __thread void *qtshim_tls_record __attribute__((tls_model("initial-exec")));
+static inline void *qtshim_tls_get(void) { return qtshim_tls_record; }
 /* Stores the record and arranges for `on_exit(record)` when the thread ends. */
-QTBUS_INTERNAL void qtbus_tls_set(void *record, void (*on_exit)(void *));
+QTBUS_INTERNAL void qtshim_tls_set(void *record, void (*on_exit)(void *));
 
 /* ---- a small mutex (Drepper's three-state futex lock) ----
  * Uncontended lock and unlock are one atomic each, inline; pthread_mutex_t costs a
  * call and about 50 instructions a pair, and subscribe + dispose take two.
  * 0: free, 1: locked, 2: locked with waiters. */
-QTBUS_INTERNAL void qtbus_lock_wait(uint32_t *word);
-QTBUS_INTERNAL void qtbus_lock_wake(uint32_t *word);
-static inline void qtbus_lock(uint32_t *word)
+QTBUS_INTERNAL void qtshim_lock_wait(uint32_t *word);
+QTBUS_INTERNAL void qtshim_lock_wake(uint32_t *word);
+static inline void qtshim_lock(uint32_t *word)
 {
     uint32_t expected = 0;
     if (!__atomic_compare_exchange_n(word, &expected, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-        qtbus_lock_wait(word);
+        qtshim_lock_wait(word);
 }
-static inline void qtbus_unlock(uint32_t *word)
+static inline void qtshim_unlock(uint32_t *word)
 {
-    if (__atomic_exchange_n(word, 0, __ATOMIC_RELEASE) == 2) qtbus_lock_wake(word);
+    if (__atomic_exchange_n(word, 0, __ATOMIC_RELEASE) == 2) qtshim_lock_wake(word);
 }
 
 /* ---- threads ---- */
-QTBUS_INTERNAL bool qtbus_is_main_thread(void);
+QTBUS_INTERNAL bool qtshim_is_main_thread(void);
 
 /* ---- libdispatch, by its C ABI ---- */
-typedef struct qtbus_dispatch_queue_s *qtbus_dispatch_queue_t;
-QTBUS_INTERNAL qtbus_dispatch_queue_t qtbus_dq_create_serial(const char *label);
-QTBUS_INTERNAL qtbus_dispatch_queue_t qtbus_dq_main(void);
-QTBUS_INTERNAL void qtbus_dq_async(qtbus_dispatch_queue_t queue, void *context, void (*work)(void *));
-QTBUS_INTERNAL void qtbus_dq_release(qtbus_dispatch_queue_t queue);
+typedef struct qtshim_dispatch_queue_s *qtshim_dispatch_queue_t;
+QTBUS_INTERNAL qtshim_dispatch_queue_t qtshim_dq_create_serial(const char *label);
+QTBUS_INTERNAL qtshim_dispatch_queue_t qtshim_dq_main(void);
+QTBUS_INTERNAL void qtshim_dq_async(qtshim_dispatch_queue_t queue, void *context, void (*work)(void *));
+QTBUS_INTERNAL void qtshim_dq_release(qtshim_dispatch_queue_t queue);
 /* Main queue pump: the eventfd libdispatch pokes when main-queue work is posted. */
-QTBUS_INTERNAL int  qtbus_main_queue_fd(void);
+QTBUS_INTERNAL int  qtshim_main_queue_fd(void);
 /* Clears the eventfd, then runs what is pending on the main queue. */
-QTBUS_INTERNAL void qtbus_main_queue_run(void);
+QTBUS_INTERNAL void qtshim_main_queue_run(void);
 /* poll(2) on the fd; returns > 0 when readable. */
-QTBUS_INTERNAL int  qtbus_main_queue_poll(int timeout_ms);
+QTBUS_INTERNAL int  qtshim_main_queue_poll(int timeout_ms);
 
 /* ---- status text (X-macro table in status.c) ---- */
-QTBUS_INTERNAL const char *qtbus_status_text(int status);
+QTBUS_INTERNAL const char *qtshim_status_text(int status);
 
 #endif
