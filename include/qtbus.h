@@ -195,8 +195,8 @@ QTBUS_API int qtbus_main_wait(int timeout_ms);
 /* ---------------------------------------------------------------------------------
  * Dispose bags
  *
- * A bag collects tokens and disposes all of them at once: in C it stands where the
- * observer object's lifetime stood in QTEventBus's freeWith(object).
+ * A bag collects tokens and disposes all of them at once: give it the lifetime of the
+ * object whose subscriptions it holds.
  * ------------------------------------------------------------------------------- */
 
 /* Creates an empty bag.  QTBUS_EINVAL for a NULL bag_out. */
@@ -263,8 +263,8 @@ QTBUS_API int qtbus_token_is_active(qtbus_token token);
  * Returns the count (>= 0), or QTBUS_EINVAL / QTBUS_ECLOSED. */
 QTBUS_API int qtbus_subscriber_count(qtbus_bus *bus, const char *type, const char *subtype);
 
-/* Convenience in the spirit of QTEventBus's QTSub: each is an expression whose value is
- * the int status of a qtbus_subscribe() on the shared bus, the token going into `bag`.
+/* Convenience: each is an expression whose value is the int status of a
+ * qtbus_subscribe() on the shared bus, the token going into `bag`.
  *   QTBUS_SUB(bag, type, handler, userdata)        on the dispatching thread
  *   QTBUS_SUB_MAIN(bag, type, handler, userdata)   on the main queue
  *   QTBUS_SUB_JSON(bag, name, handler, userdata)   JSON events named `name` */
@@ -353,7 +353,7 @@ QTBUS_API void       *qtbus_event_object(const qtbus_event *event);
 QTBUS_API int         qtbus_event_stop(const qtbus_event *event);
 
 /* ---------------------------------------------------------------------------------
- * Request and reply (SXMessageTransfer)
+ * Request and reply
  *
  * A request is a dispatch whose handlers can answer the sender.  The sender picks
  * synchronous or queued processing per receiver the same way as for events: receivers
@@ -397,7 +397,7 @@ QTBUS_API int qtbus_request(qtbus_bus *bus, const qtbus_event_desc *event,
 QTBUS_API int qtbus_event_reply(const qtbus_event *event, const void *data, size_t size);
 
 /* ---------------------------------------------------------------------------------
- * Commands (ReactiveCocoa's RACCommand)
+ * Commands
  *
  * A named action with observable state.  A command publishes on its bus, with the
  * command's name as subtype (subscribe to the type with that subtype to observe one
@@ -457,8 +457,7 @@ QTBUS_API int qtbus_command_set_enabled(qtbus_command command, int enabled);
 QTBUS_API int qtbus_command_is_executing(qtbus_command command);
 
 /* 1 when qtbus_command_execute would start an execution now (enabled, and idle unless
- * concurrent), else 0; QTBUS_ESTALE.  Not in RACCommand's C ancestor: its `enabled`
- * signal, readable. */
+ * concurrent), else 0; QTBUS_ESTALE. */
 QTBUS_API int qtbus_command_is_enabled(qtbus_command command);
 
 /* Publishes QTBUS_COMMAND_VALUE_TYPE with `size` bytes (copied).  QTBUS_OK;
@@ -479,7 +478,7 @@ QTBUS_API int qtbus_execution_finish(qtbus_execution execution, int error, const
 QTBUS_API int qtbus_command_dispose(qtbus_command command);
 
 /* ---------------------------------------------------------------------------------
- * Shared sources (ReactiveCocoa's RACMulticastConnection)
+ * Shared sources
  *
  * A source's side effect (a socket, a timer, a file watch) that dispatches events of
  * `type`: it is started once per connection however many subscribers there are.

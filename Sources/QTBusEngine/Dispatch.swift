@@ -12,7 +12,6 @@ import CQtbusShims
 import Glibc
 
 let stickyFlag = UInt32(QTBUS_EVENT_STICKY)
-let noSubscriberName = StaticName(QTBUS_NO_SUBSCRIBER_TYPE)
 
 /// Dispatches `event` on `bus`.  The caller is inside an epoch and has checked the
 /// flags and the data/size pair.  On success (>= 0) the event's object or payload

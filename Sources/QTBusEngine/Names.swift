@@ -6,6 +6,7 @@
 // with memcmp against the stored copy.  UTF-8 validation only runs when a name is
 // stored or a lookup misses: a name that matches a stored one byte for byte was
 // validated when it was stored.
+import CQtbusShims
 import Glibc
 
 /// The longest name, in bytes, the contract allows.
@@ -198,3 +199,7 @@ final class StaticName: @unchecked Sendable {
 
     func isSame(as other: CName) -> Bool { name.isSame(as: other) }
 }
+
+/// QTNoSubscriberEvent: its type entries count their subscriptions on the bus, and an
+/// event nobody received is dispatched again under this name.
+let noSubscriberName = StaticName(QTBUS_NO_SUBSCRIBER_TYPE)
