@@ -144,12 +144,9 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
     private func _start(_ input: Input, _ sink: _QTExecutionSink<Output>?) -> Int32 {
         let cell = _qtMakeCell(_QTCommandInput<Input, Output>(input: input, sink: sink))
         let bytes = (input as? any QTBytesConvertible)?.qtBytes ?? []
-        let status = withUnsafeTemporaryAllocation(byteCount: bytes.count + 1, alignment: 16) { buffer -> Int32 in
-            let base = buffer.baseAddress!
-            bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(base), byteCount: $0.count) }
-            base.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
+        let status = _withNULTerminated(bytes) { base, count -> Int32 in
             return name.withCString { type in
-                var desc = qtbus_event_desc(type: type, subtype: nil, data: base, size: bytes.count, object: cell,
+                var desc = qtbus_event_desc(type: type, subtype: nil, data: base, size: count, object: cell,
                                             object_release: _qtEventCellRelease, flags: 0)
                 return _qtbus_command_execute(command, &desc, nil)
             }

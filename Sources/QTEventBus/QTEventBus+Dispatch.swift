@@ -139,12 +139,9 @@ extension QTEventBus {
 func _qtSendBytes(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ subType: String?, _ bytes: [UInt8],
                   _ object: UnsafeMutableRawPointer?, _ borrowed: Bool, _ flags: UInt32,
                   _ mode: _QTSendMode) -> Int32 {
-    withUnsafeTemporaryAllocation(byteCount: bytes.count + 1, alignment: 16) { buffer in
-        let base = buffer.baseAddress!
-        bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(base), byteCount: $0.count) }
-        base.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
-        guard let subType else { return _qtSend(bus, type, nil, base, bytes.count, object, borrowed, flags, mode) }
-        return subType.withCString { _qtSend(bus, type, $0, base, bytes.count, object, borrowed, flags, mode) }
+    _withNULTerminated(bytes) { base, count in
+        guard let subType else { return _qtSend(bus, type, nil, base, count, object, borrowed, flags, mode) }
+        return subType.withCString { _qtSend(bus, type, $0, base, count, object, borrowed, flags, mode) }
     }
 }
 

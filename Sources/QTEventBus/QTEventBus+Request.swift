@@ -158,12 +158,9 @@ private func _qtRequest(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ su
                         _ object: UnsafeMutableRawPointer?, _ box: _QTRequestBox) -> Int32 {
     let bytes = bytes ?? []
     let userdata = Unmanaged.passRetained(box).toOpaque()
-    let status = withUnsafeTemporaryAllocation(byteCount: bytes.count + 1, alignment: 16) { buffer -> Int32 in
-        let base = buffer.baseAddress!
-        bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(base), byteCount: $0.count) }
-        base.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
+    let status = _withNULTerminated(bytes) { base, count -> Int32 in
         func send(_ sub: UnsafePointer<CChar>?) -> Int32 {
-            var desc = qtbus_event_desc(type: type, subtype: sub, data: base, size: bytes.count, object: object,
+            var desc = qtbus_event_desc(type: type, subtype: sub, data: base, size: count, object: object,
                                         object_release: object == nil ? nil : _qtEventCellRelease, flags: 0)
             return _qtbus_request(bus, &desc, box.onReply == nil ? nil : _qtReplyHandler, userdata, _qtRequestRelease)
         }

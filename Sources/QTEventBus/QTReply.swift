@@ -95,11 +95,8 @@ public final class QTRequestContext: @unchecked Sendable {
     public func reply<V: QTBytesConvertible>(_ value: V) -> Bool {
         guard let held, !ended.load(ordering: .acquiring) else { return false }
         let bytes = value.qtBytes
-        let status = withUnsafeTemporaryAllocation(byteCount: bytes.count + 1, alignment: 16) { buffer in
-            let base = buffer.baseAddress!
-            bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(base), byteCount: $0.count) }
-            base.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
-            return _qtbus_event_reply(held, base, bytes.count)
+        let status = _withNULTerminated(bytes) { base, count in
+            return _qtbus_event_reply(held, base, count)
         }
         return status == 0
     }
