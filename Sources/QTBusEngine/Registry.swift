@@ -40,31 +40,94 @@ private let registry = Locked(RegistryState())
 /// the lock is dropped, on the calling thread, in this order: retirements, then calls in
 /// the order they were added, then payload releases.
 struct AfterUnlock {
-    private var retired: [(object: UnsafeMutableRawPointer, finalize: Finalizer)] = []
-    private var calls: [(run: Finalizer, context: UnsafeMutableRawPointer)] = []
-    private var released: [UnsafeMutablePointer<Payload>] = []
+    // Trivial storage only (pointers, C function pointers, counts): every subscribe and
+    // dispose makes one, and an AfterUnlock holding Swift arrays costs retains, releases
+    // and value-witness calls that bench-c's "subscribe+dispose" row shows.  The first
+    // item of each kind is inline (a dispose retires one subscription); further ones go
+    // to a buffer malloc'd on first use and freed by `run`.
+    private enum Kind: UInt8 { case retire, call, release }
+    private struct Item {
+        let kind: Kind
+        let object: UnsafeMutableRawPointer
+        let function: Finalizer?
+    }
+
+    private var retired: Item? = nil
+    private var called: Item? = nil
+    private var released: Item? = nil
+    private var more: UnsafeMutablePointer<Item>? = nil
+    private var moreCount = 0
+    private var moreCapacity = 0
 
     /// Hands an unlinked object to the reclaimer: `finalize(object)` runs once no
     /// dispatch can still see it (Reclamation.swift).
     mutating func retire(_ object: UnsafeMutableRawPointer, _ finalize: Finalizer) {
-        retired.append((object, finalize))
+        let item = Item(kind: .retire, object: object, function: finalize)
+        if retired == nil { retired = item } else { append(item) }
     }
 
     /// Calls `run(context)`.  How the layers above hand work to this one: a source's
     /// reconcile, a replay, a command's publications.
     mutating func call(_ run: Finalizer, _ context: UnsafeMutableRawPointer) {
-        calls.append((run, context))
+        let item = Item(kind: .call, object: context, function: run)
+        if called == nil { called = item } else { append(item) }
+    }
+
+    /// Drops one reference to `payload`.
+    mutating func release(_ payload: UnsafeMutablePointer<Payload>) {
+        let item = Item(kind: .release, object: UnsafeMutableRawPointer(payload), function: nil)
+        if released == nil { released = item } else { append(item) }
     }
 
     /// Drops one reference to each payload.
     mutating func release(_ payloads: [UnsafeMutablePointer<Payload>]) {
-        released.append(contentsOf: payloads)
+        for p in payloads { release(p) }
     }
 
-    fileprivate func run() {
-        for r in retired { reclaimer.retire(r.object, r.finalize) }
-        for c in calls { c.run(c.context) }
-        for p in released { p.release() }
+    private mutating func append(_ item: Item) {
+        if moreCount == moreCapacity {
+            moreCapacity = max(8, moreCapacity * 2)
+            guard let grown = realloc(more, moreCapacity * MemoryLayout<Item>.stride) else {
+                fatalError("qtbus: out of memory")
+            }
+            more = grown.bindMemory(to: Item.self, capacity: moreCapacity)
+        }
+        (more! + moreCount).initialize(to: item)
+        moreCount += 1
+    }
+
+    /// Retirements, then calls, then releases; each kind in the order it was added.
+    @inline(__always)
+    fileprivate mutating func run() {
+        if let retired { reclaimer.retire(retired.object, retired.function!) }
+        if more == nil {
+            // The common case: at most one item of each kind.
+            if let called { called.function!(called.object) }
+            if let released { released.object.assumingMemoryBound(to: Payload.self).release() }
+            return
+        }
+        runMore()
+    }
+
+    @inline(never)
+    private mutating func runMore() {
+        let more = self.more!
+        for i in 0..<moreCount where more[i].kind == .retire { Self.run(more[i]) }
+        if let called { Self.run(called) }
+        for i in 0..<moreCount where more[i].kind == .call { Self.run(more[i]) }
+        if let released { Self.run(released) }
+        for i in 0..<moreCount where more[i].kind == .release { Self.run(more[i]) }
+        free(more)
+        self.more = nil
+        moreCount = 0
+    }
+
+    private static func run(_ item: Item) {
+        switch item.kind {
+        case .retire: reclaimer.retire(item.object, item.function!)
+        case .call: item.function!(item.object)
+        case .release: item.object.assumingMemoryBound(to: Payload.self).release()
+        }
     }
 }
 

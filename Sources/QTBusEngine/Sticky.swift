@@ -70,7 +70,7 @@ func keepSticky(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) -> (U
         let type = typeEntry(bus, event.type)
         event.payload!.retain()
         if let replaced = type.pointee.sticky.keep(event.subtype.map(\.key), event.payload!) {
-            after.release([replaced])
+            after.release(replaced)
         }
         return (type, type.pointee.seq)
     }
