@@ -71,7 +71,7 @@ final class JsonEventTests: XCTestCase {
     }
 
     func testSwiftJsonEventReachesACSubscriber() throws {
-        let slot = ctest_listen_json("song")
+        let slot = cpeer_listen_json("song")
         let c = CReceived(slot: slot)
         defer { c.stop() }
         let event = try QTJsonEvent(uniqueId: "song", jsonObject: ["id": 42])
@@ -87,7 +87,7 @@ final class JsonEventTests: XCTestCase {
         let got = Recorder<QTJsonEvent>()
         let token = QTEventBus.shared.on(QTJsonEvent.self).ofSubType("from-c").next { got.append($0) }
         defer { token.dispose() }
-        XCTAssertEqual(ctest_dispatch_json("from-c", #"{"name":"bob","age":7}"#), 1)
+        XCTAssertEqual(cpeer_dispatch_json("from-c", #"{"name":"bob","age":7}"#), 1)
         XCTAssertEqual(got.count, 1)
         let event = try XCTUnwrap(got.values.first)
         XCTAssertEqual(event.uniqueId, "from-c")
@@ -104,7 +104,7 @@ final class JsonEventTests: XCTestCase {
         let sessions = await bus.request(SessionRequest(account: "alice"), replyAs: Session.self)
         XCTAssertEqual(sessions, [Session(user: "alice", expires: 3600)])
 
-        XCTAssertEqual(ctest_request("SessionRequest", nil, #"{"account":"bob"}"#), 1)
+        XCTAssertEqual(cpeer_request("SessionRequest", nil, #"{"account":"bob"}"#), 1)
         let replies = cRequestReplies()
         XCTAssertTrue(replies.hasSuffix("|"), replies)
         let json = Data(replies.dropLast().utf8)
@@ -116,7 +116,7 @@ final class JsonEventTests: XCTestCase {
     func testCodablePayloadsBothWays() throws {
         // Swift -> Swift and C (JSON bytes), C -> Swift (decoded).
         let bus = QTEventBus.shared
-        let slot = ctest_listen("DownloadEvent", nil)
+        let slot = cpeer_listen("DownloadEvent", nil)
         let c = CReceived(slot: slot)
         defer { c.stop() }
         let got = Recorder<Download>()
@@ -128,9 +128,9 @@ final class JsonEventTests: XCTestCase {
         let sent = try JSONDecoder().decode(Download.self, from: Data(c.data.utf8))
         XCTAssertEqual(sent, Download(songId: "42", progress: 0.5), "C read the JSON encoding")
 
-        XCTAssertEqual(ctest_dispatch("DownloadEvent", "42", #"{"songId":"42","progress":1}"#), 2)
+        XCTAssertEqual(cpeer_dispatch("DownloadEvent", "42", #"{"songId":"42","progress":1}"#), 2)
         XCTAssertEqual(got.values.last, Download(songId: "42", progress: 1), "decoded from C's bytes")
-        XCTAssertEqual(ctest_dispatch("DownloadEvent", "42", "not json"), 2)
+        XCTAssertEqual(cpeer_dispatch("DownloadEvent", "42", "not json"), 2)
         XCTAssertEqual(got.count, 2, "bytes that do not decode are skipped")
     }
 

@@ -213,8 +213,8 @@ final class BorrowedDispatchTests: XCTestCase {
 
     func testCSubscribersReadTheBytesOfABorrowedDispatch() {
         let user = String(repeating: "borrowed-user-", count: 4)
-        let now = CReceived(slot: ctest_listen("CLoginEvent", user))
-        let later = CReceived(slot: ctest_listen_queued("CLoginEvent", user))
+        let now = CReceived(slot: cpeer_listen("CLoginEvent", user))
+        let later = CReceived(slot: cpeer_listen_queued("CLoginEvent", user))
         XCTAssertGreaterThanOrEqual(now.slot, 0)
         XCTAssertGreaterThanOrEqual(later.slot, 0)
         defer { now.stop(); later.stop() }

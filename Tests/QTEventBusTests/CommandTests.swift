@@ -19,7 +19,7 @@ final class CommandTests: XCTestCase {
         let me = Slot<QTCommand<String, String>>()
         let save = try QTCommand<String, String>(name: "save") { input, execution in
             if let me = me.value {  // during the execution, as Swift and C see it
-                states.append("executing \(me.isExecuting) enabled \(me.isEnabled) C \(ctest_command_is_executing(me.id))")
+                states.append("executing \(me.isExecuting) enabled \(me.isEnabled) C \(cpeer_command_is_executing(me.id))")
             }
             execution.send("\(input)-a")
             execution.send("\(input)-b")
@@ -199,10 +199,10 @@ final class CommandTests: XCTestCase {
         }
         let c = CCommandObserver("greet")
         defer { c.stop() }
-        XCTAssertEqual(ctest_command_execute(greet.id, "from C"), 0)
+        XCTAssertEqual(cpeer_command_execute(greet.id, "from C"), 0)
         XCTAssertEqual(got.values, ["from C"], "decoded from the C input's bytes")
         XCTAssertEqual(c.values.history, "hello from C|")
-        XCTAssertEqual(ctest_command_execute(greet.id, nil), 0, "no input: the execution starts and fails")
+        XCTAssertEqual(cpeer_command_execute(greet.id, nil), 0, "no input: the execution starts and fails")
         XCTAssertEqual(c.errors.data, "qtbus: the input is not a String")
         XCTAssertEqual(c.executing.history, "1|0|1|0|")
 
@@ -210,11 +210,11 @@ final class CommandTests: XCTestCase {
             execution.send("tock")
             execution.finish()
         }
-        let t = CReceived(slot: ctest_listen("QTCommandValue", "tick"))
+        let t = CReceived(slot: cpeer_listen("QTCommandValue", "tick"))
         defer { t.stop() }
-        XCTAssertEqual(ctest_command_execute(tick.id, nil), 0)
+        XCTAssertEqual(cpeer_command_execute(tick.id, nil), 0)
         XCTAssertEqual(t.history, "tock|", "a Void command takes C's empty input")
-        XCTAssertEqual(ctest_command_set_enabled(tick.id, 0), 0)
+        XCTAssertEqual(cpeer_command_set_enabled(tick.id, 0), 0)
         XCTAssertFalse(tick.isEnabled, "C and Swift share the state")
         XCTAssertThrowsError(try tick.start()) { XCTAssertEqual($0 as? QTBusError, .busy) }
     }

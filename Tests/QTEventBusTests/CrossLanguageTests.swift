@@ -1,5 +1,6 @@
-// One engine, one shared bus: C code in this process (CSupport/ctest.c, through qtbus.h
-// and qtbus_shared()) and Swift (QTEventBus.shared) see each other's events.
+// One engine, one shared bus: C code in this process (the C peer,
+// Tests/QTEventBusCTestSupport/cpeer.c, through qtbus.h and qtbus_shared()) and Swift
+// (QTEventBus.shared) see each other's events.
 import QTEventBusTestSupport
 import QTBusEngine
 import QTEventBus
@@ -18,8 +19,8 @@ final class CrossLanguageTests: XCTestCase {
         let got = Recorder<QTNamedEvent>()
         let token = bus.on(named: "CrossNamed").next { got.append($0) }
         defer { token.dispose() }
-        XCTAssertEqual(ctest_dispatch("CrossNamed", "alice", "hello"), 1)
-        XCTAssertEqual(ctest_dispatch("CrossNamed", nil, nil), 1)
+        XCTAssertEqual(cpeer_dispatch("CrossNamed", "alice", "hello"), 1)
+        XCTAssertEqual(cpeer_dispatch("CrossNamed", nil, nil), 1)
         XCTAssertEqual(got.values, [
             QTNamedEvent(type: "CrossNamed", subType: "alice", bytes: Array("hello".utf8)),
             QTNamedEvent(type: "CrossNamed", subType: nil, bytes: []),
@@ -32,13 +33,13 @@ final class CrossLanguageTests: XCTestCase {
         let t1 = bus.on(CLoginEvent.self).next { got.append($0) }
         let t2 = bus.on(CLoginEvent.self).ofSubType("alice").next { _ in alice.increment() }
         defer { t1.dispose(); t2.dispose() }
-        XCTAssertEqual(ctest_dispatch("CLoginEvent", "alice", "alice"), 2)
+        XCTAssertEqual(cpeer_dispatch("CLoginEvent", "alice", "alice"), 2)
         XCTAssertEqual(got.values, [CLoginEvent(userId: "alice")], "decoded from the C bytes")
         XCTAssertEqual(alice.value, 1)
     }
 
     func testSwiftTypedDispatchReachesACSubscriber() {
-        let slot = ctest_listen("CLoginEvent", nil)
+        let slot = cpeer_listen("CLoginEvent", nil)
         XCTAssertGreaterThanOrEqual(slot, 0)
         let c = CReceived(slot: slot)
         defer { c.stop() }
@@ -56,7 +57,7 @@ final class CrossLanguageTests: XCTestCase {
     }
 
     func testSwiftNamedDispatchReachesACSubscriber() {
-        let slot = ctest_listen("CrossBytes", "x")
+        let slot = cpeer_listen("CrossBytes", "x")
         let c = CReceived(slot: slot)
         defer { c.stop() }
         XCTAssertEqual(bus.dispatch(named: "CrossBytes", subType: "x", bytes: [0x41, 0x42]), 1)
@@ -68,7 +69,7 @@ final class CrossLanguageTests: XCTestCase {
     }
 
     func testSwiftJSONReachesACJSONSubscriber() throws {
-        let slot = ctest_listen_json("profile")
+        let slot = cpeer_listen_json("profile")
         let c = CReceived(slot: slot)
         defer { c.stop() }
         XCTAssertEqual(try bus.dispatchJSON(name: "profile", json: #"{"name":"alice","age":3}"#), 1)
@@ -86,8 +87,8 @@ final class CrossLanguageTests: XCTestCase {
         let got = Recorder<String>()
         let token = bus.on(named: QTEventBus.jsonTypeName).ofSubType("settings").next { got.append($0.text) }
         defer { token.dispose() }
-        XCTAssertEqual(ctest_dispatch_json("settings", "[1,2,3]"), 1)
-        XCTAssertEqual(ctest_dispatch_json("settings", "[1,"), QTBusError.invalidJSON.rawValue)
+        XCTAssertEqual(cpeer_dispatch_json("settings", "[1,2,3]"), 1)
+        XCTAssertEqual(cpeer_dispatch_json("settings", "[1,"), QTBusError.invalidJSON.rawValue)
         XCTAssertEqual(got.values, ["[1,2,3]"])
     }
 
@@ -97,7 +98,7 @@ final class CrossLanguageTests: XCTestCase {
         let t1 = bus.on(Opaque.self).next { _ in typed.increment() }
         let t2 = bus.on(named: "CrossOpaque").next { _ in named.increment() }
         defer { t1.dispose(); t2.dispose() }
-        XCTAssertEqual(ctest_dispatch("CrossOpaque", nil, "bytes"), 2, "both reached (the typed one skips)")
+        XCTAssertEqual(cpeer_dispatch("CrossOpaque", nil, "bytes"), 2, "both reached (the typed one skips)")
         XCTAssertEqual(typed.value, 0)
         XCTAssertEqual(named.value, 1)
         bus.dispatch(Opaque())
@@ -111,7 +112,7 @@ final class CrossLanguageTests: XCTestCase {
         let got = Recorder<String>()
         let token = bus.on(named: "CrossMain").atQueue(.main).next { got.append($0.subType ?? "") }
         defer { token.dispose() }
-        DispatchQueue(label: "c.thread").sync { _ = ctest_dispatch("CrossMain", "from-c", nil) }
+        DispatchQueue(label: "c.thread").sync { _ = cpeer_dispatch("CrossMain", "from-c", nil) }
         XCTAssertEqual(got.count, 0)
         XCTAssertTrue(drainMain { got.count == 1 })
         XCTAssertEqual(got.values, ["from-c"])

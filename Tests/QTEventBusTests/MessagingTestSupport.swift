@@ -64,15 +64,15 @@ func firstElements<T: Sendable>(_ stream: AsyncStream<T>, _ count: Int, within s
     return got
 }
 
-/// C observers of one command's four event types (slots of CSupport/ctest.c).
+/// C observers of one command's four event types (slots of the C peer, cpeer.c).
 struct CCommandObserver {
     let executing, values, errors, enabled: CReceived
 
     init(_ name: String) {
-        executing = CReceived(slot: ctest_listen("QTCommandExecuting", name))
-        values = CReceived(slot: ctest_listen("QTCommandValue", name))
-        errors = CReceived(slot: ctest_listen("QTCommandError", name))
-        enabled = CReceived(slot: ctest_listen("QTCommandEnabled", name))
+        executing = CReceived(slot: cpeer_listen("QTCommandExecuting", name))
+        values = CReceived(slot: cpeer_listen("QTCommandValue", name))
+        errors = CReceived(slot: cpeer_listen("QTCommandError", name))
+        enabled = CReceived(slot: cpeer_listen("QTCommandEnabled", name))
     }
 
     func stop() { for c in [executing, values, errors, enabled] { c.stop() } }

@@ -1,6 +1,7 @@
 // Requests and replies (SXMessageTransfer): the login scenario, synchronous and with the
 // auth service on a serial queue, several replies, completion timing, and replies
-// crossing between Swift and C (CSupport/ctest.c) on the shared bus.
+// crossing between Swift and C (the C peer, QTEventBusCTestSupport/cpeer.c) on the
+// shared bus.
 import Dispatch
 import Foundation
 import QTBusEngine
@@ -242,7 +243,7 @@ final class RequestTests: XCTestCase {
 
     func testACReplierAnswersASwiftRequest() async throws {
         let bus = QTEventBus.shared
-        let slot = ctest_replier("LoginRequest", 700, "login ok")
+        let slot = cpeer_replier("LoginRequest", 700, "login ok")
         XCTAssertGreaterThanOrEqual(slot, 0)
         let c = CReceived(slot: slot)
         defer { c.stop() }
@@ -266,10 +267,10 @@ final class RequestTests: XCTestCase {
         let logger = bus.on(LoginRequest.self).next { _ in order.append("logger") }
         defer { auth.dispose(); logger.dispose() }
 
-        XCTAssertEqual(ctest_request("LoginRequest", nil, #"{"account":"alice","pwd":"secret"}"#), 2)
+        XCTAssertEqual(cpeer_request("LoginRequest", nil, #"{"account":"alice","pwd":"secret"}"#), 2)
         XCTAssertEqual(cRequestReplies(), "login ok|", "decoded from the C bytes, answered as text")
-        XCTAssertEqual(ctest_request_completions(), 1, "synchronous: completed inside qtbus_request")
-        XCTAssertEqual(ctest_request("LoginRequest", nil, #"{"account":"alice","pwd":"nope"}"#), 2)
+        XCTAssertEqual(cpeer_request_completions(), 1, "synchronous: completed inside qtbus_request")
+        XCTAssertEqual(cpeer_request("LoginRequest", nil, #"{"account":"alice","pwd":"nope"}"#), 2)
         XCTAssertEqual(cRequestReplies(), "bad credentials|")
         XCTAssertEqual(order.values, ["auth", "logger", "auth", "logger"])
     }
@@ -281,12 +282,12 @@ final class RequestTests: XCTestCase {
         queue.async { gate.wait() }
         let auth = bus.on(LoginRequest.self).priority(700).atQueue(queue).reply { [authenticate($0)] }
         defer { auth.dispose() }
-        XCTAssertEqual(ctest_request("LoginRequest", nil, #"{"account":"alice","pwd":"secret"}"#), 1)
-        XCTAssertEqual(ctest_request_completions(), 0, "the Swift handler is queued: the C request is open")
+        XCTAssertEqual(cpeer_request("LoginRequest", nil, #"{"account":"alice","pwd":"secret"}"#), 1)
+        XCTAssertEqual(cpeer_request_completions(), 0, "the Swift handler is queued: the C request is open")
         gate.signal()
-        XCTAssertTrue(waitUntil { ctest_request_completions() == 1 })
+        XCTAssertTrue(waitUntil { cpeer_request_completions() == 1 })
         XCTAssertEqual(cRequestReplies(), "login ok|", "the reply came before the completion")
         flush(queue)
-        XCTAssertEqual(ctest_request_completions(), 1)
+        XCTAssertEqual(cpeer_request_completions(), 1)
     }
 }

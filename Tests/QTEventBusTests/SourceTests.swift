@@ -127,11 +127,11 @@ final class SourceTests: XCTestCase {
                                   start: { bus in effect.start(); bus.dispatch(named: "CFeed", bytes: Array("hi".utf8)) },
                                   stop: { effect.stop() })
         defer { source.dispose() }
-        let c = CReceived(slot: ctest_listen("CFeed", nil))
+        let c = CReceived(slot: cpeer_listen("CFeed", nil))
         XCTAssertEqual(effect.starts.value, 1, "a C qtbus_subscribe connects a Swift source")
         c.stop()
         XCTAssertEqual(effect.stops.value, 1)
-        XCTAssertEqual(ctest_source_connect(source.id), 0, "C connects it by id")
+        XCTAssertEqual(cpeer_source_connect(source.id), 0, "C connects it by id")
         XCTAssertEqual(effect.starts.value, 2)
     }
 
