@@ -153,9 +153,9 @@ final class BorrowedDispatchTests: XCTestCase {
         let inReplay = DispatchSemaphore(value: 0), resume = DispatchSemaphore(value: 0)
         let subscribed = DispatchSemaphore(value: 0)
         let got = Recorder<HeapPayloadEvent.Contents>()
-        let token = Slot<QTEventToken>()
+        let token = LockedValue<QTEventToken?>()
         DispatchQueue.global().async {
-            token.set(bus.on(HeapPayloadEvent.self).replay().next { event in
+            token.value = (bus.on(HeapPayloadEvent.self).replay().next { event in
                 got.append(event.contents)
                 if got.count == 1 {  // the replay: hold the gate shut
                     inReplay.signal()

@@ -16,7 +16,7 @@ final class CommandTests: XCTestCase {
         let c = CCommandObserver("save")
         defer { c.stop() }
         let states = Recorder<String>()
-        let me = Slot<QTCommand<String, String>>()
+        let me = LockedValue<QTCommand<String, String>?>()
         let save = try QTCommand<String, String>(name: "save") { input, execution in
             if let me = me.value {  // during the execution, as Swift and C see it
                 states.append("executing \(me.isExecuting) enabled \(me.isEnabled) C \(cpeer_command_is_executing(me.id))")
@@ -28,7 +28,7 @@ final class CommandTests: XCTestCase {
         XCTAssertTrue(save.isEnabled)
         XCTAssertFalse(save.isExecuting)
 
-        me.set(save)
+        me.value = save
         let values = try await bounded { try await save.execute("doc") }
         XCTAssertEqual(states.values, ["executing true enabled false C 1"])
         XCTAssertEqual(values, ["doc-a", "doc-b"], "this execution's values")
@@ -60,10 +60,10 @@ final class CommandTests: XCTestCase {
 
     func testNotEnabledWhileExecutingAndASecondExecuteIsBusy() async throws {
         let bus = QTEventBus()
-        let running = Keeper<QTExecution<String>>()
+        let running = LockedValue<QTExecution<String>?>()
         let upload = try QTCommand<Int, String>(bus: bus, name: "upload") { n, execution in
             execution.send("started \(n)")
-            running.keep(execution)  // finishes later
+            running.value = execution  // finishes later
         }
         try upload.start(1)
         XCTAssertTrue(upload.isExecuting)
@@ -147,13 +147,13 @@ final class CommandTests: XCTestCase {
 
     func testDoubleFinish() async throws {
         let bus = QTEventBus()
-        let kept = Keeper<QTExecution<String>>()
+        let kept = LockedValue<QTExecution<String>?>()
         let once = try QTCommand<Void, String>(bus: bus, name: "once") { _, execution in
             XCTAssertTrue(execution.finish())
             XCTAssertFalse(execution.finish(), "only the first finish counts")
             XCTAssertFalse(execution.fail("too late"))
             XCTAssertFalse(execution.send("too late"), "no value after the finish")
-            kept.keep(execution)
+            kept.value = execution
         }
         let errors = Counter(), values = Counter()
         let t1 = bus.on(named: QTEventBus.commandErrorTypeName).next { _ in errors.increment() }
@@ -221,7 +221,7 @@ final class CommandTests: XCTestCase {
 
     func testDisposeWhileRunning() async throws {
         let bus = QTEventBus()
-        let kept = Keeper<QTExecution<String>>()
+        let kept = LockedValue<QTExecution<String>?>()
         let entered = Counter()
         weak var watched: Token?
         let command: QTCommand<Void, String>
@@ -230,7 +230,7 @@ final class CommandTests: XCTestCase {
             watched = captured
             command = try QTCommand<Void, String>(bus: bus, name: "long") { _, execution in
                 _ = captured
-                kept.keep(execution)
+                kept.value = execution
                 entered.increment()
             }
         }

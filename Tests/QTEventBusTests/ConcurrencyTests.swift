@@ -56,13 +56,13 @@ final class ConcurrencyTests: XCTestCase {
                 // writers: subscribe and dispose in a loop, some from inside handlers
                 for i in 0..<2_000 {
                     let tracked = Tracked(deinits)
-                    let slot = Slot<QTEventToken>()
+                    let slot = LockedValue<QTEventToken?>()
                     let token = bus.on(PingEvent.self).priority(i % 3).next { _ in
                         _ = tracked
                         churn.increment()
                         if i % 5 == 0 { slot.value?.dispose() }
                     }
-                    slot.set(token)
+                    slot.value = token
                     if i % 7 == 0 { bus.dispatch(PingEvent(n: -1)); dispatches.increment() }
                     token.dispose()
                 }

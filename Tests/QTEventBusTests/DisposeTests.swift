@@ -28,13 +28,13 @@ final class DisposeTests: XCTestCase {
 
     func testHandlerMayDisposeItsOwnToken() {
         let bus = QTEventBus()
-        let slot = Slot<QTEventToken>()
+        let slot = LockedValue<QTEventToken?>()
         let calls = Counter()
         weak var watched: Token?
         do {
             let captured = Token()
             watched = captured
-            slot.set(bus.on(PingEvent.self).next { _ in
+            slot.value = (bus.on(PingEvent.self).next { _ in
                 _ = captured
                 calls.increment()
                 slot.value?.dispose()

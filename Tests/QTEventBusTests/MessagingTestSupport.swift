@@ -10,17 +10,11 @@ import XCTest
 
 struct TimedOut: Error {}
 
-/// True for the first caller of `claim()` only, whichever thread it is on.
-final class OnceFlag: Sendable {
-    private let calls = Atomic<Int>(0)
-    func claim() -> Bool { calls.add(1, ordering: .sequentiallyConsistent).newValue == 1 }
-}
-
 /// Awaits `operation`, or throws `TimedOut` after `seconds` (the operation is then left
 /// running: an awaited continuation cannot be cancelled).
 func bounded<T: Sendable>(_ seconds: Double = 5, _ operation: @escaping @Sendable () async throws -> T)
     async throws -> T {
-    let claimed = OnceFlag()
+    let claimed = OneShotFlag()
     return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
         Task {
             do {
@@ -35,14 +29,6 @@ func bounded<T: Sendable>(_ seconds: Double = 5, _ operation: @escaping @Sendabl
             if claimed.claim() { continuation.resume(throwing: TimedOut()) }
         }
     }
-}
-
-/// Keeps a value for a test to drop later (a context a handler kept).
-final class Keeper<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T?
-    func keep(_ value: T) { lock.withLock { stored = value } }
-    func take() -> T? { lock.withLock { defer { stored = nil }; return stored } }
 }
 
 /// The first `count` elements of `stream`, or fewer if `seconds` pass (never hangs).

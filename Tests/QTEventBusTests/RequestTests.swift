@@ -193,8 +193,8 @@ final class RequestTests: XCTestCase {
 
     func testAContextKeptAfterItsHandlerRefusesRepliesAndHoldsTheCompletion() {
         let bus = QTEventBus()
-        let kept = Keeper<QTRequestContext>()
-        let token = bus.on(named: "Keep").nextRequest { _, request in kept.keep(request) }
+        let kept = LockedValue<QTRequestContext?>()
+        let token = bus.on(named: "Keep").nextRequest { _, request in kept.value = request }
         defer { token.dispose() }
         let replies = Counter(), completions = Counter()
         bus.request(named: "Keep", onReply: { _ in replies.increment() }, completion: { completions.increment() })

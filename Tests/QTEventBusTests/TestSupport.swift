@@ -23,8 +23,8 @@ struct PingEvent: QTEvent, Equatable {
     let n: Int
 }
 
-/// A generic event: `Box<Int>` and `Box<String>` are different types.
-struct Box<T: Sendable & Equatable>: QTEvent, Equatable {
+/// A generic event: `GenericEvent<Int>` and `GenericEvent<String>` are different types.
+struct GenericEvent<T: Sendable & Equatable>: QTEvent, Equatable {
     let value: T
 }
 
@@ -46,18 +46,6 @@ final class Token: Sendable {}
 
 /// A freeWith owner.
 final class Owner {}
-
-// MARK: - Thread-safe recording
-
-/// Holds one value settable from any thread (e.g. a token a handler disposes).
-final class Slot<T: Sendable>: @unchecked Sendable {
-    // @unchecked: `storage` is only touched under `lock`.
-    private let lock = NSLock()
-    private var storage: T? = nil
-    init() {}
-    func set(_ value: T) { lock.withLock { storage = value } }
-    var value: T? { lock.withLock { storage } }
-}
 
 // MARK: - Waiting
 
