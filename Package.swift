@@ -50,8 +50,8 @@ let package = Package(
             path: "Tests/QTEventBusCTestSupport",
             cSettings: [.headerSearchPath("../../include")]
         ),
-        // Swift test helpers (waits, recorders, reading what the C support recorded),
-        // shared by the three test targets.
+        // Swift test helpers (waits, recorders, reading what the C peer recorded) and
+        // QTBusTests, the serialized root suite, shared by the three test targets.
         .target(
             name: "QTEventBusTestSupport",
             dependencies: ["QTEventBusCTestSupport"],

@@ -1,9 +1,10 @@
 // Shared helpers for the engine tests: a serialized root suite, probes (userdata that
 // counts calls and releases), C-string plumbing, pthreads and bounded waits.
 //
-// Every engine suite is nested in `Engine`, which is `.serialized`: lifetime rule 1
-// ("if no dispatch is in progress anywhere, release runs before dispose returns") is a
-// statement about the whole process, so engine tests must not overlap one another.
+// Every engine suite is nested in `Engine`, itself in the root suite QTBusTests
+// (QTEventBusTestSupport), which is `.serialized`: lifetime rule 1 ("if no dispatch is
+// in progress anywhere, release runs before dispose returns") is a statement about the
+// whole process, so engine tests must not overlap one another, nor any other test.
 import Testing
 import Glibc
 import Synchronization
@@ -11,8 +12,12 @@ import CQtbusShims
 import QTEventBusTestSupport
 @testable import QTBusEngine
 
-@Suite("QTBus engine", .serialized)
-struct Engine {}
+extension QTBusTests {
+    @Suite("QTBus engine")
+    struct Engine {}
+}
+
+typealias Engine = QTBusTests.Engine
 
 // MARK: - Status codes
 

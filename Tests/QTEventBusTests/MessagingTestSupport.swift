@@ -5,8 +5,6 @@ import Foundation
 import QTEventBus
 import QTEventBusCTestSupport
 import QTEventBusTestSupport
-import Synchronization
-import XCTest
 
 struct TimedOut: Error {}
 

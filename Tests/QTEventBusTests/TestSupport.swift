@@ -1,14 +1,12 @@
-// Shared helpers: thread-safe counters and recorders (handlers run on other threads),
-// bounded waits (a bug fails a test instead of hanging it), the main queue pump, and
-// the event types the tests use.
+// The QTEventBus tests' own helpers: the event types they use, the main queue pump
+// (MainThreadTests), and queue and thread helpers.  Counters, recorders, locked values
+// and bounded waits are QTEventBusTestSupport's, shared with the other test targets.
 import Dispatch
 import Foundation
 import Glibc
 import QTBusEngine
 import QTEventBus
 import QTEventBusTestSupport
-import Synchronization
-import XCTest
 
 // MARK: - Events
 
@@ -62,7 +60,8 @@ func drainMain(_ seconds: Double = 5, until condition: () -> Bool) -> Bool {
     return true
 }
 
-/// Whether this is the process's main thread (the one XCTest runs tests on).
+/// Whether this is the process's main thread (the one XCTest runs tests on: see
+/// MainThreadTests.swift).
 func isMainThread() -> Bool { Thread.isMainThread }
 
 /// Waits until every block queued so far on `queue` has run.
