@@ -217,7 +217,7 @@ extension QTBusTests {
             let bus = QTEventBus()
             let completions = Counter()
             #expect(bus.request(LoginRequest(account: "a", pwd: "b"), onReply: nil,
-                                       completion: { completions.increment() }) == 0)
+                                completion: { completions.increment() }) == 0)
             #expect(completions.value == 1)
             let replies = try await bounded { await bus.request(named: "Nobody") }
             #expect(replies == [])
