@@ -42,16 +42,16 @@ let package = Package(
             dependencies: ["QTBusEngine", "QTEventBusTestSupport"],
             path: "Tests/QTBusEngineTests"
         ),
-        // Plain C code the Swift tests call, so that "C in the same process" is real C
-        // talking to qtbus_shared() through qtbus.h.
+        // The C peer: plain C code the Swift tests call, so that "C in the same process"
+        // is real C talking to qtbus_shared() through qtbus.h (cpeer_* in cpeer.h).
         .target(
             name: "QTEventBusCTestSupport",
             dependencies: ["QTBusEngine"],
-            path: "Tests/QTEventBusTests/CSupport",
-            cSettings: [.headerSearchPath("../../../include")]
+            path: "Tests/QTEventBusCTestSupport",
+            cSettings: [.headerSearchPath("../../include")]
         ),
-        // Swift test helpers (waits, recorders, reading what the C support recorded),
-        // shared by the three test targets.
+        // Swift test helpers (waits, recorders, reading what the C peer recorded) and
+        // QTBusTests, the serialized root suite, shared by the three test targets.
         .target(
             name: "QTEventBusTestSupport",
             dependencies: ["QTEventBusCTestSupport"],
@@ -60,8 +60,7 @@ let package = Package(
         .testTarget(
             name: "QTEventBusTests",
             dependencies: ["QTEventBus", "QTBusEngine", "CQtbusShims", "QTEventBusCTestSupport", "QTEventBusTestSupport"],
-            path: "Tests/QTEventBusTests",
-            exclude: ["CSupport"]
+            path: "Tests/QTEventBusTests"
         ),
         .testTarget(
             name: "QTEventBusFoundationTests",

@@ -15,9 +15,9 @@ extension Engine {
         func eventView() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let seen = Box<[String]>([])
-            let sizes = Box<[Int]>([])
-            let objects = Box<[UnsafeMutableRawPointer?]>([])
+            let seen = LockedValue<[String]>([])
+            let sizes = LockedValue<[Int]>([])
+            let objects = LockedValue<[UnsafeMutableRawPointer?]>([])
             let p = Probe("p")
             p.action = { ev in
                 seen.value.append("\(eventType(ev) ?? "nil")|\(eventSubtype(ev) ?? "nil")|\(eventData(ev))")
@@ -87,7 +87,7 @@ extension Engine {
         func stop() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let log = EventLog()
+            let log = Recorder<String>()
             let a = Probe("a", log), b = Probe("b", log), c = Probe("c", log)
             let ia = Probe("ia", log), ib = Probe("ib", log)
             b.action = { ev in
@@ -101,7 +101,7 @@ extension Engine {
             mustSubscribe(bus, "Inner", ia)
             mustSubscribe(bus, "Inner", ib)
             #expect(dispatch(bus, "Stop", data: "1") == 2)
-            #expect(log.all == ["a:1", "b:1", "ia:x"])
+            #expect(log.values == ["a:1", "b:1", "ia:x"])
             withExtendedLifetime([a, b, c, ia, ib]) {}
         }
 
@@ -109,11 +109,11 @@ extension Engine {
         func depthFirst() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let log = EventLog()
+            let log = Recorder<String>()
             let a1 = Probe("a1", log), a2 = Probe("a2", log), b1 = Probe("b1", log), b2 = Probe("b2", log)
             let c1 = Probe("c1", log)
             a1.action = { _ in #expect(dispatch(bus, "B", data: "b") == 2) }
-            let cResults = Box<[Int32]>([])
+            let cResults = LockedValue<[Int32]>([])
             b1.action = { _ in cResults.value.append(dispatch(bus, "C", data: "c")) }
             c1.action = { _ in #expect(dispatch(bus, "A", data: "again") == 2) }  // re-enter A once
             mustSubscribe(bus, "A", a1)
@@ -122,7 +122,7 @@ extension Engine {
             mustSubscribe(bus, "B", b2)
             let c1Token = mustSubscribe(bus, "C", c1, flags: ONCE)
             #expect(dispatch(bus, "A", data: "a") == 2)
-            #expect(log.all == ["a1:a", "b1:b", "c1:c", "a1:again", "b1:b", "b2:b", "a2:again", "b2:b", "a2:a"])
+            #expect(log.values == ["a1:a", "b1:b", "c1:c", "a1:again", "b1:b", "b2:b", "a2:again", "b2:b", "a2:a"])
             // In completion order: the nested C dispatch (C already fired) returns first.
             #expect(cResults.value == [0, 1], "C is ONCE: its second dispatch reaches nobody")
             #expect(_qtbus_token_is_active(c1Token) == 0)
@@ -133,10 +133,10 @@ extension Engine {
         func subscribeDuringDispatch() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let log = EventLog()
+            let log = Recorder<String>()
             let first = Probe("first", log), added = Probe("added", log), addedSub = Probe("addedSub", log)
             let addedHigh = Probe("addedHigh", log)
-            let once = Box(true)
+            let once = LockedValue(true)
             first.action = { _ in
                 guard once.value else { return }
                 once.value = false
@@ -147,7 +147,7 @@ extension Engine {
             mustSubscribe(bus, "During", first)
             #expect(dispatch(bus, "During", subtype: "s", data: "1") == 1)
             #expect(dispatch(bus, "During", subtype: "s", data: "2") == 4)
-            #expect(log.all == ["first:1", "addedHigh:2", "addedSub:2", "first:2", "added:2"])
+            #expect(log.values == ["first:1", "addedHigh:2", "addedSub:2", "first:2", "added:2"])
             withExtendedLifetime([first, added, addedSub, addedHigh]) {}
         }
 
@@ -155,7 +155,7 @@ extension Engine {
         func subtypeFiltering() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let log = EventLog()
+            let log = Recorder<String>()
             let whole = Probe("whole", log), ab = Probe("ab", log)
             mustSubscribe(bus, "Filter", whole)
             mustSubscribe(bus, "Filter", ab, subtypes: ["a", "b"])
@@ -164,7 +164,7 @@ extension Engine {
             #expect(dispatch(bus, "Filter", subtype: "c", data: "3") == 1)
             #expect(dispatch(bus, "Filter", data: "4") == 1)
             #expect(dispatch(bus, "Filter2", subtype: "a", data: "5") == 0)
-            #expect(log.all == ["ab:1", "whole:1", "ab:2", "whole:2", "whole:3", "whole:4"])
+            #expect(log.values == ["ab:1", "whole:1", "ab:2", "whole:2", "whole:3", "whole:4"])
             #expect(countSubscribers(bus, "Filter") == 2)
             #expect(countSubscribers(bus, "Filter", "a") == 2)
             #expect(countSubscribers(bus, "Filter", "c") == 1)
@@ -177,7 +177,7 @@ extension Engine {
         func noSubscriber() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let seen = Box<[String]>([])
+            let seen = LockedValue<[String]>([])
             let nobody = Probe("nobody")
             nobody.action = { ev in
                 seen.value.append("\(eventType(ev) ?? "nil")|\(eventSubtype(ev) ?? "nil")|\(eventData(ev))")
@@ -206,7 +206,7 @@ extension Engine {
         func json() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let seen = Box<[String]>([])
+            let seen = LockedValue<[String]>([])
             let p = Probe("json")
             p.action = { ev in
                 var size = 0
@@ -227,7 +227,7 @@ extension Engine {
         @Test("posts to the bus queue are delivered in order, each object released once")
         func busQueueOrder() {
             let bus = newBus()
-            let log = EventLog()
+            let log = Recorder<String>()
             let p = Probe("q", log)
             mustSubscribe(bus, "Posted", p)
             let counter = ObjectCounter()
@@ -243,7 +243,7 @@ extension Engine {
                 #expect(status == OK)
             }
             #expect(waitUntil { counter.releases == 100 }, "all posts ran")
-            #expect(log.all == (0..<100).map { "q:\($0)" })
+            #expect(log.values == (0..<100).map { "q:\($0)" })
             #expect(counter.releases == 100)
             #expect(_qtbus_bus_destroy(bus) == OK)
             settle()
@@ -257,8 +257,8 @@ extension Engine {
             let plain = Probe("plain"), once = Probe("once")
             mustSubscribe(bus, "Conc", plain)
             let onceToken = mustSubscribe(bus, "Conc", once, flags: ONCE)
-            let start = Flag()
-            let sums = (0..<4).map { _ in Box<Int32>(0) }
+            let start = OneShotFlag()
+            let sums = (0..<4).map { _ in LockedValue<Int32>(0) }
             let threads = sums.map { sum in
                 TestThread {
                     start.wait()

@@ -92,12 +92,12 @@ extension Engine {
         func disposeLaterInSameDispatch() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let log = EventLog()
+            let log = Recorder<String>()
             let killer = Probe("killer", log), victim = Probe("victim", log), bagged = Probe("bagged", log)
             let survivor = Probe("survivor", log)
             var bag = qtbus_bag(id: 0)
             #expect(_qtbus_bag_create(&bag) == OK)
-            let victimToken = Box(qtbus_token(id: 0))
+            let victimToken = LockedValue(qtbus_token(id: 0))
             killer.action = { _ in
                 #expect(_qtbus_token_dispose(victimToken.value) == OK)
                 #expect(_qtbus_bag_dispose(bag) == OK)
@@ -107,7 +107,7 @@ extension Engine {
             mustSubscribe(bus, "Kill", bagged, priority: 3, bag: bag)
             mustSubscribe(bus, "Kill", survivor, priority: 1)
             #expect(dispatch(bus, "Kill", subtype: "s", data: "1") == 2)
-            #expect(log.all == ["killer:1", "survivor:1"])
+            #expect(log.values == ["killer:1", "survivor:1"])
             #expect(victim.releases == 1 && bagged.releases == 1)
             withExtendedLifetime([killer, victim, bagged, survivor]) {}
         }
@@ -157,7 +157,7 @@ extension Engine {
             settle()
             let bus = newBus()
             let p = Probe("p"), q = Probe("q")
-            let seen = Box<[Int32]>([])
+            let seen = LockedValue<[Int32]>([])
             p.onRelease = {
                 // The bus is being destroyed: every call that reaches it is ECLOSED.
                 let r = trySubscribe(bus, "Closing", q)
@@ -188,9 +188,9 @@ extension Engine {
         func handlerDestroysBus() {
             settle()
             let bus = newBus()
-            let log = EventLog()
+            let log = Recorder<String>()
             let destroyer = Probe("destroyer", log), after = Probe("after", log)
-            let inHandler = Box<[Int]>([])
+            let inHandler = LockedValue<[Int]>([])
             destroyer.action = { _ in
                 #expect(_qtbus_bus_destroy(bus) == OK)
                 inHandler.value = [destroyer.releases, after.releases]
@@ -198,7 +198,7 @@ extension Engine {
             mustSubscribe(bus, "Doom", destroyer, priority: 1)
             mustSubscribe(bus, "Doom", after, priority: 0)
             #expect(dispatch(bus, "Doom") == 1)
-            #expect(log.all == ["destroyer:"])
+            #expect(log.values == ["destroyer:"])
             #expect(inHandler.value == [0, 0], "a dispatch was in progress: releases wait for it")
             #expect(destroyer.releases == 1 && after.releases == 1)
             withExtendedLifetime([destroyer, after]) {}
@@ -209,9 +209,9 @@ extension Engine {
             settle()
             let bus = newBus()
             let queue = _qtbus_queue_create("qtbus.tests")!
-            let entered = Flag(), go = Flag()
+            let entered = OneShotFlag(), go = OneShotFlag()
             let gate = Probe("gate"), victim = Probe("victim"), keeper = Probe("keeper")
-            let stopResult = Box<Int32>(99)
+            let stopResult = LockedValue<Int32>(99)
             gate.action = { _ in
                 entered.set()
                 go.wait(10)
@@ -232,7 +232,7 @@ extension Engine {
             #expect(victim.calls == 0, "rule 2: queued deliveries included")
             #expect(pthread_equal(victim.releaseThread, pthread_self()) == 0, "released by the queue")
             #expect(stopResult.value == EINVAL, "a queued event's dispatch is over")
-            #expect(keeper.log.all == ["keeper:x"], "the queued delivery got a copy of the bytes")
+            #expect(keeper.log.values == ["keeper:x"], "the queued delivery got a copy of the bytes")
             #expect(_qtbus_token_dispose(gateToken) == OK)
             #expect(_qtbus_token_dispose(keeperToken) == OK)
             #expect(waitUntil { gate.releases == 1 && keeper.releases == 1 })
@@ -246,8 +246,8 @@ extension Engine {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
             let p = Probe("once")
-            let token = Box(qtbus_token(id: 0))
-            let seen = Box<[Int32]>([])
+            let token = LockedValue(qtbus_token(id: 0))
+            let seen = LockedValue<[Int32]>([])
             p.action = { _ in
                 seen.value = [_qtbus_token_is_active(token.value),
                               countSubscribers(bus, "OnceLive"),
@@ -278,7 +278,7 @@ extension Engine {
             #expect(_qtbus_token_is_active(token) == 0)
             #expect(waitUntil { p.releases == 1 })
             #expect(p.calls == 1)
-            #expect(p.log.all == ["once:1"])
+            #expect(p.log.values == ["once:1"])
             _qtbus_queue_release(queue)
             #expect(_qtbus_bus_destroy(bus) == OK)
             settle()

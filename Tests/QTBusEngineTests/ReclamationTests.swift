@@ -5,10 +5,11 @@
 import Testing
 import Glibc
 import CQtbusShims
+import QTEventBusTestSupport
 @testable import QTBusEngine
 
 /// A handler action that announces it is running, then blocks until released.
-private func blocking(entered: Flag, go: Flag, timedOut: Box<Bool>) -> (OpaquePointer?) -> Void {
+private func blocking(entered: OneShotFlag, go: OneShotFlag, timedOut: LockedValue<Bool>) -> (OpaquePointer?) -> Void {
     { _ in
         entered.set()
         if !go.wait(10) { timedOut.value = true }
@@ -52,12 +53,12 @@ extension Engine {
             settle()
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let log = EventLog()
+            let log = Recorder<String>()
             let selfish = Probe("selfish", log), later = Probe("later", log)
-            let token = Box(qtbus_token(id: 0))
-            let disposeStatus = Box<Int32>(99)
-            let releasesInHandler = Box(-1)
-            let releasesSeenByLater = Box(-1)
+            let token = LockedValue(qtbus_token(id: 0))
+            let disposeStatus = LockedValue<Int32>(99)
+            let releasesInHandler = LockedValue(-1)
+            let releasesSeenByLater = LockedValue(-1)
             selfish.action = { _ in
                 disposeStatus.value = _qtbus_token_dispose(token.value)
                 releasesInHandler.value = selfish.releases
@@ -74,7 +75,7 @@ extension Engine {
             #expect(pthread_equal(selfish.releaseThread, pthread_self()) != 0)
             #expect(_qtbus_token_is_active(token.value) == 0)
             #expect(dispatch(bus, "Self", data: "2") == 1)
-            #expect(log.all == ["selfish:1", "later:1", "later:2"])
+            #expect(log.values == ["selfish:1", "later:1", "later:2"])
             #expect(selfish.releases == 1)
             withExtendedLifetime([selfish, later]) {}
         }
@@ -85,8 +86,8 @@ extension Engine {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
             let outer = Probe("outer"), inner = Probe("inner")
-            let innerToken = Box(qtbus_token(id: 0))
-            let afterInnerDispatch = Box(-1)
+            let innerToken = LockedValue(qtbus_token(id: 0))
+            let afterInnerDispatch = LockedValue(-1)
             inner.action = { _ in #expect(_qtbus_token_dispose(innerToken.value) == OK) }
             outer.action = { _ in
                 #expect(dispatch(bus, "Inner") == 1)
@@ -107,13 +108,13 @@ extension Engine {
             settle()
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let entered = Flag(), go = Flag(), timedOut = Box(false)
+            let entered = OneShotFlag(), go = OneShotFlag(), timedOut = LockedValue(false)
             let blocker = Probe("blocker"), victim = Probe("victim")
             blocker.action = blocking(entered: entered, go: go, timedOut: timedOut)
             let blockerToken = mustSubscribe(bus, "Cross", blocker, priority: 10)
             let victimToken = mustSubscribe(bus, "Cross", victim, priority: 0)
 
-            let aResult = Box<Int32>(99), aSawVictimReleases = Box(-1), aSawBlockerReleases = Box(-1)
+            let aResult = LockedValue<Int32>(99), aSawVictimReleases = LockedValue(-1), aSawBlockerReleases = LockedValue(-1)
             let a = TestThread {
                 aResult.value = dispatch(bus, "Cross")
                 aSawVictimReleases.value = victim.releases
@@ -121,7 +122,7 @@ extension Engine {
             }
             #expect(entered.wait(), "A reached the blocking handler")
 
-            let bStatus = Box<[Int32]>([]), bSawReleases = Box<[Int]>([])
+            let bStatus = LockedValue<[Int32]>([]), bSawReleases = LockedValue<[Int]>([])
             let b = TestThread {
                 // The victim has not run yet; the blocker is running right now on A.
                 bStatus.value = [_qtbus_token_dispose(victimToken), _qtbus_token_dispose(blockerToken)]
@@ -153,7 +154,7 @@ extension Engine {
             settle()
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let enteredA = Flag(), goA = Flag(), enteredC = Flag(), goC = Flag(), timedOut = Box(false)
+            let enteredA = OneShotFlag(), goA = OneShotFlag(), enteredC = OneShotFlag(), goC = OneShotFlag(), timedOut = LockedValue(false)
             let blockA = Probe("A"), blockC = Probe("C"), victim = Probe("victim")
             blockA.action = blocking(entered: enteredA, go: goA, timedOut: timedOut)
             blockC.action = blocking(entered: enteredC, go: goC, timedOut: timedOut)
@@ -183,7 +184,7 @@ extension Engine {
             settle()
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let enteredA = Flag(), goA = Flag(), enteredD = Flag(), goD = Flag(), timedOut = Box(false)
+            let enteredA = OneShotFlag(), goA = OneShotFlag(), enteredD = OneShotFlag(), goD = OneShotFlag(), timedOut = LockedValue(false)
             let blockA = Probe("A"), blockD = Probe("D"), victim = Probe("victim")
             blockA.action = blocking(entered: enteredA, go: goA, timedOut: timedOut)
             blockD.action = blocking(entered: enteredD, go: goD, timedOut: timedOut)
@@ -214,7 +215,7 @@ extension Engine {
             settle()
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let entered = Flag(), go = Flag(), timedOut = Box(false)
+            let entered = OneShotFlag(), go = OneShotFlag(), timedOut = LockedValue(false)
             let blocker = Probe("blocker")
             blocker.action = blocking(entered: entered, go: go, timedOut: timedOut)
             var bag = qtbus_bag(id: 0)
@@ -224,7 +225,7 @@ extension Engine {
             for (i, p) in bagged.enumerated() {
                 mustSubscribe(bus, "Bagged", p, subtypes: i % 2 == 0 ? [] : ["s"], priority: Int32(i), bag: bag)
             }
-            let result = Box<Int32>(99)
+            let result = LockedValue<Int32>(99)
             let a = TestThread { result.value = dispatch(bus, "Bagged", subtype: "s") }
             #expect(entered.wait())
             #expect(_qtbus_bag_dispose(bag) == OK, "the disposer does not wait for A")
@@ -245,7 +246,7 @@ extension Engine {
             settle()
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let entered = Flag(), go = Flag(), timedOut = Box(false)
+            let entered = OneShotFlag(), go = OneShotFlag(), timedOut = LockedValue(false)
             let blocker = Probe("blocker")
             blocker.action = blocking(entered: entered, go: go, timedOut: timedOut)
             let blockerToken = mustSubscribe(bus, "Walk", blocker, subtypes: ["s"], priority: 10)
@@ -255,7 +256,7 @@ extension Engine {
             }
             let newcomers = (0..<200).map { Probe("n\($0)") }
 
-            let result = Box<Int32>(99)
+            let result = LockedValue<Int32>(99)
             let a = TestThread { result.value = dispatch(bus, "Walk", subtype: "s") }
             #expect(entered.wait())
             // Unlink every node A could walk to, retire the subtype entry "s", and grow the

@@ -67,29 +67,29 @@ extension Engine {
             #expect(dispatch(bus, "Sticky", subtype: "c", data: "not sticky") == 0)
 
             let whole = Probe("whole"), onlyA = Probe("a"), ab = Probe("ab"), plain = Probe("plain")
-            let stops = Box<[Int32]>([])
+            let stops = LockedValue<[Int32]>([])
             whole.action = { ev in  // only during the replay: a live event would really stop
                 if stops.value.count < 3 { stops.value.append(_qtbus_event_stop(ev)) }
             }
             mustSubscribe(bus, "Sticky", whole, flags: REPLAY)
-            #expect(whole.log.all == ["whole:b1", "whole:a2", "whole:n1"], "replayed before subscribe returned")
+            #expect(whole.log.values == ["whole:b1", "whole:a2", "whole:n1"], "replayed before subscribe returned")
             #expect(stops.value == [EINVAL, EINVAL, EINVAL], "a replayed event cannot be stopped")
             mustSubscribe(bus, "Sticky", onlyA, subtypes: ["a"], flags: REPLAY)
-            #expect(onlyA.log.all == ["a:a2"])
+            #expect(onlyA.log.values == ["a:a2"])
             mustSubscribe(bus, "Sticky", ab, subtypes: ["b", "a"], flags: REPLAY)
-            #expect(ab.log.all == ["ab:b1", "ab:a2"])
+            #expect(ab.log.values == ["ab:b1", "ab:a2"])
             mustSubscribe(bus, "Sticky", plain)
             #expect(plain.calls == 0, "without REPLAY nothing is replayed")
 
             // Live delivery after the replay: once, not replayed again.
             #expect(dispatch(bus, "Sticky", subtype: "a", data: "a3", flags: STICKY) == 4)
-            #expect(whole.log.all == ["whole:b1", "whole:a2", "whole:n1", "whole:a3"])
-            #expect(onlyA.log.all == ["a:a2", "a:a3"])
-            #expect(ab.log.all == ["ab:b1", "ab:a2", "ab:a3"])
-            #expect(plain.log.all == ["plain:a3"])
+            #expect(whole.log.values == ["whole:b1", "whole:a2", "whole:n1", "whole:a3"])
+            #expect(onlyA.log.values == ["a:a2", "a:a3"])
+            #expect(ab.log.values == ["ab:b1", "ab:a2", "ab:a3"])
+            #expect(plain.log.values == ["plain:a3"])
             let late = Probe("late")
             mustSubscribe(bus, "Sticky", late, flags: REPLAY)
-            #expect(late.log.all == ["late:b1", "late:n1", "late:a3"])
+            #expect(late.log.values == ["late:b1", "late:n1", "late:a3"])
             withExtendedLifetime([whole, onlyA, ab, plain, late]) {}
         }
 
@@ -106,7 +106,7 @@ extension Engine {
             #expect(stickyClear(bus, "Unknown") == 0)
             let p = Probe("p")
             mustSubscribe(bus, "Clr", p, flags: REPLAY)
-            #expect(p.log.all == ["p:b", "p:n"])
+            #expect(p.log.values == ["p:b", "p:n"])
             #expect(stickyClear(bus, "Clr") == 2, "NULL subtype: every one, the one without a subtype included")
             let q = Probe("q")
             mustSubscribe(bus, "Clr", q, flags: REPLAY)
@@ -123,7 +123,7 @@ extension Engine {
             mustSubscribe(bus, "Obj", listener)
             #expect(dispatch(bus, "Obj", object: first.pointer, release: objectRelease, flags: STICKY) == 1)
             #expect(first.releases == 0, "kept")
-            let replayedObject = Box<UnsafeMutableRawPointer?>(nil)
+            let replayedObject = LockedValue<UnsafeMutableRawPointer?>(nil)
             let r = Probe("r")
             r.action = { ev in replayedObject.value = _qtbus_event_object(ev) }
             mustSubscribe(bus, "Obj", r, flags: REPLAY)
@@ -157,7 +157,7 @@ extension Engine {
             dispatch(bus, "RO", subtype: "y", data: "2", flags: STICKY)
             let p = Probe("p")
             let t = mustSubscribe(bus, "RO", p, flags: REPLAY | ONCE)
-            #expect(p.log.all == ["p:1"])
+            #expect(p.log.values == ["p:1"])
             #expect(_qtbus_token_is_active(t) == 0)
             #expect(p.releases == 1)
             #expect(dispatch(bus, "RO", data: "3") == 0)
@@ -169,20 +169,20 @@ extension Engine {
         func backlogSameThread() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let log = EventLog()
+            let log = Recorder<String>()
             dispatch(bus, "Gate", subtype: "s1", data: "r1", flags: STICKY)
             dispatch(bus, "Gate", subtype: "s2", data: "r2", flags: STICKY)
             let w = Probe("W", log), r = Probe("R", log)
             mustSubscribe(bus, "Gate", w)
-            let nested = Box<[Int32]>([])
+            let nested = LockedValue<[Int32]>([])
             r.action = { ev in
                 if eventData(ev) == "r1" { nested.value.append(dispatch(bus, "Gate", data: "live")) }
             }
             mustSubscribe(bus, "Gate", r, flags: REPLAY)
             #expect(nested.value == [2], "W ran, R's delivery was parked in its backlog (both count)")
-            #expect(log.all == ["R:r1", "W:live", "R:r2", "R:live"], "replay, then live; each once")
+            #expect(log.values == ["R:r1", "W:live", "R:r2", "R:live"], "replay, then live; each once")
             #expect(dispatch(bus, "Gate", data: "after") == 2, "gate open: delivered directly")
-            #expect(r.log.all.filter { $0.hasPrefix("R:") } == ["R:r1", "R:r2", "R:live", "R:after"])
+            #expect(r.log.values.filter { $0.hasPrefix("R:") } == ["R:r1", "R:r2", "R:live", "R:after"])
             withExtendedLifetime([w, r]) {}
         }
 
@@ -193,7 +193,7 @@ extension Engine {
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
             dispatch(bus, "XGate", data: "r1", flags: STICKY)
             dispatch(bus, "XGate", subtype: "k", data: "r2", flags: STICKY)
-            let entered = Flag(), go = Flag(), timedOut = Box(false)
+            let entered = OneShotFlag(), go = OneShotFlag(), timedOut = LockedValue(false)
             let r = Probe("R"), w = Probe("W")
             r.action = { ev in
                 guard eventData(ev) == "r1" else { return }
@@ -201,20 +201,20 @@ extension Engine {
                 if !go.wait(10) { timedOut.value = true }
             }
             mustSubscribe(bus, "XGate", w)
-            let status = Box<Int32>(99)
+            let status = LockedValue<Int32>(99)
             let a = TestThread { status.value = trySubscribe(bus, "XGate", r, flags: REPLAY).status }
             #expect(entered.wait(), "A is replaying r1")
-            let liveResult = Box<Int32>(99)
+            let liveResult = LockedValue<Int32>(99)
             let b = TestThread { liveResult.value = dispatch(bus, "XGate", data: "live") }
             #expect(b.join(5), "the live dispatch does not wait for the replay")
             #expect(liveResult.value == 2)
-            #expect(w.log.all == ["W:live"])
-            #expect(r.log.all == ["R:r1"], "R does not receive the live event during its replay")
+            #expect(w.log.values == ["W:live"])
+            #expect(r.log.values == ["R:r1"], "R does not receive the live event during its replay")
             go.set()
             #expect(a.join())
             #expect(!timedOut.value)
             #expect(status.value == OK)
-            #expect(r.log.all == ["R:r1", "R:r2", "R:live"])
+            #expect(r.log.values == ["R:r1", "R:r2", "R:live"])
             withExtendedLifetime([r, w]) {}
         }
 
@@ -238,8 +238,8 @@ extension Engine {
             mustSubscribe(bus, "Race", Probe("whole"))   // the type exists, subtype sN does not
             for round in 0..<16 {
                 let probe = Probe("r\(round)")
-                let tid = Box<Int32>(0)
-                let ready = Flag(), go = Flag(), yBlocked = Box(false), setup = Box<[Bool]>([])
+                let tid = LockedValue<Int32>(0)
+                let ready = OneShotFlag(), go = OneShotFlag(), yBlocked = LockedValue(false), setup = LockedValue<[Bool]>([])
                 let y = TestThread {
                     setup.value.append(pinToCPU(cpu))
                     setup.value.append(becomeIdleClass())
@@ -261,7 +261,7 @@ extension Engine {
                 #expect(x.join() && y.join())
                 try #require(setup.value == [true, true, true], "pinning and SCHED_IDLE are available")
                 try #require(yBlocked.value, "Y reached the registry lock")
-                #expect(probe.log.all == ["r\(round):\(round)"], "round \(round): delivered exactly once")
+                #expect(probe.log.values == ["r\(round):\(round)"], "round \(round): delivered exactly once")
             }
         }
 
@@ -283,7 +283,7 @@ extension Engine {
             #expect(first.releases == 0, "a different subtype does not replace the kept event")
             let whole = Probe("whole")
             mustSubscribe(bus, "Accent", whole, flags: REPLAY)
-            #expect(whole.log.all == ["whole:nfc", "whole:nfd"], "both subtypes were kept")
+            #expect(whole.log.values == ["whole:nfc", "whole:nfd"], "both subtypes were kept")
             #expect(withCBytes(Array("Accent".utf8)) { t in withCBytes(decomposedE) { _qtbus_sticky_clear(bus, t, $0) } } == 1)
             #expect(first.releases == 0, "clearing the decomposed subtype keeps the precomposed one")
             #expect(withCBytes(Array("Accent".utf8)) { t in withCBytes(precomposedE) { _qtbus_sticky_clear(bus, t, $0) } } == 1)
@@ -298,9 +298,9 @@ extension Engine {
             #expect(dispatchBytes(bus, Array("Accent2".utf8), subtype: precomposedE, data: "nfc", flags: STICKY) == 0)
             let decomposed = Probe("nfd")
             #expect(subscribeBytes(bus, Array("Accent2".utf8), decomposed, subtypes: [decomposedE], flags: REPLAY).status == OK)
-            #expect(decomposed.log.all == [], "the kept event's subtype is a different name")
+            #expect(decomposed.log.values == [], "the kept event's subtype is a different name")
             #expect(dispatchBytes(bus, Array("Accent2".utf8), subtype: precomposedE, data: "live") == 0)
-            #expect(!decomposed.log.all.contains("nfd:live"), "live delivery: a different name, not delivered")
+            #expect(!decomposed.log.values.contains("nfd:live"), "live delivery: a different name, not delivered")
             #expect(withCBytes(Array("Accent2".utf8)) { t in withCBytes(decomposedE) { _qtbus_sticky_clear(bus, t, $0) } } == 0,
                     "nothing is kept under the decomposed name")
             withExtendedLifetime(decomposed) {}

@@ -4,11 +4,12 @@
 import Testing
 import Glibc
 import CQtbusShims
+import QTEventBusTestSupport
 @testable import QTBusEngine
 
 /// The names logged by one dispatch.
-private func names(_ log: EventLog) -> [String] {
-    log.all.map { String($0.prefix { $0 != ":" }) }
+private func names(_ log: Recorder<String>) -> [String] {
+    log.values.map { String($0.prefix { $0 != ":" }) }
 }
 
 extension Engine {
@@ -19,7 +20,7 @@ extension Engine {
         func priorities() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let log = EventLog()
+            let log = Recorder<String>()
             let plan: [(String, Int32)] = [
                 ("a0", 0), ("b10", 10), ("c-5", -5), ("d10", 10), ("e3", 3),
                 ("fmax", .max), ("gmin", .min), ("h0", 0), ("i3", 3), ("jmax", .max), ("k-5", -5),
@@ -35,7 +36,7 @@ extension Engine {
         func ties() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let log = EventLog()
+            let log = Recorder<String>()
             let probes = (0..<40).map { Probe("s\($0)", log) }
             for p in probes { mustSubscribe(bus, "Tie", p, priority: 7) }
             #expect(dispatch(bus, "Tie") == 40)
@@ -47,7 +48,7 @@ extension Engine {
         func orderAfterChurn() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let log = EventLog()
+            let log = Recorder<String>()
             let p = (0..<8).map { Probe("p\($0)", log) }
             let t0 = mustSubscribe(bus, "Churn", p[0], priority: 5)   // head
             mustSubscribe(bus, "Churn", p[1], priority: 5)
@@ -69,7 +70,7 @@ extension Engine {
         func specificBeforeWhole() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let log = EventLog()
+            let log = Recorder<String>()
             let w1 = Probe("W1", log), s1 = Probe("S1", log), w2 = Probe("W2", log), s2 = Probe("S2", log)
             let s3 = Probe("S3", log), w3 = Probe("W3", log), sb = Probe("Sb", log), w4 = Probe("W4", log)
             mustSubscribe(bus, "Mix", w1, priority: 0)
@@ -99,7 +100,7 @@ extension Engine {
         func multiSubtype() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let log = EventLog()
+            let log = Recorder<String>()
             let first = Probe("first", log), multi = Probe("multi", log), last = Probe("last", log)
             mustSubscribe(bus, "Multi", first, subtypes: ["x"], priority: 1)
             mustSubscribe(bus, "Multi", multi, subtypes: ["x", "y", "x"], priority: 1)
@@ -107,7 +108,7 @@ extension Engine {
             #expect(dispatch(bus, "Multi", subtype: "x", data: "1") == 3)
             #expect(dispatch(bus, "Multi", subtype: "y", data: "2") == 2)
             #expect(dispatch(bus, "Multi", subtype: "z", data: "3") == 0)
-            #expect(log.all == ["first:1", "multi:1", "last:1", "multi:2", "last:2"])
+            #expect(log.values == ["first:1", "multi:1", "last:1", "multi:2", "last:2"])
             #expect(countSubscribers(bus, "Multi") == 3)
             #expect(countSubscribers(bus, "Multi", "x") == 3)
             #expect(countSubscribers(bus, "Multi", "y") == 2)

@@ -1,9 +1,10 @@
 // Shared helpers for the engine tests: a serialized root suite, probes (userdata that
 // counts calls and releases), C-string plumbing, pthreads and bounded waits.
 //
-// Every engine suite is nested in `Engine`, which is `.serialized`: lifetime rule 1
-// ("if no dispatch is in progress anywhere, release runs before dispose returns") is a
-// statement about the whole process, so engine tests must not overlap one another.
+// Every engine suite is nested in `Engine`, itself in the root suite QTBusTests
+// (QTEventBusTestSupport), which is `.serialized`: lifetime rule 1 ("if no dispatch is
+// in progress anywhere, release runs before dispose returns") is a statement about the
+// whole process, so engine tests must not overlap one another, nor any other test.
 import Testing
 import Glibc
 import Synchronization
@@ -11,8 +12,12 @@ import CQtbusShims
 import QTEventBusTestSupport
 @testable import QTBusEngine
 
-@Suite("QTBus engine", .serialized)
-struct Engine {}
+extension QTBusTests {
+    @Suite("QTBus engine")
+    struct Engine {}
+}
+
+typealias Engine = QTBusTests.Engine
 
 // MARK: - Status codes
 
@@ -26,17 +31,6 @@ let ONCE = UInt32(QTBUS_SUB_ONCE)
 let REPLAY = UInt32(QTBUS_SUB_REPLAY)
 let STICKY = UInt32(QTBUS_EVENT_STICKY)
 
-// MARK: - Time and waiting
-
-/// A one-way flag threads wait on (with a time limit, so a bug fails instead of hanging).
-final class Flag: @unchecked Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .sequentiallyConsistent) }
-    var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
-    @discardableResult
-    func wait(_ seconds: Double = 5) -> Bool { waitUntil(seconds) { isSet } }
-}
-
 // MARK: - Threads (pthreads, no Foundation / Dispatch)
 
 private final class ThreadBody {
@@ -47,7 +41,7 @@ private final class ThreadBody {
 /// A pthread running `body`; `join()` waits for it.
 final class TestThread: @unchecked Sendable {
     private var tid = pthread_t()
-    let finished = Flag()
+    let finished = OneShotFlag()
 
     init(_ body: @escaping () -> Void) {
         let box = Unmanaged.passRetained(ThreadBody { [finished] in
@@ -88,22 +82,11 @@ func currentTID() -> Int32 {
 /// They are never freed, so a late callback can never touch freed memory.
 private func keepForever(_ object: AnyObject) { _ = Unmanaged.passRetained(object) }  // leaked on purpose
 
-/// A thread-safe list of strings, in the order they were appended.
-final class EventLog: @unchecked Sendable {
-    // @unchecked: `entries` is only touched under `lock`.
-    private let lock = TestLock()
-    private var entries: [String] = []
-    func append(_ s: String) { lock.withLock { entries.append(s) } }
-    var all: [String] { lock.withLock { entries } }
-    var count: Int { lock.withLock { entries.count } }
-    func clear() { lock.withLock { entries.removeAll() } }
-}
-
 /// Userdata for a subscription: logs "name:data" per call, counts calls and releases,
 /// and runs an optional action inside the handler.
 final class Probe: @unchecked Sendable {
     let name: String
-    let log: EventLog
+    let log: Recorder<String>
     /// Run inside the handler, after logging.  Set before subscribing.
     var action: ((OpaquePointer?) -> Void)?
     /// Run inside the release hook, after counting.  Set before subscribing.
@@ -112,7 +95,7 @@ final class Probe: @unchecked Sendable {
     private let releaseCount = Atomic<Int>(0)
     private let releaseThreadID = Atomic<UInt>(0)
 
-    init(_ name: String, _ log: EventLog = EventLog()) {
+    init(_ name: String, _ log: Recorder<String> = Recorder<String>()) {
         self.name = name
         self.log = log
         keepForever(self)
@@ -312,17 +295,3 @@ func settle() {
 
 private let settleProbe = Probe("settle")
 nonisolated(unsafe) private let settleBus = _qtbus_bus_create()!
-
-/// A mutable cell shared with a handler or a thread (written before a Flag is set and
-/// read after it is seen, or from one thread only).
-/// A value shared between a handler's thread and the test's.
-final class Box<T>: @unchecked Sendable {
-    // @unchecked: `stored` is only touched under `lock`.
-    private let lock = TestLock()
-    private var stored: T
-    init(_ value: T) { stored = value }
-    var value: T {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-}

@@ -1,5 +1,5 @@
-// Reading what the C test support (CSupport/ctest.c) recorded; shared by the QTEventBus
-// and QTEventBusFoundation tests.
+// Reading what the C peer (Tests/QTEventBusCTestSupport/cpeer.c) recorded; shared by
+// the QTEventBus and QTEventBusFoundation tests.
 import QTEventBusCTestSupport
 
 /// What C slot `slot` last received.
@@ -8,42 +8,42 @@ public struct CReceived {
 
     public init(slot: Int32) { self.slot = slot }
 
-    public var count: Int { Int(ctest_count(slot)) }
+    public var count: Int { Int(cpeer_count(slot)) }
 
     public var data: String {
         var buffer = [CChar](repeating: 0, count: 1024)
-        _ = ctest_last_data(slot, &buffer, buffer.count)
+        _ = cpeer_last_data(slot, &buffer, buffer.count)
         return text(buffer)
     }
 
     public var size: Int {
         var buffer = [CChar](repeating: 0, count: 8)
-        return ctest_last_data(slot, &buffer, buffer.count)
+        return cpeer_last_data(slot, &buffer, buffer.count)
     }
 
     public var type: String {
         var buffer = [CChar](repeating: 0, count: 256)
-        ctest_last_type(slot, &buffer, buffer.count)
+        cpeer_last_type(slot, &buffer, buffer.count)
         return text(buffer)
     }
 
     public var subType: String {
         var buffer = [CChar](repeating: 0, count: 256)
-        ctest_last_subtype(slot, &buffer, buffer.count)
+        cpeer_last_subtype(slot, &buffer, buffer.count)
         return text(buffer)
     }
 
     /// Every event's data, each followed by "|" (`"1|0|"`).
     public var history: String {
         var buffer = [CChar](repeating: 0, count: 1024)
-        _ = ctest_history(slot, &buffer, buffer.count)
+        _ = cpeer_history(slot, &buffer, buffer.count)
         return text(buffer)
     }
 
-    public var terminated: Bool { ctest_last_terminated(slot) == 1 }
-    public var hadObject: Bool { ctest_last_had_object(slot) == 1 }
+    public var terminated: Bool { cpeer_last_terminated(slot) == 1 }
+    public var hadObject: Bool { cpeer_last_had_object(slot) == 1 }
 
-    public func stop() { _ = ctest_stop(slot) }
+    public func stop() { _ = cpeer_stop(slot) }
 
     private func text(_ buffer: [CChar]) -> String {
         let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
@@ -51,9 +51,9 @@ public struct CReceived {
     }
 }
 
-/// What the C requester (`ctest_request`) received: its replies, each followed by "|".
+/// What the C requester (`cpeer_request`) received: its replies, each followed by "|".
 public func cRequestReplies() -> String {
     var buffer = [CChar](repeating: 0, count: 1024)
-    _ = ctest_request_replies(&buffer, buffer.count)
+    _ = cpeer_request_replies(&buffer, buffer.count)
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

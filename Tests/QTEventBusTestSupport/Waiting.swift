@@ -34,6 +34,43 @@ public final class Recorder<T: Sendable>: @unchecked Sendable {
     public func append(_ value: T) { lock.withLock { storage.append(value) } }
     public var values: [T] { lock.withLock { storage } }
     public var count: Int { lock.withLock { storage.count } }
+    public func clear() { lock.withLock { storage.removeAll() } }
+}
+
+/// One value shared between threads (a handler's or a thread's and the test's): every
+/// read and every write is under a lock.  A read-modify-write (`v.value += 1`) is a
+/// read then a write, not one step.
+public final class LockedValue<T>: @unchecked Sendable {
+    // @unchecked: `stored` is only touched under `lock`.
+    private let lock = TestLock()
+    private var stored: T
+    public init(_ value: T) { stored = value }
+    public var value: T {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
+
+extension LockedValue where T: ExpressibleByNilLiteral {
+    /// Empty (nil) to begin with.
+    public convenience init() { self.init(nil) }
+
+    /// The value, leaving nil in its place (a test drops what a handler kept).
+    public func take() -> T { lock.withLock { defer { stored = nil }; return stored } }
+}
+
+/// A flag that is set once and stays set: threads wait on it (with a time limit, so a
+/// bug fails a test instead of hanging it), and `claim()` picks one winner among racing
+/// callers.
+public final class OneShotFlag: Sendable {
+    private let state = Atomic<Bool>(false)
+    public init() {}
+    public func set() { state.store(true, ordering: .sequentiallyConsistent) }
+    public var isSet: Bool { state.load(ordering: .sequentiallyConsistent) }
+    /// Sets the flag; true for the caller that set it first only, whichever thread.
+    public func claim() -> Bool { !state.exchange(true, ordering: .sequentiallyConsistent) }
+    @discardableResult
+    public func wait(_ seconds: Double = 5) -> Bool { waitUntil(seconds) { isSet } }
 }
 
 public func monotonicSeconds() -> Double {

@@ -2,97 +2,100 @@
 // closure released) when the consumer stops.
 import QTEventBusTestSupport
 import QTEventBus
-import XCTest
+import Testing
 
-final class AsyncStreamTests: XCTestCase {
+extension QTBusTests {
+    @Suite("AsyncStream")
+    struct AsyncStreamTests {
 
-    func testForAwaitReceivesEventsInOrder() async {
-        let bus = QTEventBus()
-        let producer = Task.detached {
-            XCTAssertTrue(waitUntil { bus.subscriberCount(of: PingEvent.self) == 1 })
-            for n in 0..<5 { bus.dispatch(PingEvent(n: n)) }
-        }
-        var got = [Int]()
-        for await event in bus.events(of: PingEvent.self) {
-            got.append(event.n)
-            if got.count == 5 { break }
-        }
-        await producer.value
-        XCTAssertEqual(got, [0, 1, 2, 3, 4])
-        XCTAssertTrue(waitUntil { bus.subscriberCount(of: PingEvent.self) == 0 },
-                      "breaking out of the loop ended the subscription")
-    }
-
-    func testStreamKeptAfterTheLoopEndsWithTheStream() async {
-        let bus = QTEventBus()
-        do {
-            let stream = bus.events(of: PingEvent.self)
-            bus.dispatch(PingEvent(n: 1))
-            for await _ in stream { break }
-            XCTAssertEqual(bus.subscriberCount(of: PingEvent.self), 1, "the stream value still exists")
-        }
-        XCTAssertTrue(waitUntil { bus.subscriberCount(of: PingEvent.self) == 0 })
-    }
-
-    func testSubtypeStream() async {
-        let bus = QTEventBus()
-        let stream = bus.events(of: LoginEvent.self, subType: "alice")
-        bus.dispatch(LoginEvent(userId: "bob"))
-        bus.dispatch(LoginEvent(userId: "alice"))
-        var iterator = stream.makeAsyncIterator()
-        let first = await iterator.next()
-        XCTAssertEqual(first?.userId, "alice")
-    }
-
-    func testCancellingTheConsumerEndsTheSubscription() async {
-        let bus = QTEventBus()
-        let started = Counter()
-        let consumer = Task {
-            var n = 0
-            started.increment()
-            for await _ in bus.events(of: PingEvent.self) { n += 1 }
-            return n
-        }
-        XCTAssertTrue(waitUntil { started.value == 1 && bus.subscriberCount(of: PingEvent.self) == 1 })
-        bus.dispatch(PingEvent(n: 1))
-        consumer.cancel()
-        _ = await consumer.value
-        XCTAssertTrue(waitUntil { bus.subscriberCount(of: PingEvent.self) == 0 })
-    }
-
-    func testDroppingTheStreamEndsTheSubscriptionAndReleasesItsBuffer() {
-        let bus = QTEventBus()
-        weak var watched: Token?
-        struct Carrier: QTEvent { let token: Token }
-        do {
-            let stream = bus.events(of: Carrier.self)
-            do {
-                let t = Token()
-                watched = t
-                bus.dispatch(Carrier(token: t))  // buffered in the stream
+        @Test func forAwaitReceivesEventsInOrder() async {
+            let bus = QTEventBus()
+            let producer = Task.detached {
+                #expect(waitUntil { bus.subscriberCount(of: PingEvent.self) == 1 })
+                for n in 0..<5 { bus.dispatch(PingEvent(n: n)) }
             }
-            XCTAssertNotNil(watched)
-            _ = stream
+            var got = [Int]()
+            for await event in bus.events(of: PingEvent.self) {
+                got.append(event.n)
+                if got.count == 5 { break }
+            }
+            await producer.value
+            #expect(got == [0, 1, 2, 3, 4])
+            #expect(waitUntil { bus.subscriberCount(of: PingEvent.self) == 0 },
+                    "breaking out of the loop ended the subscription")
         }
-        XCTAssertTrue(waitUntil { bus.subscriberCount(of: Carrier.self) == 0 })
-        XCTAssertTrue(waitUntil { watched == nil }, "the buffered event was released with the stream")
-    }
 
-    func testOnceStreamFinishesAfterItsEvent() async {
-        let bus = QTEventBus()
-        let stream = bus.on(PingEvent.self).once().events()
-        bus.dispatch(PingEvent(n: 1))
-        bus.dispatch(PingEvent(n: 2))
-        var got = [Int]()
-        for await event in stream { got.append(event.n) }
-        XCTAssertEqual(got, [1])
-    }
+        @Test func streamKeptAfterTheLoopEndsWithTheStream() async {
+            let bus = QTEventBus()
+            do {
+                let stream = bus.events(of: PingEvent.self)
+                bus.dispatch(PingEvent(n: 1))
+                for await _ in stream { break }
+                #expect(bus.subscriberCount(of: PingEvent.self) == 1, "the stream value still exists")
+            }
+            #expect(waitUntil { bus.subscriberCount(of: PingEvent.self) == 0 })
+        }
 
-    func testStreamOnAQueueAndFailedSubscribeFinishes() async {
-        let bus = QTEventBus()
-        let bad = bus.on(PingEvent.self).ofSubType("").events()
-        var count = 0
-        for await _ in bad { count += 1 }
-        XCTAssertEqual(count, 0, "a subscription that could not be made finishes its stream")
+        @Test func subtypeStream() async {
+            let bus = QTEventBus()
+            let stream = bus.events(of: LoginEvent.self, subType: "alice")
+            bus.dispatch(LoginEvent(userId: "bob"))
+            bus.dispatch(LoginEvent(userId: "alice"))
+            var iterator = stream.makeAsyncIterator()
+            let first = await iterator.next()
+            #expect(first?.userId == "alice")
+        }
+
+        @Test func cancellingTheConsumerEndsTheSubscription() async {
+            let bus = QTEventBus()
+            let started = Counter()
+            let consumer = Task {
+                var n = 0
+                started.increment()
+                for await _ in bus.events(of: PingEvent.self) { n += 1 }
+                return n
+            }
+            #expect(waitUntil { started.value == 1 && bus.subscriberCount(of: PingEvent.self) == 1 })
+            bus.dispatch(PingEvent(n: 1))
+            consumer.cancel()
+            _ = await consumer.value
+            #expect(waitUntil { bus.subscriberCount(of: PingEvent.self) == 0 })
+        }
+
+        @Test func droppingTheStreamEndsTheSubscriptionAndReleasesItsBuffer() {
+            let bus = QTEventBus()
+            weak var watched: Token?
+            struct Carrier: QTEvent { let token: Token }
+            do {
+                let stream = bus.events(of: Carrier.self)
+                do {
+                    let t = Token()
+                    watched = t
+                    bus.dispatch(Carrier(token: t))  // buffered in the stream
+                }
+                #expect(watched != nil)
+                _ = stream
+            }
+            #expect(waitUntil { bus.subscriberCount(of: Carrier.self) == 0 })
+            #expect(waitUntil { watched == nil }, "the buffered event was released with the stream")
+        }
+
+        @Test func onceStreamFinishesAfterItsEvent() async {
+            let bus = QTEventBus()
+            let stream = bus.on(PingEvent.self).once().events()
+            bus.dispatch(PingEvent(n: 1))
+            bus.dispatch(PingEvent(n: 2))
+            var got = [Int]()
+            for await event in stream { got.append(event.n) }
+            #expect(got == [1])
+        }
+
+        @Test func streamOnAQueueAndFailedSubscribeFinishes() async {
+            let bus = QTEventBus()
+            let bad = bus.on(PingEvent.self).ofSubType("").events()
+            var count = 0
+            for await _ in bad { count += 1 }
+            #expect(count == 0, "a subscription that could not be made finishes its stream")
+        }
     }
 }

@@ -11,7 +11,7 @@ import QTBusEngine
 @testable import QTEventBus
 import QTEventBusCTestSupport
 import QTEventBusTestSupport
-import XCTest
+import Testing
 
 /// An event whose value owns heap memory; `seed` picks the contents.
 struct HeapPayloadEvent: QTEvent {
@@ -100,138 +100,141 @@ final class QueuedReader: @unchecked Sendable {
     }
 }
 
-final class BorrowedDispatchTests: XCTestCase {
+extension QTBusTests {
+    @Suite("Borrowed dispatch")
+    struct BorrowedDispatchTests {
 
-    func testStickyKeepsACopyOfABorrowedDispatch() {
-        let bus = QTEventBus()
-        weak var watched: Token?
-        do {
-            let t = Token()
-            watched = t
-            XCTAssertEqual(dispatchFromAnEndedFrame(bus, seed: 1, token: t, sticky: true), 0)
+        @Test func stickyKeepsACopyOfABorrowedDispatch() {
+            let bus = QTEventBus()
+            weak var watched: Token?
+            do {
+                let t = Token()
+                watched = t
+                #expect(dispatchFromAnEndedFrame(bus, seed: 1, token: t, sticky: true) == 0)
+            }
+            scribbleStack()
+            #expect(watched != nil, "the kept copy holds the value")
+            let got = Recorder<HeapPayloadEvent.Contents>()
+            let sub = bus.on(HeapPayloadEvent.self).replay().next { got.append($0.contents) }
+            #expect(got.count == 1)
+            #expect(got.values.first?.isIntact(seed: 1) ?? false, "replayed from the copy")
+            sub.dispose()
+            #expect(bus.removeSticky(HeapPayloadEvent.self) == 1)
+            #expect(waitUntil(2) { watched == nil }, "the copy is released once the sticky event is dropped")
         }
-        scribbleStack()
-        XCTAssertNotNil(watched, "the kept copy holds the value")
-        let got = Recorder<HeapPayloadEvent.Contents>()
-        let sub = bus.on(HeapPayloadEvent.self).replay().next { got.append($0.contents) }
-        XCTAssertEqual(got.count, 1)
-        XCTAssertTrue(got.values.first?.isIntact(seed: 1) ?? false, "replayed from the copy")
-        sub.dispose()
-        XCTAssertEqual(bus.removeSticky(HeapPayloadEvent.self), 1)
-        XCTAssertTrue(waitUntil(2) { watched == nil }, "the copy is released once the sticky event is dropped")
-    }
 
-    func testEngineQueuedSubscribersReadACopyAfterTheDispatchReturned() {
-        let bus = QTEventBus()
-        let reader = QueuedReader(bus: bus, type: HeapPayloadEvent.eventName)
-        let once = QueuedReader(bus: bus, type: HeapPayloadEvent.eventName, once: true)
-        let sync = Recorder<HeapPayloadEvent.Contents>()
-        let plain = bus.on(HeapPayloadEvent.self).next { sync.append($0.contents) }
-        weak var watched: Token?
-        do {
-            let t = Token()
-            watched = t
-            XCTAssertEqual(dispatchFromAnEndedFrame(bus, seed: 2, token: t), 3)
+        @Test func engineQueuedSubscribersReadACopyAfterTheDispatchReturned() {
+            let bus = QTEventBus()
+            let reader = QueuedReader(bus: bus, type: HeapPayloadEvent.eventName)
+            let once = QueuedReader(bus: bus, type: HeapPayloadEvent.eventName, once: true)
+            let sync = Recorder<HeapPayloadEvent.Contents>()
+            let plain = bus.on(HeapPayloadEvent.self).next { sync.append($0.contents) }
+            weak var watched: Token?
+            do {
+                let t = Token()
+                watched = t
+                #expect(dispatchFromAnEndedFrame(bus, seed: 2, token: t) == 3)
+            }
+            #expect(dispatchFromAnEndedFrame(bus, seed: 3) == 2, "the ONCE subscription fired")
+            scribbleStack()
+            #expect(sync.values.map { $0.isIntact(seed: $0.numbers[0]) } == [true, true])
+            for _ in 0..<2 { reader.gate.signal() }
+            once.gate.signal()
+            #expect(waitUntil { reader.got.values.count == 2 && once.got.values.count == 1 })
+            #expect(reader.got.values[0].isIntact(seed: 2) && reader.got.values[1].isIntact(seed: 3))
+            #expect(once.got.values[0].isIntact(seed: 2))
+            #expect(waitUntil(2) { watched == nil }, "the copy is released after its last queued delivery")
+            plain.dispose()
+            reader.stop()
+            once.stop()
         }
-        XCTAssertEqual(dispatchFromAnEndedFrame(bus, seed: 3), 2, "the ONCE subscription fired")
-        scribbleStack()
-        XCTAssertTrue(sync.values.map { $0.isIntact(seed: $0.numbers[0]) } == [true, true])
-        for _ in 0..<2 { reader.gate.signal() }
-        once.gate.signal()
-        XCTAssertTrue(waitUntil { reader.got.values.count == 2 && once.got.values.count == 1 })
-        XCTAssertTrue(reader.got.values[0].isIntact(seed: 2) && reader.got.values[1].isIntact(seed: 3))
-        XCTAssertTrue(once.got.values[0].isIntact(seed: 2))
-        XCTAssertTrue(waitUntil(2) { watched == nil }, "the copy is released after its last queued delivery")
-        plain.dispose()
-        reader.stop()
-        once.stop()
-    }
 
-    func testReplayBacklogKeepsACopyOfABorrowedDispatch() {
-        let bus = QTEventBus()
-        XCTAssertEqual(dispatchFromAnEndedFrame(bus, seed: 4, sticky: true), 0)
-        let inReplay = DispatchSemaphore(value: 0), resume = DispatchSemaphore(value: 0)
-        let subscribed = DispatchSemaphore(value: 0)
-        let got = Recorder<HeapPayloadEvent.Contents>()
-        let token = Slot<QTEventToken>()
-        DispatchQueue.global().async {
-            token.set(bus.on(HeapPayloadEvent.self).replay().next { event in
-                got.append(event.contents)
-                if got.count == 1 {  // the replay: hold the gate shut
-                    inReplay.signal()
-                    // Bounded: if a bug delivered the live event here first, on the
-                    // test's thread, nobody would signal.
-                    _ = resume.wait(timeout: .now() + 5)
-                }
-            })
-            subscribed.signal()
+        @Test func replayBacklogKeepsACopyOfABorrowedDispatch() {
+            let bus = QTEventBus()
+            #expect(dispatchFromAnEndedFrame(bus, seed: 4, sticky: true) == 0)
+            let inReplay = DispatchSemaphore(value: 0), resume = DispatchSemaphore(value: 0)
+            let subscribed = DispatchSemaphore(value: 0)
+            let got = Recorder<HeapPayloadEvent.Contents>()
+            let token = LockedValue<QTEventToken?>()
+            DispatchQueue.global().async {
+                token.value = (bus.on(HeapPayloadEvent.self).replay().next { event in
+                    got.append(event.contents)
+                    if got.count == 1 {  // the replay: hold the gate shut
+                        inReplay.signal()
+                        // Bounded: if a bug delivered the live event here first, on the
+                        // test's thread, nobody would signal.
+                        _ = resume.wait(timeout: .now() + 5)
+                    }
+                })
+                subscribed.signal()
+            }
+            #expect(inReplay.wait(timeout: .now() + 5) == .success)
+            // The gate is shut: this live dispatch parks the event in the backlog and returns.
+            #expect(dispatchFromAnEndedFrame(bus, seed: 5) == 1)
+            scribbleStack()
+            resume.signal()
+            #expect(subscribed.wait(timeout: .now() + 5) == .success)
+            #expect(got.count == 2)
+            #expect(got.values[0].isIntact(seed: 4), "replayed")
+            #expect(got.values[1].isIntact(seed: 5), "from the backlog, after its dispatch returned")
+            token.value?.dispose()
         }
-        XCTAssertEqual(inReplay.wait(timeout: .now() + 5), .success)
-        // The gate is shut: this live dispatch parks the event in the backlog and returns.
-        XCTAssertEqual(dispatchFromAnEndedFrame(bus, seed: 5), 1)
-        scribbleStack()
-        resume.signal()
-        XCTAssertEqual(subscribed.wait(timeout: .now() + 5), .success)
-        XCTAssertEqual(got.count, 2)
-        XCTAssertTrue(got.values[0].isIntact(seed: 4), "replayed")
-        XCTAssertTrue(got.values[1].isIntact(seed: 5), "from the backlog, after its dispatch returned")
-        token.value?.dispose()
-    }
 
-    func testNoSubscriberEventCarriesACopyToAQueuedSubscriber() {
-        let bus = QTEventBus()
-        let reader = QueuedReader(bus: bus, type: QTEventBus.noSubscriberTypeName)
-        weak var watched: Token?
-        do {
-            let t = Token()
-            watched = t
-            XCTAssertEqual(dispatchFromAnEndedFrame(bus, seed: 6, token: t), 0, "nobody subscribes to the type")
+        @Test func noSubscriberEventCarriesACopyToAQueuedSubscriber() {
+            let bus = QTEventBus()
+            let reader = QueuedReader(bus: bus, type: QTEventBus.noSubscriberTypeName)
+            weak var watched: Token?
+            do {
+                let t = Token()
+                watched = t
+                #expect(dispatchFromAnEndedFrame(bus, seed: 6, token: t) == 0, "nobody subscribes to the type")
+            }
+            scribbleStack()
+            reader.gate.signal()
+            #expect(waitUntil { reader.got.values.count == 1 })
+            #expect(reader.got.values[0].isIntact(seed: 6))
+            #expect(waitUntil(2) { watched == nil })
+            reader.stop()
         }
-        scribbleStack()
-        reader.gate.signal()
-        XCTAssertTrue(waitUntil { reader.got.values.count == 1 })
-        XCTAssertTrue(reader.got.values[0].isIntact(seed: 6))
-        XCTAssertTrue(waitUntil(2) { watched == nil })
-        reader.stop()
-    }
 
-    func testFailedBorrowedDispatchKeepsNothing() {
-        let bus = QTEventBus()
-        weak var watched: Token?
-        do {
-            let t = Token()
-            watched = t
-            XCTAssertEqual(dispatchFromAnEndedFrame(bus, seed: 7, token: t, subType: "", sticky: true),
-                           Int(QTBusError.invalidArgument.rawValue))
+        @Test func failedBorrowedDispatchKeepsNothing() {
+            let bus = QTEventBus()
+            weak var watched: Token?
+            do {
+                let t = Token()
+                watched = t
+                #expect(dispatchFromAnEndedFrame(bus, seed: 7, token: t, subType: "", sticky: true)
+                        == Int(QTBusError.invalidArgument.rawValue))
+            }
+            #expect(watched == nil, "no copy was made or kept")
+            let got = Counter()
+            let sub = bus.on(HeapPayloadEvent.self).replay().next { _ in got.increment() }
+            #expect(got.value == 0)
+            sub.dispose()
         }
-        XCTAssertNil(watched, "no copy was made or kept")
-        let got = Counter()
-        let sub = bus.on(HeapPayloadEvent.self).replay().next { _ in got.increment() }
-        XCTAssertEqual(got.value, 0)
-        sub.dispose()
-    }
 
-    func testCSubscribersReadTheBytesOfABorrowedDispatch() {
-        let user = String(repeating: "borrowed-user-", count: 4)
-        let now = CReceived(slot: ctest_listen("CLoginEvent", user))
-        let later = CReceived(slot: ctest_listen_queued("CLoginEvent", user))
-        XCTAssertGreaterThanOrEqual(now.slot, 0)
-        XCTAssertGreaterThanOrEqual(later.slot, 0)
-        defer { now.stop(); later.stop() }
-        XCTAssertEqual(sendLogin(user), 2)
-        scribbleStack()
-        XCTAssertTrue(waitUntil { later.count == 1 })
-        for c in [now, later] {
-            XCTAssertEqual(c.count, 1)
-            XCTAssertEqual(c.data, user)
-            XCTAssertEqual(c.subType, user)
-            XCTAssertTrue(c.terminated)
-            XCTAssertTrue(c.hadObject, "the Swift value travels as the object, copied for the queued one")
+        @Test func cSubscribersReadTheBytesOfABorrowedDispatch() {
+            let user = String(repeating: "borrowed-user-", count: 4)
+            let now = CReceived(slot: cpeer_listen("CLoginEvent", user))
+            let later = CReceived(slot: cpeer_listen_queued("CLoginEvent", user))
+            #expect(now.slot >= 0)
+            #expect(later.slot >= 0)
+            defer { now.stop(); later.stop() }
+            #expect(sendLogin(user) == 2)
+            scribbleStack()
+            #expect(waitUntil { later.count == 1 })
+            for c in [now, later] {
+                #expect(c.count == 1)
+                #expect(c.data == user)
+                #expect(c.subType == user)
+                #expect(c.terminated)
+                #expect(c.hadObject, "the Swift value travels as the object, copied for the queued one")
+            }
         }
-    }
 
-    @inline(never)
-    private func sendLogin(_ user: String) -> Int {
-        QTEventBus.shared.dispatch(CLoginEvent(userId: user))
+        @inline(never)
+        private func sendLogin(_ user: String) -> Int {
+            QTEventBus.shared.dispatch(CLoginEvent(userId: user))
+        }
     }
 }

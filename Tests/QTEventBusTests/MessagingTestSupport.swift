@@ -5,22 +5,14 @@ import Foundation
 import QTEventBus
 import QTEventBusCTestSupport
 import QTEventBusTestSupport
-import Synchronization
-import XCTest
 
 struct TimedOut: Error {}
-
-/// True for the first caller of `claim()` only, whichever thread it is on.
-final class OnceFlag: Sendable {
-    private let calls = Atomic<Int>(0)
-    func claim() -> Bool { calls.add(1, ordering: .sequentiallyConsistent).newValue == 1 }
-}
 
 /// Awaits `operation`, or throws `TimedOut` after `seconds` (the operation is then left
 /// running: an awaited continuation cannot be cancelled).
 func bounded<T: Sendable>(_ seconds: Double = 5, _ operation: @escaping @Sendable () async throws -> T)
     async throws -> T {
-    let claimed = OnceFlag()
+    let claimed = OneShotFlag()
     return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
         Task {
             do {
@@ -35,14 +27,6 @@ func bounded<T: Sendable>(_ seconds: Double = 5, _ operation: @escaping @Sendabl
             if claimed.claim() { continuation.resume(throwing: TimedOut()) }
         }
     }
-}
-
-/// Keeps a value for a test to drop later (a context a handler kept).
-final class Keeper<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T?
-    func keep(_ value: T) { lock.withLock { stored = value } }
-    func take() -> T? { lock.withLock { defer { stored = nil }; return stored } }
 }
 
 /// The first `count` elements of `stream`, or fewer if `seconds` pass (never hangs).
@@ -64,15 +48,15 @@ func firstElements<T: Sendable>(_ stream: AsyncStream<T>, _ count: Int, within s
     return got
 }
 
-/// C observers of one command's four event types (slots of CSupport/ctest.c).
+/// C observers of one command's four event types (slots of the C peer, cpeer.c).
 struct CCommandObserver {
     let executing, values, errors, enabled: CReceived
 
     init(_ name: String) {
-        executing = CReceived(slot: ctest_listen("QTCommandExecuting", name))
-        values = CReceived(slot: ctest_listen("QTCommandValue", name))
-        errors = CReceived(slot: ctest_listen("QTCommandError", name))
-        enabled = CReceived(slot: ctest_listen("QTCommandEnabled", name))
+        executing = CReceived(slot: cpeer_listen("QTCommandExecuting", name))
+        values = CReceived(slot: cpeer_listen("QTCommandValue", name))
+        errors = CReceived(slot: cpeer_listen("QTCommandError", name))
+        enabled = CReceived(slot: cpeer_listen("QTCommandEnabled", name))
     }
 
     func stop() { for c in [executing, values, errors, enabled] { c.stop() } }

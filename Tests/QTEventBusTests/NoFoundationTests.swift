@@ -1,19 +1,24 @@
-// QTEventBus (like libqtbus.so) must not bring Foundation into a process: it costs
-// about 2.7 ms of start-up and 84 MB of libraries in every program (CONTRACT.md, 3).
+// QTEventBus (like libqtbus.so) must not bring Foundation into a process, whose
+// libraries and start-up time every program using the bus would then pay for (README:
+// "QTEventBus (no Foundation: Dispatch and Synchronization only)").
 import Foundation
-import XCTest
+import QTEventBusTestSupport
+import Testing
 
-final class NoFoundationTests: XCTestCase {
-    func testQTEventBusSourcesDoNotImportFoundation() throws {
-        let sources = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/QTEventBus")
-        let files = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { $0.hasSuffix(".swift") }
-        XCTAssertFalse(files.isEmpty)
-        for file in files {
-            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
-            for line in text.split(separator: "\n") where line.hasPrefix("import ") || line.hasPrefix("@_exported import ") {
-                XCTAssertFalse(line.contains("Foundation"), "\(file): \(line)")
+extension QTBusTests {
+    @Suite("No Foundation")
+    struct NoFoundationTests {
+        @Test func qTEventBusSourcesDoNotImportFoundation() throws {
+            let sources = URL(fileURLWithPath: #filePath)
+                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Sources/QTEventBus")
+            let files = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { $0.hasSuffix(".swift") }
+            #expect(!files.isEmpty)
+            for file in files {
+                let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+                for line in text.split(separator: "\n") where line.hasPrefix("import ") || line.hasPrefix("@_exported import ") {
+                    #expect(!line.contains("Foundation"), "\(file): \(line)")
+                }
             }
         }
     }

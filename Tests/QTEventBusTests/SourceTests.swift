@@ -6,7 +6,7 @@ import QTBusEngine
 import QTEventBus
 import QTEventBusCTestSupport
 import QTEventBusTestSupport
-import XCTest
+import Testing
 
 /// What a source's side effect dispatches.
 struct Tick: QTEvent, Equatable {
@@ -39,121 +39,122 @@ final class SideEffect: @unchecked Sendable {
     var alternated: Bool { lock.withLock { overlaps == 0 } }
 }
 
-final class SourceTests: XCTestCase {
+extension QTBusTests {
+    @Suite("Sources")
+    struct SourceTests {
 
-    func testStartedOnceForTwoSubscribers() throws {
-        let bus = QTEventBus()
-        let effect = SideEffect()
-        let source = try QTSource(bus: bus, of: Tick.self, autoconnect: true,
-                                  start: { bus in effect.start(); bus.dispatch(Tick(n: 1), sticky: true) },
-                                  stop: { effect.stop() })
-        XCTAssertTrue(source.isAutoconnect)
-        XCTAssertEqual(effect.starts.value, 0, "nobody subscribes yet")
-        let first = Recorder<Int>(), second = Recorder<Int>()
-        let t1 = bus.on(Tick.self).replay().next { first.append($0.n) }
-        XCTAssertEqual(effect.starts.value, 1, "the first subscriber connected it, inside subscribe")
-        XCTAssertEqual(first.values, [1], "connected before its replay: it got what start dispatched")
-        let t2 = bus.on(Tick.self).next { second.append($0.n) }
-        XCTAssertEqual(effect.starts.value, 1, "the side effect runs once for two subscribers")
-        bus.dispatch(Tick(n: 2))
-        XCTAssertEqual(first.values, [1, 2])
-        XCTAssertEqual(second.values, [2])
-        t1.dispose()
-        XCTAssertEqual(effect.stops.value, 0, "one subscriber is left")
-        t2.dispose()
-        XCTAssertEqual(effect.stops.value, 1, "the last one's dispose disconnected it")
-        XCTAssertTrue(effect.alternated)
-    }
-
-    func testExplicitConnectStartsOnceAndReconnectsAfterDisconnect() throws {
-        let bus = QTEventBus()
-        let effect = SideEffect()
-        let source = try QTSource(bus: bus, type: "Clock", start: { _ in effect.start() }, stop: { effect.stop() })
-        XCTAssertFalse(source.isAutoconnect)
-        let token = bus.on(named: "Clock").next { _ in }
-        XCTAssertEqual(effect.starts.value, 0, "not autoconnect: subscribers do not start it")
-        XCTAssertTrue(source.connect())
-        XCTAssertTrue(source.connect())
-        XCTAssertEqual(effect.starts.value, 1, "further connects do nothing")
-        XCTAssertTrue(source.disconnect())
-        XCTAssertTrue(source.disconnect())
-        XCTAssertEqual(effect.stops.value, 1)
-        XCTAssertTrue(source.connect())
-        XCTAssertEqual(effect.starts.value, 2, "reconnect after disconnect starts it again")
-        source.dispose()
-        XCTAssertEqual(effect.stops.value, 2, "disposing a connected source stops it")
-        XCTAssertFalse(source.connect(), "disposed")
-        XCTAssertEqual(effect.starts.value, 2)
-        XCTAssertTrue(effect.alternated)
-        token.dispose()
-    }
-
-    func testAutoconnectStartStopRestart() throws {
-        let bus = QTEventBus()
-        let effect = SideEffect()
-        let source = try QTSource(bus: bus, type: "Feed", autoconnect: true,
-                                  start: { _ in effect.start() }, stop: { effect.stop() })
-        for round in 1...3 {
-            let token = bus.on(named: "Feed").ofSubType("any").atQueue(DispatchQueue(label: "test.feed")).next { _ in }
-            XCTAssertEqual(effect.starts.value, round, "round \(round): the first subscriber starts it")
-            token.dispose()
-            XCTAssertEqual(effect.stops.value, round, "round \(round): the last one stops it")
-        }
-        let once = bus.on(named: "Feed").once().next { _ in }
-        XCTAssertEqual(effect.starts.value, 4)
-        bus.dispatch(named: "Feed")
-        XCTAssertFalse(once.isActive)
-        XCTAssertEqual(effect.stops.value, 4, "a ONCE subscription that fired is the end of the last one")
-        XCTAssertTrue(effect.alternated)
-        source.dispose()
-        XCTAssertEqual(effect.stops.value, 4, "disposing a disconnected source runs no stop")
-    }
-
-    func testAutoconnectWithSubscribersAlreadyThere() throws {
-        let bus = QTEventBus()
-        let token = bus.on(Tick.self).next { _ in }
-        let effect = SideEffect()
-        let source = try QTSource(bus: bus, of: Tick.self, autoconnect: true,
-                                  start: { _ in effect.start() }, stop: { effect.stop() })
-        XCTAssertEqual(effect.starts.value, 1, "connected at once inside init")
-        token.dispose()
-        XCTAssertEqual(effect.stops.value, 1)
-        source.dispose()
-    }
-
-    func testCSubscribersDriveASwiftSource() throws {
-        let effect = SideEffect()
-        let source = try QTSource(type: "CFeed", autoconnect: true,
-                                  start: { bus in effect.start(); bus.dispatch(named: "CFeed", bytes: Array("hi".utf8)) },
-                                  stop: { effect.stop() })
-        defer { source.dispose() }
-        let c = CReceived(slot: ctest_listen("CFeed", nil))
-        XCTAssertEqual(effect.starts.value, 1, "a C qtbus_subscribe connects a Swift source")
-        c.stop()
-        XCTAssertEqual(effect.stops.value, 1)
-        XCTAssertEqual(ctest_source_connect(source.id), 0, "C connects it by id")
-        XCTAssertEqual(effect.starts.value, 2)
-    }
-
-    func testDeinitDisposesAndReleasesTheClosures() throws {
-        let bus = QTEventBus()
-        let effect = SideEffect()
-        weak var watched: Token?
-        do {
-            let captured = Token()
-            watched = captured
-            let source = try QTSource(bus: bus, type: "Temp", start: { _ in _ = captured; effect.start() },
+        @Test func startedOnceForTwoSubscribers() throws {
+            let bus = QTEventBus()
+            let effect = SideEffect()
+            let source = try QTSource(bus: bus, of: Tick.self, autoconnect: true,
+                                      start: { bus in effect.start(); bus.dispatch(Tick(n: 1), sticky: true) },
                                       stop: { effect.stop() })
-            source.connect()
-            XCTAssertEqual(effect.starts.value, 1)
+            #expect(source.isAutoconnect)
+            #expect(effect.starts.value == 0, "nobody subscribes yet")
+            let first = Recorder<Int>(), second = Recorder<Int>()
+            let t1 = bus.on(Tick.self).replay().next { first.append($0.n) }
+            #expect(effect.starts.value == 1, "the first subscriber connected it, inside subscribe")
+            #expect(first.values == [1], "connected before its replay: it got what start dispatched")
+            let t2 = bus.on(Tick.self).next { second.append($0.n) }
+            #expect(effect.starts.value == 1, "the side effect runs once for two subscribers")
+            bus.dispatch(Tick(n: 2))
+            #expect(first.values == [1, 2])
+            #expect(second.values == [2])
+            t1.dispose()
+            #expect(effect.stops.value == 0, "one subscriber is left")
+            t2.dispose()
+            #expect(effect.stops.value == 1, "the last one's dispose disconnected it")
+            #expect(effect.alternated)
         }
-        XCTAssertEqual(effect.stops.value, 1, "deinit disconnected it")
-        XCTAssertNil(watched, "and released its closures")
-    }
 
-    func testInvalidType() {
-        XCTAssertThrowsError(try QTSource(bus: QTEventBus(), type: "", start: { _ in })) {
-            XCTAssertEqual($0 as? QTBusError, .invalidArgument)
+        @Test func explicitConnectStartsOnceAndReconnectsAfterDisconnect() throws {
+            let bus = QTEventBus()
+            let effect = SideEffect()
+            let source = try QTSource(bus: bus, type: "Clock", start: { _ in effect.start() }, stop: { effect.stop() })
+            #expect(!source.isAutoconnect)
+            let token = bus.on(named: "Clock").next { _ in }
+            #expect(effect.starts.value == 0, "not autoconnect: subscribers do not start it")
+            #expect(source.connect())
+            #expect(source.connect())
+            #expect(effect.starts.value == 1, "further connects do nothing")
+            #expect(source.disconnect())
+            #expect(source.disconnect())
+            #expect(effect.stops.value == 1)
+            #expect(source.connect())
+            #expect(effect.starts.value == 2, "reconnect after disconnect starts it again")
+            source.dispose()
+            #expect(effect.stops.value == 2, "disposing a connected source stops it")
+            #expect(!source.connect(), "disposed")
+            #expect(effect.starts.value == 2)
+            #expect(effect.alternated)
+            token.dispose()
+        }
+
+        @Test func autoconnectStartStopRestart() throws {
+            let bus = QTEventBus()
+            let effect = SideEffect()
+            let source = try QTSource(bus: bus, type: "Feed", autoconnect: true,
+                                      start: { _ in effect.start() }, stop: { effect.stop() })
+            for round in 1...3 {
+                let token = bus.on(named: "Feed").ofSubType("any").atQueue(DispatchQueue(label: "test.feed")).next { _ in }
+                #expect(effect.starts.value == round, "round \(round): the first subscriber starts it")
+                token.dispose()
+                #expect(effect.stops.value == round, "round \(round): the last one stops it")
+            }
+            let once = bus.on(named: "Feed").once().next { _ in }
+            #expect(effect.starts.value == 4)
+            bus.dispatch(named: "Feed")
+            #expect(!once.isActive)
+            #expect(effect.stops.value == 4, "a ONCE subscription that fired is the end of the last one")
+            #expect(effect.alternated)
+            source.dispose()
+            #expect(effect.stops.value == 4, "disposing a disconnected source runs no stop")
+        }
+
+        @Test func autoconnectWithSubscribersAlreadyThere() throws {
+            let bus = QTEventBus()
+            let token = bus.on(Tick.self).next { _ in }
+            let effect = SideEffect()
+            let source = try QTSource(bus: bus, of: Tick.self, autoconnect: true,
+                                      start: { _ in effect.start() }, stop: { effect.stop() })
+            #expect(effect.starts.value == 1, "connected at once inside init")
+            token.dispose()
+            #expect(effect.stops.value == 1)
+            source.dispose()
+        }
+
+        @Test func cSubscribersDriveASwiftSource() throws {
+            let effect = SideEffect()
+            let source = try QTSource(type: "CFeed", autoconnect: true,
+                                      start: { bus in effect.start(); bus.dispatch(named: "CFeed", bytes: Array("hi".utf8)) },
+                                      stop: { effect.stop() })
+            defer { source.dispose() }
+            let c = CReceived(slot: cpeer_listen("CFeed", nil))
+            #expect(effect.starts.value == 1, "a C qtbus_subscribe connects a Swift source")
+            c.stop()
+            #expect(effect.stops.value == 1)
+            #expect(cpeer_source_connect(source.id) == 0, "C connects it by id")
+            #expect(effect.starts.value == 2)
+        }
+
+        @Test func deinitDisposesAndReleasesTheClosures() throws {
+            let bus = QTEventBus()
+            let effect = SideEffect()
+            weak var watched: Token?
+            do {
+                let captured = Token()
+                watched = captured
+                let source = try QTSource(bus: bus, type: "Temp", start: { _ in _ = captured; effect.start() },
+                                          stop: { effect.stop() })
+                source.connect()
+                #expect(effect.starts.value == 1)
+            }
+            #expect(effect.stops.value == 1, "deinit disconnected it")
+            #expect(watched == nil, "and released its closures")
+        }
+
+        @Test func invalidType() {
+            #expect(throws: QTBusError.invalidArgument) { try QTSource(bus: QTEventBus(), type: "", start: { _ in }) }
         }
     }
 }

@@ -1,14 +1,12 @@
-// Shared helpers: thread-safe counters and recorders (handlers run on other threads),
-// bounded waits (a bug fails a test instead of hanging it), the main queue pump, and
-// the event types the tests use.
+// The QTEventBus tests' own helpers: the event types they use, the main queue pump
+// (MainThreadTests), and queue and thread helpers.  Counters, recorders, locked values
+// and bounded waits are QTEventBusTestSupport's, shared with the other test targets.
 import Dispatch
 import Foundation
 import Glibc
 import QTBusEngine
 import QTEventBus
 import QTEventBusTestSupport
-import Synchronization
-import XCTest
 
 // MARK: - Events
 
@@ -23,8 +21,8 @@ struct PingEvent: QTEvent, Equatable {
     let n: Int
 }
 
-/// A generic event: `Box<Int>` and `Box<String>` are different types.
-struct Box<T: Sendable & Equatable>: QTEvent, Equatable {
+/// A generic event: `GenericEvent<Int>` and `GenericEvent<String>` are different types.
+struct GenericEvent<T: Sendable & Equatable>: QTEvent, Equatable {
     let value: T
 }
 
@@ -47,18 +45,6 @@ final class Token: Sendable {}
 /// A freeWith owner.
 final class Owner {}
 
-// MARK: - Thread-safe recording
-
-/// Holds one value settable from any thread (e.g. a token a handler disposes).
-final class Slot<T: Sendable>: @unchecked Sendable {
-    // @unchecked: `storage` is only touched under `lock`.
-    private let lock = NSLock()
-    private var storage: T? = nil
-    init() {}
-    func set(_ value: T) { lock.withLock { storage = value } }
-    var value: T? { lock.withLock { storage } }
-}
-
 // MARK: - Waiting
 
 /// Runs the main queue (DispatchQueue.main == qtbus_queue_main()) on this, the main,
@@ -74,7 +60,8 @@ func drainMain(_ seconds: Double = 5, until condition: () -> Bool) -> Bool {
     return true
 }
 
-/// Whether this is the process's main thread (the one XCTest runs tests on).
+/// Whether this is the process's main thread (the one XCTest runs tests on: see
+/// MainThreadTests.swift).
 func isMainThread() -> Bool { Thread.isMainThread }
 
 /// Waits until every block queued so far on `queue` has run.

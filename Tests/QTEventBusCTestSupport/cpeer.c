@@ -1,6 +1,6 @@
-/* See include/qtevent_ctest.h.  A fixed table of slots guarded by a mutex: the handler
- * may run on any thread. */
-#include "qtevent_ctest.h"
+/* See include/cpeer.h.  A fixed table of slots guarded by a mutex: the handler may run
+ * on any thread. */
+#include "cpeer.h"
 #include <qtbus.h>
 #include <pthread.h>
 #include <string.h>
@@ -19,7 +19,7 @@ struct slot {
     int terminated;
     int had_object;
     char history[TEXT];  /* every event's data, each followed by '|' (truncated when full) */
-    char reply[256];     /* a replier's answer (ctest_replier), empty for a listener */
+    char reply[256];     /* a replier's answer (cpeer_replier), empty for a listener */
 };
 
 static struct slot slots[SLOTS];
@@ -64,7 +64,7 @@ static void on_request(const qtbus_event *event, void *userdata)
     qtbus_event_reply(event, s->reply, strlen(s->reply));
 }
 
-int ctest_dispatch(const char *type, const char *subtype, const char *text)
+int cpeer_dispatch(const char *type, const char *subtype, const char *text)
 {
     qtbus_event_desc desc;
     memset(&desc, 0, sizeof desc);
@@ -75,7 +75,7 @@ int ctest_dispatch(const char *type, const char *subtype, const char *text)
     return qtbus_dispatch(qtbus_shared(), &desc);
 }
 
-int ctest_dispatch_json(const char *name, const char *json)
+int cpeer_dispatch_json(const char *name, const char *json)
 {
     return qtbus_dispatch_json(qtbus_shared(), name, json);
 }
@@ -108,12 +108,12 @@ static int listen_on_with(const char *type, const char *subtype, int32_t priorit
 
 static int listen_on(const char *type, const char *subtype) { return listen_on_with(type, subtype, 0, NULL, NULL); }
 
-int ctest_replier(const char *type, int32_t priority, const char *reply)
+int cpeer_replier(const char *type, int32_t priority, const char *reply)
 {
     return listen_on_with(type, NULL, priority, reply, NULL);
 }
 
-size_t ctest_history(int slot, char *buffer, size_t size)
+size_t cpeer_history(int slot, char *buffer, size_t size)
 {
     size_t n;
     pthread_mutex_lock(&lock);
@@ -149,7 +149,7 @@ static void on_request_done(void *userdata)
     pthread_mutex_unlock(&lock);
 }
 
-int ctest_request(const char *type, const char *subtype, const char *text)
+int cpeer_request(const char *type, const char *subtype, const char *text)
 {
     qtbus_event_desc desc;
     pthread_mutex_lock(&lock);
@@ -164,7 +164,7 @@ int ctest_request(const char *type, const char *subtype, const char *text)
     return qtbus_request(qtbus_shared(), &desc, on_reply, NULL, on_request_done);
 }
 
-size_t ctest_request_replies(char *buffer, size_t size)
+size_t cpeer_request_replies(char *buffer, size_t size)
 {
     size_t n;
     pthread_mutex_lock(&lock);
@@ -174,7 +174,7 @@ size_t ctest_request_replies(char *buffer, size_t size)
     return n;
 }
 
-int ctest_request_completions(void)
+int cpeer_request_completions(void)
 {
     int n;
     pthread_mutex_lock(&lock);
@@ -183,7 +183,7 @@ int ctest_request_completions(void)
     return n;
 }
 
-int ctest_command_execute(uint64_t command, const char *text)
+int cpeer_command_execute(uint64_t command, const char *text)
 {
     qtbus_command c;
     qtbus_event_desc desc;
@@ -196,41 +196,41 @@ int ctest_command_execute(uint64_t command, const char *text)
     return qtbus_command_execute(c, &desc, NULL);
 }
 
-int ctest_command_set_enabled(uint64_t command, int enabled)
+int cpeer_command_set_enabled(uint64_t command, int enabled)
 {
     qtbus_command c;
     c.id = command;
     return qtbus_command_set_enabled(c, enabled);
 }
 
-int ctest_command_is_executing(uint64_t command)
+int cpeer_command_is_executing(uint64_t command)
 {
     qtbus_command c;
     c.id = command;
     return qtbus_command_is_executing(c);
 }
 
-int ctest_source_connect(uint64_t source)
+int cpeer_source_connect(uint64_t source)
 {
     qtbus_source s;
     s.id = source;
     return qtbus_source_connect(s);
 }
 
-int ctest_listen(const char *type, const char *subtype) { return listen_on(type, subtype); }
-int ctest_listen_json(const char *name) { return listen_on(QTBUS_JSON_TYPE, name); }
+int cpeer_listen(const char *type, const char *subtype) { return listen_on(type, subtype); }
+int cpeer_listen_json(const char *name) { return listen_on(QTBUS_JSON_TYPE, name); }
 
-int ctest_listen_queued(const char *type, const char *subtype)
+int cpeer_listen_queued(const char *type, const char *subtype)
 {
     static qtbus_queue *queue;  /* one serial queue for the process, never released */
     pthread_mutex_lock(&lock);
-    if (!queue) queue = qtbus_queue_create("ctest.queued");
+    if (!queue) queue = qtbus_queue_create("cpeer.queued");
     pthread_mutex_unlock(&lock);
     if (!queue) return QTBUS_ENOMEM;
     return listen_on_with(type, subtype, 0, NULL, queue);
 }
 
-int ctest_count(int slot)
+int cpeer_count(int slot)
 {
     int n;
     pthread_mutex_lock(&lock);
@@ -239,7 +239,7 @@ int ctest_count(int slot)
     return n;
 }
 
-size_t ctest_last_data(int slot, char *buffer, size_t size)
+size_t cpeer_last_data(int slot, char *buffer, size_t size)
 {
     size_t n;
     pthread_mutex_lock(&lock);
@@ -249,21 +249,21 @@ size_t ctest_last_data(int slot, char *buffer, size_t size)
     return n;
 }
 
-void ctest_last_subtype(int slot, char *buffer, size_t size)
+void cpeer_last_subtype(int slot, char *buffer, size_t size)
 {
     pthread_mutex_lock(&lock);
     copy_text(buffer, size, slots[slot].subtype);
     pthread_mutex_unlock(&lock);
 }
 
-void ctest_last_type(int slot, char *buffer, size_t size)
+void cpeer_last_type(int slot, char *buffer, size_t size)
 {
     pthread_mutex_lock(&lock);
     copy_text(buffer, size, slots[slot].type);
     pthread_mutex_unlock(&lock);
 }
 
-int ctest_last_terminated(int slot)
+int cpeer_last_terminated(int slot)
 {
     int t;
     pthread_mutex_lock(&lock);
@@ -272,7 +272,7 @@ int ctest_last_terminated(int slot)
     return t;
 }
 
-int ctest_last_had_object(int slot)
+int cpeer_last_had_object(int slot)
 {
     int t;
     pthread_mutex_lock(&lock);
@@ -281,7 +281,7 @@ int ctest_last_had_object(int slot)
     return t;
 }
 
-int ctest_stop(int slot)
+int cpeer_stop(int slot)
 {
     int status = qtbus_token_dispose(slots[slot].token);
     pthread_mutex_lock(&lock);
