@@ -1,4 +1,4 @@
-// HandleTable (Handles.swift): generation-counted ids, and the same promises seen
+// HandleTable (HandleTable.swift): generation-counted ids, and the same promises seen
 // through the public token and bag entry points.
 import Testing
 import Glibc

@@ -1,4 +1,4 @@
-// NameTable (Registry.swift): open addressing keyed by name bytes, tombstones on
+// NameTable (NameTable.swift): open addressing keyed by name bytes, tombstones on
 // remove, growth past half full.
 import Testing
 import Glibc

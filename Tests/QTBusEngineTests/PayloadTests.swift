@@ -9,7 +9,7 @@ extension Engine {
 
         @Test("the header stays 80 bytes, so small events fit glibc's fast bins (blocks <= 128 bytes)")
         func headerSize() {
-            // Queues.swift explains the measurement; growing the header silently moves
+            // Payload.swift explains the measurement; growing the header silently moves
             // every small queued event one size class up.
             #expect(MemoryLayout<Payload>.stride == 80)
         }

@@ -1,4 +1,4 @@
-// Delivery order (SubList.insert and the merge in Bus+Dispatch.swift) through the public
+// Delivery order (SubList.insert and the merge in Dispatch.swift) through the public
 // entry points: priority descending, ties in subscription order, and at equal priority
 // subtype-specific subscriptions before whole-type ones.
 import Testing
