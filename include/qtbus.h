@@ -21,6 +21,13 @@
  *   call.  The library never calls a handler, a release hook or any other user code
  *   while it holds one of its locks, so callbacks may call back into the library.
  *
+ * CALLBACKS MUST RETURN
+ *   Every function the library calls (handler, release hook, object_release, reply
+ *   handler, execute function, source start and stop) returns normally.  A C++
+ *   exception or a longjmp() out of a callback is outside this contract: the library
+ *   cannot unwind its own state (a dispatch left that way stays "in progress", and no
+ *   release hook in the process runs again).  C++ code catches inside the callback.
+ *
  * NAMES
  *   Event types and subtypes are NUL-terminated UTF-8 strings of 1 to 255 bytes.
  *   Anything else (NULL where required, "", 256+ bytes, invalid UTF-8) is QTBUS_EINVAL.
@@ -101,7 +108,7 @@ QTBUS_API const char *qtbus_strerror(int status);
 QTBUS_API const char *qtbus_version(void);
 
 /* ---------------------------------------------------------------------------------
- * Handles and callbacks
+ * Handles and callbacks (which must return normally: see the top of this file)
  *
  * Pointers (qtbus_bus *, qtbus_queue *) are for objects the caller creates and frees
  * once.  Things that are disposed, possibly from several places, are 64-bit ids: the
@@ -225,6 +232,9 @@ QTBUS_API int qtbus_bag_dispose(qtbus_bag bag);
  * duplicate and keeps order. */
 #define QTBUS_SUB_REPLAY (1u << 1)
 
+/* The most subtypes one subscription may name (a larger subtype_count is QTBUS_EINVAL). */
+#define QTBUS_MAX_SUBTYPES 4096
+
 /* All-zero (memset or `= {0}`) means every default.  Pass NULL for the same. */
 typedef struct qtbus_sub_options {
     const char *const *subtypes; /* subtype_count names; none: every event of the type */
@@ -245,7 +255,7 @@ typedef struct qtbus_sub_options {
  *     its bag is disposed, it fires (ONCE) or its bus is destroyed.
  *   - A subscription made during a dispatch does not receive that dispatch.
  * Returns QTBUS_OK; QTBUS_EINVAL (NULL bus/type/handler, bad name, subtypes NULL with a
- * count, unknown flag), QTBUS_ESTALE (options->bag not live), QTBUS_ECLOSED, QTBUS_ENOMEM.
+ * count, more than QTBUS_MAX_SUBTYPES, unknown flag), QTBUS_ESTALE (options->bag not live), QTBUS_ECLOSED, QTBUS_ENOMEM.
  * On failure *token_out is set to {0}. */
 QTBUS_API int qtbus_subscribe(qtbus_bus *bus, const char *type, const qtbus_sub_options *options,
                               qtbus_handler handler, void *userdata, qtbus_release release,
@@ -327,11 +337,15 @@ QTBUS_API int qtbus_dispatch_on_bus_queue(qtbus_bus *bus, const qtbus_event_desc
 /* Same, but the dispatch runs on the main queue (when the main thread drains it). */
 QTBUS_API int qtbus_dispatch_on_main(qtbus_bus *bus, const qtbus_event_desc *event);
 
+/* The deepest nesting of arrays and objects qtbus_dispatch_json() accepts (RFC 8259
+ * allows a limit); deeper text is QTBUS_EJSON. */
+#define QTBUS_JSON_MAX_DEPTH 10000
+
 /* Dispatches a JSON event: type QTBUS_JSON_TYPE, subtype `name`, data the text
  * (NUL-terminated, size excluding the NUL; copied, still NUL-terminated, for queued
- * deliveries).  The text is validated
- * against RFC 8259 first (UTF-8, any value at top level): QTBUS_EJSON and nothing
- * delivered when it is not JSON.  Returns as qtbus_dispatch(). */
+ * deliveries).  The text is validated against RFC 8259 first (UTF-8, any value at top
+ * level, nesting up to QTBUS_JSON_MAX_DEPTH): QTBUS_EJSON and nothing delivered when
+ * it is not JSON.  Returns as qtbus_dispatch(). */
 QTBUS_API int qtbus_dispatch_json(qtbus_bus *bus, const char *name, const char *json);
 
 /* Drops the kept sticky events of `type` with `subtype`, or of every subtype when

@@ -135,7 +135,7 @@ private let knownSubFlags = UInt32(QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY)
     if let o = options?.pointee {
         guard o.flags & ~knownSubFlags == 0 else { return QTBUS_EINVAL.rawValue }
         if o.subtype_count > 0 {
-            guard let names = o.subtypes, o.subtype_count <= 4096 else { return QTBUS_EINVAL.rawValue }
+            guard let names = o.subtypes, o.subtype_count <= QTBUS_MAX_SUBTYPES else { return QTBUS_EINVAL.rawValue }
             for i in 0..<o.subtype_count {
                 guard let name = checkedName(names[i]) else { return QTBUS_EINVAL.rawValue }
                 // Listed twice: still one node, so each event is delivered once.

@@ -5,12 +5,13 @@
 // Swift String (that would copy and repair invalid UTF-8 instead of
 // rejecting it), and is iterative so hostile nesting cannot overflow the
 // thread stack.
+import CQtbusShims
 
-/// Deepest nesting of arrays/objects accepted: 10,000 levels. Input nested
-/// deeper is rejected as invalid. The cap bounds the container stack to about
-/// 1.2 KB and the work an adversarial input can demand, while sitting far
-/// beyond the nesting of any realistic message.
-private let jsonMaxDepth = 10_000
+/// Deepest nesting of arrays/objects accepted (qtbus.h's QTBUS_JSON_MAX_DEPTH); input
+/// nested deeper is rejected as invalid.  The cap bounds the container stack to about
+/// 1.2 KB and the work an adversarial input can demand, while sitting far beyond the
+/// nesting of any realistic message.
+private let jsonMaxDepth = Int(QTBUS_JSON_MAX_DEPTH)
 
 /// Returns true when `bytes` is one complete JSON text (RFC 8259), UTF-8 encoded.
 ///
