@@ -2,8 +2,8 @@
 # Runs the C tests (CTests/) under AddressSanitizer+UBSan, ThreadSanitizer and valgrind,
 # and the Swift tests (swift test) under ThreadSanitizer.
 #
-#   scripts/sanitize.sh                 all four parts
-#   scripts/sanitize.sh asan tsan       only those parts (asan, tsan, swift-tsan, valgrind)
+#   scripts/sanitize.sh                 all five parts
+#   scripts/sanitize.sh asan tsan       only those parts (asan, tsan, swift-tsan, valgrind, user-asan)
 #
 # asan:     libqtbus built with swiftc -sanitize=address (C glue: -fsanitize=address,undefined)
 #           and the C tests built with the same flags, both installed/built into build-asan/.
@@ -11,6 +11,10 @@
 # swift-tsan: swift test --sanitize=thread, in .build-tsan/.
 # valgrind: memcheck (--leak-check=full --error-exitcode=1) over the normal build's C tests
 #           (build/ctests, made as scripts/test.sh does), suppressions: scripts/valgrind.supp.
+# user-asan: a user's program (CTests/user/live_subscriptions.c: it exits with its
+#           subscriptions live) built with -fsanitize=address against the normal,
+#           installed library, as a user would: LeakSanitizer must report nothing (their
+#           userdata is reachable through the library's subscription chunks).
 # C code is compiled with the clang that ships with the Swift toolchain, so its sanitizer
 # runtimes are the ones swiftc's -sanitize= expects; the test executables carry the runtime
 # (static, as clang links it) and libqtbus.so resolves the sanitizer entry points from it.
@@ -23,9 +27,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(asan tsan swift-tsan valgrind)
+[ ${#parts[@]} -gt 0 ] || parts=(asan tsan swift-tsan valgrind user-asan)
 for p in "${parts[@]}"; do
-  case "$p" in asan|tsan|swift-tsan|valgrind) ;; *) die "unknown part '$p' (asan, tsan, swift-tsan, valgrind)" ;; esac
+  case "$p" in
+    asan|tsan|swift-tsan|valgrind|user-asan) ;;
+    *) die "unknown part '$p' (asan, tsan, swift-tsan, valgrind, user-asan)" ;;
+  esac
 done
 
 bash "$ROOT/scripts/deps.sh"
@@ -92,6 +99,15 @@ part_valgrind() {
     valgrind --tool=memcheck --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,possible \
     --show-leak-kinds=definite,possible --track-origins=yes --num-callers=30 \
     --suppressions="$ROOT/scripts/valgrind.supp" -q
+}
+part_user_asan() {
+  build_install "$ROOT/build" "$ROOT/_install" -DCMAKE_BUILD_TYPE=Release
+  local exe=$ROOT/build/user-asan/live_subscriptions
+  mkdir -p "$(dirname "$exe")"
+  # shellcheck disable=SC2046
+  "$CLANG" -std=c11 -g -fsanitize=address "$ROOT/CTests/user/live_subscriptions.c" -o "$exe" \
+    $(PKG_CONFIG_PATH="$ROOT/_install/lib/pkgconfig" pkg-config --cflags --libs qtbus)
+  env -u LD_LIBRARY_PATH "$exe"
 }
 
 for p in "${parts[@]}"; do

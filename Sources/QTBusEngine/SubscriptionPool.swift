@@ -41,8 +41,10 @@ struct SubscriptionPool {
         if count & (Self.chunkSize - 1) == 0 {
             // Straight from mmap, whole pages: the memory a subscription costs is its
             // record, with no allocator header.
-            guard let raw = mmap(nil, Self.chunkSize * MemoryLayout<Subscription>.stride, PROT_READ | PROT_WRITE,
-                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), raw != MAP_FAILED else { return nil }
+            let size = Self.chunkSize * MemoryLayout<Subscription>.stride
+            guard let raw = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+                  raw != MAP_FAILED else { return nil }
+            qtshim_lsan_register_root_region(raw, size)
             chunks![count >> Self.chunkShift] = raw.bindMemory(to: Subscription.self, capacity: Self.chunkSize)
         }
         count += 1

@@ -62,6 +62,18 @@ static inline bool qtshim_fast_exit_enabled(void) { return qtshim_fast_exit; }
 QTBUS_INTERNAL void qtshim_membarrier(void);
 static inline uint64_t qtshim_pending_load_relaxed(void) { return __atomic_load_n(&qtshim_retire_pending, __ATOMIC_RELAXED); }
 
+/* ---- LeakSanitizer ----
+ * Subscription records live in mmap'd chunks, which LeakSanitizer does not scan: in a
+ * user's program run under ASan, every live subscription's userdata would be reported
+ * as leaked at exit.  When the sanitizer runtime is in the process (the weak symbol is
+ * then defined), each chunk is registered as a root region, so what a live
+ * subscription points to is reachable, as it is. */
+extern void __lsan_register_root_region(const void *p, size_t size) __attribute__((weak));
+static inline void qtshim_lsan_register_root_region(const void *p, size_t size)
+{
+    if (__lsan_register_root_region) __lsan_register_root_region(p, size);
+}
+
 /* ---- the calling thread's reclamation record ---- */
 QTBUS_INTERNAL extern __thread void *qtshim_tls_record __attribute__((tls_model("initial-exec")));
 static inline void *qtshim_tls_get(void) { return qtshim_tls_record; }
