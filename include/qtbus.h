@@ -39,6 +39,10 @@
  *      dispatch is in progress anywhere when the subscription is disposed, release runs
  *      before the disposing call returns; otherwise it runs once the dispatches that
  *      were in progress at that moment have returned, on one of their threads.
+ *      Dispatches are qtbus_dispatch(), qtbus_dispatch_json(), qtbus_request(), a
+ *      posted dispatch running on its queue, the replay qtbus_subscribe() delivers
+ *      for QTBUS_SUB_REPLAY and a command's published events; no other call delays
+ *      a release or runs another thread's release hook.
  *   2. After qtbus_token_dispose() (or qtbus_bag_dispose()) returns, the handler is
  *      never started again, queued deliveries included.  An invocation already running
  *      on another thread finishes; dispose does not wait for it and cannot deadlock.

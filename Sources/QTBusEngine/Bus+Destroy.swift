@@ -31,6 +31,6 @@ func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
     }
     guard status == QTBUS_OK.rawValue else { return status }
     // Last: the bus outlives everything above that names it.
-    reclaimer.retire(UnsafeMutableRawPointer(bus), dropBusStorePin)
+    reclaimer.retireMemory(UnsafeMutableRawPointer(bus), dropBusStorePin)
     return QTBUS_OK.rawValue
 }

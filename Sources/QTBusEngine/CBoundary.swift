@@ -60,7 +60,7 @@ private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
 @usableFromInline package func _qtbus_bus_destroy(_ bus: OpaquePointer?) -> Int32 {
     guard let bus = busPointer(bus) else { return QTBUS_EINVAL.rawValue }
     // In an epoch: a concurrent second destroy still reads the bus safely (ECLOSED).
-    return withEpoch { destroyBus(bus) }
+    return withMemoryEpoch { destroyBus(bus) }
 }
 
 // MARK: - Queues
@@ -170,7 +170,7 @@ private let knownSubFlags = UInt32(QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY)
                              _ subtype: UnsafePointer<CChar>?) -> Int32 {
     guard let bus = busPointer(bus), let type = checkedName(type),
           let sub = checkedOptionalName(subtype) else { return QTBUS_EINVAL.rawValue }
-    return withEpoch { subscriberCount(bus, type, sub) }
+    return withMemoryEpoch { subscriberCount(bus, type, sub) }
 }
 
 // MARK: - Dispatching
@@ -205,8 +205,9 @@ private func post(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>
                   _ queue: (UnsafeMutablePointer<Bus>) -> qtshim_dispatch_queue_t, isMain: Bool) -> Int32 {
     guard let bus = busPointer(bus), let event = outgoing(desc),
           event.type.isValidUTF8, event.subtype?.isValidUTF8 ?? true else { return QTBUS_EINVAL.rawValue }
-    // In an epoch: a concurrent destroy cannot free the bus between the check and the pin.
-    return withEpoch {
+    // In a memory section: a concurrent destroy cannot free the bus between the check
+    // and the pin.
+    return withMemoryEpoch {
         if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
         let payload = makePayload(type: event.type, subtype: event.subtype, data: event.data, size: event.size,
                                   object: event.object, objectRelease: event.objectRelease, parent: nil)
@@ -240,7 +241,7 @@ private let jsonTypeName = StaticName(QTBUS_JSON_TYPE)
 @usableFromInline package func _qtbus_sticky_clear(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ subtype: UnsafePointer<CChar>?) -> Int32 {
     guard let bus = busPointer(bus), let type = checkedName(type),
           let sub = checkedOptionalName(subtype) else { return QTBUS_EINVAL.rawValue }
-    return withEpoch { clearSticky(bus, type, sub) }
+    return withMemoryEpoch { clearSticky(bus, type, sub) }
 }
 
 // MARK: - The event a handler receives

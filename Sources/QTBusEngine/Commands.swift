@@ -104,7 +104,8 @@ extension UnsafeMutablePointer where Pointee == Command {
     }
 }
 
-private let publishPending: Finalizer = { raw in raw!.assumingMemoryBound(to: Command.self).publish() }
+/// Publications are dispatches: a dispatch section (the caller's may be a memory one).
+private let publishPending: Finalizer = { raw in withEpoch { raw!.assumingMemoryBound(to: Command.self).publish() } }
 
 /// Drops one reference (a finished call, or the table's at dispose); under the lock.
 /// The last one retires the record after the unlock.
@@ -127,7 +128,7 @@ private let finalizeCommand: Finalizer = { raw in
 
 func makeCommand(_ bus: UnsafeMutablePointer<Bus>, _ name: CName, concurrent: Bool, _ execute: qtbus_execute_fn,
                    _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int64 {
-    withEpoch {
+    withMemoryEpoch {
         withRegistry { state, _ in
             if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
             let c = UnsafeMutablePointer<Command>.allocate(capacity: 1)
@@ -144,7 +145,7 @@ func makeCommand(_ bus: UnsafeMutablePointer<Bus>, _ name: CName, concurrent: Bo
 /// qtbus_command_execute.  `input` was checked by the caller; it is consumed (its
 /// object released) only when this returns QTBUS_OK.
 func executeCommand(_ id: UInt64, _ input: inout Outgoing?, _ queue: UnsafeMutablePointer<Queue>?) -> Int32 {
-    withEpoch {
+    withMemoryEpoch {
         var status = QTBUS_OK.rawValue
         var executionID: UInt64 = 0
         // Pending publications are delivered at the unlock, before the call below.

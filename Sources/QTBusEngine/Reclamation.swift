@@ -2,6 +2,15 @@
 // without writing memory another thread writes, and how "release runs once the
 // dispatches in progress have returned" (lifetime rule 1) is implemented.
 //
+// Two kinds of read-side section, because rule 1 lets only dispatches delay a release:
+//   dispatch sections (withEpoch): a dispatch, and whatever runs handlers (a replay, a
+//     command's publications).  Everything retired waits for them.
+//   memory sections (withMemoryEpoch): the other calls that hold an engine pointer
+//     outside the registry lock (a bus being counted, cleared, destroyed or posted to; a
+//     source's start and stop; a command's execute).  Only memory waits for them (a
+//     table, a subtype entry, a bus: `retireMemory`); a subscription's or a command's
+//     release (`retire`) never does, and their exits never run one.
+//
 // Every thread that enters the engine owns a ThreadRecord on its own cache line.
 //   enter (outermost call on this thread): record.epoch = global epoch  (seq_cst xchg)
 //   exit  (outermost):                     record.epoch = 0             (release store)
@@ -40,11 +49,15 @@ struct ThreadRecord {
     /// Nesting of engine calls on this thread; only the owning thread touches it.
     /// First, so ThreadSanitizer's base-address reports land on an unshared field.
     var depth: Int = 0
+    /// The epoch of the outermost dispatch section running on this thread (0: none).
     var epoch: UInt64 = 0
     /// Guarded by the reclaimer's lock: whether a live thread owns the record.
     var inUse = false
     /// Records are never freed, only reused, so the scan can walk this list lock-free.
     var next: UnsafeMutableRawPointer? = nil
+    /// The same pair for memory sections; only the owning thread touches the depth.
+    var memoryDepth: Int = 0
+    var memoryEpoch: UInt64 = 0
 }
 
 typealias Finalizer = @convention(c) (UnsafeMutableRawPointer?) -> Void
@@ -53,6 +66,9 @@ private struct Retired {
     let epoch: UInt64
     let object: UnsafeMutableRawPointer
     let finalize: Finalizer
+    /// Memory only (`retireMemory`): waits for memory sections too, and may be finalized
+    /// at their exits.  Otherwise a release, which waits for dispatch sections only.
+    let memoryOnly: Bool
 }
 
 final class Reclaimer: @unchecked Sendable {
@@ -76,6 +92,7 @@ final class Reclaimer: @unchecked Sendable {
                 if !r.pointee.inUse {
                     r.pointee.inUse = true
                     r.pointee.depth = 0
+                    r.pointee.memoryDepth = 0
                     return r
                 }
                 cursor = qtshim_atomic_load_ptr(r.field(\.next))
@@ -97,12 +114,13 @@ final class Reclaimer: @unchecked Sendable {
         lock.withLock { record.pointee.inUse = false }
     }
 
-    /// The oldest epoch a thread is in, or UInt64.max when every thread is quiescent.
-    private func oldestActiveEpoch() -> UInt64 { activeEpochs(upTo: 0).oldest }
-
-    /// The oldest epoch held, and whether a thread other than the caller holds one <= e.
-    private func activeEpochs(upTo e: UInt64) -> (oldest: UInt64, othersActive: Bool) {
+    /// The oldest epoch held by a dispatch section, and by any section (UInt64.max: none),
+    /// and whether a thread other than the caller holds one <= e (of memory sections
+    /// too when `memory`).
+    private func activeEpochs(upTo e: UInt64, memory: Bool)
+        -> (oldestDispatch: UInt64, oldest: UInt64, othersActive: Bool) {
         let me = qtshim_tls_get()
+        var oldestDispatch = UInt64.max
         var oldest = UInt64.max
         var others = false
         var cursor = qtshim_atomic_load_ptr(head)
@@ -110,35 +128,42 @@ final class Reclaimer: @unchecked Sendable {
             let r = raw.assumingMemoryBound(to: ThreadRecord.self)
             let epoch = qtshim_atomic_load_seqcst_u64(r.field(\.epoch))
             if epoch != 0 {
-                if epoch < oldest { oldest = epoch }
+                oldestDispatch = min(oldestDispatch, epoch)
                 if epoch <= e && raw != me { others = true }
+            }
+            let memoryEpoch = qtshim_atomic_load_seqcst_u64(r.field(\.memoryEpoch))
+            if memoryEpoch != 0 {
+                oldest = min(oldest, memoryEpoch)
+                if memory && memoryEpoch <= e && raw != me { others = true }
             }
             cursor = qtshim_atomic_load_ptr(r.field(\.next))
         }
-        return (oldest, others)
+        return (oldestDispatch, min(oldest, oldestDispatch), others)
     }
 
     /// Finalizes `object` once no dispatch that could still see it is running: now,
     /// on this thread, if none is; otherwise on the thread whose dispatch ends last.
-    /// Call with no engine lock held (finalizers run user release hooks).
+    /// Memory sections do not delay it.  Call with no engine lock held (finalizers run
+    /// user release hooks).
     func retire(_ object: UnsafeMutableRawPointer, _ finalize: Finalizer) {
         qtshim_pending_add(1)
         let e = qtshim_epoch_advance()
-        let (oldest, othersActive) = activeEpochs(upTo: e)
+        let (oldest, _, othersActive) = activeEpochs(upTo: e, memory: false)
         if oldest > e {
             qtshim_pending_add(-1)
             finalize(object)
             return
         }
-        lock.withLock { retired.append(Retired(epoch: e, object: object, finalize: finalize)) }
+        lock.withLock { retired.append(Retired(epoch: e, object: object, finalize: finalize, memoryOnly: false)) }
         // See the top of this file: makes every exit that already happened visible here.
         if othersActive && qtshim_fast_exit_enabled() { qtshim_membarrier() }
         reclaim()
     }
 
     /// Like `retire`, for objects whose finalizer only frees memory (tables, subtype
-    /// entries), and safe under the registry lock: it never runs another object's
-    /// finalizer (those may be user release hooks that call back into the registry).
+    /// entries, buses): it waits for memory sections too.  Safe under the registry lock:
+    /// it never runs another object's finalizer (those may be user release hooks that
+    /// call back into the registry).
     /// Holding this reclaimer's lock across the scan and the append is what lets it skip
     /// the closing `reclaim`: an exit that saw `pending` raised reclaims only after the
     /// append.
@@ -146,10 +171,10 @@ final class Reclaimer: @unchecked Sendable {
         lock.lock()
         qtshim_pending_add(1)
         let e = qtshim_epoch_advance()
-        var (oldest, othersActive) = activeEpochs(upTo: e)
+        var (_, oldest, othersActive) = activeEpochs(upTo: e, memory: true)
         if oldest <= e && othersActive && qtshim_fast_exit_enabled() {
             qtshim_membarrier()
-            oldest = activeEpochs(upTo: e).oldest
+            oldest = activeEpochs(upTo: e, memory: true).oldest
         }
         if oldest > e {
             qtshim_pending_add(-1)
@@ -157,22 +182,24 @@ final class Reclaimer: @unchecked Sendable {
             finalize(object)
             return
         }
-        retired.append(Retired(epoch: e, object: object, finalize: finalize))
+        retired.append(Retired(epoch: e, object: object, finalize: finalize, memoryOnly: true))
         lock.unlock()
     }
 
-    /// Finalizes what no running dispatch can see any more.
-    func reclaim() {
+    /// Finalizes what no running section can see any more; from the exit of a memory
+    /// section (`memoryOnly`), only memory: a release is never run there.
+    func reclaim(memoryOnly: Bool = false) {
         lock.lock()
         if retired.isEmpty {
             lock.unlock()
             return
         }
-        let oldest = oldestActiveEpoch()
+        let (oldestDispatch, oldest, _) = activeEpochs(upTo: 0, memory: true)
         var ready: [Retired] = []
         var kept: [Retired] = []
         for item in retired {
-            if item.epoch < oldest { ready.append(item) } else { kept.append(item) }
+            let free = item.memoryOnly ? item.epoch < oldest : !memoryOnly && item.epoch < oldestDispatch
+            if free { ready.append(item) } else { kept.append(item) }
         }
         retired = kept
         qtshim_pending_add(-Int64(ready.count))
@@ -183,8 +210,9 @@ final class Reclaimer: @unchecked Sendable {
 
 let reclaimer = Reclaimer()
 
-/// Enters a read-side section (a dispatch, or any call that holds engine pointers
-/// without the registry lock).  Nested calls on one thread only count depth.
+/// Enters a dispatch section (see the top of this file; other calls that hold engine
+/// pointers without the registry lock use `withMemoryEpoch`).  Nested calls on one
+/// thread only count depth.
 @inline(__always)
 func epochEnter() -> UnsafeMutablePointer<ThreadRecord> {
     let record: UnsafeMutablePointer<ThreadRecord>
@@ -214,10 +242,34 @@ func epochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
     }
 }
 
-/// Runs `body` inside a read-side section.
+/// Runs `body` inside a dispatch section.
 @inline(__always)
 func withEpoch<R>(_ body: () throws -> R) rethrows -> R {
     let record = epochEnter()
     defer { epochExit(record) }
+    return try body()
+}
+
+/// Runs `body` inside a memory section: what it reads of the store stays allocated, but
+/// no release waits for it (see the top of this file).
+func withMemoryEpoch<R>(_ body: () throws -> R) rethrows -> R {
+    let record: UnsafeMutablePointer<ThreadRecord>
+    if let raw = qtshim_tls_get() {
+        record = raw.assumingMemoryBound(to: ThreadRecord.self)
+    } else {
+        record = reclaimer.registerThread()
+    }
+    if record.pointee.memoryDepth == 0 {
+        _ = qtshim_atomic_exchange_u64(record.field(\.memoryEpoch), qtshim_epoch_now())
+    }
+    record.pointee.memoryDepth += 1
+    defer {
+        record.pointee.memoryDepth -= 1
+        if record.pointee.memoryDepth == 0 {
+            // Not the fast exit's plain store: these calls are not on the hot path.
+            _ = qtshim_atomic_exchange_u64(record.field(\.memoryEpoch), 0)
+            if qtshim_pending_load() != 0 { reclaimer.reclaim(memoryOnly: true) }
+        }
+    }
     return try body()
 }

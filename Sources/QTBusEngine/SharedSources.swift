@@ -80,7 +80,8 @@ private func claimWorker(_ s: UnsafeMutablePointer<SharedSource>, _ after: inout
 }
 
 private let reconcileSource: Finalizer = { raw in
-    withEpoch { raw!.assumingMemoryBound(to: SharedSource.self).reconcile() }
+    // A memory section: start and stop are not dispatches (rule 1); their bus stays.
+    withMemoryEpoch { raw!.assumingMemoryBound(to: SharedSource.self).reconcile() }
 }
 
 /// Under the registry lock: the type's live subscription count went from 0 to 1
@@ -96,7 +97,7 @@ func typeLivenessChanged(_ type: UnsafeMutablePointer<TypeEntry>, live: Bool, _ 
 
 func makeSource(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, autoconnect: Bool, _ start: qtbus_source_start,
                   _ stop: qtbus_source_stop?, _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int64 {
-    withEpoch {
+    withMemoryEpoch {
         withRegistry { state, after in
             if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
             let entry = typeEntry(bus, type)

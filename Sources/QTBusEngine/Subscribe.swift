@@ -24,25 +24,32 @@ struct SubscribeRequest {
 /// replay is delivered, after the unlock and before this returns, in that order: a
 /// start that dispatches at once reaches the new subscriber.
 func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) -> Int64 {
-    withEpoch {
-        withRegistry { state, after in
-            if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
-            var bag: UnsafeMutablePointer<Bag>? = nil
-            if request.bag != 0 {
-                guard let b = state.bags.lookup(request.bag) else { return Int64(QTBUS_ESTALE.rawValue) }
-                bag = b
-            }
-            // A name equal to a stored one was validated when it was stored.
-            if NameTable<TypeEntry>.lookup(bus.pointee.types, request.type) == nil && !request.type.isValidUTF8 {
-                return Int64(QTBUS_EINVAL.rawValue)
-            }
-            let type = typeEntry(bus, request.type)
-            guard let sub = makeSubscription(&state, type, request) else { return Int64(QTBUS_ENOMEM.rawValue) }
-            link(sub, type, &after)
-            if let b = bag { linkToBag(b, slot: UInt32(truncatingIfNeeded: request.bag), sub) }
-            if sub.pointee.flags & subReplay != 0 { after.call(deliverReplay, UnsafeMutableRawPointer(sub)) }
-            return Int64(bitPattern: SubscriptionPool.token(sub))
+    // A REPLAY subscribe delivers its replay after the unlock: that is a dispatch, and
+    // its section is entered before the lock, so the new subscription outlives a
+    // concurrent dispose until the replay is over.  Otherwise only the bus needs to
+    // stay allocated (rule 1: nothing but dispatches delays a release).
+    if request.flags & UInt32(subReplay) != 0 { return withEpoch { subscribeLocked(bus, request) } }
+    return withMemoryEpoch { subscribeLocked(bus, request) }
+}
+
+private func subscribeLocked(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) -> Int64 {
+    withRegistry { state, after in
+        if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
+        var bag: UnsafeMutablePointer<Bag>? = nil
+        if request.bag != 0 {
+            guard let b = state.bags.lookup(request.bag) else { return Int64(QTBUS_ESTALE.rawValue) }
+            bag = b
         }
+        // A name equal to a stored one was validated when it was stored.
+        if NameTable<TypeEntry>.lookup(bus.pointee.types, request.type) == nil && !request.type.isValidUTF8 {
+            return Int64(QTBUS_EINVAL.rawValue)
+        }
+        let type = typeEntry(bus, request.type)
+        guard let sub = makeSubscription(&state, type, request) else { return Int64(QTBUS_ENOMEM.rawValue) }
+        link(sub, type, &after)
+        if let b = bag { linkToBag(b, slot: UInt32(truncatingIfNeeded: request.bag), sub) }
+        if sub.pointee.flags & subReplay != 0 { after.call(deliverReplay, UnsafeMutableRawPointer(sub)) }
+        return Int64(bitPattern: SubscriptionPool.token(sub))
     }
 }
 
