@@ -196,6 +196,51 @@ static void test_replay_concurrent(void)
     printf("replay+live: %d subscriptions, %d deliveries, no gap/duplicate\n", SEQ_SUBS, total);
 }
 
+/* ---- a replayed handler that dispatches its own sticky type ---- */
+
+static int nested_calls, nested_deepest, nesting;
+
+/* Dispatches its own type (sticky) from inside itself while it is nested fewer than 4
+ * deep, as a handler that recurses to a bound does: inside the replay, as inside a live
+ * dispatch, the nested dispatch reaches it at once (depth-first), so it stops at 4.
+ * (Parked until the replay's current delivery returned, it would never be nested and
+ * would never stop.) */
+static void nesting_handler(const qtbus_event *ev, void *userdata)
+{
+    (void)ev;
+    (void)userdata;
+    nested_calls++;
+    CHECK_MSG(nested_calls < 100, "a nested sticky dispatch inside the replay did not terminate");
+    nesting++;
+    if (nesting > nested_deepest) nested_deepest = nesting;
+    if (nesting < 4) {
+        qtbus_event_desc d = tu_event("Walk", NULL);
+        d.flags = QTBUS_EVENT_STICKY;
+        qtbus_dispatch(bus, &d);
+    }
+    nesting--;
+}
+
+static void test_replay_nested_dispatch(void)
+{
+    qtbus_event_desc d = tu_event("Walk", NULL);
+    d.flags = QTBUS_EVENT_STICKY;
+    CHECK_EQ_INT(qtbus_dispatch(bus, &d), 0);
+    qtbus_sub_options o = tu_options();
+    o.flags = QTBUS_SUB_REPLAY;
+    qtbus_token t;
+    CHECK_EQ_INT(qtbus_subscribe(bus, "Walk", &o, nesting_handler, NULL, NULL, &t), QTBUS_OK);
+    CHECK_EQ_INT(nested_deepest, 4);
+    CHECK_EQ_INT(nested_calls, 4);
+    /* A live dispatch of the same walk gives the same. */
+    nested_calls = nested_deepest = 0;
+    CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
+    CHECK_EQ_INT(nested_deepest, 4);
+    CHECK_EQ_INT(nested_calls, 4);
+    CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_sticky_clear(bus, "Walk", NULL), 1);
+}
+
 int main(void)
 {
     bus = qtbus_bus_create();
@@ -409,6 +454,7 @@ int main(void)
     }
 
     test_replay_concurrent();
+    test_replay_nested_dispatch();
 
     CHECK_EQ_INT(qtbus_bus_destroy(bus), QTBUS_OK);
     printf("test_sticky_replay: passed\n");

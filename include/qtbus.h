@@ -233,7 +233,8 @@ QTBUS_API int qtbus_bag_dispose(qtbus_bag bag);
 /* On subscribing, receive the kept sticky event(s) that match (see QTBUS_EVENT_STICKY),
  * oldest first, before qtbus_subscribe() returns or, with a queue, first on that queue;
  * live events that arrive meanwhile follow them, so replay then live has no gap, no
- * duplicate and keeps order. */
+ * duplicate and keeps order.  Except one: a dispatch a replayed handler makes itself is
+ * nested in the replay and reaches it at once, depth-first, as inside any dispatch. */
 #define QTBUS_SUB_REPLAY (1u << 1)
 
 /* The most subtypes one subscription may name (a larger subtype_count is QTBUS_EINVAL). */
@@ -366,8 +367,10 @@ QTBUS_API const char *qtbus_event_subtype(const qtbus_event *event); /* NULL whe
 QTBUS_API const void *qtbus_event_data(const qtbus_event *event, size_t *size_out);
 QTBUS_API void       *qtbus_event_object(const qtbus_event *event);
 /* No later handler of this dispatch receives the event (synchronous handlers are not
- * run, queued ones not posted).  QTBUS_EINVAL for NULL or for an event delivered on a
- * queue, whose dispatch has already finished. */
+ * run, queued ones not posted).  QTBUS_EINVAL for NULL, and for an event whose
+ * dispatch has already finished: one delivered on a queue, or replayed to a
+ * QTBUS_SUB_REPLAY subscription (a replay reaches one subscription only, so there is
+ * no later handler to spare), or a command's input or a reply. */
 QTBUS_API int         qtbus_event_stop(const qtbus_event *event);
 
 /* ---------------------------------------------------------------------------------

@@ -10,6 +10,21 @@ struct Backlog {
     let lock = RawLock()
     /// Atomic: 0 while the replay runs.
     var gateOpen: UInt32 = 0
+    /// Atomic: the reclamation record of the thread delivering the replay while it
+    /// does.  A dispatch that thread makes from inside a replayed handler is nested in
+    /// the replay and is delivered at once, depth-first, as inside any dispatch; parked,
+    /// it would reach the handler only after the replay, and a handler that dispatches
+    /// its own type until some depth would never get deeper than one.
+    var drainer: UnsafeMutableRawPointer? = nil
+}
+
+extension UnsafeMutablePointer where Pointee == Backlog {
+    /// Whether a dispatch reaching the subscription must be parked: its replay runs, on
+    /// another thread or further out on this one.
+    @inline(__always)
+    var parks: Bool {
+        qtshim_atomic_load_u32(field(\.gateOpen)) == 0 && qtshim_atomic_load_ptr(field(\.drainer)) != qtshim_tls_get()
+    }
 }
 
 /// A shut backlog that starts with the kept events a REPLAY subscription replays

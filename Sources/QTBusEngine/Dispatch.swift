@@ -140,7 +140,7 @@ private func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutable
 @inline(never)
 private func deliverRouted(_ sub: UnsafeMutablePointer<Subscription>, _ view: UnsafeMutablePointer<EventView>,
                             _ event: inout Outgoing) -> Bool {
-    if let backlog = sub.pointee.extra?.pointee.backlog, qtshim_atomic_load_u32(backlog.field(\.gateOpen)) == 0 {
+    if let backlog = sub.pointee.extra?.pointee.backlog, backlog.parks {
         event.ensurePayload()
         if backlogAppend(backlog, event.payload!) { return true }
     }

@@ -14,7 +14,9 @@
 // items of the subscription's backlog, whose gate is shut (`gateOpen == 0`) before its
 // nodes are published: dispatchers append to the backlog instead of delivering, and the
 // subscribing thread, after the unlock, delivers the backlog in order and opens the gate
-// only when it is empty.
+// only when it is empty.  A dispatch that thread makes from inside a replayed handler is
+// not parked but delivered at once (`Backlog.parks`): it is nested in the replay, and
+// nesting is depth-first everywhere.
 import CQtbusShims
 import Glibc
 
@@ -23,6 +25,8 @@ import Glibc
 let deliverReplay: Finalizer = { raw in
     let sub = raw!.assumingMemoryBound(to: Subscription.self)
     let backlog = sub.pointee.extra!.pointee.backlog!
+    qtshim_atomic_store_ptr(backlog.field(\.drainer), qtshim_tls_get())
+    defer { qtshim_atomic_store_ptr(backlog.field(\.drainer), nil) }
     while true {
         backlog.pointee.lock.lock()
         let items = backlog.pointee.items

@@ -165,7 +165,7 @@ extension Engine {
             withExtendedLifetime(p) {}
         }
 
-        @Test("backlog gate, same thread: a live event dispatched from a replay handler comes after the replay")
+        @Test("backlog gate, same thread: a live event dispatched from a replay handler is nested, depth-first")
         func backlogSameThread() {
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
@@ -179,10 +179,11 @@ extension Engine {
                 if eventData(ev) == "r1" { nested.value.append(dispatch(bus, "Gate", data: "live")) }
             }
             mustSubscribe(bus, "Gate", r, flags: REPLAY)
-            #expect(nested.value == [2], "W ran, R's delivery was parked in its backlog (both count)")
-            #expect(log.values == ["R:r1", "W:live", "R:r2", "R:live"], "replay, then live; each once")
+            #expect(nested.value == [2], "W and R both ran")
+            #expect(log.values == ["R:r1", "W:live", "R:live", "R:r2"],
+                    "nested in the replay's first delivery, as in any dispatch; each once")
             #expect(dispatch(bus, "Gate", data: "after") == 2, "gate open: delivered directly")
-            #expect(r.log.values.filter { $0.hasPrefix("R:") } == ["R:r1", "R:r2", "R:live", "R:after"])
+            #expect(r.log.values.filter { $0.hasPrefix("R:") } == ["R:r1", "R:live", "R:r2", "R:after"])
             withExtendedLifetime([w, r]) {}
         }
 
