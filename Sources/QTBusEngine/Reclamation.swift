@@ -252,6 +252,7 @@ func withEpoch<R>(_ body: () throws -> R) rethrows -> R {
 
 /// Runs `body` inside a memory section: what it reads of the store stays allocated, but
 /// no release waits for it (see the top of this file).
+@inline(__always)
 func withMemoryEpoch<R>(_ body: () throws -> R) rethrows -> R {
     let record: UnsafeMutablePointer<ThreadRecord>
     if let raw = qtshim_tls_get() {
