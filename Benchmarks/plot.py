@@ -3,8 +3,8 @@
 against handler count (0, 1, 10, 100), log-log (symlog x so 0 handlers has a place), one
 line per library, min-max as error bars.
 
-    python3 bench/plot.py docs/bench-c.json docs/bench-c.png
-    python3 bench/plot.py docs/bench-swift.json docs/bench-swift.png
+    python3 Benchmarks/plot.py docs/bench-c.json docs/bench-c.png
+    python3 Benchmarks/plot.py docs/bench-swift.json docs/bench-swift.png
 
 Needs matplotlib (Debian: python3-matplotlib, for /usr/bin/python3).
 """
@@ -24,7 +24,7 @@ STYLE = {  # key: (label, color, marker, linewidth)
     "boost": ("Boost.Signals2", "#9467bd", "D", 1.5),
     "fnptr": ("limit: fn-ptr array", "#7f7f7f", "x", 1.2),
     "mutex": ("limit, safe: mutex + snapshot", "#bcbd22", "+", 1.2),
-    # bench-swift.json (Benchmarks/)
+    # bench-swift.json (Benchmarks/Swift/)
     "nc": ("NotificationCenter (Foundation)", "#ff7f0e", "s", 1.5),
     "opencombine": ("OpenCombine PassthroughSubject", "#1f77b4", "^", 1.5),
     "limit": ("limit: Swift array of closures", "#7f7f7f", "x", 1.2),

@@ -5,10 +5,10 @@
 #   scripts/bench-variants.sh [--reps N]
 #
 # Builds and installs both (build/ -> _install/, build/shared/ -> build/shared-install/),
-# builds bench/ against each through pkg-config (build/bench-static/, build/bench-shared/),
+# builds Benchmarks/C/ against each through pkg-config (build/bench-static/, build/bench-shared/),
 # then prints for each: the library's size (as installed and stripped), its NEEDED
 # entries, the instructions one dispatch to 0 / 1 / 10 handlers costs (callgrind,
-# bench/dispatch_loop.c at two event counts, the difference), the peak RSS of that small
+# Benchmarks/C/dispatch_loop.c at two event counts, the difference), the peak RSS of that small
 # program, and bench-c's dispatch, queue and start-up cases (median wall time; the two
 # variants' runs alternate, so machine noise hits both).  Needs the peers of
 # scripts/bench.sh (run it once, or scripts/bench.sh --smoke) and valgrind.
@@ -29,10 +29,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for v in static shared; do
   pc=${prefix[$v]}/lib/pkgconfig
-  PKG_CONFIG_PATH=$pc make -C "$ROOT/bench" --no-print-directory -j2 -s \
+  PKG_CONFIG_PATH=$pc make -C "$ROOT/Benchmarks/C" --no-print-directory -j2 -s \
     OUT="$ROOT/build/bench-$v" SWIFT_LIB="$swift_lib"
   # shellcheck disable=SC2046 # pkg-config output is a list of words
-  ${CC:-cc} -O2 -std=c11 "$ROOT/bench/dispatch_loop.c" $(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs qtbus) \
+  ${CC:-cc} -O2 -std=c11 "$ROOT/Benchmarks/C/dispatch_loop.c" $(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs qtbus) \
     -o "$work/loop-$v"
 done
 

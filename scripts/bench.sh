@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark command: qtbus against GLib's GSignal, libsigc++ 3, Boost.Signals2 and
-# two hand-written limits (C, bench/), then qtbus's Swift API against NotificationCenter
-# and OpenCombine (Swift, Benchmarks/), each measured side by side in one run on this
+# two hand-written limits (C, Benchmarks/C/), then qtbus's Swift API against NotificationCenter
+# and OpenCombine (Swift, Benchmarks/Swift/), each measured side by side in one run on this
 # machine.
 #
 #   scripts/bench.sh            full run (about 4 minutes; run it on an otherwise idle
@@ -19,10 +19,10 @@
 # Steps: installs the peers and the plotting tool from Debian packages if missing
 # (libglib2.0-dev libsigc++-3.0-dev libboost-dev python3-matplotlib; apt-get update
 # once, only then), builds and installs libqtbus into _install/ as scripts/quickstart.sh
-# does, builds bench/ into build/bench/ against the installed library via pkg-config,
-# builds Benchmarks/ (its own package: the root package by path, OpenCombine from the
-# package mirror) with `swift build -c release` into Benchmarks/.build/, then runs
-# bench-c and swift-bench.  See bench/main.c and Benchmarks/Sources/swift-bench/Bench.swift
+# does, builds Benchmarks/C/ into build/bench/ against the installed library via pkg-config,
+# builds Benchmarks/Swift/ (its own package: the root package by path, OpenCombine from the
+# package mirror) with `swift build -c release` into Benchmarks/Swift/.build/, then runs
+# bench-c and swift-bench.  See Benchmarks/C/main.c and Benchmarks/Swift/Sources/swift-bench/Bench.swift
 # for the method, docs/bench-c.md and docs/bench-swift.md for the latest results.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -70,9 +70,9 @@ if [ "$run_c" -eq 1 ]; then
   log "build and install libqtbus into _install/"
   build_install "$ROOT/build" "$PREFIX" -DCMAKE_BUILD_TYPE=Release
 
-  log "build bench/ into build/bench/ (pkg-config qtbus)"
+  log "build Benchmarks/C/ into build/bench/ (pkg-config qtbus)"
   swift_lib=$(cd "$(swift_bin_dir)/../lib/swift/linux" && pwd)
-  make -C "$ROOT/bench" --no-print-directory -j2 OUT="$OUT" SWIFT_LIB="$swift_lib"
+  make -C "$ROOT/Benchmarks/C" --no-print-directory -j2 OUT="$OUT" SWIFT_LIB="$swift_lib"
 
   lib=$(readlink -f "$PREFIX/lib/libqtbus.so")
   lib_sum=$(sha256sum "$lib" | cut -c1-16)
@@ -87,23 +87,23 @@ if [ "$run_c" -eq 1 ]; then
 fi
 
 if [ "$run_swift" -eq 1 ]; then
-  # Release, as Swift users ship; its own scratch folder, Benchmarks/.build/.
-  log "build Benchmarks/ (swift build -c release --package-path Benchmarks)"
-  swift build -c release --package-path "$ROOT/Benchmarks"
-  swift_bench=$(swift build -c release --package-path "$ROOT/Benchmarks" --show-bin-path)/swift-bench
+  # Release, as Swift users ship; its own scratch folder, Benchmarks/Swift/.build/.
+  log "build Benchmarks/Swift/ (swift build -c release --package-path Benchmarks/Swift)"
+  swift build -c release --package-path "$ROOT/Benchmarks/Swift"
+  swift_bench=$(swift build -c release --package-path "$ROOT/Benchmarks/Swift" --show-bin-path)/swift-bench
   [ -x "$swift_bench" ] || die "no swift-bench at $swift_bench"
   swift_sum=$(sha256sum "$swift_bench" | cut -c1-16)
   # What swift-bench is built from: the whole Swift tree (engine and Swift API) of the root package.
-  swift_sources=(Sources include Package.swift Benchmarks/Package.swift Benchmarks/Sources)
+  swift_sources=(Sources include Package.swift Benchmarks/Swift)
   swift_rev=$rev
   if [ -n "$(git -C "$ROOT" status --porcelain -- "${swift_sources[@]}" 2>/dev/null)" ]; then
-    swift_rev="$rev + uncommitted changes to Sources/ or Benchmarks/"
+    swift_rev="$rev + uncommitted changes to Sources/ or Benchmarks/Swift/"
   fi
   swift_version=$(swift --version 2>/dev/null | head -1)
   opencombine=$("$PYTHON" -c 'import json, sys
 pins = json.load(open(sys.argv[1]))["pins"]
 print(next((p["state"].get("version") or p["state"].get("revision", "?")[:12]
-            for p in pins if p["identity"] == "opencombine"), "?"))' "$ROOT/Benchmarks/Package.resolved")
+            for p in pins if p["identity"] == "opencombine"), "?"))' "$ROOT/Benchmarks/Swift/Package.resolved")
   swift_meta=(--meta "swift=$swift_version" --meta "qtbus revision=$swift_rev"
               --meta "swift-bench sha256=$swift_sum"
               --lib-version "opencombine=$opencombine"
@@ -120,7 +120,7 @@ if [ "$run_c" -eq 1 ]; then
   args=(--json "$work/bench-c.json" --md "$work/bench-c.md" "${c_meta[@]}")
   [ "$smoke" -eq 1 ] && args=(--smoke "${args[@]}")
   env -u LD_LIBRARY_PATH "$OUT/bench-c" "${args[@]}" "${extra[@]}"
-  "$PYTHON" "$ROOT/bench/plot.py" "$work/bench-c.json" "$work/bench-c.png"
+  "$PYTHON" "$ROOT/Benchmarks/plot.py" "$work/bench-c.json" "$work/bench-c.png"
 
   if [ "$(sha256sum "$lib" | cut -c1-16)" != "$lib_sum" ]; then
     die "libqtbus.so was rebuilt during the run: results discarded, run scripts/bench.sh again"
@@ -143,7 +143,7 @@ if [ "$run_swift" -eq 1 ]; then
   args=(--json "$work/bench-swift.json" --md "$work/bench-swift.md" "${swift_meta[@]}")
   [ "$smoke" -eq 1 ] && args=(--smoke "${args[@]}")
   "$swift_bench" "${args[@]}" "${swift_extra[@]}"
-  "$PYTHON" "$ROOT/bench/plot.py" "$work/bench-swift.json" "$work/bench-swift.png"
+  "$PYTHON" "$ROOT/Benchmarks/plot.py" "$work/bench-swift.json" "$work/bench-swift.png"
 
   if [ "$(sha256sum "$swift_bench" | cut -c1-16)" != "$swift_sum" ]; then
     die "swift-bench was rebuilt during the run: results discarded, run scripts/bench.sh again"

@@ -2,7 +2,7 @@
 // The Swift benchmark: qtbus's Swift API (QTEventBus) against NotificationCenter and
 // OpenCombine's PassthroughSubject, side by side in one run.  A package of its own, so
 // Swift users of qtbus never fetch its dependencies; scripts/bench.sh builds and runs it
-// (swift build -c release --package-path Benchmarks).  See Sources/swift-bench/Bench.swift.
+// (swift build -c release --package-path Benchmarks/Swift).  See Sources/swift-bench/Bench.swift.
 import PackageDescription
 
 let package = Package(
@@ -10,7 +10,7 @@ let package = Package(
     dependencies: [
         // The root package, by path; `name:` so that products resolve whatever the
         // checkout's directory is called.
-        .package(name: "qtbus", path: ".."),
+        .package(name: "qtbus", path: "../.."),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [

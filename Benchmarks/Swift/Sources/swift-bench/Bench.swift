@@ -1,6 +1,6 @@
 // swift-bench: qtbus's Swift API against NotificationCenter and OpenCombine's
 // PassthroughSubject, side by side in one run (the Swift half of the benchmark; the C
-// half is bench/, the method is the same), with a floor as bench-c's fn-ptr column is
+// half is Benchmarks/C/, the method is the same), with a floor as bench-c's fn-ptr column is
 // one: closures in a Swift array called in a loop ("closure[]", the limit column).
 //
 //   swift-bench [--smoke] [--json FILE] [--md FILE] [--reps N] [--rep-ms MS]

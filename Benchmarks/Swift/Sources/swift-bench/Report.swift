@@ -228,10 +228,10 @@ struct Report {
             Why qtbus's Swift API and not NotificationCenter or Combine: the same cases as the \
             [C benchmark](bench-c.md), measured side by side in one run, with OpenCombine's \
             `PassthroughSubject` standing in for Combine on Linux. Reproduce with `scripts/bench.sh` \
-            (after the C benchmark it builds `Benchmarks/`, a package of its own that depends on \
+            (after the C benchmark it builds `Benchmarks/Swift/`, a package of its own that depends on \
             qtbus by path, with `swift build -c release`, and rewrites this file, bench-swift.json \
             and bench-swift.png); `scripts/bench.sh --smoke` checks every case in seconds. Method and \
-            code: `Benchmarks/Sources/swift-bench/`.
+            code: `Benchmarks/Swift/Sources/swift-bench/`.
 
 
             """

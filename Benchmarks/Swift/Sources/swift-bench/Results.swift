@@ -4,7 +4,7 @@
 enum Column: Int, CaseIterable {
     case qtbus, notificationCenter, openCombine, limit, bare
 
-    /// The key in bench-swift.json (and bench/plot.py's style table).
+    /// The key in bench-swift.json (and Benchmarks/plot.py's style table).
     var key: String {
         switch self {
         case .qtbus: "qtbus"

@@ -5,7 +5,7 @@
  * bench_count_inc(), which increments this thread's counter.  Per thread, so that two
  * dispatching threads do not share a cache line (the libraries are measured, not the
  * counter); initial-exec TLS, so the increment is one instruction on %fs, as C's
- * __thread counter in bench/handlers.c.  It is static inline: Swift inlines it into
+ * __thread counter in Benchmarks/C/handlers.c.  It is static inline: Swift inlines it into
  * each closure's body, which the libraries call through their own closure pointers.
  *
  * The rest: the clock, CPU pinning and the affinity mask, RSS and heap readings, and
