@@ -1,0 +1,112 @@
+/*
+ * bench_c.h -- what the files of bench-c share: the columns, the result rows, the
+ * options, and each file's entry points.
+ *
+ *   main.c     options and the order of the cases
+ *   results.c  the columns (libraries) and the result rows, medians
+ *   timing.c   the clock, calibration, interleaved repetitions, count checks
+ *   cases.c    the six cases
+ *   report.c   the tables, PERFORMANCE.md's targets, JSON and Markdown
+ *   machine.c  what the run says about the machine (CPU, kernel, load, compilers)
+ */
+#ifndef BENCH_C_H
+#define BENCH_C_H
+
+#include "bench.h"
+#include "bench_support.h"
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum { C_QTBUS, C_GLIB, C_SIGC, C_BOOST, C_FNPTR, C_MUTEX, C_BARE, NCOL };
+#define NLIB 6 /* the columns with a bench_lib adapter */
+#define MAXREP 64
+
+typedef struct {
+    int present;
+    const char *na; /* why absent; NULL: the case does not apply to this column */
+    double rep[MAXREP];
+    int nrep;
+    double median, min, max;
+    uint64_t iters; /* operations per repetition */
+} cell;
+
+typedef struct {
+    const char *id, *title, *unit, *better; /* better: "lower" or "higher" */
+    int handlers;                           /* dispatch rows: the handler count, else -1 */
+    int in_table;                           /* 0: JSON only */
+    int peer_row;                           /* a row of PERFORMANCE.md's peer tables */
+    cell c[NCOL];
+} row;
+
+typedef struct {
+    int smoke;
+    int reps;
+    double rep_seconds;
+    size_t mem_subs;
+    int startup_runs; /* spawns of each program per repetition */
+    const char *json, *md;
+    const char *meta_key[16], *meta_value[16];
+    int nmeta;
+    char exe_dir[PATH_MAX - 64]; /* room for "/start-qtbus" */
+    int cpus[2], ncpus; /* the first two CPUs we may run on; ncpus: how many in the mask */
+} bench_options;
+
+/* Runs n operations and returns the seconds they took (checking handler counts). */
+typedef double (*measure_fn)(void *arg, uint64_t n);
+
+typedef struct {
+    measure_fn f; /* NULL: not measured */
+    void *arg;
+    uint64_t start; /* first calibration guess */
+} subject;
+
+/* main.c */
+extern bench_options opt;
+
+/* results.c */
+extern const bench_lib *const libs[NLIB];
+extern const char *const col_key[NCOL];
+extern const char *const col_head[NCOL];
+extern const char *const col_long[NCOL];
+extern row rows[16];
+extern int nrows;
+row *new_row(const char *id, const char *title, const char *unit, const char *better);
+row *find_row(const char *id);
+double median_of(const double *v, int n);
+void finish(cell *c);
+
+/* timing.c */
+double now(void);
+uint64_t calibrate(measure_fn f, void *arg, uint64_t n);
+void run_interleaved(row *r, subject s[NCOL]);
+void expect_count(const char *lib, const char *what, uint64_t got, uint64_t want);
+
+/* cases.c */
+void case_dispatch(int handlers);
+void case_sub_dispose(void);
+void case_two_threads(void);
+int child_mem(const char *key, size_t n);
+void case_memory(void);
+void case_queue(int burst);
+void case_startup(void);
+
+/* report.c */
+void print_table(FILE *f, int spread);
+void print_targets(FILE *f, int markdown);
+void write_json(const char *path);
+void write_md(const char *path);
+
+/* machine.c */
+extern char cpu_model[256], date_utc[64], kernel[256];
+extern double load_start;
+extern double other_cpu_share;
+double machine_cpu_seconds(void);
+double own_cpu_seconds(void);
+void read_machine(void);
+double loadavg(void);
+const char *cc_version(void);
+
+#endif
