@@ -1,6 +1,7 @@
 # Installs <libdir>/libqtbus.so.0.1.0 and its SONAME link (component Runtime), and the
 # namelink, include/qtbus.h, <libdir>/pkgconfig/qtbus.pc and <libdir>/cmake/qtbus/
-# (component Development: find_package(qtbus) -> qtbus::qtbus).  Every installed file
+# (component Development: find_package(qtbus) -> qtbus::qtbus), and
+# <datadir>/qtbus/valgrind/qtbus.supp (Development).  Every installed file
 # works from wherever the prefix ends up: `cmake --install --prefix P`, DESTDIR staging
 # and a prefix moved afterwards (see cmake/qtbus_pc.cmake for the pkg-config file).
 set(QTBUS_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/qtbus)
@@ -12,6 +13,13 @@ install(TARGETS qtbus EXPORT qtbusTargets
 install(FILES ${PROJECT_SOURCE_DIR}/include/qtbus.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   COMPONENT Development)
+# Memcheck suppressions for users' programs (what the Swift runtime and libdispatch
+# linked into the library keep until exit by design), as GLib ships glib.supp; qtbus.pc
+# names the file (valgrind_suppressions).
+install(FILES ${PROJECT_SOURCE_DIR}/scripts/valgrind.supp
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/qtbus/valgrind
+  RENAME qtbus.supp
+  COMPONENT Development)
 
 # qtbus.pc is written at install time, when the real prefix is known (the one given to
 # `cmake --install --prefix`, or CPack's), not at configure time.
@@ -20,6 +28,7 @@ install(CODE "
   set(QTBUS_PC_STAGE [[${PROJECT_BINARY_DIR}/pkgconfig-install/qtbus.pc]])
   set(QTBUS_PC_LIBDIR [[${CMAKE_INSTALL_LIBDIR}]])
   set(QTBUS_PC_INCLUDEDIR [[${CMAKE_INSTALL_INCLUDEDIR}]])
+  set(QTBUS_PC_DATADIR [[${CMAKE_INSTALL_DATADIR}]])
   set(QTBUS_PC_VERSION [[${PROJECT_VERSION}]])
   set(QTBUS_PC_DESCRIPTION [[${PROJECT_DESCRIPTION}]])
   include([[${PROJECT_SOURCE_DIR}/cmake/qtbus_pc.cmake]])

@@ -23,6 +23,7 @@ function(qtbus_pc_dir out dir)
 endfunction()
 qtbus_pc_dir(QTBUS_PC_LIBDIR_VALUE "${QTBUS_PC_LIBDIR}")
 qtbus_pc_dir(QTBUS_PC_INCLUDEDIR_VALUE "${QTBUS_PC_INCLUDEDIR}")
+qtbus_pc_dir(QTBUS_PC_DATADIR_VALUE "${QTBUS_PC_DATADIR}")
 
 if(_prefix STREQUAL "/usr" OR _prefix STREQUAL "/usr/local")
   set(QTBUS_PC_PREFIX "${_prefix}")

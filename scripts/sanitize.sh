@@ -2,8 +2,9 @@
 # Runs the C tests (CTests/) under AddressSanitizer+UBSan, ThreadSanitizer and valgrind,
 # and the Swift tests (swift test) under ThreadSanitizer.
 #
-#   scripts/sanitize.sh                 all five parts
-#   scripts/sanitize.sh asan tsan       only those parts (asan, tsan, swift-tsan, valgrind, user-asan)
+#   scripts/sanitize.sh                 all six parts
+#   scripts/sanitize.sh asan tsan       only those parts (asan, tsan, swift-tsan, valgrind,
+#                                       user-asan, user-valgrind)
 #
 # asan:     libqtbus built with swiftc -sanitize=address (C glue: -fsanitize=address,undefined)
 #           and the C tests built with the same flags, both installed/built into build-asan/.
@@ -15,6 +16,8 @@
 #           subscriptions live) built with -fsanitize=address against the normal,
 #           installed library, as a user would: LeakSanitizer must report nothing (their
 #           userdata is reachable through the library's subscription chunks).
+# user-valgrind: the same program built plainly, under memcheck with the suppressions the
+#           library installs for its users (pkg-config --variable=valgrind_suppressions).
 # C code is compiled with the clang that ships with the Swift toolchain, so its sanitizer
 # runtimes are the ones swiftc's -sanitize= expects; the test executables carry the runtime
 # (static, as clang links it) and libqtbus.so resolves the sanitizer entry points from it.
@@ -27,11 +30,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(asan tsan swift-tsan valgrind user-asan)
+[ ${#parts[@]} -gt 0 ] || parts=(asan tsan swift-tsan valgrind user-asan user-valgrind)
 for p in "${parts[@]}"; do
   case "$p" in
-    asan|tsan|swift-tsan|valgrind|user-asan) ;;
-    *) die "unknown part '$p' (asan, tsan, swift-tsan, valgrind, user-asan)" ;;
+    asan|tsan|swift-tsan|valgrind|user-asan|user-valgrind) ;;
+    *) die "unknown part '$p' (asan, tsan, swift-tsan, valgrind, user-asan, user-valgrind)" ;;
   esac
 done
 
@@ -108,6 +111,19 @@ part_user_asan() {
   "$CLANG" -std=c11 -g -fsanitize=address "$ROOT/CTests/user/live_subscriptions.c" -o "$exe" \
     $(PKG_CONFIG_PATH="$ROOT/_install/lib/pkgconfig" pkg-config --cflags --libs qtbus)
   env -u LD_LIBRARY_PATH "$exe"
+}
+part_user_valgrind() {
+  build_install "$ROOT/build" "$ROOT/_install" -DCMAKE_BUILD_TYPE=Release
+  local exe=$ROOT/build/user-valgrind/live_subscriptions pc=$ROOT/_install/lib/pkgconfig supp
+  mkdir -p "$(dirname "$exe")"
+  # shellcheck disable=SC2046
+  ${CC:-cc} -std=c11 -g "$ROOT/CTests/user/live_subscriptions.c" -o "$exe" \
+    $(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs qtbus)
+  supp=$(PKG_CONFIG_PATH=$pc pkg-config --variable=valgrind_suppressions qtbus)
+  [ -r "$supp" ] || die "qtbus.pc names $supp, which is not installed"
+  env -u LD_LIBRARY_PATH valgrind -q --tool=memcheck --error-exitcode=1 --leak-check=full \
+    --errors-for-leak-kinds=definite,possible --show-leak-kinds=definite,possible \
+    --suppressions="$supp" "$exe"
 }
 
 for p in "${parts[@]}"; do
