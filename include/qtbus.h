@@ -27,6 +27,10 @@
  *   exception or a longjmp() out of a callback is outside this contract: the library
  *   cannot unwind its own state (a dispatch left that way stays "in progress", and no
  *   release hook in the process runs again).  C++ code catches inside the callback.
+ *   With the environment variable QTBUS_DEBUG=1 (read when the library is loaded), the
+ *   next call on that thread reports such an escape on stderr, once.  (A callback that
+ *   switches stacks, as a coroutine library does, and calls the library from the other
+ *   stack may be reported too.)
  *
  * NAMES
  *   Event types and subtypes are NUL-terminated UTF-8 strings of 1 to 255 bytes.

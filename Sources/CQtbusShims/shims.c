@@ -7,6 +7,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int errno_is_eintr(void) { return errno == EINTR; }
 
@@ -40,6 +42,42 @@ void qtshim_tls_set(void *record, void (*on_exit)(void *))
 }
 
 QTBUS_INTERNAL bool qtshim_fast_exit;
+QTBUS_INTERNAL bool qtshim_debug;
+
+__attribute__((constructor)) static void qtshim_debug_init(void)
+{
+    const char *v = getenv("QTBUS_DEBUG");
+    qtshim_debug = v && *v && strcmp(v, "0") != 0;
+}
+
+#if defined(__has_include)
+#  if __has_include(<valgrind/memcheck.h>)
+#    include <valgrind/memcheck.h>
+#    define QTSHIM_HAVE_MEMCHECK 1
+#  endif
+#endif
+
+__attribute__((noinline, no_sanitize("address"))) uint64_t qtshim_stack_peek(const void *p)
+{
+    uint64_t v = *(const volatile uint64_t *)p;
+#ifdef QTSHIM_HAVE_MEMCHECK
+    /* A copy made defined: what the frame left there is compared, not judged. */
+    VALGRIND_MAKE_MEM_DEFINED(&v, sizeof v);
+#endif
+    return v;
+}
+
+void qtshim_warn(const char *text)
+{
+    size_t n = strlen(text);
+    while (n > 0) {
+        ssize_t w = write(STDERR_FILENO, text, n);
+        if (w < 0 && errno_is_eintr()) continue;
+        if (w <= 0) return;
+        text += w;
+        n -= (size_t)w;
+    }
+}
 
 /* Before any engine call: the flag must not change while records are in use. */
 __attribute__((constructor)) static void qtshim_membarrier_init(void)

@@ -194,8 +194,10 @@ private func outgoing(_ desc: UnsafePointer<qtbus_event_desc>?) -> Outgoing? {
 @_cdecl("qtbus_dispatch")
 @usableFromInline package func _qtbus_dispatch(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
     guard let bus = busPointer(bus), var event = outgoing(desc) else { return QTBUS_EINVAL.rawValue }
+    let flags = desc.unsafelyUnwrapped.pointee.flags
+    if qtshim_debug_enabled() { return withEpoch { dispatchEvent(bus, &event, flags: flags) } }
     let record = epochEnter()
-    let result = dispatchEvent(bus, &event, flags: desc.unsafelyUnwrapped.pointee.flags)
+    let result = dispatchEvent(bus, &event, flags: flags)
     epochExit(record)
     return result
 }

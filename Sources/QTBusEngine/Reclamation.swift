@@ -58,6 +58,11 @@ struct ThreadRecord {
     /// The same pair for memory sections; only the owning thread touches the depth.
     var memoryDepth: Int = 0
     var memoryEpoch: UInt64 = 0
+    /// QTBUS_DEBUG only: a value in the frame of the outermost dispatch section (see
+    /// `withEscapeCanary`), and whether this thread was told of an escape already.
+    var canary: UnsafeMutableRawPointer? = nil
+    var canaryValue: UInt64 = 0
+    var escapeReported = false
 }
 
 typealias Finalizer = @convention(c) (UnsafeMutableRawPointer?) -> Void
@@ -223,9 +228,56 @@ func epochEnter() -> UnsafeMutablePointer<ThreadRecord> {
     }
     if record.pointee.depth == 0 {
         _ = qtshim_atomic_exchange_u64(record.field(\.epoch), qtshim_epoch_now())
+    } else if qtshim_debug_enabled() {
+        checkCallbacksReturned(record)
     }
     record.pointee.depth += 1
     return record
+}
+
+// MARK: - QTBUS_DEBUG: callbacks that do not return
+//
+// A C++ exception or longjmp() out of a callback leaves the dispatch section it ran in
+// open for ever: the thread's record keeps its epoch, and no release in the process
+// runs again.  Nothing can repair that (the library cannot know what the callback left
+// half done), but with QTBUS_DEBUG the next call on that thread says so.  The outermost
+// dispatch section keeps a canary in its own frame: a call made inside it (a handler
+// calling back) runs deeper on the stack with the canary intact; after an escape the
+// frame is gone, so the call runs above it or has overwritten it.
+
+/// Runs an outermost dispatch section's `body` with the canary in this frame.
+@inline(never)
+func withEscapeCanary<R>(_ record: UnsafeMutablePointer<ThreadRecord>, _ body: () throws -> R) rethrows -> R {
+    var canary: UInt64 = 0x7142_5553_CA4A_2701 ^ UInt64(UInt(bitPattern: record))
+    return try withUnsafeMutablePointer(to: &canary) { p in
+        record.pointee.canary = UnsafeMutableRawPointer(p)
+        record.pointee.canaryValue = p.pointee
+        defer { record.pointee.canary = nil }
+        return try body()
+    }
+}
+
+/// Reports, once per thread, a dispatch section that was left without returning.
+@inline(never)
+func checkCallbacksReturned(_ record: UnsafeMutablePointer<ThreadRecord>) {
+    guard record.pointee.depth > 0, !record.pointee.escapeReported, let canary = record.pointee.canary else { return }
+    let frameGone = qtshim_frame() > UInt(bitPattern: canary)
+    guard frameGone || qtshim_stack_peek(canary) != record.pointee.canaryValue else { return }
+    record.pointee.escapeReported = true
+    qtshim_warn("""
+        qtbus: a callback on this thread did not return normally (a C++ exception or \
+        longjmp() out of a handler, release hook or other callback): the dispatch it \
+        interrupted never ended, so no release hook in this process will run again \
+        (qtbus.h: CALLBACKS MUST RETURN)
+
+        """)
+}
+
+/// QTBUS_DEBUG: the same check from a call that enters no dispatch section.
+@inline(__always)
+func checkCallbacksReturned() {
+    guard qtshim_debug_enabled(), let raw = qtshim_tls_get() else { return }
+    checkCallbacksReturned(raw.assumingMemoryBound(to: ThreadRecord.self))
 }
 
 @inline(__always)
@@ -247,6 +299,7 @@ func epochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
 func withEpoch<R>(_ body: () throws -> R) rethrows -> R {
     let record = epochEnter()
     defer { epochExit(record) }
+    if qtshim_debug_enabled() && record.pointee.depth == 1 { return try withEscapeCanary(record, body) }
     return try body()
 }
 
@@ -260,6 +313,7 @@ func withMemoryEpoch<R>(_ body: () throws -> R) rethrows -> R {
     } else {
         record = reclaimer.registerThread()
     }
+    if qtshim_debug_enabled() { checkCallbacksReturned(record) }
     if record.pointee.memoryDepth == 0 {
         _ = qtshim_atomic_exchange_u64(record.field(\.memoryEpoch), qtshim_epoch_now())
     }

@@ -135,6 +135,7 @@ struct AfterUnlock {
 /// one way into the registry, so no change can leave user code to run under the lock
 /// or forget to run it.
 func withRegistry<R>(_ body: (inout RegistryState, inout AfterUnlock) -> R) -> R {
+    checkCallbacksReturned()
     var after = AfterUnlock()
     let result = registry.withLock { state in body(&state, &after) }
     after.run()

@@ -52,6 +52,13 @@ import Glibc
                          objectRelease: nil)
     event.borrowed = BorrowedObject(copy: copy, release: release)
     let bus = UnsafeMutablePointer<Bus>(bus)
+    if qtshim_debug_enabled() {
+        return withEpoch {
+            let result = dispatchEvent(bus, &event, flags: flags)
+            if result < 0 { event.finish() }
+            return result
+        }
+    }
     let record = epochEnter()
     let result = dispatchEvent(bus, &event, flags: flags)
     // dispatchEvent fails before it copies anything today; should a later check fail

@@ -62,6 +62,20 @@ static inline bool qtshim_fast_exit_enabled(void) { return qtshim_fast_exit; }
 QTBUS_INTERNAL void qtshim_membarrier(void);
 static inline uint64_t qtshim_pending_load_relaxed(void) { return __atomic_load_n(&qtshim_retire_pending, __ATOMIC_RELAXED); }
 
+/* ---- QTBUS_DEBUG ----
+ * Read from the environment when the library is loaded (QTBUS_DEBUG=1, anything but
+ * empty or 0): turns on checks that would otherwise cost something, such as noticing
+ * that a callback did not return (qtbus.h: CALLBACKS MUST RETURN). */
+QTBUS_INTERNAL extern bool qtshim_debug;
+static inline bool qtshim_debug_enabled(void) { return __builtin_expect(qtshim_debug, 0); }
+/* An address in the calling frame (the stack grows down). */
+static inline uintptr_t qtshim_frame(void) { return (uintptr_t)__builtin_frame_address(0); }
+/* Writes `text` to stderr: no stdio buffer, no allocation. */
+QTBUS_INTERNAL void qtshim_warn(const char *text);
+/* Reads 8 bytes of this thread's stack that may now belong to another frame (its
+ * redzone under ASan, undefined for memcheck): no sanitizer report, no memcheck error. */
+QTBUS_INTERNAL uint64_t qtshim_stack_peek(const void *p);
+
 /* ---- LeakSanitizer ----
  * Subscription records live in mmap'd chunks, which LeakSanitizer does not scan: in a
  * user's program run under ASan, every live subscription's userdata would be reported
