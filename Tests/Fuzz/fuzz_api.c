@@ -1,0 +1,258 @@
+/*
+ * fuzz_api.c -- a libFuzzer harness over qtbus.h (scripts/fuzz.sh builds and runs it
+ * against the AddressSanitizer build of the library).
+ *
+ * Input: a sequence of calls, one byte of opcode followed by the bytes its operands
+ * take (names and JSON come from the input itself, so bad UTF-8, empty and over-long
+ * names and invalid JSON all occur).  Two buses; tokens, bags, commands and sources are
+ * kept in small tables indexed by input bytes, so stale and repeated handles occur too;
+ * unknown flag bits pass through.  Handlers read a "script" byte from their userdata
+ * and may dispatch, subscribe or dispose from inside (bounded depth).
+ *
+ * Checked on every input (abort() on failure, which libFuzzer reports as a crash):
+ * every release hook given to a successful subscribe runs exactly once by the end of
+ * the input (buses destroyed, the queue drained with a bounded wait), none given to a
+ * failed one runs, no handler runs after its release, and every object of a
+ * successful dispatch is released exactly once.
+ */
+#include <qtbus.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAXSUBS 64
+#define MAXH 16
+
+typedef struct sub_rec {
+    atomic_int releases;
+    atomic_int calls_after_release;
+    int script; /* what the handler does from inside */
+    int subscribed;
+} sub_rec;
+
+static const uint8_t *in;
+static size_t left;
+static qtbus_bus *buses[2];
+static qtbus_queue *queue;
+static sub_rec recs[MAXSUBS];
+static int nrecs;
+static qtbus_token tokens[MAXH];
+static qtbus_bag bags[MAXH];
+static qtbus_command commands[MAXH];
+static qtbus_source sources[MAXH];
+static atomic_long objects_made, objects_released;
+static int depth;
+/* Set on the thread running the input: handlers and execute functions run on the
+ * library's queue thread too, and only this thread reads the input. */
+static __thread int input_thread;
+
+static uint8_t byte(void)
+{
+    if (!left) return 0;
+    left--;
+    return *in++;
+}
+
+/* A name from the input: length byte (0..63), then that many bytes; a few fixed ones
+ * more often, so calls meet each other. */
+static const char *name(char *buf)
+{
+    static const char *const fixed[] = {"A", "B", "A", "\xc3\xa9", "QTNoSubscriberEvent", "QTJsonEvent"};
+    uint8_t n = byte();
+    if (n < 192) return fixed[n % 6];
+    if (n == 255) return NULL;
+    size_t len = n % 64;
+    for (size_t i = 0; i < len; i++) buf[i] = (char)byte();
+    buf[len] = 0;
+    return buf;
+}
+
+static void object_release(void *o)
+{
+    atomic_fetch_add(&objects_released, 1);
+    free(o);
+}
+
+static void release(void *u)
+{
+    sub_rec *r = u;
+    if (!r->subscribed) abort(); /* a failed subscribe's release ran */
+    if (atomic_fetch_add(&r->releases, 1) != 0) abort(); /* twice */
+}
+
+static void step(int budget);
+
+static void handler(const qtbus_event *e, void *u)
+{
+    sub_rec *r = u;
+    if (atomic_load(&r->releases)) abort(); /* called after its release */
+    if (depth >= 3 || !input_thread) return;
+    depth++;
+    switch (r->script % 6) {
+    case 0: break;
+    case 1: qtbus_event_stop(e); break;
+    case 2: qtbus_event_reply(e, "r", 1); break;
+    case 3: step(1); break; /* one more call from the input, nested */
+    case 4: { qtbus_event_desc d = {.type = qtbus_event_type(e), .flags = QTBUS_EVENT_STICKY}; qtbus_dispatch(buses[0], &d); break; }
+    case 5: { size_t n = 0; (void)qtbus_event_data(e, &n); (void)qtbus_event_object(e); break; }
+    }
+    depth--;
+}
+
+static void on_reply(const qtbus_event *e, void *u) { (void)e; (void)u; }
+static void execute(const qtbus_event *inp, qtbus_execution x, void *u)
+{
+    (void)inp;
+    (void)u;
+    qtbus_execution_send(x, "v", 1);
+    qtbus_execution_finish(x, input_thread ? (int)(byte() % 2) : 0, "err");
+}
+static void start(qtbus_bus *b, void *u) { (void)b; (void)u; }
+static void stop(void *u) { (void)u; }
+
+static void step(int budget)
+{
+    while (budget-- > 0 && left) {
+        char n1[80], n2[80], json[64];
+        qtbus_bus *bus = buses[byte() % 2];
+        if (!bus) continue;
+        switch (byte() % 16) {
+        case 0: case 1: {
+            if (nrecs == MAXSUBS) break;
+            /* Reserved before the call: a handler run inside it (a replay) may subscribe. */
+            sub_rec *r = &recs[nrecs++];
+            r->script = byte();
+            const char *subs[3] = {name(n1), name(n2), "x"};
+            qtbus_sub_options o = {0};
+            o.subtypes = subs;
+            o.subtype_count = byte() % 4;
+            o.flags = byte() % 8;        /* unknown bits too */
+            if (byte() % 4 == 0) o.queue = queue;
+            o.priority = (int8_t)byte();
+            if (byte() % 4 == 0) o.bag = bags[byte() % MAXH];
+            qtbus_token t = {0};
+            /* Set before the call: a REPLAY + ONCE subscription fires, and is released,
+             * inside its own qtbus_subscribe. */
+            r->subscribed = 1;
+            int rc = qtbus_subscribe(bus, name(n1), &o, handler, r, release, &t);
+            if (rc == QTBUS_OK) {
+                tokens[byte() % MAXH] = t;
+            } else {
+                if (t.id != 0) abort();                    /* the token must be {0} */
+                if (atomic_load(&r->releases) != 0) abort(); /* and the release not run */
+                memset(r, 0, sizeof *r);
+            }
+            break;
+        }
+        case 2: qtbus_token_dispose(tokens[byte() % MAXH]); break;
+        case 3: {
+            qtbus_bag b;
+            if (qtbus_bag_create(&b) == QTBUS_OK) bags[byte() % MAXH] = b;
+            break;
+        }
+        case 4: qtbus_bag_dispose(bags[byte() % MAXH]); break;
+        case 5: qtbus_bag_add(bags[byte() % MAXH], tokens[byte() % MAXH]); break;
+        case 6: case 7: {
+            qtbus_event_desc d = {.type = name(n1), .subtype = byte() % 2 ? name(n2) : NULL};
+            d.flags = byte() % 4;       /* unknown bits too */
+            uint8_t size = byte() % 8;
+            d.data = size ? "abcdefgh" : NULL;
+            d.size = size;
+            int *obj = NULL;
+            if (byte() % 3 == 0) {
+                obj = malloc(sizeof *obj);
+                d.object = obj;
+                d.object_release = object_release;
+            }
+            int rc = qtbus_dispatch(bus, &d);
+            if (obj && rc >= 0) atomic_fetch_add(&objects_made, 1);
+            else if (obj) free(obj);
+            break;
+        }
+        case 8: {
+            size_t len = byte() % 63;
+            for (size_t i = 0; i < len; i++) json[i] = (char)byte();
+            json[len] = 0;
+            qtbus_dispatch_json(bus, name(n1), json);
+            break;
+        }
+        case 9: qtbus_subscriber_count(bus, name(n1), byte() % 2 ? name(n2) : NULL); break;
+        case 10: qtbus_sticky_clear(bus, name(n1), byte() % 2 ? name(n2) : NULL); break;
+        case 11: {
+            qtbus_event_desc d = {.type = name(n1)};
+            qtbus_request(bus, &d, byte() % 2 ? on_reply : NULL, NULL, NULL);
+            break;
+        }
+        case 12: {
+            qtbus_command c;
+            if (qtbus_command_create(bus, name(n1), byte() % 4, execute, NULL, NULL, &c) == QTBUS_OK)
+                commands[byte() % MAXH] = c;
+            break;
+        }
+        case 13: {
+            qtbus_command c = commands[byte() % MAXH];
+            switch (byte() % 4) {
+            case 0: qtbus_command_execute(c, NULL, byte() % 2 ? queue : NULL); break;
+            case 1: qtbus_command_set_enabled(c, byte() % 2); break;
+            case 2: qtbus_command_is_enabled(c); qtbus_command_is_executing(c); break;
+            case 3: qtbus_command_dispose(c); break;
+            }
+            break;
+        }
+        case 14: {
+            qtbus_source s;
+            if (qtbus_source_create(bus, name(n1), byte() % 4, start, stop, NULL, NULL, &s) == QTBUS_OK)
+                sources[byte() % MAXH] = s;
+            break;
+        }
+        case 15: {
+            qtbus_source s = sources[byte() % MAXH];
+            switch (byte() % 3) {
+            case 0: qtbus_source_connect(s); break;
+            case 1: qtbus_source_disconnect(s); break;
+            case 2: qtbus_source_dispose(s); break;
+            }
+            break;
+        }
+        }
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    input_thread = 1;
+    in = data;
+    left = size;
+    nrecs = 0;
+    memset(recs, 0, sizeof recs);
+    memset(tokens, 0, sizeof tokens);
+    memset(bags, 0, sizeof bags);
+    memset(commands, 0, sizeof commands);
+    memset(sources, 0, sizeof sources);
+    atomic_store(&objects_made, 0);
+    atomic_store(&objects_released, 0);
+    if (!queue) queue = qtbus_queue_create("fuzz");
+    buses[0] = qtbus_bus_create();
+    buses[1] = qtbus_bus_create();
+    step(1000);
+    for (int i = 0; i < MAXH; i++) {
+        qtbus_bag_dispose(bags[i]);
+        qtbus_command_dispose(commands[i]);
+        qtbus_source_dispose(sources[i]);
+    }
+    qtbus_bus_destroy(buses[0]);
+    qtbus_bus_destroy(buses[1]);
+    /* Queued deliveries and releases finish on the queue: wait for them (bounded). */
+    for (int spin = 0; spin < 20000; spin++) {
+        int done = atomic_load(&objects_released) == atomic_load(&objects_made);
+        for (int i = 0; i < nrecs && done; i++) done = !recs[i].subscribed || atomic_load(&recs[i].releases) == 1;
+        if (done) break;
+        usleep(50);
+    }
+    for (int i = 0; i < nrecs; i++)
+        if (recs[i].subscribed && atomic_load(&recs[i].releases) != 1) abort(); /* a release never ran */
+    if (atomic_load(&objects_released) != atomic_load(&objects_made)) abort();
+    return 0;
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The fuzzer (issue 11, part 5): Tests/Fuzz/fuzz_api.c, a libFuzzer harness over the C
+# ABI, built with the Swift toolchain's clang (-fsanitize=fuzzer,address,undefined)
+# against the AddressSanitizer build of libqtbus (build-asan/, as scripts/sanitize.sh's
+# asan part makes it), run on a copy of the committed corpus.
+#
+#   scripts/fuzz.sh [SECONDS]      (default 60)
+#
+# Prints libFuzzer's summary (executions, coverage) and fails on any finding; the
+# crashing input is left in build-fuzz/.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$ROOT"
+
+seconds=${1:-60}
+SWIFT_BIN=$(swift_bin_dir)
+CLANG=$SWIFT_BIN/clang
+SWIFT_RT=$(swiftc -print-target-info | python3 -c 'import json,sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')
+dir=$ROOT/build-asan
+build_install "$dir/lib" "$dir/_install" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQTBUS_BUILD_TESTS=OFF \
+  -DCMAKE_C_COMPILER="$CLANG" -DQTBUS_SANITIZE=address
+
+out=$ROOT/build-fuzz
+mkdir -p "$out/corpus"
+cp -n Tests/Fuzz/corpus/* "$out/corpus/" 2>/dev/null || true
+# shellcheck disable=SC2046
+"$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -fuse-ld=lld \
+  Tests/Fuzz/fuzz_api.c -o "$out/fuzz_api" \
+  $(PKG_CONFIG_PATH="$dir/_install/lib/pkgconfig" pkg-config --cflags --libs qtbus) \
+  -L"$SWIFT_RT" -Wl,-rpath,"$SWIFT_RT"
+export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0
+# A crash report from the Swift runtime's backtracer would wait for a terminal.
+export SWIFT_BACKTRACE=enable=no
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+log "fuzz: $seconds s on build-fuzz/corpus ($(ls "$out/corpus" | wc -l) inputs)"
+env -u LD_LIBRARY_PATH "$out/fuzz_api" "$out/corpus" -max_total_time="$seconds" -max_len=512 \
+  -timeout=10 -print_final_stats=1 -artifact_prefix="$out/" 2>&1 | grep -v '^#[0-9]*\s*\(NEW\|REDUCE\|pulse\)'
