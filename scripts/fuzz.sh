@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The fuzzer (issue 11, part 5): Tests/Fuzz/fuzz_api.c, a libFuzzer harness over the C
 # ABI, built with the Swift toolchain's clang (-fsanitize=fuzzer,address,undefined)
-# against the AddressSanitizer build of libqtbus (build-asan/, as scripts/sanitize.sh's
-# asan part makes it), run on a copy of the committed corpus.
+# against an AddressSanitizer build of libqtbus with libFuzzer's coverage instrumentation
+# (swiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp, and
+# -fsanitize=fuzzer-no-link for the C glue) in build-fuzz/lib, so that the fuzzer is
+# guided by the library's edges, not only the harness's; run on a copy of the
+# committed corpus.
 #
 #   scripts/fuzz.sh [SECONDS]      (default 60)
 #
@@ -16,12 +19,14 @@ seconds=${1:-60}
 SWIFT_BIN=$(swift_bin_dir)
 CLANG=$SWIFT_BIN/clang
 SWIFT_RT=$(swiftc -print-target-info | python3 -c 'import json,sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')
-dir=$ROOT/build-asan
+out=$ROOT/build-fuzz
+dir=$out
 build_install "$dir/lib" "$dir/_install" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQTBUS_BUILD_TESTS=OFF \
-  -DCMAKE_C_COMPILER="$CLANG" -DQTBUS_SANITIZE=address
+  -DCMAKE_C_COMPILER="$CLANG" -DQTBUS_SANITIZE=address \
+  "-DCMAKE_Swift_FLAGS=-sanitize=address -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp" \
+  -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link
 
-out=$ROOT/build-fuzz
 mkdir -p "$out/corpus"
 cp -n Tests/Fuzz/corpus/* "$out/corpus/" 2>/dev/null || true
 # shellcheck disable=SC2046
