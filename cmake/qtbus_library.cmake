@@ -23,6 +23,7 @@ set(_shims  ${PROJECT_SOURCE_DIR}/Sources/CQtbusShims)
 # a file added there must be added here too (checked below).
 set(QTBUS_SWIFT_SOURCES
   # Primitives
+  ${_engine}/Memory.swift
   ${_engine}/Lock.swift
   ${_engine}/Names.swift
   ${_engine}/HandleTable.swift

@@ -32,6 +32,19 @@
  *   switches stacks, as a coroutine library does, and calls the library from the other
  *   stack may be reported too.)
  *
+ * OUT OF MEMORY
+ *   A function that lists QTBUS_ENOMEM (or NULL for it) returns it when one of the
+ *   library's allocations fails before the call changed anything; as any failure, it
+ *   then changes nothing, takes nothing and calls nothing, and the library works again
+ *   once memory is back.  Past that point a call does not fail: the allocations a
+ *   dispatch makes once handlers may have run (the copy of the event for a queued or
+ *   parked delivery), and those of calls that cannot fail (dispose, destroy, a release,
+ *   a command's state events, an accepted execution), wait for memory and retry, 1 to
+ *   100 ms apart, as libdispatch does with its own.  Not recoverable: the first calls
+ *   in a process make one-time allocations of the Swift runtime (type metadata) and of
+ *   the library's globals; if one of those fails, the process ends (an abort, or a
+ *   SIGSEGV inside the runtime).  scripts/oom-sweep.sh fails each allocation in turn.
+ *
  * NAMES
  *   Event types and subtypes are NUL-terminated UTF-8 strings of 1 to 255 bytes.
  *   Anything else (NULL where required, "", 256+ bytes, invalid UTF-8) is QTBUS_EINVAL.
@@ -214,13 +227,14 @@ QTBUS_API int qtbus_main_wait(int timeout_ms);
  * object whose subscriptions it holds.
  * ------------------------------------------------------------------------------- */
 
-/* Creates an empty bag.  QTBUS_EINVAL for a NULL bag_out. */
+/* Creates an empty bag.  QTBUS_EINVAL for a NULL bag_out, QTBUS_ENOMEM (bag_out
+ * unchanged). */
 QTBUS_API int qtbus_bag_create(qtbus_bag *bag_out);
 
 /* Puts a live token in the bag.  A token is in at most one bag: adding it again to the
  * same bag does nothing (QTBUS_OK), adding it to another bag is QTBUS_EINVAL.
- * QTBUS_ESTALE when the bag or the token is not live.  Tokens leave the bag by
- * themselves when they are disposed. */
+ * QTBUS_ESTALE when the bag or the token is not live, QTBUS_ENOMEM.  Tokens leave the
+ * bag by themselves when they are disposed. */
 QTBUS_API int qtbus_bag_add(qtbus_bag bag, qtbus_token token);
 
 /* Disposes every token in the bag, then the bag itself (its id becomes stale). */
@@ -340,7 +354,7 @@ QTBUS_API int qtbus_dispatch(qtbus_bus *bus, const qtbus_event_desc *event);
 
 /* Copies the event and returns QTBUS_OK at once; the bus's own serial queue then
  * dispatches it as qtbus_dispatch() would.  Posts are delivered in the order they were
- * made, per bus. */
+ * made, per bus.  QTBUS_EINVAL, QTBUS_ECLOSED, QTBUS_ENOMEM as qtbus_dispatch(). */
 QTBUS_API int qtbus_dispatch_on_bus_queue(qtbus_bus *bus, const qtbus_event_desc *event);
 
 /* Same, but the dispatch runs on the main queue (when the main thread drains it). */
@@ -354,7 +368,7 @@ QTBUS_API int qtbus_dispatch_on_main(qtbus_bus *bus, const qtbus_event_desc *eve
  * (NUL-terminated, size excluding the NUL; copied, still NUL-terminated, for queued
  * deliveries).  The text is validated against RFC 8259 first (UTF-8, any value at top
  * level, nesting up to QTBUS_JSON_MAX_DEPTH): QTBUS_EJSON and nothing delivered when
- * it is not JSON.  Returns as qtbus_dispatch(). */
+ * it is not JSON.  Returns as qtbus_dispatch() (QTBUS_ENOMEM included). */
 QTBUS_API int qtbus_dispatch_json(qtbus_bus *bus, const char *name, const char *json);
 
 /* Drops the kept sticky events of `type` with `subtype`, or of every subtype when
@@ -459,7 +473,7 @@ typedef void (*qtbus_execute_fn)(const qtbus_event *input, qtbus_execution execu
  * release(userdata) (nullable) runs exactly once, after qtbus_command_dispose() (or
  * the bus's destroy) and after the last call of `execute` has returned, with lifetime
  * rule 1's timing.  Returns QTBUS_OK; QTBUS_EINVAL (NULL bus/name/execute/out, bad
- * name, unknown flag), QTBUS_ECLOSED.  On failure *out is {0}. */
+ * name, unknown flag), QTBUS_ECLOSED, QTBUS_ENOMEM.  On failure *out is {0}. */
 QTBUS_API int qtbus_command_create(qtbus_bus *bus, const char *name, uint32_t flags,
                                    qtbus_execute_fn execute, void *userdata, qtbus_release release,
                                    qtbus_command *out);
@@ -471,7 +485,7 @@ QTBUS_API int qtbus_command_create(qtbus_bus *bus, const char *name, uint32_t fl
  * QTBUS_EINVAL); its object is owned by a successful call and released after
  * `execute` returned.  Returns QTBUS_OK; QTBUS_EBUSY, running nothing, when the
  * command is disabled or executing and not concurrent; QTBUS_ESTALE, QTBUS_EINVAL,
- * QTBUS_ECLOSED. */
+ * QTBUS_ECLOSED, QTBUS_ENOMEM. */
 QTBUS_API int qtbus_command_execute(qtbus_command command, const qtbus_event_desc *input, qtbus_queue *queue);
 
 /* Enables (non-zero) or disables the command.  Running executions go on; a disabled
@@ -526,7 +540,7 @@ typedef void (*qtbus_source_stop)(void *userdata);
  * disconnect work too.  `start` is required, `stop` nullable.  release(userdata)
  * (nullable) runs exactly once, after qtbus_source_dispose() (or the bus's destroy)
  * and the stop that follows it.  Returns QTBUS_OK; QTBUS_EINVAL (NULL bus/type/start/
- * out, bad name, unknown flag), QTBUS_ECLOSED.  On failure *out is {0}. */
+ * out, bad name, unknown flag), QTBUS_ECLOSED, QTBUS_ENOMEM.  On failure *out is {0}. */
 QTBUS_API int qtbus_source_create(qtbus_bus *bus, const char *type, uint32_t flags,
                                   qtbus_source_start start, qtbus_source_stop stop,
                                   void *userdata, qtbus_release release, qtbus_source *out);

@@ -6,8 +6,8 @@ import Glibc
 /// Live deliveries that reached a REPLAY subscription while its replay was running.
 struct Backlog {
     /// Under `lock` (first: see `field(_:)`).
-    var items: [UnsafeMutablePointer<Payload>] = []
-    let lock = RawLock()
+    var items: Vector<UnsafeMutablePointer<Payload>>
+    let lock: RawLock
     /// Atomic: 0 while the replay runs.
     var gateOpen: UInt32 = 0
     /// Atomic: the reclamation record of the thread delivering the replay while it
@@ -28,18 +28,23 @@ extension UnsafeMutablePointer where Pointee == Backlog {
 }
 
 /// A shut backlog that starts with the kept events a REPLAY subscription replays
-/// (their references are its own).
-func makeBacklog(replaying kept: [UnsafeMutablePointer<Payload>]) -> UnsafeMutablePointer<Backlog> {
-    let b = UnsafeMutablePointer<Backlog>.allocate(capacity: 1)
-    b.initialize(to: Backlog(items: kept))
+/// (it takes the vector and the references); nil, with nothing taken, when out of memory.
+func makeBacklog(replaying kept: Vector<UnsafeMutablePointer<Payload>>) -> UnsafeMutablePointer<Backlog>? {
+    guard let b = tryAllocate(Backlog.self) else { return nil }
+    guard let lock = RawLock() else {
+        free(b)
+        return nil
+    }
+    b.initialize(to: Backlog(items: kept, lock: lock))
     return b
 }
 
 func freeBacklog(_ b: UnsafeMutablePointer<Backlog>) {
-    for p in b.pointee.items { p.release() }
+    b.pointee.items.forEach { $0.release() }
+    b.pointee.items.free()
     b.pointee.lock.destroy()
     b.deinitialize(count: 1)
-    b.deallocate()
+    free(b)
 }
 
 /// Called by a dispatcher that found the gate shut: parks the event (retaining
@@ -49,6 +54,7 @@ func backlogAppend(_ backlog: UnsafeMutablePointer<Backlog>, _ payload: UnsafeMu
     defer { backlog.pointee.lock.unlock() }
     if qtshim_atomic_load_u32(backlog.field(\.gateOpen)) != 0 { return false }
     payload.retain()
+    // The dispatch is under way: an event it parks must not be lost.
     backlog.pointee.items.append(payload)
     return true
 }

@@ -7,14 +7,15 @@ import Glibc
 /// list is compacted when most of it is stale, so a long-lived bag with churn stays
 /// small without the three link words every subscription would otherwise carry.
 struct Bag {
-    var tokens: [UInt64] = []
+    var tokens = Vector<UInt64>()
     var live = 0
 }
 
-/// Under the registry lock; the subscription is live and in no bag.
+/// Under the registry lock; the subscription is live and in no bag, and the bag has
+/// room for one more token (`bag.pointee.tokens.reserve(1)`).
 func linkToBag(_ bag: UnsafeMutablePointer<Bag>, slot: UInt32, _ sub: UnsafeMutablePointer<Subscription>) {
     sub.pointee.bagOrFreeLink = slot + 1
-    bag.pointee.tokens.append(SubscriptionPool.token(sub))
+    bag.pointee.tokens.appendReserved(SubscriptionPool.token(sub))
     bag.pointee.live += 1
 }
 
@@ -25,6 +26,6 @@ func unlinkFromBag(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Sub
     bag.pointee.live -= 1
     if bag.pointee.tokens.count >= 64 && bag.pointee.live * 4 < bag.pointee.tokens.count {
         let pool = state.pool
-        bag.pointee.tokens.removeAll { pool.lookup($0) == nil }
+        bag.pointee.tokens.retain { pool.lookup($0) != nil }
     }
 }

@@ -9,22 +9,24 @@ func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
     let status: Int32 = withRegistry { state, after in
         if bus.pointee.isShared { return QTBUS_EINVAL.rawValue }
         guard qtshim_atomic_cas_u32(bus.field(\.closed), 0, 1) else { return QTBUS_ECLOSED.rawValue }
-        var found: [UnsafeMutablePointer<Subscription>] = []
+        // Destroy cannot fail: the list of subscriptions waits for memory if it must.
+        var found = Vector<UnsafeMutablePointer<Subscription>>()
         NameTable<TypeEntry>.forEach(bus.pointee.types) { type in
             forEachNode(type.pointee.whole) { found.append(Subscription.of($0)) }
             NameTable<SubtypeEntry>.forEach(type.pointee.subtypes) { entry in
                 forEachNode(entry.pointee.list) { found.append(Subscription.of($0)) }
             }
-            after.release(type.pointee.sticky.removeAll())
+            _ = type.pointee.sticky.removeAll(&after)
         }
         // A subscription with several subtypes was found once per list: the CAS
         // picks it once.  Fired ONCE subscriptions are unlinked by their dispatcher.
-        for sub in found where SubState.claimForDispose(sub) { unlink(&state, sub, &after) }
+        found.forEach { sub in if SubState.claimForDispose(sub) { unlink(&state, sub, &after) } }
+        found.free()
         // Its commands and sources go with it (a connected source is stopped).
-        for id in bus.pointee.commands {
+        bus.pointee.commands.forEach { id in
             if let c = state.commands.lookup(id) { disposeCommandLocked(&state, c, &after) }
         }
-        for id in bus.pointee.sources {
+        bus.pointee.sources.forEach { id in
             if let s = state.sources.lookup(id) { disposeSourceLocked(&state, s, &after) }
         }
         return QTBUS_OK.rawValue

@@ -23,15 +23,18 @@ struct Bus {
     let queue: qtshim_dispatch_queue_t
     let isShared: Bool
     /// Registry lock: ids of the bus's commands and shared sources, disposed with it.
-    var commands: [UInt64] = []
-    var sources: [UInt64] = []
+    var commands = Vector<UInt64>()
+    var sources = Vector<UInt64>()
 }
 
-/// Never freed; its fields are atomics or guarded by the registry lock.
-nonisolated(unsafe) let sharedBus: UnsafeMutablePointer<Bus> = makeBus(shared: true)
+/// Never freed; its fields are atomics or guarded by the registry lock.  Made on first
+/// use, as the library's other globals: out of memory there ends the process.
+nonisolated(unsafe) let sharedBus: UnsafeMutablePointer<Bus> = makeBus(shared: true)!
 
-func makeBus(shared: Bool) -> UnsafeMutablePointer<Bus> {
-    let bus = UnsafeMutablePointer<Bus>.allocate(capacity: 1)
+/// nil when out of memory.
+func makeBus(shared: Bool) -> UnsafeMutablePointer<Bus>? {
+    guard let bus = tryAllocate(Bus.self) else { return nil }
+    // libdispatch waits for memory itself: it never returns NULL.
     bus.initialize(to: Bus(queue: qtshim_dq_create_serial(shared ? "qtbus.shared" : "qtbus.bus")!, isShared: shared))
     return bus
 }
@@ -50,17 +53,13 @@ func pinBus(_ bus: UnsafeMutablePointer<Bus>) {
 /// empty by then: destroy unlinked all subscriptions under the lock).
 func unpinBus(_ bus: UnsafeMutablePointer<Bus>) {
     guard qtshim_atomic_fetch_sub_u64(bus.field(\.pins), 1) == 1 else { return }
-    NameTable<TypeEntry>.forEach(bus.pointee.types) { type in
-        NameTable<SubtypeEntry>.forEach(type.pointee.subtypes) { entry in freeSubtypeEntry(UnsafeMutableRawPointer(entry)) }
-        NameTable<SubtypeEntry>.free(type.pointee.subtypes)
-        type.pointee.name.free()
-        type.deinitialize(count: 1)
-        type.deallocate()
-    }
+    NameTable<TypeEntry>.forEach(bus.pointee.types, freeTypeEntry)
     NameTable<TypeEntry>.free(bus.pointee.types)
     qtshim_dq_release(bus.pointee.queue)
+    bus.pointee.commands.free()
+    bus.pointee.sources.free()
     bus.deinitialize(count: 1)
-    bus.deallocate()
+    free(bus)
 }
 
 let dropBusStorePin: Finalizer = { raw in

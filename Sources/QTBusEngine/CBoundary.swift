@@ -11,7 +11,7 @@
 import CQtbusShims
 import Glibc
 
-private let versionString = StaticName(QTBUS_VERSION_STRING)
+private let versionString = StaticName(qtshim_version_string())
 
 @inline(__always)
 private func busPointer(_ bus: OpaquePointer?) -> UnsafeMutablePointer<Bus>? {
@@ -41,7 +41,7 @@ private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
 
 @_cdecl("qtbus_version")
 @usableFromInline package func _qtbus_version() -> UnsafePointer<CChar> {
-    UnsafePointer(versionString.bytes)
+    versionString.bytes
 }
 
 // MARK: - Buses
@@ -53,7 +53,7 @@ private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
 
 @_cdecl("qtbus_bus_create")
 @usableFromInline package func _qtbus_bus_create() -> OpaquePointer? {
-    OpaquePointer(makeBus(shared: false))
+    makeBus(shared: false).map(OpaquePointer.init)
 }
 
 @_cdecl("qtbus_bus_destroy")
@@ -72,7 +72,7 @@ private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
 
 @_cdecl("qtbus_queue_create")
 @usableFromInline package func _qtbus_queue_create(_ label: UnsafePointer<CChar>?) -> OpaquePointer? {
-    OpaquePointer(makeQueue(label: label))
+    makeQueue(label: label).map(OpaquePointer.init)
 }
 
 @_cdecl("qtbus_queue_release")
@@ -102,7 +102,9 @@ private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
 @_cdecl("qtbus_bag_create")
 @usableFromInline package func _qtbus_bag_create(_ out: UnsafeMutablePointer<qtbus_bag>?) -> Int32 {
     guard let out else { return QTBUS_EINVAL.rawValue }
-    out.pointee = qtbus_bag(id: makeBag())
+    let id = makeBag()
+    guard id != 0 else { return QTBUS_ENOMEM.rawValue }
+    out.pointee = qtbus_bag(id: id)
     return QTBUS_OK.rawValue
 }
 
@@ -130,18 +132,20 @@ private let knownSubFlags = UInt32(QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY)
     guard let bus = busPointer(bus), let handler, let typeText = type, let type = CName(typeText) else {
         return QTBUS_EINVAL.rawValue
     }
-    var request = SubscribeRequest(type: type, subtypes: [], queue: nil, bag: 0, priority: 0, flags: 0,
+    var request = SubscribeRequest(type: type, subtypes: Vector(), queue: nil, bag: 0, priority: 0, flags: 0,
                                    handler: handler, userdata: userdata, release: release)
+    defer { request.subtypes.free() }
     if let o = options?.pointee {
         guard o.flags & ~knownSubFlags == 0 else { return QTBUS_EINVAL.rawValue }
         if o.subtype_count > 0 {
             guard let names = o.subtypes, o.subtype_count <= QTBUS_MAX_SUBTYPES else { return QTBUS_EINVAL.rawValue }
+            guard request.subtypes.reserve(o.subtype_count) else { return QTBUS_ENOMEM.rawValue }
             for i in 0..<o.subtype_count {
                 guard let name = checkedName(names[i]) else { return QTBUS_EINVAL.rawValue }
                 // Listed twice: still one node, so each event is delivered once.
-                if !request.subtypes.contains(where: { $0.isSame(as: name) }) {
-                    request.subtypes.append(name)
-                }
+                var listed = false
+                request.subtypes.forEach { if $0.isSame(as: name) { listed = true } }
+                if !listed { request.subtypes.appendReserved(name) }
             }
         }
         request.queue = o.queue.map { UnsafeMutablePointer<Queue>($0) }
@@ -211,8 +215,10 @@ private func post(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>
     // and the pin.
     return withMemoryEpoch {
         if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
-        let payload = makePayload(type: event.type, subtype: event.subtype, data: event.data, size: event.size,
-                                  object: event.object, objectRelease: event.objectRelease, parent: nil)
+        guard let payload = makePayload(type: event.type, subtype: event.subtype, data: event.data, size: event.size,
+                                        object: event.object, objectRelease: event.objectRelease, parent: nil) else {
+            return QTBUS_ENOMEM.rawValue
+        }
         postDispatch(bus, payload, flags: desc.unsafelyUnwrapped.pointee.flags, on: queue(bus), isMain: isMain)
         return QTBUS_OK.rawValue
     }
@@ -228,7 +234,7 @@ private func post(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>
     post(bus, desc, { _ in mainQueue.pointee.dq }, isMain: true)
 }
 
-private let jsonTypeName = StaticName(QTBUS_JSON_TYPE)
+private let jsonTypeName = StaticName(qtshim_json_type())
 
 @_cdecl("qtbus_dispatch_json")
 @usableFromInline package func _qtbus_dispatch_json(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?) -> Int32 {

@@ -34,8 +34,8 @@ struct Command {
     /// What QTCommandEnabled last said (it starts enabled, and says nothing until a change).
     var effectiveEnabled = true
     var publishing = false
-    var pending: [UnsafeMutablePointer<Payload>] = []
-    var executions: [UInt64] = []
+    var pending = Vector<UnsafeMutablePointer<Payload>>()
+    var executions = Vector<UInt64>()
     let id: UInt64
     let bus: UnsafeMutablePointer<Bus>
     let name: StoredName
@@ -45,21 +45,22 @@ struct Command {
     let release: qtbus_release?
 }
 
-let commandExecutingName = StaticName(QTBUS_COMMAND_EXECUTING_TYPE)
-let commandValueName = StaticName(QTBUS_COMMAND_VALUE_TYPE)
-let commandErrorName = StaticName(QTBUS_COMMAND_ERROR_TYPE)
-let commandEnabledName = StaticName(QTBUS_COMMAND_ENABLED_TYPE)
+let commandExecutingName = StaticName(qtshim_command_executing_type())
+let commandValueName = StaticName(qtshim_command_value_type())
+let commandErrorName = StaticName(qtshim_command_error_type())
+let commandEnabledName = StaticName(qtshim_command_enabled_type())
 private let oneText: StaticString = "1"
 private let zeroText: StaticString = "0"
 
 // MARK: - Publications
 
 extension UnsafeMutablePointer where Pointee == Command {
-    /// Under the registry lock: appends one event to the FIFO.
+    /// Under the registry lock: appends one event to the FIFO.  The change it reports
+    /// happened, so its event waits for memory if it must.
     fileprivate func append(_ type: StaticName, _ data: UnsafeRawPointer?, _ size: Int) {
         let subtype = CName(UnsafePointer(pointee.name.bytes))!
-        pointee.pending.append(makePayload(type: type.name, subtype: subtype, data: data, size: size,
-                                           object: nil, objectRelease: nil, parent: nil))
+        pointee.pending.append(makePayloadWaiting(type: type.name, subtype: subtype, data: data, size: size,
+                                                  object: nil, objectRelease: nil, parent: nil))
     }
 
     fileprivate func append(_ type: StaticName, flag: Bool) {
@@ -119,8 +120,10 @@ private let finalizeCommand: Finalizer = { raw in
     let release = c.pointee.release
     let userdata = c.pointee.userdata
     c.pointee.name.free()
+    c.pointee.pending.free()
+    c.pointee.executions.free()
     c.deinitialize(count: 1)
-    c.deallocate()
+    free(c)
     release?(userdata)
 }
 
@@ -131,12 +134,21 @@ func makeCommand(_ bus: UnsafeMutablePointer<Bus>, _ name: CName, concurrent: Bo
     withMemoryEpoch {
         withRegistry { state, _ in
             if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
-            let c = UnsafeMutablePointer<Command>.allocate(capacity: 1)
+            guard let c = tryAllocate(Command.self) else { return Int64(QTBUS_ENOMEM.rawValue) }
+            guard let stored = StoredName(copying: name), bus.pointee.commands.reserve(1) else {
+                free(c)
+                return Int64(QTBUS_ENOMEM.rawValue)
+            }
             // The id is known only after insertion; the slot is reserved with the pointer.
             let id = state.commands.insert(c)
-            c.initialize(to: Command(id: id, bus: bus, name: StoredName(copying: name), concurrent: concurrent,
+            guard id != 0 else {
+                stored.free()
+                free(c)
+                return Int64(QTBUS_ENOMEM.rawValue)
+            }
+            c.initialize(to: Command(id: id, bus: bus, name: stored, concurrent: concurrent,
                                      execute: execute, userdata: userdata, release: release))
-            bus.pointee.commands.append(id)
+            bus.pointee.commands.appendReserved(id)
             return Int64(bitPattern: id)
         }
     }
@@ -148,6 +160,12 @@ func executeCommand(_ id: UInt64, _ input: inout Outgoing?, _ queue: UnsafeMutab
     withMemoryEpoch {
         var status = QTBUS_OK.rawValue
         var executionID: UInt64 = 0
+        // What a queued execution needs, before anything changes.
+        var item: UnsafeMutablePointer<QueuedExecution>? = nil
+        if queue != nil {
+            item = tryAllocate(QueuedExecution.self)
+            if item == nil { return QTBUS_ENOMEM.rawValue }
+        }
         // Pending publications are delivered at the unlock, before the call below.
         let found: UnsafeMutablePointer<Command>? = withRegistry { state, after in
             guard let c = state.commands.lookup(id) else {
@@ -162,25 +180,37 @@ func executeCommand(_ id: UInt64, _ input: inout Outgoing?, _ queue: UnsafeMutab
                 status = QTBUS_EBUSY.rawValue
                 return nil
             }
+            guard c.pointee.executions.reserve(1) else {
+                status = QTBUS_ENOMEM.rawValue
+                return nil
+            }
+            executionID = state.executions.insert(c)
+            guard executionID != 0 else {
+                status = QTBUS_ENOMEM.rawValue
+                return nil
+            }
             let was = c.pointee.running
             c.pointee.running += 1
             c.pointee.refs += 1
-            executionID = state.executions.insert(c)
-            c.pointee.executions.append(executionID)
+            c.pointee.executions.appendReserved(executionID)
             c.noteState(wasRunning: was)
             c.claimPublisher(&after)
             return c
         }
-        guard let c = found else { return status }
+        guard let c = found else {
+            free(item)
+            return status
+        }
         let execution = qtbus_execution(id: executionID)
-        if let queue {
+        if let queue, let item {
             // The input outlives this call: copy it once (the payload takes the object).
+            // The execution was accepted, so the copy waits for memory if it must.
             var payload: UnsafeMutablePointer<Payload>? = nil
             if var event = input {
                 event.ensurePayload()
                 payload = event.payload
             }
-            postExecution(c, execution, payload, queue)
+            postExecution(item, c, execution, payload, queue)
         } else if var event = input {
             var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data,
                                  size: event.size, object: event.object)
@@ -210,16 +240,16 @@ private struct QueuedExecution {
 }
 
 /// Runs `execute` on `queue` later, unless the command is disposed by then.
-private func postExecution(_ c: UnsafeMutablePointer<Command>, _ execution: qtbus_execution,
-                           _ input: UnsafeMutablePointer<Payload>?, _ queue: UnsafeMutablePointer<Queue>) {
-    let item = UnsafeMutablePointer<QueuedExecution>.allocate(capacity: 1)
+private func postExecution(_ item: UnsafeMutablePointer<QueuedExecution>, _ c: UnsafeMutablePointer<Command>,
+                           _ execution: qtbus_execution, _ input: UnsafeMutablePointer<Payload>?,
+                           _ queue: UnsafeMutablePointer<Queue>) {
     item.initialize(to: QueuedExecution(command: c, execution: execution, input: input,
                                         isMain: queue.pointee.isMain))
     // The queue may be released by its creator meanwhile: work already submitted keeps
     // it alive (see `submit`).
     submit(queue, context: item) { raw in
         let item = raw!.assumingMemoryBound(to: QueuedExecution.self).move()
-        raw!.deallocate()
+        free(raw)
         let c = item.command
         // Its reference keeps the record; the lock orders this read with dispose.
         if !withRegistry({ _, _ in c.pointee.disposed }) {
@@ -278,7 +308,7 @@ func sendFromExecution(_ id: UInt64, _ data: UnsafeRawPointer?, _ size: Int) -> 
 func finishExecution(_ id: UInt64, _ error: Int32, _ message: UnsafePointer<CChar>?) -> Int32 {
     changeCommand { state in
         guard let c = state.executions.remove(id) else { return nil }
-        if let i = c.pointee.executions.firstIndex(of: id) { c.pointee.executions.remove(at: i) }
+        c.pointee.executions.removeFirst { $0 == id }
         if error != 0 {
             let length = message.map { strlen($0) } ?? 0
             c.append(commandErrorName, message.map { UnsafeRawPointer($0) }, length)
@@ -295,11 +325,11 @@ func finishExecution(_ id: UInt64, _ error: Int32, _ message: UnsafePointer<CCha
 func disposeCommandLocked(_ state: inout RegistryState, _ c: UnsafeMutablePointer<Command>,
                           _ after: inout AfterUnlock) {
     state.commands.remove(c.pointee.id)
-    for e in c.pointee.executions { state.executions.remove(e) }
-    c.pointee.executions = []
+    c.pointee.executions.forEach { state.executions.remove($0) }
+    c.pointee.executions.free()
     c.pointee.disposed = true
     let bus = c.pointee.bus
-    if let i = bus.pointee.commands.firstIndex(of: c.pointee.id) { bus.pointee.commands.remove(at: i) }
+    bus.pointee.commands.removeFirst { $0 == c.pointee.id }
     dropCommandRef(c, &after)
 }
 

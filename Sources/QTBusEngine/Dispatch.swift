@@ -32,9 +32,13 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     if flags & stickyFlag != 0 {
         // Cold path: validate the subtype outright, before anything is kept.
         if let subtype = event.subtype, !subtype.isValidUTF8 { return QTBUS_EINVAL.rawValue }
-        guard let (kept, seq) = keepSticky(bus, &event) else { return QTBUS_ECLOSED.rawValue }
-        type = kept
-        start = seq
+        switch keepSticky(bus, &event) {
+        case .kept(let kept, let seq):
+            type = kept
+            start = seq
+        case .failed(let status):
+            return status
+        }
     } else if let type {
         start = qtshim_atomic_load_u64(type.field(\.seq))
     }
@@ -68,7 +72,7 @@ private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: ino
     if let p = event.payload {
         // The original payload keeps the object; copies for queued deliveries hold it.
         inner.objectRelease = nil
-        inner.payload = makePayload(type: inner.type, subtype: inner.subtype, data: inner.data, size: inner.size,
+        inner.payload = makePayloadWaiting(type: inner.type, subtype: inner.subtype, data: inner.data, size: inner.size,
                                     object: p.pointee.object, objectRelease: nil, parent: p)
         inner.data = UnsafeRawPointer(inner.payload!.data)
         p.release()
@@ -174,13 +178,14 @@ private struct BusPost {
 func postDispatch(_ bus: UnsafeMutablePointer<Bus>, _ payload: UnsafeMutablePointer<Payload>,
                   flags: UInt32, on queue: qtshim_dispatch_queue_t, isMain: Bool) {
     pinBus(bus)
-    let post = UnsafeMutablePointer<BusPost>.allocate(capacity: 1)
+    // The event was copied and accepted: its post waits for memory if it must.
+    let post = allocateWaiting(BusPost.self)
     post.initialize(to: BusPost(bus: bus, payload: payload, flags: flags, isMain: isMain))
     qtshim_dq_async(queue, post) { raw in
         let post = raw!.assumingMemoryBound(to: BusPost.self)
         let (bus, payload, flags, isMain) = (post.pointee.bus, post.pointee.payload, post.pointee.flags, post.pointee.isMain)
         post.deinitialize(count: 1)
-        post.deallocate()
+        free(post)
         withEpoch {
             var event = Outgoing(payload: payload)
             if dispatchEvent(bus, &event, flags: flags) < 0 { payload.release() }

@@ -76,10 +76,13 @@ func finishOnce(_ sub: UnsafeMutablePointer<Subscription>) {
 
 // MARK: - Bags
 
+/// A new bag's id; 0 when out of memory.
 func makeBag() -> UInt64 {
-    let bag = UnsafeMutablePointer<Bag>.allocate(capacity: 1)
+    guard let bag = tryAllocate(Bag.self) else { return 0 }
     bag.initialize(to: Bag())
-    return withRegistry { state, _ in state.bags.insert(bag) }
+    let id = withRegistry { state, _ in state.bags.insert(bag) }
+    if id == 0 { free(bag) }
+    return id
 }
 
 func addToBag(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
@@ -89,6 +92,7 @@ func addToBag(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
         let slot = UInt32(truncatingIfNeeded: bagID)
         if sub.pointee.bagOrFreeLink == slot + 1 { return QTBUS_OK.rawValue }
         if sub.pointee.bagOrFreeLink != 0 { return QTBUS_EINVAL.rawValue }
+        guard bag.pointee.tokens.reserve(1) else { return QTBUS_ENOMEM.rawValue }
         linkToBag(bag, slot: slot, sub)
         return QTBUS_OK.rawValue
     }
@@ -97,8 +101,8 @@ func addToBag(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
 func disposeBag(_ bagID: UInt64) -> Int32 {
     let found: UnsafeMutablePointer<Bag>? = withRegistry { state, after in
         guard let bag = state.bags.remove(bagID) else { return nil }
-        for token in bag.pointee.tokens {
-            guard let sub = state.pool.lookup(token) else { continue }
+        for i in 0..<bag.pointee.tokens.count {
+            guard let sub = state.pool.lookup(bag.pointee.tokens[i]) else { continue }
             // Out of the bag first: a fired ONCE subscription is unlinked by its
             // dispatcher later, and must not find this bag's slot then.
             sub.pointee.bagOrFreeLink = 0
@@ -107,7 +111,8 @@ func disposeBag(_ bagID: UInt64) -> Int32 {
         return bag
     }
     guard let bag = found else { return QTBUS_ESTALE.rawValue }
+    bag.pointee.tokens.free()
     bag.deinitialize(count: 1)
-    bag.deallocate()
+    free(bag)
     return QTBUS_OK.rawValue
 }

@@ -74,17 +74,30 @@ struct Outgoing {
     }
 
     /// Copies the event once, for deliveries that outlive the dispatch; the payload
-    /// takes over the object.
-    mutating func ensurePayload() {
-        guard payload == nil else { return }
+    /// takes over the object.  False, with nothing changed, when out of memory.
+    mutating func tryEnsurePayload() -> Bool {
+        guard payload == nil else { return true }
+        var object = self.object
+        var objectRelease = self.objectRelease
         if let b = borrowed {
             object = b.copy(object)
             objectRelease = b.release
-            borrowed = nil
         }
-        payload = makePayload(type: type, subtype: subtype, data: data, size: size,
-                              object: object, objectRelease: objectRelease, parent: nil, request: request)
-        objectRelease = nil
+        guard let p = makePayload(type: type, subtype: subtype, data: data, size: size,
+                                  object: object, objectRelease: objectRelease, parent: nil, request: request) else {
+            if let b = borrowed { b.release(object) }
+            return false
+        }
+        payload = p
+        self.object = object
+        self.objectRelease = nil
+        borrowed = nil
+        return true
+    }
+
+    /// `tryEnsurePayload` where the dispatch is under way and cannot fail: waits for memory.
+    mutating func ensurePayload() {
+        if !tryEnsurePayload() { waitForMemory { tryEnsurePayload() ? () : nil } }
     }
 
     /// Ends this dispatch's ownership: the object goes with the last payload reference.

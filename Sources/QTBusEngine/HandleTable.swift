@@ -24,7 +24,7 @@ struct HandleTable<Value> {
     /// The first free slot + 1 (0: none).
     private var freeHead: UInt32 = 0
 
-    /// Stores `value` and returns its id.
+    /// Stores `value` and returns its id; 0, with nothing stored, when out of memory.
     mutating func insert(_ value: Value) -> UInt64 {
         let index: Int
         if freeHead != 0 {
@@ -32,7 +32,7 @@ struct HandleTable<Value> {
             freeHead = slots![index].nextFree
             slots![index].value = value
         } else {
-            if used == capacity { grow() }
+            if used == capacity && !grow() { return 0 }
             index = used
             used += 1
             (slots! + index).initialize(to: Slot(generation: 1, nextFree: 0, value: value))
@@ -40,15 +40,16 @@ struct HandleTable<Value> {
         return UInt64(slots![index].generation) << 32 | UInt64(index)
     }
 
-    private mutating func grow() {
+    private mutating func grow() -> Bool {
         let newCapacity = max(64, capacity * 2)
-        let grown = UnsafeMutablePointer<Slot>.allocate(capacity: newCapacity)
+        guard let grown = tryAllocate(Slot.self, capacity: newCapacity) else { return false }
         if let old = slots {
             grown.moveInitialize(from: old, count: used)
-            old.deallocate()
+            free(old)
         }
         slots = grown
         capacity = newCapacity
+        return true
     }
 
     @inline(__always)

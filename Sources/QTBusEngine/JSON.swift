@@ -5,6 +5,7 @@
 // Swift String (that would copy and repair invalid UTF-8 instead of
 // rejecting it), and is iterative so hostile nesting cannot overflow the
 // thread stack.
+import Glibc
 import CQtbusShims
 
 /// Deepest nesting of arrays/objects accepted (qtbus.h's QTBUS_JSON_MAX_DEPTH); input
@@ -107,7 +108,7 @@ private struct JSONContainerStack: ~Copyable {
     /// Cached kind of the innermost container, read after every value.
     private(set) var inObject = false
 
-    deinit { spill?.deallocate() }
+    deinit { free(spill) }
 
     mutating func push(object: Bool) -> Bool {
         guard depth < jsonMaxDepth else { return false }
@@ -122,7 +123,8 @@ private struct JSONContainerStack: ~Copyable {
             if let s = spill {
                 words = s
             } else {
-                words = .allocate(capacity: Self.spillWords)
+                // Rare (past 64 levels) and small: waits rather than adding a status.
+                words = allocateWaiting(UInt64.self, capacity: Self.spillWords)
                 words.initialize(repeating: 0, count: Self.spillWords)
                 spill = words
             }

@@ -4,18 +4,21 @@
 // release hooks and reply callbacks all run after the lock is dropped): that is what
 // lets a handler call back into any entry point without deadlocking.
 import CQtbusShims
+import Glibc
 
 struct RawLock: @unchecked Sendable {
     // Safe to share: the word is only touched by the atomics of qtshim_lock/qtshim_unlock.
     // Allocated so it never moves (a futex is an address).
     private let word: UnsafeMutablePointer<UInt32>
 
-    init() {
-        word = .allocate(capacity: 1)
+    /// nil when out of memory.
+    init?() {
+        guard let word = tryAllocate(UInt32.self) else { return nil }
         word.initialize(to: 0)
+        self.word = word
     }
 
-    func destroy() { word.deallocate() }
+    func destroy() { free(word) }
 
     @inline(__always) func lock() { qtshim_lock(word) }
     @inline(__always) func unlock() { qtshim_unlock(word) }
@@ -31,7 +34,7 @@ struct RawLock: @unchecked Sendable {
 /// State that can only be reached while its lock is held (NIO's `withLockedValue`).
 final class Locked<State>: @unchecked Sendable {
     // @unchecked: `state` is only read or written inside `withLock`, under `lock`.
-    private let lock = RawLock()
+    private let lock = RawLock()!
     private var state: State
 
     init(_ state: State) { self.state = state }

@@ -26,10 +26,10 @@ enum NameTable<Entry: NamedEntry> {
         (table + slotOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
     }
 
-    private static func make(capacity: Int) -> UnsafeMutableRawPointer {
-        let table = UnsafeMutableRawPointer.allocate(
-            byteCount: slotOffset + capacity * MemoryLayout<UnsafeMutableRawPointer?>.stride,
-            alignment: 16)
+    private static func make(capacity: Int) -> UnsafeMutableRawPointer? {
+        guard let table = malloc(slotOffset + capacity * MemoryLayout<UnsafeMutableRawPointer?>.stride) else {
+            return nil
+        }
         table.bindMemory(to: Header.self, capacity: 1).initialize(to: Header(used: 0, mask: capacity - 1))
         slots(table).initialize(repeating: nil, count: capacity)
         return table
@@ -52,25 +52,28 @@ enum NameTable<Entry: NamedEntry> {
         }
     }
 
-    /// Adds `entry` (its name must not be present).  Writers only, under the lock.
-    static func insert(_ root: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ entry: UnsafeMutablePointer<Entry>) {
-        var table = root.pointee ?? {
-            let t = make(capacity: 8)
+    /// Adds `entry` (its name must not be present); false, with the table unchanged,
+    /// when out of memory.  Writers only, under the lock.
+    static func insert(_ root: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ entry: UnsafeMutablePointer<Entry>) -> Bool {
+        guard var table = root.pointee else {
+            guard let t = make(capacity: 8) else { return false }
+            place(t, entry)
             qtshim_atomic_store_ptr(root, t)
-            return t
-        }()
+            return true
+        }
         let header = table.assumingMemoryBound(to: Header.self)
         // Keep probes short for readers: grow (dropping tombstones) past half full.
         if (header.pointee.used + 1) * 2 > header.pointee.mask + 1 {
             let live = count(table)
             let capacity = max(8, (live + 1) * 4).nextPowerOfTwo
-            let grown = make(capacity: capacity)
+            guard let grown = make(capacity: capacity) else { return false }
             forEach(table) { place(grown, $0) }
             qtshim_atomic_store_ptr(root, grown)
-            reclaimer.retireMemory(table) { $0?.deallocate() }
+            reclaimer.retireMemory(table) { Glibc.free($0) }
             table = grown
         }
         place(table, entry)
+        return true
     }
 
     private static func place(_ table: UnsafeMutableRawPointer, _ entry: UnsafeMutablePointer<Entry>) {
@@ -113,7 +116,7 @@ enum NameTable<Entry: NamedEntry> {
     }
 
     /// Frees the table (not its entries).  Only when no reader can hold it.
-    static func free(_ table: UnsafeMutableRawPointer?) { table?.deallocate() }
+    static func free(_ table: UnsafeMutableRawPointer?) { Glibc.free(table) }
 }
 
 extension Int {

@@ -60,15 +60,17 @@ struct StoredName {
     let length: Int
     let hash: UInt64
 
-    init(copying name: CName) {
-        bytes = .allocate(capacity: name.length + 1)
+    /// nil when out of memory.
+    init?(copying name: CName) {
+        guard let bytes = tryAllocate(CChar.self, capacity: name.length + 1) else { return nil }
+        self.bytes = bytes
         bytes.initialize(from: name.bytes, count: name.length)
         bytes[name.length] = 0
         length = name.length
         hash = name.hash
     }
 
-    func free() { bytes.deallocate() }
+    func free() { Glibc.free(bytes) }
 
     @inline(__always)
     func isSame(as name: CName) -> Bool {
@@ -181,25 +183,19 @@ func validateUTF8(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
     return true
 }
 
-/// A name the library defines (qtbus.h's string macros, which Swift imports as
-/// String), copied and scanned once, when its global is first used.
-final class StaticName: @unchecked Sendable {
-    // @unchecked: immutable after init, and the bytes are never freed or written.
-    let bytes: UnsafeMutablePointer<CChar>
+/// A name the library defines (qtbus.h's string macros, through the shim's functions
+/// that return them in static storage), scanned once, when its global is first used.
+struct StaticName: @unchecked Sendable {
+    // @unchecked: the bytes are static and never written.
     let name: CName
 
-    init(_ text: String) {
-        let utf8 = Array(text.utf8)
-        let copy = UnsafeMutablePointer<CChar>.allocate(capacity: utf8.count + 1)
-        utf8.withUnsafeBytes { UnsafeMutableRawPointer(copy).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        copy[utf8.count] = 0
-        bytes = copy
-        name = CName(UnsafePointer(copy))!
-    }
+    init(_ text: UnsafePointer<CChar>) { name = CName(text)! }
+
+    var bytes: UnsafePointer<CChar> { name.bytes }
 
     func isSame(as other: CName) -> Bool { name.isSame(as: other) }
 }
 
 /// QTNoSubscriberEvent: its type entries count their subscriptions on the bus, and an
 /// event nobody received is dispatched again under this name.
-let noSubscriberName = StaticName(QTBUS_NO_SUBSCRIBER_TYPE)
+let noSubscriberName = StaticName(qtshim_no_subscriber_type())

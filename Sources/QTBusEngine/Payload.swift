@@ -57,17 +57,17 @@ extension UnsafeMutablePointer where Pointee == Payload {
     }
 }
 
+/// A copy of an event, holding one reference; nil when out of memory (then nothing was
+/// retained and the object is still the caller's).
 func makePayload(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
                  object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?,
                  parent: UnsafeMutablePointer<Payload>?,
-                 request: UnsafeMutablePointer<Request>? = nil) -> UnsafeMutablePointer<Payload> {
+                 request: UnsafeMutablePointer<Request>? = nil) -> UnsafeMutablePointer<Payload>? {
     let subtypeLength = subtype.map { $0.length + 1 } ?? 0
     // malloc, not allocate(byteCount:alignment: 16): the Swift runtime sends an explicit
     // 16-byte alignment to posix_memalign (callgrind: ~60 instructions more a payload),
     // while glibc's malloc already returns 16-aligned blocks on every 64-bit target.
-    guard let raw = malloc(payloadHeader + size + 1 + type.length + 1 + subtypeLength) else {
-        fatalError("qtbus: out of memory copying an event")
-    }
+    guard let raw = malloc(payloadHeader + size + 1 + type.length + 1 + subtypeLength) else { return nil }
     let bytes = raw + payloadHeader
     if let data, size > 0 { bytes.copyMemory(from: data, byteCount: size) }
     bytes.storeBytes(of: 0, toByteOffset: size, as: UInt8.self)
@@ -86,6 +86,18 @@ func makePayload(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: In
                              request: request, typeLength: UInt8(truncatingIfNeeded: type.length),
                              subtypeLength: UInt8(truncatingIfNeeded: subtype?.length ?? 0)))
     return p
+}
+
+/// `makePayload` for copies that must be made (the event was accepted): waits for memory.
+func makePayloadWaiting(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
+                        object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?,
+                        parent: UnsafeMutablePointer<Payload>?,
+                        request: UnsafeMutablePointer<Request>? = nil) -> UnsafeMutablePointer<Payload> {
+    func attempt() -> UnsafeMutablePointer<Payload>? {
+        makePayload(type: type, subtype: subtype, data: data, size: size, object: object,
+                    objectRelease: objectRelease, parent: parent, request: request)
+    }
+    return attempt() ?? waitForMemory(attempt)
 }
 
 extension UnsafeMutablePointer where Pointee == Payload {

@@ -35,8 +35,10 @@ struct WorkNode {
     let run: @convention(c) (UnsafeMutableRawPointer?) -> Void
 }
 
-func makeQueue(label: UnsafePointer<CChar>?) -> UnsafeMutablePointer<Queue> {
-    let q = UnsafeMutablePointer<Queue>.allocate(capacity: 1)
+/// nil when out of memory.
+func makeQueue(label: UnsafePointer<CChar>?) -> UnsafeMutablePointer<Queue>? {
+    guard let q = tryAllocate(Queue.self) else { return nil }
+    // libdispatch waits for memory itself: it never returns NULL.
     let dq = (label.map { qtshim_dq_create_serial($0) } ?? qtshim_dq_create_serial("qtbus.queue"))!
     q.initialize(to: Queue(dq: dq, isMain: false, batched: true))
     return q
@@ -89,12 +91,13 @@ func submit(_ q: UnsafeMutablePointer<Queue>, context: UnsafeMutableRawPointer?,
         let context: UnsafeMutableRawPointer?
         let work: @convention(c) (UnsafeMutableRawPointer?) -> Void
     }
-    let item = UnsafeMutablePointer<Item>.allocate(capacity: 1)
+    // A release or an accepted execution: it must run, so it waits for memory.
+    let item = allocateWaiting(Item.self)
     item.initialize(to: Item(node: WorkNode(run: { raw in
         let item = raw!.assumingMemoryBound(to: Item.self)
         let (context, work) = (item.pointee.context, item.pointee.work)
         item.deinitialize(count: 1)
-        item.deallocate()
+        free(item)
         work(context)
     }), context: context, work: work))
     submit(q, UnsafeMutableRawPointer(item).assumingMemoryBound(to: WorkNode.self))
@@ -110,6 +113,6 @@ extension UnsafeMutablePointer where Pointee == Queue {
         guard !pointee.isMain, qtshim_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
         qtshim_dq_release(pointee.dq)
         deinitialize(count: 1)
-        deallocate()
+        free(self)
     }
 }

@@ -34,11 +34,12 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
         submit(queue, UnsafeMutableRawPointer(carried).assumingMemoryBound(to: WorkNode.self))
         return
     }
-    let d = UnsafeMutablePointer<Delivery>.allocate(capacity: 1)
+    // The dispatch is under way (handlers may have run): wait rather than fail.
+    let d = allocateWaiting(Delivery.self)
     d.initialize(to: Delivery(node: WorkNode(run: { raw in
         let d = raw!.assumingMemoryBound(to: Delivery.self)
         let delivery = d.move()
-        d.deallocate()
+        free(d)
         run(delivery)
     }), sub: sub, payload: payload, once: once))
     submit(queue, UnsafeMutableRawPointer(d).assumingMemoryBound(to: WorkNode.self))

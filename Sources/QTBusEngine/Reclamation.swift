@@ -79,8 +79,8 @@ private struct Retired {
 final class Reclaimer: @unchecked Sendable {
     // @unchecked: `retired` and the records' `inUse` are guarded by `lock`; the record
     // list head is published with release stores and read with acquire loads.
-    private let lock = RawLock()
-    private var retired: [Retired] = []
+    private let lock = RawLock()!
+    private var retired = Vector<Retired>()
     private let head: UnsafeMutablePointer<UnsafeMutableRawPointer?>
 
     init() {
@@ -102,7 +102,12 @@ final class Reclaimer: @unchecked Sendable {
                 }
                 cursor = qtshim_atomic_load_ptr(r.field(\.next))
             }
-            let raw = UnsafeMutableRawPointer.allocate(byteCount: 128, alignment: 128)
+            // A thread's first call cannot report ENOMEM from every entry point: wait.
+            func attempt() -> UnsafeMutableRawPointer? {
+                var raw: UnsafeMutableRawPointer? = nil
+                return posix_memalign(&raw, 128, 128) == 0 ? raw : nil
+            }
+            let raw = attempt() ?? waitForMemory(attempt)
             let r = raw.bindMemory(to: ThreadRecord.self, capacity: 1)
             r.initialize(to: ThreadRecord(inUse: true, next: qtshim_atomic_load_ptr(head)))
             qtshim_atomic_store_ptr(head, raw)
@@ -200,16 +205,16 @@ final class Reclaimer: @unchecked Sendable {
             return
         }
         let (oldestDispatch, oldest, _) = activeEpochs(upTo: 0, memory: true)
-        var ready: [Retired] = []
-        var kept: [Retired] = []
-        for item in retired {
+        var ready = Vector<Retired>()
+        retired.retain { item in
             let free = item.memoryOnly ? item.epoch < oldest : !memoryOnly && item.epoch < oldestDispatch
-            if free { ready.append(item) } else { kept.append(item) }
+            if free { ready.append(item) }
+            return !free
         }
-        retired = kept
         qtshim_pending_add(-Int64(ready.count))
         lock.unlock()
-        for item in ready { item.finalize(item.object) }
+        ready.forEach { $0.finalize($0.object) }
+        ready.free()
     }
 }
 

@@ -86,11 +86,12 @@ struct AfterUnlock {
 
     private mutating func append(_ item: Item) {
         if moreCount == moreCapacity {
-            moreCapacity = max(8, moreCapacity * 2)
-            guard let grown = realloc(more, moreCapacity * MemoryLayout<Item>.stride) else {
-                fatalError("qtbus: out of memory")
-            }
-            more = grown.bindMemory(to: Item.self, capacity: moreCapacity)
+            // What is recorded here must run (a release, a retirement): wait for memory.
+            let capacity = max(8, moreCapacity * 2)
+            let bytes = capacity * MemoryLayout<Item>.stride
+            let grown = realloc(more, bytes) ?? waitForMemory { realloc(more, bytes) }
+            more = grown.bindMemory(to: Item.self, capacity: capacity)
+            moreCapacity = capacity
         }
         (more! + moreCount).initialize(to: item)
         moreCount += 1
@@ -144,13 +145,21 @@ func withRegistry<R>(_ body: (inout RegistryState, inout AfterUnlock) -> R) -> R
 
 // MARK: - Entries
 
-/// The type entry for `name`, made if missing.  Under the registry lock.
-func typeEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutablePointer<TypeEntry> {
+/// The type entry for `name`, made if missing; nil when out of memory.  Under the
+/// registry lock.  A new entry is empty, so leaving it when the caller then fails
+/// changes nothing a caller can see (it is freed with the bus).
+func typeEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutablePointer<TypeEntry>? {
     if let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, name) { return entry }
-    let entry = UnsafeMutablePointer<TypeEntry>.allocate(capacity: 1)
-    entry.initialize(to: TypeEntry(name: StoredName(copying: name), bus: bus,
-                                   isNoSubscriberType: noSubscriberName.isSame(as: name)))
-    NameTable<TypeEntry>.insert(bus.field(\.types), entry)
+    guard let entry = tryAllocate(TypeEntry.self) else { return nil }
+    guard let stored = StoredName(copying: name) else {
+        free(entry)
+        return nil
+    }
+    entry.initialize(to: TypeEntry(name: stored, bus: bus, isNoSubscriberType: noSubscriberName.isSame(as: name)))
+    guard NameTable<TypeEntry>.insert(bus.field(\.types), entry) else {
+        freeTypeEntry(entry)
+        return nil
+    }
     return entry
 }
 
@@ -172,11 +181,20 @@ func learnType(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutable
     }
 }
 
-/// The subtype entry for `name`, made if missing.  Under the registry lock.
-func subtypeEntry(_ type: UnsafeMutablePointer<TypeEntry>, _ name: CName) -> UnsafeMutablePointer<SubtypeEntry> {
+/// The subtype entry for `name`, made if missing; nil when out of memory.  Under the
+/// registry lock.  A new entry is empty and unlisted until a subscription links into
+/// it; one left by a failed subscribe is freed with its type.
+func subtypeEntry(_ type: UnsafeMutablePointer<TypeEntry>, _ name: CName) -> UnsafeMutablePointer<SubtypeEntry>? {
     if let entry = NameTable<SubtypeEntry>.lookup(type.pointee.subtypes, name) { return entry }
-    let entry = UnsafeMutablePointer<SubtypeEntry>.allocate(capacity: 1)
-    entry.initialize(to: SubtypeEntry(name: StoredName(copying: name), type: type))
-    NameTable<SubtypeEntry>.insert(type.field(\.subtypes), entry)
+    guard let entry = tryAllocate(SubtypeEntry.self) else { return nil }
+    guard let stored = StoredName(copying: name) else {
+        free(entry)
+        return nil
+    }
+    entry.initialize(to: SubtypeEntry(name: stored, type: type))
+    guard NameTable<SubtypeEntry>.insert(type.field(\.subtypes), entry) else {
+        freeSubtypeEntry(UnsafeMutableRawPointer(entry))
+        return nil
+    }
     return entry
 }

@@ -10,9 +10,10 @@ struct Request {
     let release: qtbus_release?
 }
 
+/// nil when out of memory.
 func makeRequest(onReply: qtbus_reply_handler?, userdata: UnsafeMutableRawPointer?,
-                 release: qtbus_release?) -> UnsafeMutablePointer<Request> {
-    let r = UnsafeMutablePointer<Request>.allocate(capacity: 1)
+                 release: qtbus_release?) -> UnsafeMutablePointer<Request>? {
+    guard let r = tryAllocate(Request.self) else { return nil }
     r.initialize(to: Request(onReply: onReply, userdata: userdata, release: release))
     return r
 }
@@ -29,7 +30,7 @@ extension UnsafeMutablePointer where Pointee == Request {
         let complete = pointee.release
         let userdata = pointee.userdata
         deinitialize(count: 1)
-        deallocate()
+        free(self)
         complete?(userdata)
     }
 }

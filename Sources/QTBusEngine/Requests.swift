@@ -17,13 +17,15 @@ import Glibc
 /// by the caller (not sticky: a request completes, it cannot be kept for later).
 func sendRequest(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, onReply: qtbus_reply_handler?,
                  userdata: UnsafeMutableRawPointer?, release: qtbus_release?) -> Int32 {
-    let request = makeRequest(onReply: onReply, userdata: userdata, release: release)
+    guard let request = makeRequest(onReply: onReply, userdata: userdata, release: release) else {
+        return QTBUS_ENOMEM.rawValue
+    }
     event.request = request
     let status = withEpoch { dispatchEvent(bus, &event, flags: 0) }
     if status < 0 {
         // A failed call takes nothing: the sender still owns userdata.
         request.deinitialize(count: 1)
-        request.deallocate()
+        free(request)
         return status
     }
     request.release()

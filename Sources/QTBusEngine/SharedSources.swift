@@ -65,7 +65,7 @@ extension UnsafeMutablePointer where Pointee == SharedSource {
                 let release = pointee.release
                 let userdata = pointee.userdata
                 deinitialize(count: 1)
-                deallocate()
+                free(self)
                 release?(userdata)
                 return
             }
@@ -89,7 +89,7 @@ private let reconcileSource: Finalizer = { raw in
 /// The one call from registry changes up into a feature: autoconnect is what a type
 /// coming alive or going idle means.
 func typeLivenessChanged(_ type: UnsafeMutablePointer<TypeEntry>, live: Bool, _ after: inout AfterUnlock) {
-    for s in type.pointee.sources {
+    type.pointee.sources.forEach { s in
         s.pointee.want = live
         claimWorker(s, &after)
     }
@@ -100,14 +100,19 @@ func makeSource(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, autoconnect: Bo
     withMemoryEpoch {
         withRegistry { state, after in
             if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
-            let entry = typeEntry(bus, type)
-            let s = UnsafeMutablePointer<SharedSource>.allocate(capacity: 1)
+            guard let entry = typeEntry(bus, type), bus.pointee.sources.reserve(1),
+                  !autoconnect || entry.pointee.sources.reserve(1),
+                  let s = tryAllocate(SharedSource.self) else { return Int64(QTBUS_ENOMEM.rawValue) }
             let id = state.sources.insert(s)
+            guard id != 0 else {
+                free(s)
+                return Int64(QTBUS_ENOMEM.rawValue)
+            }
             s.initialize(to: SharedSource(id: id, bus: bus, type: entry, autoconnect: autoconnect, start: start,
                                           stop: stop, userdata: userdata, release: release))
-            bus.pointee.sources.append(id)
+            bus.pointee.sources.appendReserved(id)
             if autoconnect {
-                entry.pointee.sources.append(s)
+                entry.pointee.sources.appendReserved(s)
                 // Subscribers already there: connect now.
                 if entry.pointee.liveCount > 0 {
                     s.pointee.want = true
@@ -137,9 +142,8 @@ func disposeSourceLocked(_ state: inout RegistryState, _ s: UnsafeMutablePointer
                          _ after: inout AfterUnlock) {
     state.sources.remove(s.pointee.id)
     let bus = s.pointee.bus
-    if let i = bus.pointee.sources.firstIndex(of: s.pointee.id) { bus.pointee.sources.remove(at: i) }
-    let type = s.pointee.type
-    if let i = type.pointee.sources.firstIndex(of: s) { type.pointee.sources.remove(at: i) }
+    bus.pointee.sources.removeFirst { $0 == s.pointee.id }
+    s.pointee.type.pointee.sources.removeFirst { $0 == s }
     s.pointee.disposed = true
     s.pointee.want = false
     claimWorker(s, &after)

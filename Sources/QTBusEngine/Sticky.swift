@@ -29,11 +29,12 @@ let deliverReplay: Finalizer = { raw in
     defer { qtshim_atomic_store_ptr(backlog.field(\.drainer), nil) }
     while true {
         backlog.pointee.lock.lock()
-        let items = backlog.pointee.items
-        backlog.pointee.items = []
+        var items = backlog.pointee.items
+        backlog.pointee.items = Vector()
         if items.isEmpty { qtshim_atomic_store_u32(backlog.field(\.gateOpen), 1) }
         backlog.pointee.lock.unlock()
         if items.isEmpty {
+            items.free()
             // A direct synchronous subscription leaves the routed state with its replay
             // (the CAS fails, harmlessly, if it was disposed meanwhile).
             if Subscription.queue(sub) == nil && sub.pointee.flags & subOnce == 0 {
@@ -41,7 +42,8 @@ let deliverReplay: Finalizer = { raw in
             }
             return
         }
-        for p in items { deliverStored(sub, p) }
+        items.forEach { deliverStored(sub, $0) }
+        items.free()
     }
 }
 
@@ -64,19 +66,25 @@ func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeM
     }
 }
 
+enum KeepResult {
+    /// The type entry and the dispatch's start sequence.
+    case kept(UnsafeMutablePointer<TypeEntry>, UInt64)
+    /// QTBUS_ECLOSED or QTBUS_ENOMEM, with nothing kept.
+    case failed(Int32)
+}
+
 /// Keeps a sticky event and returns its type entry and the dispatch's start sequence,
 /// read in the same critical section (see the top of this file).  `event` gets a
-/// payload if it had none.  Nil when the bus is closed.
-func keepSticky(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) -> (UnsafeMutablePointer<TypeEntry>, UInt64)? {
+/// payload if it had none.
+func keepSticky(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) -> KeepResult {
     withRegistry { _, after in
-        if isClosed(bus) { return nil }
-        event.ensurePayload()
-        let type = typeEntry(bus, event.type)
+        if isClosed(bus) { return .failed(QTBUS_ECLOSED.rawValue) }
+        // The copy last: every step before it can fail without changing what is seen.
+        guard let type = typeEntry(bus, event.type), let kept = type.pointee.sticky.record(event.subtype),
+              event.tryEnsurePayload() else { return .failed(QTBUS_ENOMEM.rawValue) }
         event.payload!.retain()
-        if let replaced = type.pointee.sticky.keep(event.subtype.map(\.key), event.payload!) {
-            after.release(replaced)
-        }
-        return (type, type.pointee.seq)
+        if let replaced = type.pointee.sticky.fill(kept, event.payload!) { after.release(replaced) }
+        return .kept(type, type.pointee.seq)
     }
 }
 
@@ -85,8 +93,6 @@ func clearSticky(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype: CNa
     withRegistry { _, after in
         if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
         guard let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, type) else { return 0 }
-        let dropped = entry.pointee.sticky.clear(subtype.map(\.key), all: subtype == nil)
-        after.release(dropped)
-        return Int32(dropped.count)
+        return Int32(entry.pointee.sticky.clear(subtype, all: subtype == nil, &after))
     }
 }

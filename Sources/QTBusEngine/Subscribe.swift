@@ -7,7 +7,8 @@ import Glibc
 
 struct SubscribeRequest {
     var type: CName
-    var subtypes: [CName]
+    /// Distinct names; the caller owns the vector.
+    var subtypes: Vector<CName>
     var queue: UnsafeMutablePointer<Queue>?
     var bag: UInt64
     var priority: Int32
@@ -44,8 +45,8 @@ private func subscribeLocked(_ bus: UnsafeMutablePointer<Bus>, _ request: Subscr
         if NameTable<TypeEntry>.lookup(bus.pointee.types, request.type) == nil && !request.type.isValidUTF8 {
             return Int64(QTBUS_EINVAL.rawValue)
         }
-        let type = typeEntry(bus, request.type)
-        guard let sub = makeSubscription(&state, type, request) else { return Int64(QTBUS_ENOMEM.rawValue) }
+        guard let type = typeEntry(bus, request.type),
+              let sub = makeSubscription(&state, type, request, bag) else { return Int64(QTBUS_ENOMEM.rawValue) }
         link(sub, type, &after)
         if let b = bag { linkToBag(b, slot: UInt32(truncatingIfNeeded: request.bag), sub) }
         if sub.pointee.flags & subReplay != 0 { after.call(deliverReplay, UnsafeMutableRawPointer(sub)) }
@@ -54,36 +55,62 @@ private func subscribeLocked(_ bus: UnsafeMutablePointer<Bus>, _ request: Subscr
 }
 
 /// A pool record initialised for `request`, with its nodes, not yet in any list (the
-/// next subscription sequence of `type`); nil when out of memory.
+/// next subscription sequence of `type`), and room for its token in `bag`; nil when
+/// out of memory.  Every allocation comes before the record is taken, and what they
+/// leave on failure is invisible: empty subtype entries, spare room in the bag.
 private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutablePointer<TypeEntry>,
-                              _ request: SubscribeRequest) -> UnsafeMutablePointer<Subscription>? {
-    guard let (sub, index, generation) = state.pool.take() else { return nil }
-    let seq = type.pointee.seq + 1
+                              _ request: SubscribeRequest, _ bag: UnsafeMutablePointer<Bag>?) -> UnsafeMutablePointer<Subscription>? {
     let flags = UInt8(truncatingIfNeeded: request.flags)
     let nodeCount = max(1, request.subtypes.count)
+    var firstSubtype: UnsafeMutablePointer<SubtypeEntry>? = nil
+    for i in 0..<request.subtypes.count {
+        guard let entry = subtypeEntry(type, request.subtypes[i]) else { return nil }
+        if i == 0 { firstSubtype = entry }
+    }
+    if let bag, !bag.pointee.tokens.reserve(1) { return nil }
+    var extraRaw: UnsafeMutableRawPointer? = nil
+    if nodeCount > 1 || flags & subReplay != 0 || request.queue != nil {
+        extraRaw = SubscriptionExtra.allocate(extraNodes: nodeCount - 1)
+        if extraRaw == nil { return nil }
+    }
+    var backlog: UnsafeMutablePointer<Backlog>? = nil
+    if flags & subReplay != 0 {
+        // Shut, holding the kept events to replay, before the nodes are published: in
+        // this critical section, so no sticky dispatch comes between (Sticky.swift).
+        guard var kept = type.pointee.sticky.matching(request.subtypes) else {
+            free(extraRaw)
+            return nil
+        }
+        backlog = makeBacklog(replaying: kept)
+        if backlog == nil {
+            kept.forEach { $0.release() }  // the store still holds each: no user code runs
+            kept.free()
+            free(extraRaw)
+            return nil
+        }
+    }
+    guard let (sub, index, generation) = state.pool.take() else {
+        if let backlog { freeBacklog(backlog) }
+        free(extraRaw)
+        return nil
+    }
+
+    let seq = type.pointee.seq + 1
     let direct = request.queue == nil && flags & (subOnce | subReplay) == 0
-    let first = request.subtypes.first.map { ListNode(seq: seq, index: 0, subtype: subtypeEntry(type, $0)) }
-        ?? ListNode(seq: seq, index: 0, type: type)
+    let first = firstSubtype.map { ListNode(seq: seq, index: 0, subtype: $0) } ?? ListNode(seq: seq, index: 0, type: type)
     sub.initialize(to: Subscription(
         generation: generation, index: index, state: direct ? SubState.direct : SubState.routed,
         flags: flags, nodeCount: UInt16(nodeCount), priority: request.priority,
         handler: request.handler, userdata: request.userdata, release: request.release,
-        extra: nil, node: first))
-    if nodeCount > 1 || flags & subReplay != 0 || request.queue != nil {
-        sub.pointee.extra = SubscriptionExtra.make(sub, extraNodes: nodeCount - 1)
-    }
+        extra: extraRaw.map { SubscriptionExtra.make($0, sub) }, node: first))
     if let q = request.queue {
         q.retain()
         sub.pointee.extra!.pointee.queue = q
     }
-    if flags & subReplay != 0 {
-        // Shut, holding the kept events to replay, before the nodes are published: in
-        // this critical section, so no sticky dispatch comes between (Sticky.swift).
-        sub.pointee.extra!.pointee.backlog = makeBacklog(replaying: type.pointee.sticky.matching(request.subtypes.map(\.key)))
-    }
+    sub.pointee.extra?.pointee.backlog = backlog
     for i in 1..<nodeCount {
-        Subscription.node(sub, i).initialize(
-            to: ListNode(seq: seq, index: i, subtype: subtypeEntry(type, request.subtypes[i])))
+        let entry = NameTable<SubtypeEntry>.lookup(type.pointee.subtypes, request.subtypes[i])!
+        Subscription.node(sub, i).initialize(to: ListNode(seq: seq, index: i, subtype: entry))
     }
     return sub
 }

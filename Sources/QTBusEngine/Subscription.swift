@@ -127,8 +127,13 @@ struct SubscriptionExtra {
         (MemoryLayout<SubscriptionExtra>.stride + 15) & ~15
     }
 
-    static func make(_ sub: UnsafeMutablePointer<Subscription>, extraNodes: Int) -> UnsafeMutablePointer<SubscriptionExtra> {
-        let raw = malloc(nodesOffset + extraNodes * MemoryLayout<ListNode>.stride)!
+    /// Storage for an extra with `extraNodes` nodes (uninitialised: see `make`); nil
+    /// when out of memory.
+    static func allocate(extraNodes: Int) -> UnsafeMutableRawPointer? {
+        malloc(nodesOffset + extraNodes * MemoryLayout<ListNode>.stride)
+    }
+
+    static func make(_ raw: UnsafeMutableRawPointer, _ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePointer<SubscriptionExtra> {
         let extra = raw.bindMemory(to: SubscriptionExtra.self, capacity: 1)
         extra.initialize(to: SubscriptionExtra(sub: sub))
         return extra

@@ -30,10 +30,12 @@ struct SubscriptionPool {
             return (r, UInt32(index), r.pointee.generation)
         }
         if count == chunkCapacity * Self.chunkSize {
-            let grown = UnsafeMutablePointer<UnsafeMutablePointer<Subscription>>.allocate(capacity: max(8, chunkCapacity * 2))
+            guard let grown = tryAllocate(UnsafeMutablePointer<Subscription>.self, capacity: max(8, chunkCapacity * 2)) else {
+                return nil
+            }
             if let old = chunks {
                 grown.moveInitialize(from: old, count: chunkCapacity)
-                old.deallocate()
+                free(old)
             }
             chunks = grown
             chunkCapacity = max(8, chunkCapacity * 2)

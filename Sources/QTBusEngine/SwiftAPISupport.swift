@@ -102,9 +102,13 @@ package func _qtEngineEventObject(_ event: OpaquePointer) -> UnsafeMutableRawPoi
 func holdRequest(_ view: UnsafeMutablePointer<EventView>) -> UnsafeMutablePointer<EventView>? {
     guard let request = view.pointee.request else { return nil }
     request.retain()
-    let type = UnsafePointer(strdup(view.pointee.type)!)
-    let subtype = view.pointee.subtype.map { UnsafePointer(strdup($0)!) }
-    let held = UnsafeMutablePointer<EventView>.allocate(capacity: 1)
+    // Inside a handler, the request already accepted: these wait for memory.
+    func copy(_ s: UnsafePointer<CChar>) -> UnsafePointer<CChar> {
+        UnsafePointer(strdup(s) ?? waitForMemory { strdup(s) })
+    }
+    let type = copy(view.pointee.type)
+    let subtype = view.pointee.subtype.map(copy)
+    let held = allocateWaiting(EventView.self)
     held.initialize(to: EventView(type: type, subtype: subtype, data: nil, size: 0, object: nil))
     held.pointee.queued = true
     held.pointee.request = request
@@ -117,6 +121,6 @@ func releaseHeldRequest(_ held: UnsafeMutablePointer<EventView>) {
     free(UnsafeMutableRawPointer(mutating: held.pointee.type))
     if let subtype = held.pointee.subtype { free(UnsafeMutableRawPointer(mutating: subtype)) }
     held.deinitialize(count: 1)
-    held.deallocate()
+    free(held)
     request.release()
 }

@@ -18,7 +18,7 @@ struct TypeEntry: NamedEntry {
     var subtypes: UnsafeMutableRawPointer? = nil
     var sticky = StickyStore()
     /// Registry lock: the autoconnect shared sources of this type (SharedSources.swift).
-    var sources: [UnsafeMutablePointer<SharedSource>] = []
+    var sources = Vector<UnsafeMutablePointer<SharedSource>>()
 }
 
 /// A subtype of a type.  Freed (after a grace period) when its last subscription goes.
@@ -34,5 +34,17 @@ let freeSubtypeEntry: Finalizer = { raw in
     let entry = raw!.assumingMemoryBound(to: SubtypeEntry.self)
     entry.pointee.name.free()
     entry.deinitialize(count: 1)
-    entry.deallocate()
+    free(entry)
+}
+
+/// Frees a type entry with its subtype entries and tables.  Only when no reader can
+/// hold it (the bus is being freed), or when it was never published.
+func freeTypeEntry(_ type: UnsafeMutablePointer<TypeEntry>) {
+    NameTable<SubtypeEntry>.forEach(type.pointee.subtypes) { entry in freeSubtypeEntry(UnsafeMutableRawPointer(entry)) }
+    NameTable<SubtypeEntry>.free(type.pointee.subtypes)
+    type.pointee.sticky.free()
+    type.pointee.sources.free()
+    type.pointee.name.free()
+    type.deinitialize(count: 1)
+    free(type)
 }

@@ -2,11 +2,12 @@
  * failmalloc.so: an LD_PRELOAD allocator that fails one allocation, for the
  * out-of-memory sweep (scripts/oom-sweep.sh).
  *
- *   QTBUS_FAIL_ALLOC=N   the N-th allocation (1-based) counted after the program called
- *                        oom_arm() returns NULL (mmap: MAP_FAILED, errno ENOMEM);
+ *   QTBUS_FAIL_ALLOC=N   the N-th allocation (1-based) counted between the program's
+ *                        calls of oom_arm() and oom_disarm() returns NULL (mmap: MAP_FAILED, errno ENOMEM);
  *                        0 or unset: none fails, and the count is printed at exit
  *   QTBUS_FAIL_REPORT=F  where to write "N <call>" for the failed allocation (the call
- *                        the workload named with oom_call() when it failed)
+ *                        the workload named with oom_call() when it failed), and on the
+ *                        next lines the allocating stack as "module offset" pairs
  *
  * Counted: malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign and
  * anonymous mmap, from any code in the process (the library, the Swift runtime and
@@ -16,6 +17,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +33,7 @@ static const char *volatile current_call = "start-up";
 static __thread int inside; /* our own bookkeeping allocates nothing, but dlsym may */
 
 void oom_arm(void) { atomic_store(&armed, 1); }
+void oom_disarm(void) { atomic_store(&armed, 0); }
 void oom_call(const char *name) { current_call = name; }
 
 static void report(long n)
@@ -40,6 +43,14 @@ static void report(long n)
     FILE *f = fopen(path, "w");
     if (!f) return;
     fprintf(f, "%ld %s\n", n, current_call);
+    void *frames[24];
+    int depth = backtrace(frames, 24);
+    for (int i = 2; i < depth; i++) { /* past report() and should_fail() */
+        Dl_info info;
+        if (dladdr(frames[i], &info) && info.dli_fname)
+            fprintf(f, "%s 0x%lx\n", info.dli_fname,
+                    (unsigned long)((char *)frames[i] - (char *)info.dli_fbase - 1));
+    }
     fclose(f);
 }
 
@@ -59,6 +70,11 @@ __attribute__((constructor)) static void init(void)
 {
     const char *v = getenv("QTBUS_FAIL_ALLOC");
     fail_at = v ? atol(v) : 0;
+    /* backtrace() loads the unwinder on its first use: do it now, not out of memory. */
+    void *warm[1];
+    inside = 1;
+    backtrace(warm, 1);
+    inside = 0;
 }
 
 __attribute__((destructor)) static void fini(void)

@@ -3,16 +3,28 @@
  * or twice, each status checked against what the header documents, with QTBUS_ENOMEM
  * (or NULL from a constructor) accepted from the calls that document it.
  *
+ * It runs the scenario (every call) once armed, where the injector fails one
+ * allocation, then once more with memory back, where every call must succeed: the
+ * process keeps working.  `--warm` runs it once before arming too, so that the failed
+ * allocation is one a long-running program makes, not a first use in the process.
+ * Every subscription that was made must be released exactly once, and a subscribe
+ * that failed must not call its release hook.
+ *
  * Exit 0: every call returned a documented status.  Exit 3: a call returned something
- * the header does not document for it (the call is printed).  A signal or a hang is the
- * sweep's to classify.  Without failmalloc.so preloaded it just runs.
+ * the header does not document for it, or a release count is wrong (printed).  A
+ * signal or a hang is the sweep's to classify.  Without failmalloc.so preloaded it
+ * just runs.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <qtbus.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void oom_arm(void) __attribute__((weak));
+void oom_disarm(void) __attribute__((weak));
 void oom_call(const char *name) __attribute__((weak));
 
 static const char *current = "";
@@ -22,16 +34,29 @@ static void call(const char *name)
     if (oom_call) oom_call(name);
 }
 
+/* Whether QTBUS_ENOMEM is accepted now (not once memory is back). */
+static int memory_may_fail;
+
 /* ok: the status is what the call documents; nomem: QTBUS_ENOMEM is documented. */
 static void expect(int rc, int ok_min, int nomem)
 {
     if (rc >= ok_min) return;
-    if (nomem && rc == QTBUS_ENOMEM) return;
+    if (nomem && memory_may_fail && rc == QTBUS_ENOMEM) return;
     fprintf(stderr, "workload: %s returned %d (%s)\n", current, rc, qtbus_strerror(rc));
     exit(3);
 }
 
-static int handled, released;
+static int handled, subscribed;
+static atomic_int released; /* queued releases run on their queues */
+
+static void fail(const char *what)
+{
+    fprintf(stderr, "workload: %s: %s\n", current, what);
+    exit(3);
+}
+
+/* A subscribe: counted when made; a failed one must not have released. */
+static void subscribe(qtbus_bus *bus, const char *type, const qtbus_sub_options *o, qtbus_token *t);
 static void handler(const qtbus_event *e, void *u)
 {
     (void)u;
@@ -50,12 +75,23 @@ static void execute(const qtbus_event *in, qtbus_execution x, void *u)
 static void start(qtbus_bus *b, void *u) { (void)b; (void)u; }
 static void stop(void *u) { (void)u; }
 
-int main(void)
+static void subscribe(qtbus_bus *bus, const char *type, const qtbus_sub_options *o, qtbus_token *t)
 {
-    if (oom_arm) oom_arm();
+    int before = released;
+    int rc = qtbus_subscribe(bus, type, o, handler, NULL, release, t);
+    expect(rc, 0, 1);
+    if (rc == QTBUS_OK) subscribed++;
+    else if (released != before) fail("a failed subscribe called its release hook");
+}
+
+static void scenario(void)
+{
     call("qtbus_bus_create");
     qtbus_bus *bus = qtbus_bus_create();
-    if (!bus) return 0; /* documented: NULL only when out of memory */
+    if (!bus) { /* documented: NULL only when out of memory */
+        if (!memory_may_fail) fail("NULL with memory back");
+        return;
+    }
     call("qtbus_queue_create");
     qtbus_queue *q = qtbus_queue_create("oom");
     call("qtbus_bag_create");
@@ -69,18 +105,18 @@ int main(void)
     o.bag = bag;
     qtbus_token t1 = {0}, t2 = {0}, t3 = {0};
     call("qtbus_subscribe (subtypes, bag)");
-    expect(qtbus_subscribe(bus, "E", bag.id ? &o : NULL, handler, NULL, release, &t1), 0, 1);
+    subscribe(bus, "E", bag.id ? &o : NULL, &t1);
     qtbus_sub_options oq = {0};
     oq.queue = q;
     call("qtbus_subscribe (queue)");
-    expect(qtbus_subscribe(bus, "E", q ? &oq : NULL, handler, NULL, release, &t2), 0, 1);
+    subscribe(bus, "E", q ? &oq : NULL, &t2);
     qtbus_sub_options orp = {0};
     orp.flags = QTBUS_SUB_REPLAY;
     call("qtbus_dispatch (sticky)");
     qtbus_event_desc sticky = {.type = "S", .data = "x", .size = 1, .flags = QTBUS_EVENT_STICKY};
     expect(qtbus_dispatch(bus, &sticky), 0, 1);
     call("qtbus_subscribe (replay)");
-    expect(qtbus_subscribe(bus, "S", &orp, handler, NULL, release, &t3), 0, 1);
+    subscribe(bus, "S", &orp, &t3);
 
     call("qtbus_dispatch");
     qtbus_event_desc d = {.type = "E", .subtype = "a", .data = "12345678", .size = 8};
@@ -125,6 +161,36 @@ int main(void)
     if (q) {
         call("qtbus_queue_release");
         qtbus_queue_release(q);
+    }
+}
+
+/* Queued releases run on their queues: waits for them. */
+static void settle(void)
+{
+    for (int i = 0; i < 2000 && released != subscribed; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    memory_may_fail = 0;
+    if (argc > 1 && strcmp(argv[1], "--warm") == 0) {
+        scenario();
+        settle();
+    }
+    memory_may_fail = 1;
+    if (oom_arm) oom_arm();
+    scenario();
+    if (oom_disarm) oom_disarm();
+    call("with memory back");
+    memory_may_fail = 0;
+    scenario();
+    settle();
+    if (released != subscribed) {
+        fprintf(stderr, "workload: %d subscriptions made, %d released\n", subscribed, released);
+        exit(3);
     }
     call("done");
     return 0;

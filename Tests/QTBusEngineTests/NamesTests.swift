@@ -88,7 +88,7 @@ extension Engine {
             #expect(na.hash == nb.hash)
             #expect(na.length == 10)
             #expect(na.hash != nc.hash)
-            let stored = StoredName(copying: na)
+            let stored = StoredName(copying: na)!
             defer { stored.free() }
             #expect(stored.bytes != a, "StoredName owns a copy")
             #expect(stored.isSame(as: nb))

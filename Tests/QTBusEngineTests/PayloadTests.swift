@@ -21,7 +21,7 @@ extension Engine {
                 "alice".withCString { s in
                     data.withUnsafeBytes { d in
                         let p = makePayload(type: CName(t)!, subtype: CName(s), data: d.baseAddress, size: 5,
-                                            object: nil, objectRelease: nil, parent: nil)
+                                            object: nil, objectRelease: nil, parent: nil)!
                         #expect(String(cString: p.type) == "Login")
                         #expect(String(cString: p.subtype!) == "alice")
                         #expect(Int(bitPattern: p.data) % 16 == 0)
@@ -30,7 +30,7 @@ extension Engine {
                         p.release()
 
                         let q = makePayload(type: CName(t)!, subtype: nil, data: nil, size: 0,
-                                            object: nil, objectRelease: nil, parent: nil)
+                                            object: nil, objectRelease: nil, parent: nil)!
                         #expect(q.data == nil)
                         #expect(q.subtype == nil)
                         #expect(String(cString: q.type) == "Login")

@@ -15,6 +15,16 @@
 #include <stdint.h>
 #include <stddef.h>
 
+/* The names qtbus.h defines, as C strings in static storage: Swift imports the macros
+ * as String, whose bytes would have to be copied into an allocation on first use. */
+static inline const char *qtshim_version_string(void) { return QTBUS_VERSION_STRING; }
+static inline const char *qtshim_json_type(void) { return QTBUS_JSON_TYPE; }
+static inline const char *qtshim_no_subscriber_type(void) { return QTBUS_NO_SUBSCRIBER_TYPE; }
+static inline const char *qtshim_command_executing_type(void) { return QTBUS_COMMAND_EXECUTING_TYPE; }
+static inline const char *qtshim_command_value_type(void) { return QTBUS_COMMAND_VALUE_TYPE; }
+static inline const char *qtshim_command_error_type(void) { return QTBUS_COMMAND_ERROR_TYPE; }
+static inline const char *qtshim_command_enabled_type(void) { return QTBUS_COMMAND_ENABLED_TYPE; }
+
 /* Nothing here is API: keep every out-of-line symbol out of libqtbus.so's exports. */
 #define QTBUS_INTERNAL __attribute__((visibility("hidden")))
 
