@@ -75,29 +75,45 @@ struct Outgoing {
 
     /// Copies the event once, for deliveries that outlive the dispatch; the payload
     /// takes over the object.  False, with nothing changed, when out of memory.
+    @inline(__always)
     mutating func tryEnsurePayload() -> Bool {
         guard payload == nil else { return true }
-        var object = self.object
-        var objectRelease = self.objectRelease
-        if let b = borrowed {
-            object = b.copy(object)
-            objectRelease = b.release
-        }
+        if borrowed != nil { return tryEnsureBorrowedPayload() }
         guard let p = makePayload(type: type, subtype: subtype, data: data, size: size,
                                   object: object, objectRelease: objectRelease, parent: nil, request: request) else {
-            if let b = borrowed { b.release(object) }
             return false
         }
         payload = p
-        self.object = object
-        self.objectRelease = nil
+        objectRelease = nil
+        return true
+    }
+
+    /// A Swift object borrowed for the dispatch: the payload holds a copy.
+    @inline(never)
+    private mutating func tryEnsureBorrowedPayload() -> Bool {
+        let b = borrowed!
+        let copy = b.copy(object)
+        guard let p = makePayload(type: type, subtype: subtype, data: data, size: size,
+                                  object: copy, objectRelease: b.release, parent: nil, request: request) else {
+            b.release(copy)
+            return false
+        }
+        payload = p
+        object = copy
+        objectRelease = nil
         borrowed = nil
         return true
     }
 
     /// `tryEnsurePayload` where the dispatch is under way and cannot fail: waits for memory.
+    @inline(__always)
     mutating func ensurePayload() {
-        if !tryEnsurePayload() { waitForMemory { tryEnsurePayload() ? () : nil } }
+        if !tryEnsurePayload() { waitToEnsurePayload() }
+    }
+
+    @inline(never)
+    private mutating func waitToEnsurePayload() {
+        waitForMemory { tryEnsurePayload() ? () : nil }
     }
 
     /// Ends this dispatch's ownership: the object goes with the last payload reference.
