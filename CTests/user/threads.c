@@ -18,10 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { ROUNDS = 300, DISPATCHERS = 2 };
+/* One dispatching thread: two would run the direct handler concurrently, a race of
+ * this program's own (its counter is plain). */
+enum { ROUNDS = 300, DISPATCHERS = 1 };
 
 struct counter {
-    long hits;  /* plain: one subscription's handler runs on one queue, or one at a time here */
+    long hits;  /* plain: each handler runs on one thread at a time */
     long seen;
 };
 

@@ -91,6 +91,8 @@ void qtshim_membarrier(void) { syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EX
 
 #include <linux/futex.h>
 
+char qtshim_tsan_handlers;
+
 void qtshim_lock_wait(uint32_t *word)
 {
     /* Mark the lock contended, then sleep until it is released; whoever takes it from
@@ -117,50 +119,52 @@ void qtshim_dispatch_release(void *) __asm__("dispatch_release");
 int  qtshim_dispatch_main_port(void) __asm__("_dispatch_get_main_queue_port_4CF");
 void qtshim_dispatch_main_callback(void *) __asm__("_dispatch_main_queue_callback_4CF");
 
+/* ThreadSanitizer (qtbus_shims.h explains the annotations).  libdispatch is not
+ * instrumented either: the continuation it callocs for a post on one thread and frees
+ * after the run on another, and a queue's own memory, would be reported as races.
+ * While the sanitizer's runtime is present, libdispatch's writes made inside these
+ * calls are ignored (its allocations then carry no earlier write), and a post goes
+ * through a trampoline that declares post -> run.  Otherwise each call tests one
+ * weak symbol. */
+extern void AnnotateIgnoreWritesBegin(const char *file, int line) __attribute__((weak));
+extern void AnnotateIgnoreWritesEnd(const char *file, int line) __attribute__((weak));
+static inline bool qtshim_tsan_present(void) { return __tsan_release && AnnotateIgnoreWritesBegin; }
+
 qtshim_dispatch_queue_t qtshim_dq_create_serial(const char *label)
 {
-    return qtshim_dispatch_queue_create(label, NULL); /* NULL attribute: serial */
+    if (!qtshim_tsan_present()) return qtshim_dispatch_queue_create(label, NULL); /* NULL: serial */
+    AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
+    qtshim_dispatch_queue_t queue = qtshim_dispatch_queue_create(label, NULL);
+    AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
+    return queue;
 }
 qtshim_dispatch_queue_t qtshim_dq_main(void) { return &qtshim_dispatch_main_q; }
-#if defined(__has_feature)
-#  if __has_feature(thread_sanitizer)
-#    define QTBUS_TSAN 1
-#  endif
-#endif
-
-#ifdef QTBUS_TSAN
-/* libdispatch is not instrumented, so ThreadSanitizer cannot see that posting work
- * happens before running it and would report every queued hand-off as a race.  Under
- * TSan only, posts go through a trampoline that tells it so. */
-#include <stdlib.h>
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
 
 struct qtshim_tsan_post { void (*work)(void *); void *context; };
 
 static void qtshim_tsan_trampoline(void *raw)
 {
-    struct qtshim_tsan_post post = *(struct qtshim_tsan_post *)raw;
     __tsan_acquire(raw);
+    struct qtshim_tsan_post post = *(struct qtshim_tsan_post *)raw;
     free(raw);
     post.work(post.context);
 }
 
 void qtshim_dq_async(qtshim_dispatch_queue_t queue, void *context, void (*work)(void *))
 {
-    struct qtshim_tsan_post *post = malloc(sizeof *post);
-    if (!post) abort();
+    if (!qtshim_tsan_present()) {
+        qtshim_dispatch_async_f(queue, context, work);
+        return;
+    }
+    struct qtshim_tsan_post *post;
+    while (!(post = malloc(sizeof *post))) usleep(1000); /* a post cannot fail: wait */
     post->work = work;
     post->context = context;
     __tsan_release(post);
+    AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
     qtshim_dispatch_async_f(queue, post, qtshim_tsan_trampoline);
+    AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
 }
-#else
-void qtshim_dq_async(qtshim_dispatch_queue_t queue, void *context, void (*work)(void *))
-{
-    qtshim_dispatch_async_f(queue, context, work);
-}
-#endif
 void qtshim_dq_release(qtshim_dispatch_queue_t queue) { qtshim_dispatch_release(queue); }
 
 int qtshim_main_queue_fd(void) { return qtshim_dispatch_main_port(); }

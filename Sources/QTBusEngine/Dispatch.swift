@@ -52,6 +52,7 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
 
     var count: Int32 = 0
     if let type, specific != nil || qtshim_atomic_load_ptr(type.field(\.whole.head)) != nil {
+        qtshim_tsan_acquire(type)
         count = deliver(type, specific, &event, start)
     }
     if count == 0 && qtshim_atomic_load_u64(bus.field(\.noSubscriberListeners)) != 0
@@ -181,7 +182,9 @@ func postDispatch(_ bus: UnsafeMutablePointer<Bus>, _ payload: UnsafeMutablePoin
     // The event was copied and accepted: its post waits for memory if it must.
     let post = allocateWaiting(BusPost.self)
     post.initialize(to: BusPost(bus: bus, payload: payload, flags: flags, isMain: isMain))
+    qtshim_tsan_release(post)
     qtshim_dq_async(queue, post) { raw in
+        qtshim_tsan_acquire(raw)
         let post = raw!.assumingMemoryBound(to: BusPost.self)
         let (bus, payload, flags, isMain) = (post.pointee.bus, post.pointee.payload, post.pointee.flags, post.pointee.isMain)
         post.deinitialize(count: 1)

@@ -57,6 +57,7 @@ private func finalize(_ sub: UnsafeMutablePointer<Subscription>) {
     sub.pointee.release = nil  // cleared before the call: it can never run twice
     if let extra = sub.pointee.extra { SubscriptionExtra.free(extra) }
     withRegistry { state, _ in state.pool.give(sub) }
+    qtshim_tsan_before_release_hooks()
     release?(userdata)
 }
 

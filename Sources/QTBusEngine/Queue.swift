@@ -47,8 +47,10 @@ func makeQueue(label: UnsafePointer<CChar>?) -> UnsafeMutablePointer<Queue>? {
 /// Runs `node` on `q`: `node.run(node)` later, after everything submitted to `q` before.
 /// The node must stay valid until it runs; its `run` frees it if it needs freeing.
 func submit(_ q: UnsafeMutablePointer<Queue>, _ node: UnsafeMutablePointer<WorkNode>) {
+    qtshim_tsan_release(node)
     guard q.pointee.batched else {
         qtshim_dq_async(q.pointee.dq, node) { raw in
+            qtshim_tsan_acquire(raw)
             let node = raw!.assumingMemoryBound(to: WorkNode.self)
             node.pointee.run(raw)
         }
@@ -67,6 +69,8 @@ func submit(_ q: UnsafeMutablePointer<Queue>, _ node: UnsafeMutablePointer<WorkN
 
 /// A batch item: takes the whole list, reverses it into submission order, runs it.
 private func runBatch(_ q: UnsafeMutablePointer<Queue>) {
+    // A serial queue's items may run on different threads, one after the other.
+    qtshim_tsan_acquire(q.field(\.batch))
     let head = UnsafeMutablePointer<UnsafeMutableRawPointer?>(q.field(\.batch))
     var cursor = qtshim_atomic_exchange_ptr(head, nil)?.assumingMemoryBound(to: WorkNode.self)
     var ordered: UnsafeMutablePointer<WorkNode>? = nil
@@ -77,8 +81,10 @@ private func runBatch(_ q: UnsafeMutablePointer<Queue>) {
     }
     while let node = ordered {
         ordered = node.pointee.next  // read first: run may free the node
+        qtshim_tsan_acquire(node)
         node.pointee.run(UnsafeMutableRawPointer(node))
     }
+    qtshim_tsan_release(q.field(\.batch))
     q.release()
 }
 
@@ -110,7 +116,10 @@ extension UnsafeMutablePointer where Pointee == Queue {
 
     /// Work already posted keeps the libdispatch queue alive by itself.
     func release() {
-        guard !pointee.isMain, qtshim_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
+        guard !pointee.isMain else { return }
+        qtshim_tsan_release(self)
+        guard qtshim_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
+        qtshim_tsan_acquire(self)
         qtshim_dq_release(pointee.dq)
         deinitialize(count: 1)
         free(self)

@@ -53,6 +53,7 @@ private func run(_ d: Delivery) {
     if d.once || SubState.isLive(d.sub) {
         var view = EventView(payload: d.payload, queued: true)
         withUnsafeMutablePointer(to: &view) { d.sub.pointee.handler(OpaquePointer($0), d.sub.pointee.userdata) }
+        qtshim_tsan_handlers_returned()
         countIfMain(Subscription.queue(d.sub)!.pointee.isMain)
     }
     d.payload.release()

@@ -161,9 +161,11 @@ final class Reclaimer: @unchecked Sendable {
         let (oldest, _, othersActive) = activeEpochs(upTo: e, memory: false)
         if oldest > e {
             qtshim_pending_add(-1)
+            qtshim_tsan_before_release_hooks()
             finalize(object)
             return
         }
+        qtshim_tsan_release(object)
         lock.withLock { retired.append(Retired(epoch: e, object: object, finalize: finalize, memoryOnly: false)) }
         // See the top of this file: makes every exit that already happened visible here.
         if othersActive && qtshim_fast_exit_enabled() { qtshim_membarrier() }
@@ -192,6 +194,7 @@ final class Reclaimer: @unchecked Sendable {
             finalize(object)
             return
         }
+        qtshim_tsan_release(object)
         retired.append(Retired(epoch: e, object: object, finalize: finalize, memoryOnly: true))
         lock.unlock()
     }
@@ -213,7 +216,11 @@ final class Reclaimer: @unchecked Sendable {
         }
         qtshim_pending_add(-Int64(ready.count))
         lock.unlock()
-        ready.forEach { $0.finalize($0.object) }
+        if !ready.isEmpty { qtshim_tsan_before_release_hooks() }
+        ready.forEach {
+            qtshim_tsan_acquire($0.object)
+            $0.finalize($0.object)
+        }
         ready.free()
     }
 }
@@ -289,6 +296,7 @@ func checkCallbacksReturned() {
 func epochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
     record.pointee.depth -= 1
     if record.pointee.depth == 0 {
+        qtshim_tsan_handlers_returned()
         if qtshim_fast_exit_enabled() {
             qtshim_atomic_store_u64(record.field(\.epoch), 0)
             if qtshim_pending_load_relaxed() != 0 { reclaimer.reclaim() }

@@ -26,7 +26,9 @@ extension UnsafeMutablePointer where Pointee == Request {
 
     /// Drops a reference; the last one completes the request.
     func release() {
+        qtshim_tsan_release(self)
         guard qtshim_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
+        qtshim_tsan_acquire(self)
         let complete = pointee.release
         let userdata = pointee.userdata
         deinitialize(count: 1)

@@ -125,6 +125,7 @@ private func link(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutab
         node.pointee.subtypeEntry?.pointee.liveCount += 1
     }
     // After the links: a dispatch that reads this sequence sees the nodes.
+    qtshim_tsan_release(type)
     qtshim_atomic_store_u64(type.field(\.seq), sub.pointee.node.seq)
     type.pointee.liveCount += 1
     if type.pointee.liveCount == 1 && !type.pointee.sources.isEmpty {

@@ -98,6 +98,33 @@ static inline void qtshim_lsan_register_root_region(const void *p, size_t size)
     if (__lsan_register_root_region) __lsan_register_root_region(p, size);
 }
 
+/* ---- ThreadSanitizer ----
+ * In a user's program built with -fsanitize=thread, the installed library is not
+ * instrumented: ThreadSanitizer sees the user's callbacks and every malloc and free,
+ * but not the futexes, atomics and queue hand-offs that order them, and would report
+ * races the library's rules exclude (userdata written before subscribe and read by a
+ * handler on another thread; a payload freed by the queue that ran its last delivery).
+ * When its runtime is in the process (the weak symbols are then defined), the library
+ * declares those happens-before edges; otherwise each costs one test of a GOT entry.
+ * Edges: the lock word at unlock -> lock; a subscription's type entry at subscribe ->
+ * every later dispatch of the type; every handler's return -> every release hook
+ * (`qtshim_tsan_handlers`); a queue node at submit -> its run; a retired object at
+ * retire -> its finalizer; each reference drop of a counted record -> its free. */
+extern void __tsan_acquire(void *addr) __attribute__((weak));
+extern void __tsan_release(void *addr) __attribute__((weak));
+static inline void qtshim_tsan_acquire(const void *p)
+{
+    if (__tsan_acquire) __tsan_acquire((void *)p);
+}
+static inline void qtshim_tsan_release(const void *p)
+{
+    if (__tsan_release) __tsan_release((void *)p);
+}
+/* The key of "a handler returned" -> "a release hook runs". */
+QTBUS_INTERNAL extern char qtshim_tsan_handlers;
+static inline void qtshim_tsan_handlers_returned(void) { qtshim_tsan_release(&qtshim_tsan_handlers); }
+static inline void qtshim_tsan_before_release_hooks(void) { qtshim_tsan_acquire(&qtshim_tsan_handlers); }
+
 /* ---- the calling thread's reclamation record ---- */
 QTBUS_INTERNAL extern __thread void *qtshim_tls_record __attribute__((tls_model("initial-exec")));
 static inline void *qtshim_tls_get(void) { return qtshim_tls_record; }
@@ -115,9 +142,11 @@ static inline void qtshim_lock(uint32_t *word)
     uint32_t expected = 0;
     if (!__atomic_compare_exchange_n(word, &expected, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         qtshim_lock_wait(word);
+    qtshim_tsan_acquire(word);
 }
 static inline void qtshim_unlock(uint32_t *word)
 {
+    qtshim_tsan_release(word);
     if (__atomic_exchange_n(word, 0, __ATOMIC_RELEASE) == 2) qtshim_lock_wake(word);
 }
 
