@@ -199,6 +199,19 @@ static void gate_handler(const qtbus_event *ev, void *userdata)
     tu_gate_pass((tu_gate *)userdata);
 }
 
+static void destroy_execute(const qtbus_event *in, qtbus_execution x, void *u)
+{
+    (void)in;
+    (void)u;
+    qtbus_execution_finish(x, 0, NULL);
+}
+static void destroy_source_start(qtbus_bus *b, void *u)
+{
+    (void)b;
+    (void)u;
+}
+static void count_release(void *u) { atomic_fetch_add((atomic_int *)u, 1); }
+
 int main(void)
 {
     /* Destroy disposes everything: token, no token, bag, ONCE, REPLAY, queued. */
@@ -380,6 +393,32 @@ int main(void)
         CHECK_EQ_INT(qtbus_dispatch(b, &d), 1);
         CHECK_EQ_INT(qtbus_bus_destroy(b), QTBUS_OK);
         CHECK_EQ_INT(atomic_load(&r.releases), 1);
+    }
+
+    /* Destroy disposes every command and source of the bus, however many (the fuzzer
+     * found that disposing them while walking the bus's list skipped every other one,
+     * leaving commands that outlived their bus). */
+    {
+        enum { N = 9 };
+        qtbus_bus *b = qtbus_bus_create();
+        CHECK(b != NULL);
+        qtbus_command commands[N];
+        qtbus_source sources[N];
+        atomic_int command_releases = 0, source_releases = 0;
+        for (int i = 0; i < N; i++) {
+            CHECK_EQ_INT(qtbus_command_create(b, "Cmd", 0, destroy_execute, &command_releases, count_release,
+                                              &commands[i]), QTBUS_OK);
+            CHECK_EQ_INT(qtbus_source_create(b, "Src", 0, destroy_source_start, NULL, &source_releases,
+                                             count_release, &sources[i]), QTBUS_OK);
+        }
+        CHECK_EQ_INT(qtbus_bus_destroy(b), QTBUS_OK);
+        for (int i = 0; i < N; i++) {
+            CHECK_EQ_INT(qtbus_command_execute(commands[i], NULL, NULL), QTBUS_ESTALE);
+            CHECK_EQ_INT(qtbus_command_dispose(commands[i]), QTBUS_ESTALE);
+            CHECK_EQ_INT(qtbus_source_dispose(sources[i]), QTBUS_ESTALE);
+        }
+        CHECK_EQ_INT(atomic_load(&command_releases), N);
+        CHECK_EQ_INT(atomic_load(&source_releases), N);
     }
 
     printf("test_bus_destroy: passed (%d destroy races)\n", ROUNDS);

@@ -23,12 +23,19 @@ func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
         found.forEach { sub in if SubState.claimForDispose(sub) { unlink(&state, sub, &after) } }
         found.free()
         // Its commands and sources go with it (a connected source is stopped).
-        bus.pointee.commands.forEach { id in
+        // Taken out first: disposing one removes it from the bus's list.
+        var commands = bus.pointee.commands
+        bus.pointee.commands = Vector()
+        commands.forEach { id in
             if let c = state.commands.lookup(id) { disposeCommandLocked(&state, c, &after) }
         }
-        bus.pointee.sources.forEach { id in
+        commands.free()
+        var sources = bus.pointee.sources
+        bus.pointee.sources = Vector()
+        sources.forEach { id in
             if let s = state.sources.lookup(id) { disposeSourceLocked(&state, s, &after) }
         }
+        sources.free()
         return QTBUS_OK.rawValue
     }
     guard status == QTBUS_OK.rawValue else { return status }
