@@ -1,7 +1,7 @@
 /*
  * test_dispose_rules: lifetime rule 2 and the generation check on ids.
  *
- * Users rely on: after qtbus_token_dispose returns, the handler is never called again;
+ * Users rely on: after qtbus_token_dispose returns, no later dispatch calls the handler;
  * a second dispose is a harmless QTBUS_ESTALE; qtbus_token_is_active says 1 then 0; and,
  * above all, a stale token kept by mistake never disposes ANOTHER subscription that
  * reuses its slot (the sokol/GLib "wrong handle" guarantee), nor does a forged id.

@@ -60,9 +60,12 @@
  *      posted dispatch running on its queue, the replay qtbus_subscribe() delivers
  *      for QTBUS_SUB_REPLAY and a command's published events; no other call delays
  *      a release or runs another thread's release hook.
- *   2. After qtbus_token_dispose() (or qtbus_bag_dispose()) returns, the handler is
- *      never started again, queued deliveries included.  An invocation already running
- *      on another thread finishes; dispose does not wait for it and cannot deadlock.
+ *   2. After qtbus_token_dispose() (or qtbus_bag_dispose()) returns, no dispatch that
+ *      begins afterwards reaches the handler, and queued deliveries not yet started
+ *      are dropped.  A dispatch already in progress on another thread may still start
+ *      it (it found the subscription live just before the dispose), as an invocation
+ *      already running finishes: dispose does not wait for either and cannot deadlock.
+ *      So free what the handler uses in its release hook, which rule 1 runs after both.
  *   3. Every call may be made from inside a handler: dispatch (re-entrant, delivered
  *      depth-first), subscribe, dispose -- a handler may dispose its own token.
  */

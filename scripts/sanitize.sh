@@ -2,9 +2,9 @@
 # Runs the C tests (CTests/) under AddressSanitizer+UBSan, ThreadSanitizer and valgrind,
 # and the Swift tests (swift test) under ThreadSanitizer.
 #
-#   scripts/sanitize.sh                 all seven parts
+#   scripts/sanitize.sh                 all nine parts
 #   scripts/sanitize.sh asan tsan       only those parts (asan, tsan, swift-tsan, valgrind,
-#                                       user-asan, user-valgrind, user-tsan)
+#                                       user-asan, user-valgrind, user-tsan, fuzz, soak)
 #
 # asan:     libqtbus built with swiftc -sanitize=address (C glue: -fsanitize=address,undefined)
 #           and the C tests built with the same flags, both installed/built into build-asan/.
@@ -23,6 +23,11 @@
 #           after queued deliveries) built with gcc -fsanitize=thread against the normal
 #           installed library: ThreadSanitizer must report nothing (the library declares
 #           the happens-before edges of its own synchronisation, qtbus_shims.h).
+# fuzz:     60 s of scripts/fuzz.sh (the libFuzzer harness Tests/Fuzz/fuzz_api.c over the
+#           committed corpus, against an ASan build with coverage, in build-fuzz/); any
+#           finding fails.
+# soak:     60 s of Tests/Soak/soak.c (4 threads of random calls, rules 1 and 2, objects
+#           released once, heap flat), built with ASan+UBSan against the asan library.
 # C code is compiled with the clang that ships with the Swift toolchain, so its sanitizer
 # runtimes are the ones swiftc's -sanitize= expects; the test executables carry the runtime
 # (static, as clang links it) and libqtbus.so resolves the sanitizer entry points from it.
@@ -35,7 +40,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(asan tsan swift-tsan valgrind user-asan user-valgrind user-tsan)
+[ ${#parts[@]} -gt 0 ] || parts=(asan tsan swift-tsan valgrind user-asan user-valgrind user-tsan fuzz soak)
 part_user_tsan() {
   build_install "$ROOT/build" "$ROOT/_install" -DCMAKE_BUILD_TYPE=Release
   local exe=$ROOT/build/user-tsan/threads out=$ROOT/build/user-tsan/report.txt
@@ -55,8 +60,8 @@ part_user_tsan() {
 
 for p in "${parts[@]}"; do
   case "$p" in
-    asan|tsan|swift-tsan|valgrind|user-asan|user-valgrind|user-tsan) ;;
-    *) die "unknown part '$p' (asan, tsan, swift-tsan, valgrind, user-asan, user-valgrind, user-tsan)" ;;
+    asan|tsan|swift-tsan|valgrind|user-asan|user-valgrind|user-tsan|fuzz|soak) ;;
+    *) die "unknown part '$p' (asan, tsan, swift-tsan, valgrind, user-asan, user-valgrind, user-tsan, fuzz, soak)" ;;
   esac
 done
 
@@ -163,6 +168,22 @@ part_user_tsan() {
     die "ThreadSanitizer reported on a correct user program (or it failed): $out"
   fi
   tail -1 "$out"
+}
+
+part_fuzz() { bash "$ROOT/scripts/fuzz.sh" 60; }
+part_soak() {
+  local dir=$ROOT/build-asan
+  build_install "$dir/lib" "$dir/_install" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQTBUS_BUILD_TESTS=OFF \
+    -DCMAKE_C_COMPILER="$CLANG" -DQTBUS_SANITIZE=address
+  local exe=$dir/soak/soak
+  mkdir -p "$(dirname "$exe")"
+  # shellcheck disable=SC2046
+  "$CLANG" -std=c11 -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -pthread \
+    "$ROOT/Tests/Soak/soak.c" -o "$exe" \
+    $(PKG_CONFIG_PATH="$dir/_install/lib/pkgconfig" pkg-config --cflags --libs qtbus) \
+    -fuse-ld=lld -L"$SWIFT_RT" -Wl,-rpath,"$SWIFT_RT"
+  env -u LD_LIBRARY_PATH SWIFT_BACKTRACE=enable=no "$exe" 60
 }
 
 for p in "${parts[@]}"; do

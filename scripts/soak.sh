@@ -5,10 +5,8 @@
 #
 #   scripts/soak.sh [SECONDS]      (default 60)
 #
-# Builds and installs the library as scripts/test.sh does (build/, _install/).  Not in
-# the test command yet: it reports rule-2 starts that the library has today (a dispatch
-# on another thread that read the subscription live just before the dispose may start
-# the handler just after it returned; see the note of the session that added it).
+# Builds and installs the library as scripts/test.sh does (build/, _install/).  A minute
+# of it runs in scripts/sanitize.sh (part soak, against the AddressSanitizer build).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
