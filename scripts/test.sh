@@ -8,7 +8,8 @@
 #   3. pkg-config consumers: examples/demo.c and examples/messaging.c built with only
 #      `pkg-config --cflags --libs qtbus`, run without LD_LIBRARY_PATH;
 #   4. a CMake consumer: cmake/consumer-test, find_package(qtbus) -> qtbus::qtbus;
-#   5. the C tests (CTests/, against the installed library through pkg-config);
+#   5. the C tests (CTests/, against the installed library through pkg-config); the
+#      out-of-memory sweep (scripts/oom-sweep.sh warm: every run must be clean);
 #   6. the installed files after --prefix, DESTDIR and a moved prefix; qtbus as a
 #      FetchContent subproject;
 #   7. the demo, messaging.c and the C tests again with the Swift toolchain hidden;
@@ -85,6 +86,7 @@ do_shared_runtime() {
   echo "control: the shared-runtime demo does not start without the toolchain (libswiftCore.so: cannot open shared object file), as expected"
 }
 do_package() { bash "$ROOT/scripts/package-test.sh"; }
+do_oom() { bash "$ROOT/scripts/oom-sweep.sh" warm; }
 do_one_engine() { bash "$ROOT/scripts/one-engine.sh"; }
 do_swift_build() { swift build; }
 do_swift_test() { swift test; }
@@ -104,6 +106,7 @@ if [ "$last" -eq 0 ]; then
   step "pkg-config consumers: examples/demo.c, examples/messaging.c" do_pkgconfig_consumer
   step "CMake consumer: find_package(qtbus)" do_cmake_consumer
   step "C tests (CTests/, via pkg-config)" do_c_tests
+  step "out of memory: each allocation of every call failed in turn (scripts/oom-sweep.sh warm)" do_oom
   step "relocatable install: --prefix, DESTDIR, moved prefix" do_relocation
   step "subproject: FetchContent leaves the parent alone" do_subproject
   step "without a Swift toolchain: demo, messaging, C tests" do_no_toolchain
