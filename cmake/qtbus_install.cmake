@@ -1,5 +1,5 @@
 # Installs <libdir>/libqtbus.so.0.1.0 and its SONAME link (component Runtime), and the
-# namelink, include/qtbus.h, <libdir>/pkgconfig/qtbus.pc and <libdir>/cmake/qtbus/
+# namelink, include/qtbus.h and qtbus.hpp (the C++ API), <libdir>/pkgconfig/qtbus.pc and <libdir>/cmake/qtbus/
 # (component Development: find_package(qtbus) -> qtbus::qtbus), and
 # <datadir>/qtbus/valgrind/qtbus.supp (Development).  Every installed file
 # works from wherever the prefix ends up: `cmake --install --prefix P`, DESTDIR staging
@@ -10,7 +10,7 @@ install(TARGETS qtbus EXPORT qtbusTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     COMPONENT Runtime
     NAMELINK_COMPONENT Development)
-install(FILES ${PROJECT_SOURCE_DIR}/include/qtbus.h
+install(FILES ${PROJECT_SOURCE_DIR}/include/qtbus.h ${PROJECT_SOURCE_DIR}/include/qtbus.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   COMPONENT Development)
 # Memcheck suppressions for users' programs (what the Swift runtime and libdispatch

@@ -8,6 +8,7 @@
 #
 # asan:     libqtbus built with swiftc -sanitize=address (C glue: -fsanitize=address,undefined)
 #           and the C tests built with the same flags, both installed/built into build-asan/.
+#           The C++ tests (CxxTests/, qtbus.hpp) the same way, with clang++.
 # tsan:     the same with -sanitize=thread / -fsanitize=thread, into build-tsan/.
 # swift-tsan: swift test --sanitize=thread, in .build-tsan/.
 # valgrind: memcheck (--leak-check=full --error-exitcode=1) over the normal build's C tests
@@ -104,6 +105,17 @@ sanitized_ctests() {
     runner=(setarch "$(uname -m)" -R)
   fi
   env -u LD_LIBRARY_PATH "${runner[@]}" ctest --test-dir "$dir/ctests" --output-on-failure --timeout 900
+  # The C++ tests (qtbus.hpp), with the toolchain's clang++ and the same sanitizer.
+  fresh_if_not_ninja "$dir/cxxtests"
+  PKG_CONFIG_PATH="$dir/_install/lib/pkgconfig" \
+  cmake -G Ninja -S "$ROOT/CxxTests" -B "$dir/cxxtests" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_COMPILER="$CLANG++" \
+    -DCMAKE_CXX_FLAGS="$cflags -fno-omit-frame-pointer" \
+    -DCMAKE_EXE_LINKER_FLAGS="$cflags -fuse-ld=lld -L$SWIFT_RT -Wl,-rpath,$SWIFT_RT $extra_libs" \
+    -DQTBUS_TEST_TIMEOUT=600
+  cmake --build "$dir/cxxtests"
+  env -u LD_LIBRARY_PATH "${runner[@]}" ctest --test-dir "$dir/cxxtests" --output-on-failure --timeout 900
 }
 
 part_asan() { sanitized_ctests asan address "-fsanitize=address,undefined" ""; }

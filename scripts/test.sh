@@ -5,11 +5,12 @@
 #   2. checks the library: exports == qtbus.h, no Foundation, NEEDED and RUNPATH, header
 #      hygiene, the demo (ctest in build/); and its ABI against the committed baseline
 #      (scripts/abi-check.sh, abidiff);
-#   3. pkg-config consumers: examples/demo.c and examples/messaging.c built with only
-#      `pkg-config --cflags --libs qtbus`, run without LD_LIBRARY_PATH;
+#   3. pkg-config consumers: examples/demo.c, examples/messaging.c and examples/demo.cpp
+#      built with only `pkg-config --cflags --libs qtbus`, run without LD_LIBRARY_PATH;
 #   4. a CMake consumer: cmake/consumer-test, find_package(qtbus) -> qtbus::qtbus;
 #   5. the C tests (CTests/, against the installed library through pkg-config); the
-#      out-of-memory sweep (scripts/oom-sweep.sh warm: every run must be clean);
+#      out-of-memory sweep (scripts/oom-sweep.sh warm: every run must be clean); the C++
+#      tests (CxxTests/, qtbus.hpp) built with g++ and with clang++;
 #   6. the installed files after --prefix, DESTDIR and a moved prefix; qtbus as a
 #      FetchContent subproject;
 #   7. the demo, messaging.c and the C tests again with the Swift toolchain hidden;
@@ -39,6 +40,7 @@ do_build() { build_install "$BUILD" "$PREFIX" -DCMAKE_BUILD_TYPE=Release -DQTBUS
 do_abi_check() { bash "$ROOT/scripts/abi-check.sh" "$BUILD/libqtbus.so" "$ROOT/include/qtbus.h"; }
 do_library_checks() { env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD" --output-on-failure; }
 do_pkgconfig_consumer() {
+  need_cxx
   local flags
   flags=$(pkg-config --cflags --libs qtbus)
   echo "cc examples/demo.c $flags"
@@ -49,6 +51,26 @@ do_pkgconfig_consumer() {
   # shellcheck disable=SC2086
   ${CC:-cc} -std=c11 -Wall -Wextra -pedantic -Werror "$ROOT/examples/messaging.c" $flags -o "$BUILD/messaging"
   env -u LD_LIBRARY_PATH "$BUILD/messaging"
+  echo "c++ examples/demo.cpp $flags"
+  # shellcheck disable=SC2086
+  ${CXX:-c++} -std=c++17 -Wall -Wextra -pedantic -Werror "$ROOT/examples/demo.cpp" $flags -o "$BUILD/demo-cpp"
+  env -u LD_LIBRARY_PATH "$BUILD/demo-cpp"
+}
+# g++: the C++ consumer and tests, and CTests' C++17 header check (Debian's gcc
+# package does not bring it).
+need_cxx() { apt_install c++ g++; }
+do_cxx_tests() {
+  # qtbus.hpp with both compilers users have: Debian's g++ and the toolchain's clang++.
+  need_cxx
+  local cxx name
+  for cxx in "${CXX:-g++}" "$(swift_bin_dir)/clang++"; do
+    name=$(basename "$cxx")
+    fresh_if_not_ninja "$BUILD/cxxtests-$name"
+    cmake -G Ninja -S "$ROOT/CxxTests" -B "$BUILD/cxxtests-$name" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_CXX_COMPILER="$cxx"
+    cmake --build "$BUILD/cxxtests-$name"
+    env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/cxxtests-$name" --output-on-failure
+  done
 }
 do_cmake_consumer() {
   fresh_if_not_ninja "$BUILD/consumer-test"
@@ -57,6 +79,7 @@ do_cmake_consumer() {
   env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/consumer-test" --output-on-failure
 }
 do_c_tests() {
+  need_cxx
   [ -f "$ROOT/CTests/CMakeLists.txt" ] || { echo "CTests/CMakeLists.txt not found"; return 1; }
   fresh_if_not_ninja "$BUILD/ctests"
   cmake -G Ninja -S "$ROOT/CTests" -B "$BUILD/ctests" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -103,9 +126,10 @@ step "build + install libqtbus (build/, _install/)" do_build
 if [ "$last" -eq 0 ]; then
   step "library checks: ABI, RUNPATH, header, demo (ctest in build/)" do_library_checks
   step "ABI check: abidiff against abi/ (scripts/abi-check.sh)" do_abi_check
-  step "pkg-config consumers: examples/demo.c, examples/messaging.c" do_pkgconfig_consumer
+  step "pkg-config consumers: examples/demo.c, examples/messaging.c, examples/demo.cpp" do_pkgconfig_consumer
   step "CMake consumer: find_package(qtbus)" do_cmake_consumer
   step "C tests (CTests/, via pkg-config)" do_c_tests
+  step "C++ tests (CxxTests/, qtbus.hpp): g++ and clang++" do_cxx_tests
   step "out of memory: each allocation of every call failed in turn (scripts/oom-sweep.sh warm)" do_oom
   step "relocatable install: --prefix, DESTDIR, moved prefix" do_relocation
   step "subproject: FetchContent leaves the parent alone" do_subproject

@@ -1,0 +1,730 @@
+/*
+ * qtbus.hpp -- the C++ interface of libqtbus: callables, RAII and exceptions over the
+ * C ABI of qtbus.h, in the spirit of Boost.Signals2 and sigc++.  Header-only, C++17.
+ *
+ *     #include <qtbus.hpp>
+ *     c++ -std=c++17 app.cpp $(pkg-config --cflags --libs qtbus)
+ *
+ *     qtbus::bus bus;
+ *     qtbus::subscription s = bus.subscribe("Login", [](const qtbus::event &e) {
+ *         std::cout << "hello " << e.data() << "\n";
+ *     });
+ *     bus.dispatch("Login", "alice");   // 1: one handler reached
+ *
+ * RULES (qtbus.h's hold; these are the C++ side of them)
+ *   - A handler is any callable taking `const qtbus::event &` (or nothing).  It is moved
+ *     into the subscription, called as a non-const lvalue (so a `mutable` lambda may
+ *     keep state), and destroyed exactly once by the release hook: after the
+ *     subscription ends (dispose, bag, once, bus destroyed) and no call of it is running
+ *     (lifetime rule 1).  Dispatches from several threads may call one handler at the
+ *     same time, as with Boost.Signals2: guard what it shares.
+ *   - Exceptions never cross into the library (a C callback must return normally): one
+ *     that escapes a handler, a reply or completion callable, a command's execute or a
+ *     source's start/stop is caught and passed to the function given to
+ *     qtbus::set_exception_handler(), on the thread it was thrown on.  The default is
+ *     std::terminate(), as a noexcept function would do.
+ *   - A failing call throws qtbus::error, which carries the status (qtbus_status) and
+ *     says which call failed; it then changed nothing, and a callable it was given is
+ *     destroyed (never called).  Destructors, dispose() and release() never throw.
+ *   - Names are passed as std::string_view (copied to NUL-terminated storage for the C
+ *     call) or as const char * (used as is); a name holding a NUL byte is QTBUS_EINVAL.
+ *   - Every class owns at most one handle and is move-only; a moved-from object is
+ *     empty and its destructor does nothing.
+ */
+#ifndef QTBUS_HPP
+#define QTBUS_HPP
+
+#include <qtbus.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace qtbus {
+
+/* ---- errors ---- */
+
+/* A failed call: status() is the qtbus_status the C function returned. */
+class error : public std::runtime_error {
+public:
+    explicit error(int status, const char *call = nullptr)
+        : std::runtime_error(std::string(call ? call : "qtbus") + ": " + qtbus_strerror(status)), status_(status) {}
+    int status() const noexcept { return status_; }
+
+private:
+    int status_;
+};
+
+/* Receives every exception a callable let escape (see RULES).  Returns the previous
+ * one; an empty function restores the default, std::terminate().  The handler runs on
+ * the thread that threw, possibly inside a dispatch: it must not throw itself. */
+using exception_handler = std::function<void(std::exception_ptr)>;
+
+namespace detail {
+
+struct exception_slot {
+    std::mutex lock;
+    exception_handler handler;
+};
+inline exception_slot &exceptions()
+{
+    static exception_slot slot;
+    return slot;
+}
+
+/* Called from a catch (...) inside a C callback: nothing may leave it. */
+inline void route_current_exception() noexcept
+{
+    exception_handler h;
+    {
+        std::lock_guard<std::mutex> guard(exceptions().lock);
+        h = exceptions().handler;
+    }
+    if (!h) std::terminate();
+    try {
+        h(std::current_exception());
+    } catch (...) {
+        std::terminate();
+    }
+}
+
+inline int check(int status, const char *call)
+{
+    if (status < 0) throw error(status, call);
+    return status;
+}
+
+/* A string_view as a NUL-terminated name: names are at most 255 bytes, so short ones
+ * fit on the stack; a longer one is copied too and left to the library to refuse. */
+class name {
+public:
+    name(std::string_view s, const char *call)
+    {
+        if (s.find('\0') != std::string_view::npos) throw error(QTBUS_EINVAL, call);
+        if (s.size() < sizeof small_) {
+            std::memcpy(small_, s.data(), s.size());
+            small_[s.size()] = '\0';
+            p_ = small_;
+        } else {
+            large_.assign(s.data(), s.size());
+            p_ = large_.c_str();
+        }
+    }
+    name(const name &) = delete;
+    name &operator=(const name &) = delete;
+    const char *c_str() const noexcept { return p_; }
+
+private:
+    char small_[256];
+    std::string large_;
+    const char *p_;
+};
+
+inline const void *bytes(std::string_view s) noexcept { return s.empty() ? nullptr : s.data(); }
+
+/* Calls `f` with what it takes: (args...) or nothing. */
+template <class F, class... Args>
+void call(F &f, Args &&...args)
+{
+    if constexpr (std::is_invocable_v<F &, Args...>) {
+        f(std::forward<Args>(args)...);
+    } else {
+        static_assert(std::is_invocable_v<F &>, "qtbus: the callable takes neither the documented arguments nor none");
+        f();
+    }
+}
+
+/* The release hook of a heap-held callable: destroys it, once. */
+template <class T>
+void destroy(void *p) noexcept
+{
+    delete static_cast<T *>(p);
+}
+
+} // namespace detail
+
+inline exception_handler set_exception_handler(exception_handler h)
+{
+    std::lock_guard<std::mutex> guard(detail::exceptions().lock);
+    std::swap(detail::exceptions().handler, h);
+    return h;
+}
+
+/* ---- the event a callable receives ---- */
+
+/* A view of qtbus_event, valid only during the call that received it: copy what you
+ * keep (std::string(e.data())). */
+class event {
+public:
+    explicit event(const qtbus_event *e) noexcept : e_(e) {}
+
+    std::string_view type() const { return qtbus_event_type(e_); }
+    std::optional<std::string_view> subtype() const
+    {
+        const char *s = qtbus_event_subtype(e_);
+        if (!s) return std::nullopt;
+        return std::string_view(s);
+    }
+    /* The bytes (empty when none). */
+    std::string_view data() const
+    {
+        size_t size = 0;
+        const void *d = qtbus_event_data(e_, &size);
+        return d ? std::string_view(static_cast<const char *>(d), size) : std::string_view();
+    }
+    void *object() const { return qtbus_event_object(e_); }
+    /* No later handler of this dispatch receives the event.  False where it cannot stop
+     * (a queued delivery, a replay: qtbus_event_stop's QTBUS_EINVAL). */
+    bool stop() const { return qtbus_event_stop(e_) == QTBUS_OK; }
+    /* Replies to the sender of a request (its reply callable runs now, on this
+     * thread).  Throws qtbus::error (QTBUS_EINVAL) when the event is not a request. */
+    void reply(std::string_view bytes) const
+    {
+        detail::check(qtbus_event_reply(e_, detail::bytes(bytes), bytes.size()), "qtbus_event_reply");
+    }
+    const qtbus_event *c_event() const noexcept { return e_; }
+
+private:
+    const qtbus_event *e_;
+};
+
+namespace detail {
+
+template <class F>
+void handle(const qtbus_event *e, void *userdata) noexcept
+{
+    try {
+        event ev(e);
+        call(*static_cast<F *>(userdata), static_cast<const event &>(ev));
+    } catch (...) {
+        route_current_exception();
+    }
+}
+
+} // namespace detail
+
+/* ---- subscriptions and bags ---- */
+
+class subscription {
+public:
+    subscription() noexcept = default;
+    /* Adopts a token (from C code, or release()). */
+    explicit subscription(qtbus_token token) noexcept : token_(token) {}
+    subscription(subscription &&o) noexcept : token_(o.release()) {}
+    subscription &operator=(subscription &&o) noexcept
+    {
+        if (this != &o) {
+            dispose();
+            token_ = o.release();
+        }
+        return *this;
+    }
+    subscription(const subscription &) = delete;
+    subscription &operator=(const subscription &) = delete;
+    ~subscription() { dispose(); }
+
+    /* Live: not disposed, not fired (once), its bus not destroyed. */
+    bool active() const noexcept { return token_.id != 0 && qtbus_token_is_active(token_) == 1; }
+    /* Ends the subscription (lifetime rule 2); the handler is destroyed per rule 1. */
+    void dispose() noexcept
+    {
+        if (token_.id) qtbus_token_dispose(token_);
+        token_ = qtbus_token{0};
+    }
+    /* Detaches: the subscription lives on (until its bus is destroyed, or the token is
+     * disposed); this object becomes empty. */
+    qtbus_token release() noexcept
+    {
+        qtbus_token t = token_;
+        token_ = qtbus_token{0};
+        return t;
+    }
+    qtbus_token c_token() const noexcept { return token_; }
+
+private:
+    qtbus_token token_{0};
+};
+
+/* Disposes every subscription put in it, in its destructor or dispose(). */
+class bag {
+public:
+    bag() { detail::check(qtbus_bag_create(&bag_), "qtbus_bag_create"); }
+    bag(bag &&o) noexcept : bag_(o.bag_) { o.bag_ = qtbus_bag{0}; }
+    bag &operator=(bag &&o) noexcept
+    {
+        if (this != &o) {
+            dispose();
+            bag_ = o.bag_;
+            o.bag_ = qtbus_bag{0};
+        }
+        return *this;
+    }
+    bag(const bag &) = delete;
+    bag &operator=(const bag &) = delete;
+    ~bag() { dispose(); }
+
+    /* Takes the subscription over (`s` becomes empty).  On failure `s` keeps it. */
+    void add(subscription &&s)
+    {
+        detail::check(qtbus_bag_add(bag_, s.c_token()), "qtbus_bag_add");
+        s.release();
+    }
+    bag &operator+=(subscription &&s)
+    {
+        add(std::move(s));
+        return *this;
+    }
+    void dispose() noexcept
+    {
+        if (bag_.id) qtbus_bag_dispose(bag_);
+        bag_ = qtbus_bag{0};
+    }
+    qtbus_bag c_bag() const noexcept { return bag_; }
+
+private:
+    qtbus_bag bag_{0};
+};
+
+/* ---- queues ---- */
+
+/* A serial queue (owning), or the main queue (qtbus::queue::main()). */
+class queue {
+public:
+    explicit queue(const char *label = nullptr) : q_(qtbus_queue_create(label))
+    {
+        if (!q_) throw error(QTBUS_ENOMEM, "qtbus_queue_create");
+    }
+    queue(queue &&o) noexcept : q_(o.q_) { o.q_ = nullptr; }
+    queue &operator=(queue &&o) noexcept
+    {
+        if (this != &o) {
+            qtbus_queue_release(q_);
+            q_ = o.q_;
+            o.q_ = nullptr;
+        }
+        return *this;
+    }
+    queue(const queue &) = delete;
+    queue &operator=(const queue &) = delete;
+    /* Work already queued still runs (qtbus_queue_release). */
+    ~queue() { qtbus_queue_release(q_); }
+
+    static queue &main()
+    {
+        static queue m(qtbus_queue_main(), adopt);
+        return m;
+    }
+    qtbus_queue *c_queue() const noexcept { return q_; }
+
+private:
+    enum adopt_t { adopt };
+    queue(qtbus_queue *q, adopt_t) noexcept : q_(q) {}
+    qtbus_queue *q_;
+};
+
+/* ---- options ---- */
+
+struct options {
+    std::vector<std::string> subtypes; /* none: every event of the type */
+    queue *on = nullptr;               /* nullptr: on the dispatching thread */
+    int32_t priority = 0;              /* higher first */
+    bool once = false;                 /* QTBUS_SUB_ONCE */
+    bool replay = false;               /* QTBUS_SUB_REPLAY */
+};
+
+/* ---- commands and shared sources ---- */
+
+/* One execution of a command: a copyable handle, valid until finished. */
+class execution {
+public:
+    explicit execution(qtbus_execution x) noexcept : x_(x) {}
+    /* Publishes a value (QTBUS_COMMAND_VALUE_TYPE). */
+    void send(std::string_view bytes) const
+    {
+        detail::check(qtbus_execution_send(x_, detail::bytes(bytes), bytes.size()), "qtbus_execution_send");
+    }
+    /* Ends the execution successfully. */
+    void finish() const { detail::check(qtbus_execution_finish(x_, 0, nullptr), "qtbus_execution_finish"); }
+    /* Ends it with an error (non-zero `code`): publishes QTBUS_COMMAND_ERROR_TYPE. */
+    void fail(int code, std::string_view message = {}) const
+    {
+        detail::name text(message, "qtbus_execution_finish");
+        detail::check(qtbus_execution_finish(x_, code, text.c_str()), "qtbus_execution_finish");
+    }
+    qtbus_execution c_execution() const noexcept { return x_; }
+
+private:
+    qtbus_execution x_;
+};
+
+/* A command (RACCommand): made by bus_ref::command(); disposed by its destructor. */
+class command {
+public:
+    command() noexcept = default;
+    explicit command(qtbus_command c) noexcept : c_(c) {}
+    command(command &&o) noexcept : c_(o.c_) { o.c_ = qtbus_command{0}; }
+    command &operator=(command &&o) noexcept
+    {
+        if (this != &o) {
+            dispose();
+            c_ = o.c_;
+            o.c_ = qtbus_command{0};
+        }
+        return *this;
+    }
+    command(const command &) = delete;
+    command &operator=(const command &) = delete;
+    ~command() { dispose(); }
+
+    /* Starts an execution now (on this thread) or on `on`.  Returns false, running
+     * nothing, when the command is disabled or busy (QTBUS_EBUSY). */
+    bool execute(queue *on = nullptr) { return run(nullptr, on); }
+    /* With an input event of `type` carrying `data` (the execute callable's `input`). */
+    bool execute(std::string_view type, std::string_view data, queue *on = nullptr)
+    {
+        detail::name t(type, "qtbus_command_execute");
+        qtbus_event_desc d{};
+        d.type = t.c_str();
+        d.data = detail::bytes(data);
+        d.size = data.size();
+        return run(&d, on);
+    }
+    bool execute(const qtbus_event_desc &input, queue *on = nullptr) { return run(&input, on); }
+    void set_enabled(bool enabled)
+    {
+        detail::check(qtbus_command_set_enabled(c_, enabled ? 1 : 0), "qtbus_command_set_enabled");
+    }
+    bool executing() const { return detail::check(qtbus_command_is_executing(c_), "qtbus_command_is_executing") == 1; }
+    bool enabled() const { return detail::check(qtbus_command_is_enabled(c_), "qtbus_command_is_enabled") == 1; }
+    void dispose() noexcept
+    {
+        if (c_.id) qtbus_command_dispose(c_);
+        c_ = qtbus_command{0};
+    }
+    qtbus_command c_command() const noexcept { return c_; }
+
+private:
+    bool run(const qtbus_event_desc *input, queue *on)
+    {
+        int rc = qtbus_command_execute(c_, input, on ? on->c_queue() : nullptr);
+        if (rc == QTBUS_EBUSY) return false;
+        detail::check(rc, "qtbus_command_execute");
+        return true;
+    }
+    qtbus_command c_{0};
+};
+
+/* A shared source (RACMulticastConnection): made by bus_ref::source(); disposed (and
+ * stopped if connected) by its destructor. */
+class source {
+public:
+    source() noexcept = default;
+    explicit source(qtbus_source s) noexcept : s_(s) {}
+    source(source &&o) noexcept : s_(o.s_) { o.s_ = qtbus_source{0}; }
+    source &operator=(source &&o) noexcept
+    {
+        if (this != &o) {
+            dispose();
+            s_ = o.s_;
+            o.s_ = qtbus_source{0};
+        }
+        return *this;
+    }
+    source(const source &) = delete;
+    source &operator=(const source &) = delete;
+    ~source() { dispose(); }
+
+    void connect() { detail::check(qtbus_source_connect(s_), "qtbus_source_connect"); }
+    void disconnect() { detail::check(qtbus_source_disconnect(s_), "qtbus_source_disconnect"); }
+    void dispose() noexcept
+    {
+        if (s_.id) qtbus_source_dispose(s_);
+        s_ = qtbus_source{0};
+    }
+    qtbus_source c_source() const noexcept { return s_; }
+
+private:
+    qtbus_source s_{0};
+};
+
+/* ---- buses ---- */
+
+class bus_ref;
+
+namespace detail {
+
+template <class Reply, class Done>
+struct request_state {
+    Reply reply;
+    Done done;
+};
+
+template <class Reply, class Done>
+void on_reply(const qtbus_event *e, void *userdata) noexcept
+{
+    try {
+        event ev(e);
+        call(static_cast<request_state<Reply, Done> *>(userdata)->reply, static_cast<const event &>(ev));
+    } catch (...) {
+        route_current_exception();
+    }
+}
+
+/* The request's release hook: its completion, then the callables go. */
+template <class Reply, class Done>
+void on_complete(void *userdata) noexcept
+{
+    std::unique_ptr<request_state<Reply, Done>> state(static_cast<request_state<Reply, Done> *>(userdata));
+    try {
+        if constexpr (!std::is_same_v<Done, std::nullptr_t>) state->done();
+    } catch (...) {
+        route_current_exception();
+    }
+}
+
+template <class F>
+void execute(const qtbus_event *input, qtbus_execution x, void *userdata) noexcept
+{
+    try {
+        F &f = *static_cast<F *>(userdata);
+        execution ex(x);
+        if constexpr (std::is_invocable_v<F &, execution, const event *>) {
+            if (input) {
+                event in(input);
+                f(ex, static_cast<const event *>(&in));
+            } else {
+                f(ex, static_cast<const event *>(nullptr));
+            }
+        } else {
+            f(ex);
+        }
+    } catch (...) {
+        route_current_exception();
+    }
+}
+
+template <class Start, class Stop>
+struct source_state {
+    Start start;
+    Stop stop;
+};
+
+} // namespace detail
+
+/* A bus this object does not own: qtbus::shared(), a qtbus::bus, or a qtbus_bus * from
+ * C code.  Copyable. */
+class bus_ref {
+public:
+    explicit bus_ref(qtbus_bus *b) noexcept : b_(b) {}
+
+    template <class F>
+    subscription subscribe(std::string_view type, F &&handler)
+    {
+        return subscribe(type, options{}, std::forward<F>(handler));
+    }
+
+    template <class F>
+    subscription subscribe(std::string_view type, const options &o, F &&handler)
+    {
+        using H = std::decay_t<F>;
+        static_assert(std::is_invocable_v<H &, const event &> || std::is_invocable_v<H &>,
+                      "qtbus: a handler takes const qtbus::event & or nothing");
+        detail::name t(type, "qtbus_subscribe");
+        std::vector<const char *> subtypes;
+        subtypes.reserve(o.subtypes.size());
+        for (const std::string &s : o.subtypes) {
+            if (s.find('\0') != std::string::npos) throw error(QTBUS_EINVAL, "qtbus_subscribe");
+            subtypes.push_back(s.c_str());
+        }
+        qtbus_sub_options co{};
+        co.subtypes = subtypes.empty() ? nullptr : subtypes.data();
+        co.subtype_count = subtypes.size();
+        co.queue = o.on ? o.on->c_queue() : nullptr;
+        co.priority = o.priority;
+        co.flags = (o.once ? QTBUS_SUB_ONCE : 0u) | (o.replay ? QTBUS_SUB_REPLAY : 0u);
+        auto held = std::make_unique<H>(std::forward<F>(handler));
+        qtbus_token token{0};
+        // On failure the release hook is not called: `held` destroys the callable.
+        detail::check(qtbus_subscribe(b_, t.c_str(), &co, &detail::handle<H>, held.get(), &detail::destroy<H>, &token),
+                      "qtbus_subscribe");
+        held.release();
+        return subscription(token);
+    }
+
+    /* Dispatch: returns how many subscriptions were reached; throws on failure. */
+    int dispatch(const char *type, std::string_view data = {})
+    {
+        qtbus_event_desc d{};
+        d.type = type;
+        d.data = detail::bytes(data);
+        d.size = data.size();
+        return detail::check(qtbus_dispatch(b_, &d), "qtbus_dispatch");
+    }
+    int dispatch(std::string_view type, std::string_view data = {})
+    {
+        detail::name t(type, "qtbus_dispatch");
+        return dispatch(t.c_str(), data);
+    }
+    int dispatch(std::string_view type, std::string_view subtype, std::string_view data)
+    {
+        detail::name t(type, "qtbus_dispatch"), s(subtype, "qtbus_dispatch");
+        qtbus_event_desc d{};
+        d.type = t.c_str();
+        d.subtype = s.c_str();
+        d.data = detail::bytes(data);
+        d.size = data.size();
+        return detail::check(qtbus_dispatch(b_, &d), "qtbus_dispatch");
+    }
+    int dispatch(const qtbus_event_desc &desc) { return detail::check(qtbus_dispatch(b_, &desc), "qtbus_dispatch"); }
+
+    /* A request: `on_reply(const event &)` runs once per reply, on the replying thread;
+     * returns how many handlers were reached.  The overload with `on_complete()` calls
+     * it once every handler that received the request has returned. */
+    template <class F>
+    int request(std::string_view type, std::string_view data, F &&on_reply)
+    {
+        return request(type, data, std::forward<F>(on_reply), nullptr);
+    }
+    template <class F, class C>
+    int request(std::string_view type, std::string_view data, F &&on_reply, C &&on_complete)
+    {
+        detail::name t(type, "qtbus_request");
+        qtbus_event_desc d{};
+        d.type = t.c_str();
+        d.data = detail::bytes(data);
+        d.size = data.size();
+        return request(d, std::forward<F>(on_reply), std::forward<C>(on_complete));
+    }
+    template <class F, class C = std::nullptr_t>
+    int request(const qtbus_event_desc &desc, F &&on_reply, C &&on_complete = nullptr)
+    {
+        using R = std::decay_t<F>;
+        using D = std::decay_t<C>;
+        static_assert(std::is_invocable_v<R &, const event &> || std::is_invocable_v<R &>,
+                      "qtbus: a reply callable takes const qtbus::event & or nothing");
+        static_assert(std::is_same_v<D, std::nullptr_t> || std::is_invocable_v<D &>,
+                      "qtbus: a completion callable takes nothing");
+        auto state = std::make_unique<detail::request_state<R, D>>(
+            detail::request_state<R, D>{std::forward<F>(on_reply), std::forward<C>(on_complete)});
+        int rc = detail::check(qtbus_request(b_, &desc, &detail::on_reply<R, D>, state.get(), &detail::on_complete<R, D>),
+                               "qtbus_request");
+        state.release();
+        return rc;
+    }
+
+    int subscriber_count(std::string_view type) const
+    {
+        detail::name t(type, "qtbus_subscriber_count");
+        return detail::check(qtbus_subscriber_count(b_, t.c_str(), nullptr), "qtbus_subscriber_count");
+    }
+    int subscriber_count(std::string_view type, std::string_view subtype) const
+    {
+        detail::name t(type, "qtbus_subscriber_count"), s(subtype, "qtbus_subscriber_count");
+        return detail::check(qtbus_subscriber_count(b_, t.c_str(), s.c_str()), "qtbus_subscriber_count");
+    }
+
+    /* A command named `name`: `execute(qtbus::execution x, const qtbus::event *input)`
+     * (input nullptr when none; a callable taking only the execution is accepted) sends
+     * values and finishes `x`, now or later.  `concurrent`: executions may overlap. */
+    template <class F>
+    qtbus::command command(std::string_view name, F &&execute, bool concurrent = false)
+    {
+        using E = std::decay_t<F>;
+        static_assert(std::is_invocable_v<E &, execution, const event *> || std::is_invocable_v<E &, execution>,
+                      "qtbus: an execute callable takes (qtbus::execution, const qtbus::event *) or (qtbus::execution)");
+        detail::name n(name, "qtbus_command_create");
+        auto held = std::make_unique<E>(std::forward<F>(execute));
+        qtbus_command c{0};
+        detail::check(qtbus_command_create(b_, n.c_str(), concurrent ? QTBUS_COMMAND_CONCURRENT : 0u,
+                                           &detail::execute<E>, held.get(), &detail::destroy<E>, &c),
+                      "qtbus_command_create");
+        held.release();
+        return qtbus::command(c);
+    }
+
+    /* A shared source of events of `type`: `start(qtbus::bus_ref)` when it connects,
+     * `stop()` when it disconnects.  `autoconnect`: it follows the type's subscribers. */
+    template <class Start, class Stop>
+    qtbus::source source(std::string_view type, Start &&start, Stop &&stop, bool autoconnect = false)
+    {
+        using S = detail::source_state<std::decay_t<Start>, std::decay_t<Stop>>;
+        detail::name t(type, "qtbus_source_create");
+        auto held = std::make_unique<S>(S{std::forward<Start>(start), std::forward<Stop>(stop)});
+        qtbus_source s{0};
+        detail::check(qtbus_source_create(b_, t.c_str(), autoconnect ? QTBUS_SOURCE_AUTOCONNECT : 0u,
+                                          &source_start<S>, &source_stop<S>, held.get(), &detail::destroy<S>, &s),
+                      "qtbus_source_create");
+        held.release();
+        return qtbus::source(s);
+    }
+
+    qtbus_bus *c_bus() const noexcept { return b_; }
+
+protected:
+    qtbus_bus *b_;
+
+private:
+    template <class S>
+    static void source_start(qtbus_bus *b, void *userdata) noexcept
+    {
+        try {
+            detail::call(static_cast<S *>(userdata)->start, bus_ref(b));
+        } catch (...) {
+            detail::route_current_exception();
+        }
+    }
+    template <class S>
+    static void source_stop(void *userdata) noexcept
+    {
+        try {
+            static_cast<S *>(userdata)->stop();
+        } catch (...) {
+            detail::route_current_exception();
+        }
+    }
+};
+
+/* A bus of its own (qtbus_bus_create), destroyed with this object: its subscriptions,
+ * commands and sources are disposed then (their callables destroyed per rule 1), so a
+ * qtbus::subscription that outlives it only holds a stale token.  Move-only. */
+class bus : public bus_ref {
+public:
+    bus() : bus_ref(qtbus_bus_create())
+    {
+        if (!b_) throw error(QTBUS_ENOMEM, "qtbus_bus_create");
+    }
+    bus(bus &&o) noexcept : bus_ref(o.b_) { o.b_ = nullptr; }
+    bus &operator=(bus &&o) noexcept
+    {
+        if (this != &o) {
+            if (b_) qtbus_bus_destroy(b_);
+            b_ = o.b_;
+            o.b_ = nullptr;
+        }
+        return *this;
+    }
+    bus(const bus &) = delete;
+    bus &operator=(const bus &) = delete;
+    ~bus()
+    {
+        if (b_) qtbus_bus_destroy(b_);
+    }
+};
+
+/* The process-wide bus. */
+inline bus_ref shared() noexcept { return bus_ref(qtbus_shared()); }
+
+} // namespace qtbus
+
+#endif /* QTBUS_HPP */
