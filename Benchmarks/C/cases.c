@@ -310,7 +310,7 @@ void case_queue(int burst)
     subject s[NCOL] = {{0}};
     s[C_QTBUS] = (subject){measure_queue, &qa, 256};
     s[C_BARE] = (subject){measure_queue, &la, 256};
-    for (int i = C_GLIB; i <= C_MUTEX; i++)
+    for (int i = C_QTBUSXX; i <= C_MUTEX; i++)
         r->c[i].na = "-";
     run_interleaved(r, s);
     qa.impl->destroy(qa.q);
@@ -321,8 +321,8 @@ void case_queue(int burst)
 
 void case_startup(void)
 {
-    static const char *const prog[NCOL] = {"start-qtbus", "start-glib", "start-sigc", "start-boost",
-                                           NULL,          NULL,         "start-bare"};
+    static const char *const prog[NCOL] = {"start-qtbus", "start-qtbus-cxx", "start-glib", "start-sigc",
+                                           "start-boost", NULL,              NULL,         "start-bare"};
     row *r = new_row("startup", "start-up of a program", "ms", "lower");
     row *added = new_row("startup_added", "start-up added vs bare C", "ms", "lower");
     char path[NCOL][PATH_MAX + 64];

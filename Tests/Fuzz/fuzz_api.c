@@ -6,8 +6,11 @@
  * take (names and JSON come from the input itself, so bad UTF-8, empty and over-long
  * names and invalid JSON all occur).  Two buses; tokens, bags, commands and sources are
  * kept in small tables indexed by input bytes, so stale and repeated handles occur too;
- * unknown flag bits pass through.  Handlers read a "script" byte from their userdata
- * and may dispatch, subscribe or dispose from inside (bounded depth).
+ * unknown flag bits pass through.  Dispatches are direct or posted (the bus's queue, the
+ * main queue), subscriptions direct or on a serial queue or the main queue, which the
+ * input's thread (the process's main thread) drains when the input says and at its
+ * end.  Handlers read a "script" byte from their userdata and may dispatch, subscribe
+ * or dispose from inside (bounded depth).
  *
  * Checked on every input (abort() on failure, which libFuzzer reports as a crash):
  * every release hook given to a successful subscribe runs exactly once by the end of
@@ -44,6 +47,10 @@ static qtbus_command commands[MAXH];
 static qtbus_source sources[MAXH];
 static atomic_long objects_made, objects_released;
 static int depth;
+/* Dispatches handlers may still make in this input: a handler on the main queue that
+ * dispatches its own type re-posts itself to every drain, a storm that would grow
+ * without end (the program's doing, not the library's). */
+static int handler_dispatches;
 /* Set on the thread running the input: handlers and execute functions run on the
  * library's queue thread too, and only this thread reads the input. */
 static __thread int input_thread;
@@ -95,7 +102,11 @@ static void handler(const qtbus_event *e, void *u)
     case 1: qtbus_event_stop(e); break;
     case 2: qtbus_event_reply(e, "r", 1); break;
     case 3: step(1); break; /* one more call from the input, nested */
-    case 4: { qtbus_event_desc d = {.type = qtbus_event_type(e), .flags = QTBUS_EVENT_STICKY}; qtbus_dispatch(buses[0], &d); break; }
+    case 4: { /* after the input's end, its buses are gone: a main-queue handler still runs */
+        qtbus_event_desc d = {.type = qtbus_event_type(e), .flags = QTBUS_EVENT_STICKY};
+        if (buses[0] && handler_dispatches-- > 0) qtbus_dispatch(buses[0], &d);
+        break;
+    }
     case 5: { size_t n = 0; (void)qtbus_event_data(e, &n); (void)qtbus_event_object(e); break; }
     }
     depth--;
@@ -118,7 +129,7 @@ static void step(int budget)
         char n1[80], n2[80], json[64];
         qtbus_bus *bus = buses[byte() % 2];
         if (!bus) continue;
-        switch (byte() % 16) {
+        switch (byte() % 18) {
         case 0: case 1: {
             if (nrecs == MAXSUBS) break;
             /* Reserved before the call: a handler run inside it (a replay) may subscribe. */
@@ -129,7 +140,10 @@ static void step(int budget)
             o.subtypes = subs;
             o.subtype_count = byte() % 4;
             o.flags = byte() % 8;        /* unknown bits too */
-            if (byte() % 4 == 0) o.queue = queue;
+            switch (byte() % 8) {
+            case 0: o.queue = queue; break;
+            case 1: o.queue = qtbus_queue_main(); break; /* drained by case 17 and at the end */
+            }
             o.priority = (int8_t)byte();
             if (byte() % 4 == 0) o.bag = bags[byte() % MAXH];
             qtbus_token t = {0};
@@ -207,6 +221,30 @@ static void step(int budget)
                 sources[byte() % MAXH] = s;
             break;
         }
+        case 16: { /* a posted dispatch, on the bus's queue or the main queue */
+            qtbus_event_desc d = {.type = name(n1), .subtype = byte() % 2 ? name(n2) : NULL};
+            d.flags = byte() % 4;
+            d.data = "abcdefgh";
+            d.size = byte() % 9;
+            int *obj = NULL;
+            if (byte() % 3 == 0) {
+                obj = malloc(sizeof *obj);
+                d.object = obj;
+                d.object_release = object_release;
+            }
+            int rc = byte() % 2 ? qtbus_dispatch_on_bus_queue(bus, &d) : qtbus_dispatch_on_main(bus, &d);
+            if (obj && rc >= 0) atomic_fetch_add(&objects_made, 1);
+            else if (obj) free(obj);
+            break;
+        }
+        case 17: /* the main queue (this is the main thread), and token queries */
+            switch (byte() % 4) {
+            case 0: qtbus_main_drain(); break;
+            case 1: qtbus_main_wait(0); break;
+            case 2: if (qtbus_main_fd() < 0) abort(); break;
+            case 3: qtbus_token_is_active(tokens[byte() % MAXH]); break;
+            }
+            break;
         case 15: {
             qtbus_source s = sources[byte() % MAXH];
             switch (byte() % 3) {
@@ -223,6 +261,7 @@ static void step(int budget)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     input_thread = 1;
+    handler_dispatches = 256;
     in = data;
     left = size;
     nrecs = 0;
@@ -244,8 +283,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     qtbus_bus_destroy(buses[0]);
     qtbus_bus_destroy(buses[1]);
+    buses[0] = buses[1] = NULL; /* not to be used again (handlers still to run check) */
     /* Queued deliveries and releases finish on the queue: wait for them (bounded). */
     for (int spin = 0; spin < 20000; spin++) {
+        qtbus_main_drain(); /* main-queue deliveries, posts and releases run here */
         int done = atomic_load(&objects_released) == atomic_load(&objects_made);
         for (int i = 0; i < nrecs && done; i++) done = !recs[i].subscribed || atomic_load(&recs[i].releases) == 1;
         if (done) break;
