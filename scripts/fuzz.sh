@@ -5,7 +5,8 @@
 # (swiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp, and
 # -fsanitize=fuzzer-no-link for the C glue) in build-fuzz/lib, so that the fuzzer is
 # guided by the library's edges, not only the harness's; run on a copy of the
-# committed corpus.
+# committed corpus (Tests/Fuzz/corpus/ seeds and Tests/Fuzz/corpus.tar.gz, merged from
+# the runs so far: refresh it with -merge=1, as the README says).
 #
 #   scripts/fuzz.sh [SECONDS]      (default 60)
 #
@@ -28,7 +29,10 @@ build_install "$dir/lib" "$dir/_install" \
   -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link
 
 mkdir -p "$out/corpus"
+# The hand-written seeds, and the corpus merged from earlier runs (libFuzzer -merge=1,
+# inputs named by their SHA-1, so extracting over a grown corpus adds nothing twice).
 cp -n Tests/Fuzz/corpus/* "$out/corpus/" 2>/dev/null || true
+tar -xzf Tests/Fuzz/corpus.tar.gz -C "$out/corpus"
 # shellcheck disable=SC2046
 "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -fuse-ld=lld \
   Tests/Fuzz/fuzz_api.c -o "$out/fuzz_api" \
