@@ -6,7 +6,8 @@
 #   - static runtime (the default): NEEDED names only system libraries (libc, libm,
 #     libstdc++, libgcc_s, the loader) and there is no RUNPATH;
 #     shared runtime: RUNPATH holds the directory with libswiftCore.so;
-#   - the header compiles alone as C99, C11 (and C++17 when c++ exists), -Wall -Wextra -pedantic -Werror.
+#   - the header compiles alone as C99, C11 (and C++17 when c++ exists), -Wall -Wextra -pedantic -Werror;
+#     qtbus.hpp beside it compiles alone as C++17 and C++20 the same way.
 # usage: scripts/check-library.sh path/to/libqtbus.so path/to/qtbus.h static|shared
 set -euo pipefail
 
@@ -56,6 +57,16 @@ if command -v "${CXX:-c++}" >/dev/null 2>&1; then
   cp "$tmp/h.c" "$tmp/h.cpp"
   "${CXX:-c++}" -std=c++17 -Wall -Wextra -pedantic -Werror -fsyntax-only -I"$(dirname "$header")" "$tmp/h.cpp" \
     || bad "qtbus.h does not compile cleanly as C++17"
+  hpp=$(dirname "$header")/qtbus.hpp
+  if [ -f "$hpp" ]; then
+    printf '#include <qtbus.hpp>\nint main() { return qtbus::shared().c_bus() == nullptr; }\n' >"$tmp/hpp.cpp"
+    for std in c++17 c++20; do
+      "${CXX:-c++}" -std=$std -Wall -Wextra -pedantic -Werror -fsyntax-only -I"$(dirname "$header")" "$tmp/hpp.cpp" \
+        || bad "qtbus.hpp does not compile cleanly as $std"
+    done
+  else
+    bad "no qtbus.hpp beside $header"
+  fi
 fi
 
 [ "$fail" = 0 ] && echo "check-library: OK ($lib)"
