@@ -139,6 +139,18 @@ static void bags()
     again.release();  // `first` owns it
     first.dispose();
     CHECK_EQ(bus.subscriber_count("B"), 0);
+    // A subscription that already ended (a once that fired) is accepted, and dropped.
+    qtbus::options once;
+    once.once = true;
+    qtbus::subscription fired = bus.subscribe("B", once, [] {});
+    bus.dispatch("B");
+    CHECK(!fired.active());
+    second.add(std::move(fired));
+    // A disposed bag refuses, and the subscription stays with its owner.
+    qtbus::subscription live = bus.subscribe("B", [] {});
+    second.dispose();
+    CHECK_THROWS(QTBUS_ESTALE, second.add(std::move(live)));
+    CHECK(live.active());
 }
 
 static void requests()

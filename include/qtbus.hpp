@@ -274,10 +274,14 @@ public:
     bag &operator=(const bag &) = delete;
     ~bag() { dispose(); }
 
-    /* Takes the subscription over (`s` becomes empty).  On failure `s` keeps it. */
+    /* Takes the subscription over (`s` becomes empty).  One that has already ended (a
+     * once that fired on another thread meanwhile) is accepted: there is nothing left
+     * to dispose.  On failure (the bag disposed, `s` in another bag) `s` keeps it. */
     void add(subscription &&s)
     {
-        detail::check(qtbus_bag_add(bag_, s.c_token()), "qtbus_bag_add");
+        int rc = qtbus_bag_add(bag_, s.c_token());
+        if (rc == QTBUS_ESTALE && bag_.id != 0 && !s.active()) rc = QTBUS_OK;
+        detail::check(rc, "qtbus_bag_add");
         s.release();
     }
     bag &operator+=(subscription &&s)
