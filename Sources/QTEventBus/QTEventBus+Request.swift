@@ -7,6 +7,7 @@
 // Swift ones to a C request) through the same engine calls. The sender's userdata is a
 // retained `_QTRequestBox`; the engine's release hook is the completion.
 import CQtbusShims
+import Dispatch
 import QTBusEngine
 
 /// The sender's callbacks: the engine's userdata for one request.
@@ -75,21 +76,30 @@ extension QTEventBus {
 
     /// Sends `event` as a request and returns its replies, in the order they were made,
     /// once the request has completed (every handler has run; see
-    /// ``request(_:onReply:completion:)``). A request that could not be sent, or that
-    /// nobody answered, gives `[]`.
+    /// ``request(_:onReply:completion:)``). A request nobody answered gives `[]`.
     ///
     /// ```swift
-    /// let replies = await bus.request(LoginRequest(account: "alice", pwd: "secret"))
+    /// let replies = try await bus.request(LoginRequest(account: "alice", pwd: "secret"))
     /// print(replies.map(\.string))                                 // ["login ok"]
     /// ```
-    public func request<E: QTEvent>(_ event: E) async -> [QTReply] {
-        await _collect { onReply, completion in request(event, onReply: onReply, completion: completion) }
+    ///
+    /// - Throws: ``QTBusError`` when the bus refuses the request (an invalid name or
+    ///   subtype, a bus being destroyed), and nothing was sent; `CancellationError` as
+    ///   soon as the calling task is cancelled (then, or before it was sent). Handlers
+    ///   already running finish, their late replies are dropped, and the request's
+    ///   completion still runs exactly once, later.
+    /// - Parameter timeout: how long to wait for the completion; when it passes, the
+    ///   replies received so far are returned (handlers still running finish, their late
+    ///   replies are dropped). `nil`: wait for the completion.
+    public func request<E: QTEvent>(_ event: E, timeout: Duration? = nil) async throws -> [QTReply] {
+        try await _collect(timeout: timeout) { onReply, completion in request(event, onReply: onReply, completion: completion) }
     }
 
-    /// ``request(_:)``, with each reply decoded as `V`; replies that do not decode are
-    /// left out.
-    public func request<E: QTEvent, V: QTBytesConvertible>(_ event: E, replyAs type: V.Type) async -> [V] {
-        await request(event).compactMap { $0.value(as: V.self) }
+    /// ``request(_:timeout:)``, with each reply decoded as `V`; replies that do not
+    /// decode are left out.
+    public func request<E: QTEvent, V: QTBytesConvertible>(_ event: E, replyAs type: V.Type,
+                                                             timeout: Duration? = nil) async throws -> [V] {
+        try await request(event, timeout: timeout).compactMap { $0.value(as: V.self) }
     }
 
     /// Sends a request of the named type `type` (as C's `qtbus_request` does) with
@@ -104,25 +114,40 @@ extension QTEventBus {
         })
     }
 
-    /// ``request(_:)`` for the named type `type`.
-    public func request(named type: String, subType: String? = nil, bytes: [UInt8] = []) async -> [QTReply] {
-        await _collect { onReply, completion in
+    /// ``request(_:timeout:)`` for the named type `type`.
+    public func request(named type: String, subType: String? = nil, bytes: [UInt8] = [],
+                        timeout: Duration? = nil) async throws -> [QTReply] {
+        try await _collect(timeout: timeout) { onReply, completion in
             request(named: type, subType: subType, bytes: bytes, onReply: onReply, completion: completion)
         }
     }
 
-    /// Collects the replies of the request `send` makes, until its completion.
-    private func _collect(_ send: (@escaping @Sendable (QTReply) -> Void, @escaping @Sendable () -> Void) -> Int)
-        async -> [QTReply] {
-        let replies = _QTLocked<[QTReply]>([])
-        return await withCheckedContinuation { continuation in
-            let status = send({ reply in replies.withLock { $0.append(reply) } },
-                              { continuation.resume(returning: replies.withLock { $0 }) })
-            // A failed request took nothing: its completion will not run.
-            if status < 0 { continuation.resume(returning: []) }
+    /// Collects the replies of the request `send` makes, until its completion, the
+    /// timeout or the task's cancellation, whichever comes first.
+    private func _collect(timeout: Duration?,
+                          _ send: (@escaping @Sendable (QTReply) -> Void, @escaping @Sendable () -> Void) -> Int)
+        async throws -> [QTReply] {
+        try Task.checkCancellation()  // cancelled already: send nothing
+        let collector = _QTReplyCollector()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard collector.install(continuation) else { return }  // cancelled meanwhile
+                let status = send({ collector.add($0) }, { collector.finish(.completed) })
+                if status < 0 {
+                    // A failed request took nothing: its completion will not run.
+                    collector.finish(.failed(QTBusError(status: Int32(status)) ?? .other(Int32(status))))
+                } else if let timeout {
+                    let (seconds, attoseconds) = timeout.components
+                    let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) {
+                        collector.finish(.timedOut)
+                    }
+                }
+            }
+        } onCancel: {
+            collector.finish(.cancelled)
         }
     }
-
     // MARK: Receiving (used by the makers of `on`)
 
     /// Subscribes to the typed event `E` with a handler that gets a request context.
@@ -258,6 +283,60 @@ extension QTEventSubscriberMaker {
         nextRequest { event, request in
             guard request.isRequest else { return }
             for value in answer(event) { request.reply(value) }
+        }
+    }
+}
+
+/// The replies of one awaited request, and the one way it ends: completed, timed out,
+/// cancelled or refused, whichever comes first; later replies and endings are dropped.
+final class _QTReplyCollector: Sendable {
+    enum Ending {
+        case completed, timedOut, cancelled
+        case failed(QTBusError)
+    }
+
+    private struct State {
+        var replies: [QTReply] = []
+        var continuation: CheckedContinuation<[QTReply], any Error>? = nil
+        var ending: Ending? = nil
+    }
+
+    private let state = _QTLocked(State())
+
+    /// Before the request is sent (a synchronous handler may reply at once).  False
+    /// when it ended already (cancelled meanwhile): the continuation was resumed, and
+    /// nothing is to be sent.
+    func install(_ continuation: CheckedContinuation<[QTReply], any Error>) -> Bool {
+        let ended: Ending? = state.withLock { s in
+            if s.ending == nil { s.continuation = continuation }
+            return s.ending
+        }
+        guard let ended else { return true }
+        Self.resume(continuation, ended, [])
+        return false
+    }
+
+    func add(_ reply: QTReply) {
+        state.withLock { s in if s.ending == nil { s.replies.append(reply) } }
+    }
+
+    func finish(_ ending: Ending) {
+        let (continuation, replies): (CheckedContinuation<[QTReply], any Error>?, [QTReply]) = state.withLock { s in
+            guard s.ending == nil else { return (nil, []) }
+            s.ending = ending
+            let c = s.continuation
+            s.continuation = nil
+            return (c, s.replies)
+        }
+        if let continuation { Self.resume(continuation, ending, replies) }
+    }
+
+    private static func resume(_ continuation: CheckedContinuation<[QTReply], any Error>, _ ending: Ending,
+                               _ replies: [QTReply]) {
+        switch ending {
+        case .completed, .timedOut: continuation.resume(returning: replies)
+        case .cancelled: continuation.resume(throwing: CancellationError())
+        case .failed(let error): continuation.resume(throwing: error)
         }
     }
 }

@@ -56,7 +56,7 @@ extension QTEventBus {
 /// ```swift
 /// struct Session: QTCodableBytes { let user: String; let expires: Int }
 /// bus.on(Login.self).reply { login in [Session(user: login.account, expires: 3600)] }
-/// let sessions = await bus.request(Login(account: "alice"), replyAs: Session.self)
+/// let sessions = try await bus.request(Login(account: "alice"), replyAs: Session.self)
 /// // a C sender's on_reply reads {"user":"alice","expires":3600}
 /// ```
 ///

@@ -101,7 +101,7 @@ extension QTBusTests {
             let token = bus.on(SessionRequest.self).reply { request in [Session(user: request.account, expires: 3600)] }
             defer { token.dispose() }
 
-            let sessions = await bus.request(SessionRequest(account: "alice"), replyAs: Session.self)
+            let sessions = try await bus.request(SessionRequest(account: "alice"), replyAs: Session.self)
             #expect(sessions == [Session(user: "alice", expires: 3600)])
 
             #expect(cpeer_request("SessionRequest", nil, #"{"account":"bob"}"#) == 1)

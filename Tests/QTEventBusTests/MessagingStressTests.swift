@@ -142,7 +142,7 @@ extension QTBusTests {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for n in 0..<200 {
                         group.addTask {
-                            let replies = await bus.request(named: "Echo", bytes: Array("\(n)".utf8))
+                            let replies = try await bus.request(named: "Echo", bytes: Array("\(n)".utf8))
                             #expect(replies.map(\.string) == ["\(n)", "\(n)!"])
                             let values = try await double.execute(n)
                             #expect(values == ["\(n)", "\(2 * n)"], "each execute gets its own execution's values")

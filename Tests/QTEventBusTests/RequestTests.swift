@@ -84,9 +84,9 @@ extension QTBusTests {
             let logger = bus.on(LoginRequest.self).next { _ in logged.increment() }
             defer { auth.dispose(); logger.dispose() }
 
-            let ok = try await bounded { await bus.request(LoginRequest(account: "alice", pwd: "secret")) }
+            let ok = try await bounded { try await bus.request(LoginRequest(account: "alice", pwd: "secret")) }
             #expect(ok.map(\.string) == ["login ok"])
-            let bad = try await bounded { await bus.request(LoginRequest(account: "bob", pwd: "secret"), replyAs: String.self) }
+            let bad = try await bounded { try await bus.request(LoginRequest(account: "bob", pwd: "secret"), replyAs: String.self) }
             #expect(bad == ["bad credentials"])
             #expect(logged.value == 2)
         }
@@ -140,7 +140,7 @@ extension QTBusTests {
                     return [authenticate(login)]
                 }
             defer { auth.dispose() }
-            let replies = try await bounded { await bus.request(LoginRequest(account: "alice", pwd: "secret"), replyAs: String.self) }
+            let replies = try await bounded { try await bus.request(LoginRequest(account: "alice", pwd: "secret"), replyAs: String.self) }
             #expect(replies == ["login ok"])
         }
 
@@ -155,7 +155,7 @@ extension QTBusTests {
             }
             let more = bus.on(named: "Search").priority(-1).reply { _ in [[UInt8]([0, 1, 2])] }
             defer { search.dispose(); more.dispose() }
-            let replies = try await bounded { await bus.request(named: "Search", bytes: Array("song".utf8)) }
+            let replies = try await bounded { try await bus.request(named: "Search", bytes: Array("song".utf8)) }
             #expect(replies.map(\.string).prefix(3) == ["song 1", "song 2", "song 3"], "in reply order")
             #expect(replies.last?.bytes == [0, 1, 2], "then the lower-priority handler's bytes")
             #expect(replies.count == 4)
@@ -219,7 +219,7 @@ extension QTBusTests {
             #expect(bus.request(LoginRequest(account: "a", pwd: "b"), onReply: nil,
                                 completion: { completions.increment() }) == 0)
             #expect(completions.value == 1)
-            let replies = try await bounded { await bus.request(named: "Nobody") }
+            let replies = try await bounded { try await bus.request(named: "Nobody") }
             #expect(replies == [])
         }
 
@@ -229,15 +229,72 @@ extension QTBusTests {
             let status = bus.request(named: "Bad", subType: "", onReply: nil, completion: { completions.increment() })
             #expect(status == Int(QTBusError.invalidArgument.rawValue))
             #expect(completions.value == 0, "a failed request takes nothing, as in C")
-            let replies = try await bounded { await bus.request(named: "Bad", subType: "") }
-            #expect(replies == [], "and the async form returns at once")
+            await #expect(throws: QTBusError.invalidArgument, "and the async form throws at once") {
+                try await bounded { try await bus.request(named: "Bad", subType: "") }
+            }
+        }
+
+        @Test func aCancelledRequestReturnsPromptlyWhileItsHandlerRuns() async throws {
+            let bus = QTEventBus()
+            let queue = DispatchQueue(label: "slow-handler")
+            let finished = Counter()
+            let token = bus.on(named: "Slow").atQueue(queue).nextRequest { _, request in
+                usleep(1_000_000)  // a handler that takes a second
+                request.reply("late")
+                finished.increment()
+            }
+            defer { token.dispose() }
+            let task = Task { try await bus.request(named: "Slow") }
+            usleep(50_000)
+            let cancelled = ContinuousClock.now
+            task.cancel()
+            await #expect(throws: CancellationError.self) { try await task.value }
+            let waited = ContinuousClock.now - cancelled
+            #expect(waited < .milliseconds(100), "cancellation answered in \(waited), not after the handler")
+            #expect(finished.value == 0, "the handler is still running")
+            // It finishes; its late reply goes nowhere; the bus answers the next request.
+            #expect(waitUntil { finished.value == 1 })
+            let token2 = bus.on(named: "Quick").reply { _ in ["ok"] }
+            defer { token2.dispose() }
+            #expect(try await bounded { try await bus.request(named: "Quick") }.map(\.string) == ["ok"])
+        }
+
+        @Test func aRequestCancelledBeforeItIsSentSendsNothing() async throws {
+            let bus = QTEventBus()
+            let received = Counter()
+            let token = bus.on(named: "Never").nextRequest { _, _ in received.increment() }
+            defer { token.dispose() }
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await bus.request(named: "Never")
+            }
+            await #expect(throws: CancellationError.self) { try await task.value }
+            #expect(received.value == 0)
+        }
+
+        @Test func aTimeoutReturnsTheRepliesSoFar() async throws {
+            let bus = QTEventBus()
+            let queue = DispatchQueue(label: "slow-replier")
+            let fast = bus.on(named: "Mixed").nextRequest { _, request in request.reply("fast") }
+            let slow = bus.on(named: "Mixed").atQueue(queue).nextRequest { _, request in
+                usleep(500_000)
+                request.reply("slow")
+            }
+            defer { fast.dispose(); slow.dispose() }
+            let started = ContinuousClock.now
+            let replies = try await bus.request(named: "Mixed", timeout: .milliseconds(100))
+            #expect(replies.map(\.string) == ["fast"])
+            #expect(ContinuousClock.now - started < .milliseconds(400))
+            // Without a timeout, both.
+            let all = try await bounded { try await bus.request(named: "Mixed") }
+            #expect(Set(all.map(\.string)) == ["fast", "slow"])
         }
 
         @Test func aReplyCarriesTheRequestsTypeAndSubtype() async throws {
             let bus = QTEventBus()
             let token = bus.on(named: "Typed").reply { _ in ["x"] }
             defer { token.dispose() }
-            let replies = try await bounded { await bus.request(named: "Typed", subType: "sub") }
+            let replies = try await bounded { try await bus.request(named: "Typed", subType: "sub") }
             #expect(replies == [QTReply(type: "Typed", subType: "sub", bytes: Array("x".utf8))])
         }
 
@@ -253,7 +310,7 @@ extension QTBusTests {
             let logger = bus.on(LoginRequest.self).next { logged.append($0.account) }
             defer { logger.dispose() }
 
-            let replies = try await bounded { await bus.request(LoginRequest(account: "alice", pwd: "secret")) }
+            let replies = try await bounded { try await bus.request(LoginRequest(account: "alice", pwd: "secret")) }
             #expect(replies.map(\.string) == ["login ok"])
             #expect(c.data == #"{"account":"alice","pwd":"secret"}"#, "C read the request's JSON bytes")
             #expect(logged.values == ["alice"])
