@@ -57,9 +57,16 @@ let package = Package(
             dependencies: ["QTEventBusCTestSupport"],
             path: "Tests/QTEventBusTestSupport"
         ),
+        // Public names of RxSwift, declared here (RxSwift is not in the package mirror),
+        // for the test that QTEventBus's names do not clash with them.
+        .target(
+            name: "RxSwiftNames",
+            path: "Tests/RxSwiftNames"
+        ),
         .testTarget(
             name: "QTEventBusTests",
-            dependencies: ["QTEventBus", "QTBusEngine", "CQtbusShims", "QTEventBusCTestSupport", "QTEventBusTestSupport"],
+            dependencies: ["QTEventBus", "QTBusEngine", "CQtbusShims", "QTEventBusCTestSupport", "QTEventBusTestSupport",
+                           "RxSwiftNames"],
             path: "Tests/QTEventBusTests"
         ),
         .testTarget(

@@ -11,7 +11,7 @@
 //   token when the hop runs (lifetime rule 2).  The engine would then see the handler
 //   return before it ran, complete a request too early and refuse its replies: so a hop
 //   holds the request (`_qtEngineHoldRequest`), as a queued delivery's payload does.
-// - Bags.  A Swift `DisposeBag` is a Swift object holding tokens, not an engine bag: it
+// - Bags.  A Swift `QTDisposeBag` is a Swift object holding tokens, not an engine bag: it
 //   must dispose them when it is deinitialised, from any thread, and it prunes tokens
 //   that ended on their own.  Engine bags (qtbus_bag) serve C.
 // - Values.  A typed Swift dispatch carries its value as the event's object.  Giving the

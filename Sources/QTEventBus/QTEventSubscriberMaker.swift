@@ -72,7 +72,7 @@ public struct QTEventSubscriberMaker<Event> {
     /// type. `nil` ties it to nothing: the subscription lives until disposed.
     ///
     /// Linux has no associated objects, so the end is noticed at that next dispatch, not
-    /// in `object`'s deinit; use ``disposed(by:)`` with a ``DisposeBag`` the object owns
+    /// in `object`'s deinit; use ``disposed(by:)`` with a ``QTDisposeBag`` the object owns
     /// to end it exactly when the object goes.
     public func freeWith(_ object: AnyObject?) -> Self {
         var copy = self
@@ -82,7 +82,7 @@ public struct QTEventSubscriberMaker<Event> {
 
     /// Puts the token in `bag`: the subscription ends when the bag is disposed or
     /// deallocated.
-    public func disposed(by bag: DisposeBag) -> Self {
+    public func disposed(by bag: QTDisposeBag) -> Self {
         var copy = self
         copy.options.bag = bag
         return copy

@@ -22,7 +22,7 @@ import Synchronization
 /// is released once no call of it is running (lifetime rule 1 of qtbus.h).
 ///
 /// A token does not dispose its subscription when it is deallocated (as in
-/// QTEventBus): keep the token, put it in a ``DisposeBag``, or use
+/// QTEventBus): keep the token, put it in a ``QTDisposeBag``, or use
 /// ``QTEventSubscriberMaker/freeWith(_:)``. The token does not retain the handler.
 public final class QTEventToken: Hashable, Sendable, CustomStringConvertible {
     private let engineID = Atomic<UInt64>(0)
@@ -56,7 +56,7 @@ public final class QTEventToken: Hashable, Sendable, CustomStringConvertible {
 
     /// Puts the token in `bag`, which disposes it when the bag is disposed or
     /// deallocated.
-    public func disposed(by bag: DisposeBag) {
+    public func disposed(by bag: QTDisposeBag) {
         bag.insert(self)
     }
 

@@ -41,7 +41,7 @@ struct _QTSubscribeOptions {
     var subTypes: [String] = []
     var queue: DispatchQueue? = nil
     var owner: AnyObject? = nil
-    var bag: DisposeBag? = nil
+    var bag: QTDisposeBag? = nil
     var priority: Int32 = 0
     var once = false
     var replay = false

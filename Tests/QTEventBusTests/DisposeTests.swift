@@ -1,4 +1,4 @@
-// Manual dispose, DisposeBag, and closure lifetimes checked with weak references.
+// Manual dispose, QTDisposeBag, and closure lifetimes checked with weak references.
 import QTEventBusTestSupport
 import Dispatch
 import Glibc
@@ -53,7 +53,7 @@ extension QTBusTests {
             let bus = QTEventBus()
             let calls = Counter()
             weak var watched: Token?
-            var bag: DisposeBag? = DisposeBag()
+            var bag: QTDisposeBag? = QTDisposeBag()
             weak let weakBag = bag
             do {
                 let captured = Token()
@@ -75,7 +75,7 @@ extension QTBusTests {
 
         @Test func disposeBagDisposeAndReuse() {
             let bus = QTEventBus()
-            let bag = DisposeBag()
+            let bag = QTDisposeBag()
             let calls = Counter()
             bus.on(PingEvent.self).disposed(by: bag).next { _ in calls.increment() }
             bag.dispose()
@@ -90,7 +90,7 @@ extension QTBusTests {
 
         @Test func bagPrunesTokensThatEnded() {
             let bus = QTEventBus()
-            let bag = DisposeBag()
+            let bag = QTDisposeBag()
             for _ in 0..<1000 {
                 bus.on(PingEvent.self).once().disposed(by: bag).next { _ in }
                 bus.dispatch(PingEvent(n: 0))

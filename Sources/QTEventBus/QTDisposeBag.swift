@@ -6,7 +6,7 @@
 ///
 /// ```swift
 /// final class Screen {
-///     let bag = DisposeBag()
+///     let bag = QTDisposeBag()
 ///     init(bus: QTEventBus) {
 ///         bus.on(LoginEvent.self).disposed(by: bag).next { print($0.userId) }
 ///     }
@@ -16,7 +16,7 @@
 /// The bag is a Swift object, not an engine bag: disposing it disposes each token
 /// (which also drops their queued `atQueue` hops). Tokens that ended on their own
 /// (disposed, fired once) are pruned as the bag grows. Thread-safe.
-public final class DisposeBag: Sendable {
+public final class QTDisposeBag: Sendable {
     private let tokens = _QTLocked<[QTEventToken]>([])
 
     /// An empty bag.
@@ -50,3 +50,9 @@ public final class DisposeBag: Sendable {
 
     deinit { dispose() }
 }
+
+/// The name of ``QTDisposeBag`` before 0.2: it clashed with RxSwift's `DisposeBag` in
+/// code importing both.  Kept for one minor version.
+@available(*, deprecated, renamed: "QTDisposeBag",
+           message: "DisposeBag clashes with RxSwift's DisposeBag; use QTDisposeBag")
+public typealias DisposeBag = QTDisposeBag
