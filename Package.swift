@@ -1,5 +1,10 @@
 // swift-tools-version:6.0
 // The same Sources/ tree CMake builds into libqtbus.so (see CMakeLists.txt).
+//
+// Supported platforms: Linux (glibc) with Swift 6.0 or later; tested on x86_64.  The
+// engine uses Linux's futex and membarrier and libdispatch's main-queue SPI as Linux
+// builds it, so macOS and Windows are not supported yet (README "Swift").  `platforms:`
+// below could only set Apple minimums, so it is not used.
 import PackageDescription
 
 let package = Package(

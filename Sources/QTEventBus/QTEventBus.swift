@@ -92,6 +92,11 @@ public final class QTEventBus: @unchecked Sendable {
     /// delivered on the dispatching thread into the stream's buffer. The subscription
     /// ends when the consumer stops (the loop ends, its task is cancelled or the stream
     /// is dropped). For more options, use ``QTEventSubscriberMaker/events(bufferingPolicy:)``.
+    ///
+    /// - Parameter bufferingPolicy: AsyncStream's. The default, `.unbounded`, keeps every
+    ///   event until it is read, so a consumer slower than the dispatches makes the buffer
+    ///   grow; `.bufferingNewest(n)` keeps the latest `n` (a UI showing a state),
+    ///   `.bufferingOldest(n)` the first `n`. Dispatches never wait for the consumer.
     public func events<E: QTEvent>(of type: E.Type, subType: String? = nil,
                                    bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy = .unbounded)
         -> AsyncStream<E> {
