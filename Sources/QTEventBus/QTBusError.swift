@@ -4,10 +4,10 @@ import QTBusEngine
 
 /// A failure reported by the engine: one case per negative `qtbus_status`.
 ///
-/// Calls that can fail in ordinary use throw it (``QTEventBus/dispatchJSON(name:json:)``);
-/// the dispatch calls, which QTEventBus users call without `try`, return the negative
-/// status instead (``rawValue``), and a subscription that could not be made gives a
-/// token whose ``QTEventToken/error`` says why.
+/// Calls that can fail in ordinary use throw it (``QTEventBus/dispatchJSON(name:json:)``,
+/// the awaited ``QTEventBus/request(_:timeout:)``); the dispatch calls, which QTEventBus
+/// users call without `try`, return the negative status instead (``rawValue``), and a
+/// subscription the bus refuses traps with the reason (a programmer error).
 public enum QTBusError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `QTBUS_EINVAL`: an empty, over-long (> 255 bytes) or otherwise invalid name.
     case invalidArgument

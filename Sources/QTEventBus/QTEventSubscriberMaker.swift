@@ -133,8 +133,11 @@ public struct QTEventSubscriberMaker<Event> {
     /// use ``disposed(by:)`` / ``freeWith(_:)``: a token that is simply dropped does not
     /// end the subscription.
     ///
-    /// If the subscription cannot be made (an invalid subtype or type name, or the bus
-    /// is being destroyed), the token is inactive and its ``QTEventToken/error`` says why.
+    /// A subscription the bus refuses is a programmer error and traps, as an index out
+    /// of range does, with a message naming the type and the reason: a type name or a
+    /// subtype that is empty or longer than 255 bytes (the rule of every name, in C
+    /// too), a bus being destroyed, or no memory left. Every maker (`next`,
+    /// `nextOnMain`, `nextRequest`, `reply`, `events`) follows this rule.
     @inlinable
     @discardableResult
     public func next(_ handler: @escaping @Sendable (Event) -> Void) -> QTEventToken {
@@ -184,7 +187,6 @@ extension QTEventSubscriberMaker where Event: Sendable {
             if once { continuation.finish() }
         }
         continuation.onTermination = { _ in token.dispose() }
-        if token.error != nil { continuation.finish() }  // never subscribed: end at once
         return stream
     }
 }

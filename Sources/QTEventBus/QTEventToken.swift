@@ -27,7 +27,6 @@ import Synchronization
 public final class QTEventToken: Hashable, Sendable, CustomStringConvertible {
     private let engineID = Atomic<UInt64>(0)
     private let cancelled = Atomic<Bool>(false)
-    private let status = Atomic<Int32>(0)
 
     init() {}
 
@@ -46,9 +45,10 @@ public final class QTEventToken: Hashable, Sendable, CustomStringConvertible {
         return id != 0 && !isCancelled && _qtbus_token_is_active(qtbus_token(id: id)) == 1
     }
 
-    /// Why the subscription could not be made (an invalid type or subtype name, or the
-    /// bus being destroyed); nil when it was made.
-    public var error: QTBusError? { QTBusError(status: status.load(ordering: .acquiring)) }
+    /// Always nil: a subscription the bus refuses traps instead, with a message naming
+    /// the name and the reason (``QTEventSubscriberMaker/next(_:)``).
+    @available(*, deprecated, message: "a subscription the bus refuses traps; a token always describes a made one")
+    public var error: QTBusError? { nil }
 
     /// The engine token's id (`qtbus_token.id`), 0 when the subscription was not made.
     /// C code in the same process may dispose it with `qtbus_token_dispose`.
@@ -80,11 +80,5 @@ public final class QTEventToken: Hashable, Sendable, CustomStringConvertible {
     func made(_ id: UInt64) {
         engineID.store(id, ordering: .sequentiallyConsistent)
         if cancelled.load(ordering: .sequentiallyConsistent) { _ = _qtbus_token_dispose(qtbus_token(id: id)) }
-    }
-
-    /// The end of a failed subscribe.
-    func failed(_ code: Int32) {
-        status.store(code, ordering: .releasing)
-        cancelled.store(true, ordering: .releasing)
     }
 }

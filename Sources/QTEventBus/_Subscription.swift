@@ -280,8 +280,7 @@ extension QTEventBus {
         -> QTEventToken {
         let token = QTEventToken()
         guard let cName = name.cName, options.subTypes.allSatisfy(_qtIsValidName) else {
-            token.failed(QTBUS_EINVAL.rawValue)
-            return token
+            _qtRefusedSubscription(name.name, options.subTypes, QTBUS_EINVAL.rawValue)
         }
         // Registered and claimed before the engine subscription exists: no sweep can
         // miss it, and the source is running before the first event can be expected.
@@ -307,12 +306,26 @@ extension QTEventBus {
         }
         if status < 0 {
             // A failed subscribe took nothing: the box, registration and claim are ours.
-            token.failed(status)
             Unmanaged<_QTSubscription>.fromOpaque(userdata).takeRetainedValue().released()
-            return token
+            _qtRefusedSubscription(name.name, options.subTypes, status)
         }
         token.made(engineToken.id)
         options.bag?.insert(token)
         return token
     }
+}
+
+/// A subscription the bus refused traps, as an index out of range does: the names are
+/// the program's (an empty or over-long name or subtype), or the bus is being
+/// destroyed, or memory ran out.  The message says which name and why.
+func _qtRefusedSubscription(_ type: String, _ subTypes: [String], _ status: Int32) -> Never {
+    var why = String(cString: _qtbus_strerror(status))
+    if status == QTBUS_EINVAL.rawValue {
+        if !_qtIsValidName(type) {
+            why = "the type name \"\(type)\" is not 1 to 255 bytes"
+        } else if let bad = subTypes.first(where: { !_qtIsValidName($0) }) {
+            why = "the subtype \"\(bad)\" is not 1 to 255 bytes"
+        }
+    }
+    fatalError("QTEventBus: cannot subscribe to \"\(type)\": \(why)")
 }

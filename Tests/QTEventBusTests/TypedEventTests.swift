@@ -13,7 +13,6 @@ extension QTBusTests {
             let got = Recorder<PingEvent>()
             let token = bus.on(PingEvent.self).next { got.append($0) }
             #expect(token.isActive)
-            #expect(token.error == nil)
             #expect(bus.dispatch(PingEvent(n: 1)) == 1, "one subscription reached")
             #expect(bus.dispatch(PingEvent(n: 2)) == 1)
             #expect(got.values == [PingEvent(n: 1), PingEvent(n: 2)], "delivered before dispatch returned, in order")
@@ -70,7 +69,6 @@ extension QTBusTests {
             let bus = QTEventBus()
             let got = Counter()
             let token = bus.on(Deep.self).next { _ in got.increment() }
-            #expect(token.error == nil)
             bus.dispatch(G(value: G(value: G(value: G(value: G(value: G(value: G(value: G(value: G(value: G(value:
                 G(value: G(value: G(value: 1))))))))))))))
             #expect(got.value == 1)
@@ -141,26 +139,32 @@ extension QTBusTests {
             t1.dispose(); t2.dispose()
         }
 
-        @Test func invalidSubtypeGivesAnInactiveTokenWithItsError() {
-            let bus = QTEventBus()
-            let token = bus.on(PingEvent.self).ofSubType("").next { _ in Issue.record("never") }
-            #expect(!token.isActive)
-            #expect(token.error == .invalidArgument)
-            #expect(token.id == 0)
-            token.dispose()
-            #expect(bus.subscriberCount(of: PingEvent.self) == 0)
-            #expect(QTBusError.invalidArgument.description == String(cString: _qtbus_strerror(-1)))
+        // A refused subscription traps (a programmer error), in a child process here.
+        @Test func anInvalidSubtypeTraps() async {
+            await #expect(processExitsWith: .failure) {
+                _ = QTEventBus().on(PingEvent.self).ofSubType("").next { _ in }
+            }
+            await #expect(processExitsWith: .failure) {
+                _ = QTEventBus().on(PingEvent.self).ofSubType(String(repeating: "y", count: 300)).next { _ in }
+            }
+            await #expect(processExitsWith: .failure) {
+                _ = QTEventBus().on(named: "").next { _ in }
+            }
+            await #expect(processExitsWith: .failure, "every maker: requests") {
+                _ = QTEventBus().on(named: "Ask").ofSubType("").reply { _ in ["x"] }
+            }
+            await #expect(processExitsWith: .failure, "every maker: streams") {
+                _ = QTEventBus().on(PingEvent.self).ofSubType("").events()
+            }
         }
 
-        @Test func invalidClosureIsReleasedWhenSubscribeFails() {
-            let bus = QTEventBus()
-            weak var watched: Token?
-            do {
-                let captured = Token()
-                watched = captured
-                _ = bus.on(PingEvent.self).ofSubType(String(repeating: "y", count: 300)).next { _ in _ = captured }
+        @Test func aTrapSaysWhichNameAndWhy() async throws {
+            let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                _ = QTEventBus().on(PingEvent.self).ofSubType("").next { _ in }
             }
-            #expect(watched == nil, "a failed subscribe keeps nothing")
+            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
+            #expect(text.contains("cannot subscribe to \"\(PingEvent.eventName)\": the subtype \"\" is not 1 to 255 bytes"))
+            #expect(QTBusError.invalidArgument.description == String(cString: _qtbus_strerror(-1)))
         }
 
         @Test func eventsNobodyReceivesBecomeNoSubscriberEvents() {
