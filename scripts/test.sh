@@ -20,7 +20,8 @@
 #      a SwiftPM program, shares its qtbus_shared() (scripts/one-engine.sh);
 #   9. the Debian packages: cpack, lintian, dpkg -i, a program built with pkg-config
 #      alone (scripts/package-test.sh);
-#  10. swift build + swift test (Package.swift, Tests/);
+#  10. swift build + swift test (Package.swift, Tests/); the DocC archives of both
+#      products with no warning (scripts/docs.sh);
 #  11. the README's code blocks (scripts/readme-snippets.py): complete C programs built
 #      with pkg-config and run, C fragments compiled, Swift type-checked against the
 #      modules of 10, shell blocks checked with bash -n (the pkg-config one run).
@@ -113,6 +114,7 @@ do_oom() { bash "$ROOT/scripts/oom-sweep.sh" warm; }
 do_one_engine() { bash "$ROOT/scripts/one-engine.sh"; }
 do_swift_build() { swift build; }
 do_swift_test() { swift test; }
+do_docs() { bash "$ROOT/scripts/docs.sh"; }
 do_readme() {
   # Headers of the main-loop fragments (GLib, libuv), so they compile rather than skip.
   apt_install readme-snippets libglib2.0-dev libuv1-dev
@@ -150,6 +152,7 @@ step "benchmark smoke (scripts/bench.sh --smoke)" do_bench_smoke
 step "swift build" do_swift_build
 if [ "$last" -eq 0 ]; then
   step "swift test" do_swift_test
+  step "Swift API documentation: DocC, no warnings (scripts/docs.sh)" do_docs
 else
   skip "swift test" "swift build failed"
 fi

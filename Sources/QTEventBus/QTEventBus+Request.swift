@@ -88,9 +88,11 @@ extension QTEventBus {
     ///   soon as the calling task is cancelled (then, or before it was sent). Handlers
     ///   already running finish, their late replies are dropped, and the request's
     ///   completion still runs exactly once, later.
-    /// - Parameter timeout: how long to wait for the completion; when it passes, the
-    ///   replies received so far are returned (handlers still running finish, their late
-    ///   replies are dropped). `nil`: wait for the completion.
+    /// - Parameters:
+    ///   - event: the request, dispatched as ``dispatch(_:sticky:)`` does.
+    ///   - timeout: how long to wait for the completion; when it passes, the replies
+    ///     received so far are returned (handlers still running finish, their late
+    ///     replies are dropped). `nil`: wait for the completion.
     public func request<E: QTEvent>(_ event: E, timeout: Duration? = nil) async throws -> [QTReply] {
         try await _collect(timeout: timeout) { onReply, completion in request(event, onReply: onReply, completion: completion) }
     }
@@ -259,7 +261,7 @@ extension QTEventSubscriberMaker {
     /// }
     /// ```
     ///
-    /// It receives every event of the subscription as ``next(_:)`` does (plain
+    /// It receives every event of the subscription as ``next(_:)-33cel`` does (plain
     /// dispatches too: ``QTRequestContext/isRequest`` is then false). With
     /// ``atQueue(_:)`` the handler runs on the queue and replies from there; the
     /// request's completion waits for it. A maker made by ``map(_:)`` has lost the

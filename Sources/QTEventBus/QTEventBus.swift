@@ -61,7 +61,7 @@ public final class QTEventBus: @unchecked Sendable {
     // MARK: Subscribing
 
     /// Starts a subscription to the typed event `E`; finish it with
-    /// ``QTEventSubscriberMaker/next(_:)``.
+    /// ``QTEventSubscriberMaker/next(_:)-33cel``.
     ///
     /// If `E` is a ``QTSourcedEvent``, its source is claimed for each subscription.
     @inlinable
@@ -93,10 +93,13 @@ public final class QTEventBus: @unchecked Sendable {
     /// ends when the consumer stops (the loop ends, its task is cancelled or the stream
     /// is dropped). For more options, use ``QTEventSubscriberMaker/events(bufferingPolicy:)``.
     ///
-    /// - Parameter bufferingPolicy: AsyncStream's. The default, `.unbounded`, keeps every
-    ///   event until it is read, so a consumer slower than the dispatches makes the buffer
-    ///   grow; `.bufferingNewest(n)` keeps the latest `n` (a UI showing a state),
-    ///   `.bufferingOldest(n)` the first `n`. Dispatches never wait for the consumer.
+    /// - Parameters:
+    ///   - type: the event type.
+    ///   - subType: only events of this subtype; nil: all of the type.
+    ///   - bufferingPolicy: AsyncStream's. The default, `.unbounded`, keeps every event
+    ///     until it is read, so a consumer slower than the dispatches makes the buffer
+    ///     grow; `.bufferingNewest(n)` keeps the latest `n` (a UI showing a state),
+    ///     `.bufferingOldest(n)` the first `n`. Dispatches never wait for the consumer.
     public func events<E: QTEvent>(of type: E.Type, subType: String? = nil,
                                    bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy = .unbounded)
         -> AsyncStream<E> {

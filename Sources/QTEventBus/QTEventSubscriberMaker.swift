@@ -3,7 +3,7 @@ import CQtbusShims
 import Dispatch
 
 /// Builds one subscription: start with ``QTEventBus/on(_:)`` or
-/// ``QTEventBus/on(named:)``, chain options, finish with ``next(_:)``.
+/// ``QTEventBus/on(named:)``, chain options, finish with ``next(_:)-33cel``.
 ///
 /// ```swift
 /// bus.on(LoginEvent.self)
@@ -15,7 +15,7 @@ import Dispatch
 /// ```
 ///
 /// A maker is a value: each option returns a modified copy, and nothing is subscribed
-/// until ``next(_:)`` (or ``events(bufferingPolicy:)``).
+/// until ``next(_:)-33cel`` (or ``events(bufferingPolicy:)``).
 public struct QTEventSubscriberMaker<Event> {
     @usableFromInline let bus: QTEventBus
     @usableFromInline var options = _QTSubscribeOptions()
@@ -46,7 +46,7 @@ public struct QTEventSubscriberMaker<Event> {
     /// subtypes (each event once, even if a name is repeated). Without it the
     /// subscription receives every event of the type, with or without a subtype.
     ///
-    /// A subtype must be 1 to 255 UTF-8 bytes; otherwise ``next(_:)`` returns a token
+    /// A subtype must be 1 to 255 UTF-8 bytes; otherwise ``next(_:)-33cel`` returns a token
     /// whose ``QTEventToken/error`` is ``QTBusError/invalidArgument``.
     public func ofSubType(_ subType: String) -> Self {
         var copy = self
@@ -107,7 +107,7 @@ public struct QTEventSubscriberMaker<Event> {
 
     /// On subscribing, first receives the kept sticky events that match (see
     /// ``QTEventBus/dispatch(_:sticky:)``), oldest first, then live events: no gap, no
-    /// duplicate. Without ``atQueue(_:)`` the replay runs before ``next(_:)`` returns.
+    /// duplicate. Without ``atQueue(_:)`` the replay runs before ``next(_:)-33cel`` returns.
     public func replay() -> Self {
         var copy = self
         copy.options.replay = true
@@ -147,7 +147,7 @@ public struct QTEventSubscriberMaker<Event> {
 
 extension QTEventSubscriberMaker where Event: QTEvent {
     /// Subscribes `handler` and returns the subscription's token (see the unconstrained
-    /// ``next(_:)``).
+    /// ``next(_:)-33cel``).
     ///
     /// This overload is what typed subscriptions use: inlined into the caller, it builds
     /// the delivery path specialized for `Event`, and the handler receives the value

@@ -14,7 +14,7 @@ import CQtbusShims
 import QTBusEngine
 import Synchronization
 
-/// One subscription, as returned by ``QTEventSubscriberMaker/next(_:)``.
+/// One subscription, as returned by ``QTEventSubscriberMaker/next(_:)-33cel``.
 ///
 /// Call ``dispose()`` to end it: after `dispose()` returns the handler is never started
 /// again, deliveries already queued with ``QTEventSubscriberMaker/atQueue(_:)``
@@ -46,7 +46,7 @@ public final class QTEventToken: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Always nil: a subscription the bus refuses traps instead, with a message naming
-    /// the name and the reason (``QTEventSubscriberMaker/next(_:)``).
+    /// the name and the reason (``QTEventSubscriberMaker/next(_:)-33cel``).
     @available(*, deprecated, message: "a subscription the bus refuses traps; a token always describes a made one")
     public var error: QTBusError? { nil }
 

@@ -18,8 +18,8 @@ import Foundation
 import QTEventBus
 
 /// The typed event that carries a `Notification` on a bus (its subtype is the
-/// notification's name). Use ``QTEventBus/on(_:)-(Notification.Type)`` and
-/// ``QTEventBus/dispatch(_:)-(Notification)`` rather than this type directly.
+/// notification's name). Use `QTEventBus.on(Notification.self)` and
+/// `QTEventBus.dispatch(_ notification:)` rather than this type directly.
 ///
 /// `@unchecked Sendable`: a `Notification` (its `object` and `userInfo`) is handed to
 /// handlers on other threads the way NotificationCenter hands it to observer queues; the

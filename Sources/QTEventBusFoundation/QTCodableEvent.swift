@@ -2,7 +2,7 @@
 import Foundation
 import QTEventBus
 
-/// A typed event that crosses to C and back as JSON: its ``QTBytesEvent/eventBytes``
+/// A typed event that crosses to C and back as JSON: its `QTBytesEvent.eventBytes`
 /// are its `JSONEncoder` encoding, and an event of its type that arrives as bytes (C
 /// dispatched it) is decoded with `JSONDecoder`.
 ///
@@ -61,7 +61,7 @@ extension QTEventBus {
 /// ```
 ///
 /// A value that fails to encode travels as empty bytes; bytes that fail to decode are
-/// skipped (see ``QTBytesConvertible``).
+/// skipped (see `QTBytesConvertible`).
 public protocol QTCodableBytes: QTBytesConvertible, Codable {}
 
 extension QTCodableBytes {

@@ -14,7 +14,7 @@ public enum QTJsonEventError: Error, Equatable, Sendable {
     case invalidUniqueId
 }
 
-/// A JSON event, as QTEventBus's `QTJsonEvent`: type ``QTEventBus/jsonTypeName``
+/// A JSON event, as QTEventBus's `QTJsonEvent`: type `QTEventBus.jsonTypeName`
 /// (`"QTJsonEvent"`), subtype ``uniqueId``, bytes the JSON text.
 ///
 /// It is the same event C code sends with `qtbus_dispatch_json(bus, uniqueId, text)`
