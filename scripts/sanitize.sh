@@ -42,22 +42,6 @@ cd "$ROOT"
 
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(asan tsan swift-tsan valgrind user-asan user-valgrind user-tsan fuzz soak)
-part_user_tsan() {
-  build_install "$ROOT/build" "$ROOT/_install" -DCMAKE_BUILD_TYPE=Release
-  local exe=$ROOT/build/user-tsan/threads out=$ROOT/build/user-tsan/report.txt
-  mkdir -p "$(dirname "$exe")"
-  # Debian's gcc, as a user would build: its libtsan, unlike the Swift toolchain's clang
-  # runtime, does not need libdispatch linked in (README "Sanitizers").
-  # shellcheck disable=SC2046
-  ${CC:-cc} -std=gnu11 -g -O1 -fsanitize=thread "$ROOT/CTests/user/threads.c" -o "$exe" \
-    $(PKG_CONFIG_PATH="$ROOT/_install/lib/pkgconfig" pkg-config --cflags --libs qtbus) -lpthread
-  # exitcode=66 on any report (the program's own failures exit 1).
-  if ! env -u LD_LIBRARY_PATH TSAN_OPTIONS="exitcode=66 halt_on_error=0" "$exe" >"$out" 2>&1; then
-    cat "$out" >&2
-    die "ThreadSanitizer reported on a correct user program (or it failed): $out"
-  fi
-  tail -1 "$out"
-}
 
 for p in "${parts[@]}"; do
   case "$p" in
