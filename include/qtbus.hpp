@@ -212,75 +212,74 @@ void handle(const qtbus_event *e, void *userdata) noexcept
     }
 }
 
+/* One C handle (an id struct) owned: move-only, disposed by the destructor or
+ * dispose(), empty ({0}) afterwards and after a move.  The base of subscription, bag,
+ * command and source. */
+template <class Handle, int (*Dispose)(Handle)>
+class owned_handle {
+public:
+    owned_handle(owned_handle &&o) noexcept : h_(o.release()) {}
+    owned_handle &operator=(owned_handle &&o) noexcept
+    {
+        if (this != &o) {
+            dispose();
+            h_ = o.release();
+        }
+        return *this;
+    }
+    owned_handle(const owned_handle &) = delete;
+    owned_handle &operator=(const owned_handle &) = delete;
+    ~owned_handle() { dispose(); }
+
+    void dispose() noexcept
+    {
+        if (h_.id) Dispose(h_);
+        h_ = Handle{0};
+    }
+
+protected:
+    owned_handle() noexcept = default;
+    explicit owned_handle(Handle h) noexcept : h_(h) {}
+    Handle release() noexcept
+    {
+        Handle h = h_;
+        h_ = Handle{0};
+        return h;
+    }
+    Handle h_{0};
+};
+
 } // namespace detail
 
 /* ---- subscriptions and bags ---- */
 
-class subscription {
+class subscription : public detail::owned_handle<qtbus_token, qtbus_token_dispose> {
 public:
     subscription() noexcept = default;
     /* Adopts a token (from C code, or release()). */
-    explicit subscription(qtbus_token token) noexcept : token_(token) {}
-    subscription(subscription &&o) noexcept : token_(o.release()) {}
-    subscription &operator=(subscription &&o) noexcept
-    {
-        if (this != &o) {
-            dispose();
-            token_ = o.release();
-        }
-        return *this;
-    }
-    subscription(const subscription &) = delete;
-    subscription &operator=(const subscription &) = delete;
-    ~subscription() { dispose(); }
+    explicit subscription(qtbus_token token) noexcept : owned_handle(token) {}
 
     /* Live: not disposed, not fired (once), its bus not destroyed. */
-    bool active() const noexcept { return token_.id != 0 && qtbus_token_is_active(token_) == 1; }
-    /* Ends the subscription (lifetime rule 2); the handler is destroyed per rule 1. */
-    void dispose() noexcept
-    {
-        if (token_.id) qtbus_token_dispose(token_);
-        token_ = qtbus_token{0};
-    }
-    /* Detaches: the subscription lives on (until its bus is destroyed, or the token is
-     * disposed); this object becomes empty. */
-    qtbus_token release() noexcept
-    {
-        qtbus_token t = token_;
-        token_ = qtbus_token{0};
-        return t;
-    }
-    qtbus_token c_token() const noexcept { return token_; }
-
-private:
-    qtbus_token token_{0};
+    bool active() const noexcept { return h_.id != 0 && qtbus_token_is_active(h_) == 1; }
+    /* dispose(): ends the subscription (lifetime rule 2); the handler is destroyed per
+     * rule 1.  release(): detaches: the subscription lives on (until its bus is
+     * destroyed, or the token is disposed); this object becomes empty. */
+    using owned_handle::release;
+    qtbus_token c_token() const noexcept { return h_; }
 };
 
 /* Disposes every subscription put in it, in its destructor or dispose(). */
-class bag {
+class bag : public detail::owned_handle<qtbus_bag, qtbus_bag_dispose> {
 public:
-    bag() { detail::check(qtbus_bag_create(&bag_), "qtbus_bag_create"); }
-    bag(bag &&o) noexcept : bag_(o.bag_) { o.bag_ = qtbus_bag{0}; }
-    bag &operator=(bag &&o) noexcept
-    {
-        if (this != &o) {
-            dispose();
-            bag_ = o.bag_;
-            o.bag_ = qtbus_bag{0};
-        }
-        return *this;
-    }
-    bag(const bag &) = delete;
-    bag &operator=(const bag &) = delete;
-    ~bag() { dispose(); }
+    bag() { detail::check(qtbus_bag_create(&h_), "qtbus_bag_create"); }
 
     /* Takes the subscription over (`s` becomes empty).  One that has already ended (a
      * once that fired on another thread meanwhile) is accepted: there is nothing left
      * to dispose.  On failure (the bag disposed, `s` in another bag) `s` keeps it. */
     void add(subscription &&s)
     {
-        int rc = qtbus_bag_add(bag_, s.c_token());
-        if (rc == QTBUS_ESTALE && bag_.id != 0 && !s.active()) rc = QTBUS_OK;
+        int rc = qtbus_bag_add(h_, s.c_token());
+        if (rc == QTBUS_ESTALE && h_.id != 0 && !s.active()) rc = QTBUS_OK;
         detail::check(rc, "qtbus_bag_add");
         s.release();
     }
@@ -289,15 +288,7 @@ public:
         add(std::move(s));
         return *this;
     }
-    void dispose() noexcept
-    {
-        if (bag_.id) qtbus_bag_dispose(bag_);
-        bag_ = qtbus_bag{0};
-    }
-    qtbus_bag c_bag() const noexcept { return bag_; }
-
-private:
-    qtbus_bag bag_{0};
+    qtbus_bag c_bag() const noexcept { return h_; }
 };
 
 /* ---- queues ---- */
@@ -373,23 +364,10 @@ private:
 };
 
 /* A command (RACCommand): made by bus_ref::command(); disposed by its destructor. */
-class command {
+class command : public detail::owned_handle<qtbus_command, qtbus_command_dispose> {
 public:
     command() noexcept = default;
-    explicit command(qtbus_command c) noexcept : c_(c) {}
-    command(command &&o) noexcept : c_(o.c_) { o.c_ = qtbus_command{0}; }
-    command &operator=(command &&o) noexcept
-    {
-        if (this != &o) {
-            dispose();
-            c_ = o.c_;
-            o.c_ = qtbus_command{0};
-        }
-        return *this;
-    }
-    command(const command &) = delete;
-    command &operator=(const command &) = delete;
-    ~command() { dispose(); }
+    explicit command(qtbus_command c) noexcept : owned_handle(c) {}
 
     /* Starts an execution now (on this thread) or on `on`.  Returns false, running
      * nothing, when the command is disabled or busy (QTBUS_EBUSY). */
@@ -407,59 +385,32 @@ public:
     bool execute(const qtbus_event_desc &input, queue *on = nullptr) { return run(&input, on); }
     void set_enabled(bool enabled)
     {
-        detail::check(qtbus_command_set_enabled(c_, enabled ? 1 : 0), "qtbus_command_set_enabled");
+        detail::check(qtbus_command_set_enabled(h_, enabled ? 1 : 0), "qtbus_command_set_enabled");
     }
-    bool executing() const { return detail::check(qtbus_command_is_executing(c_), "qtbus_command_is_executing") == 1; }
-    bool enabled() const { return detail::check(qtbus_command_is_enabled(c_), "qtbus_command_is_enabled") == 1; }
-    void dispose() noexcept
-    {
-        if (c_.id) qtbus_command_dispose(c_);
-        c_ = qtbus_command{0};
-    }
-    qtbus_command c_command() const noexcept { return c_; }
+    bool executing() const { return detail::check(qtbus_command_is_executing(h_), "qtbus_command_is_executing") == 1; }
+    bool enabled() const { return detail::check(qtbus_command_is_enabled(h_), "qtbus_command_is_enabled") == 1; }
+    qtbus_command c_command() const noexcept { return h_; }
 
 private:
     bool run(const qtbus_event_desc *input, queue *on)
     {
-        int rc = qtbus_command_execute(c_, input, on ? on->c_queue() : nullptr);
+        int rc = qtbus_command_execute(h_, input, on ? on->c_queue() : nullptr);
         if (rc == QTBUS_EBUSY) return false;
         detail::check(rc, "qtbus_command_execute");
         return true;
     }
-    qtbus_command c_{0};
 };
 
 /* A shared source (RACMulticastConnection): made by bus_ref::source(); disposed (and
  * stopped if connected) by its destructor. */
-class source {
+class source : public detail::owned_handle<qtbus_source, qtbus_source_dispose> {
 public:
     source() noexcept = default;
-    explicit source(qtbus_source s) noexcept : s_(s) {}
-    source(source &&o) noexcept : s_(o.s_) { o.s_ = qtbus_source{0}; }
-    source &operator=(source &&o) noexcept
-    {
-        if (this != &o) {
-            dispose();
-            s_ = o.s_;
-            o.s_ = qtbus_source{0};
-        }
-        return *this;
-    }
-    source(const source &) = delete;
-    source &operator=(const source &) = delete;
-    ~source() { dispose(); }
+    explicit source(qtbus_source s) noexcept : owned_handle(s) {}
 
-    void connect() { detail::check(qtbus_source_connect(s_), "qtbus_source_connect"); }
-    void disconnect() { detail::check(qtbus_source_disconnect(s_), "qtbus_source_disconnect"); }
-    void dispose() noexcept
-    {
-        if (s_.id) qtbus_source_dispose(s_);
-        s_ = qtbus_source{0};
-    }
-    qtbus_source c_source() const noexcept { return s_; }
-
-private:
-    qtbus_source s_{0};
+    void connect() { detail::check(qtbus_source_connect(h_), "qtbus_source_connect"); }
+    void disconnect() { detail::check(qtbus_source_disconnect(h_), "qtbus_source_disconnect"); }
+    qtbus_source c_source() const noexcept { return h_; }
 };
 
 /* ---- buses ---- */
