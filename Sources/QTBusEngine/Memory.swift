@@ -92,11 +92,6 @@ struct Vector<Element> {
         return first
     }
 
-    mutating func removeLast() -> Element {
-        count -= 1
-        return (base! + count).move()
-    }
-
     /// Keeps the values for which `keep` is true, in order.
     mutating func retain(where keep: (Element) -> Bool) {
         var kept = 0

@@ -22,7 +22,7 @@ struct MemoryTests {
         #expect(!removedAgain, "absent: nothing removed")
         #expect(v.count == 99 && v[49] == 49 && v[50] == 51)
         let first = v.removeFirst()
-        let last = v.removeLast()
+        let last = v[v.count - 1]
         #expect(first == 0 && last == 99)
         v.retain { $0 % 2 == 0 }
         var seen: [Int] = []
