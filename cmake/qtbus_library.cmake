@@ -49,6 +49,7 @@ set(QTBUS_SWIFT_SOURCES
   # Registry changes
   ${_engine}/Subscribe.swift
   ${_engine}/Dispose.swift
+  ${_engine}/Owners.swift
   # Dispatch
   ${_engine}/Dispatch.swift
   ${_engine}/QueuedDelivery.swift

@@ -127,13 +127,21 @@ private let knownSubFlags = UInt32(QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY)
                       _ options: UnsafePointer<qtbus_sub_options>?,
                       _ handler: qtbus_handler?, _ userdata: UnsafeMutableRawPointer?,
                       _ release: qtbus_release?, _ tokenOut: UnsafeMutablePointer<qtbus_token>?) -> Int32 {
+    subscribeChecked(bus, type, options, handler, userdata, release, owner: nil, tokenOut)
+}
+
+/// qtbus_subscribe's checks, then `subscribe`; also the Swift API's way in for owned
+/// (freeWith) subscriptions.
+func subscribeChecked(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ options: UnsafePointer<qtbus_sub_options>?,
+                      _ handler: qtbus_handler?, _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?,
+                      owner: OwnerCheck?, _ tokenOut: UnsafeMutablePointer<qtbus_token>?) -> Int32 {
     tokenOut?.pointee = qtbus_token(id: 0)
     // The type's UTF-8 is checked by `subscribe` only when it is new to the bus.
     guard let bus = busPointer(bus), let handler, let typeText = type, let type = CName(typeText) else {
         return QTBUS_EINVAL.rawValue
     }
     var request = SubscribeRequest(type: type, subtypes: Vector(), queue: nil, bag: 0, priority: 0, flags: 0,
-                                   handler: handler, userdata: userdata, release: release)
+                                   handler: handler, userdata: userdata, release: release, owner: owner)
     defer { request.subtypes.free() }
     if let o = options?.pointee {
         guard o.flags & ~knownSubFlags == 0 else { return QTBUS_EINVAL.rawValue }

@@ -42,6 +42,8 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     } else if let type {
         start = qtshim_atomic_load_u64(type.field(\.seq))
     }
+    // Swift freeWith subscriptions whose owner is gone end here, whatever their subtypes.
+    if let type, qtshim_atomic_load_ptr(type.field(\.owned)) != nil { sweepOwners(type) }
     var specific: UnsafeMutablePointer<SubtypeEntry>? = nil
     if let type, let subtype = event.subtype {
         specific = NameTable<SubtypeEntry>.lookup(qtshim_atomic_load_ptr(type.field(\.subtypes)), subtype)
@@ -145,6 +147,7 @@ private func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutable
 @inline(never)
 private func deliverRouted(_ sub: UnsafeMutablePointer<Subscription>, _ view: UnsafeMutablePointer<EventView>,
                             _ event: inout Outgoing) -> Bool {
+    if let owner = sub.pointee.extra?.pointee.owner, ownerGone(sub, owner) { return false }
     if let backlog = sub.pointee.extra?.pointee.backlog, backlog.parks {
         event.ensurePayload()
         if backlogAppend(backlog, event.payload!) { return true }

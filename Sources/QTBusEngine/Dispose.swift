@@ -25,6 +25,7 @@ func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscripti
             }
         }
     }
+    if let extra = sub.pointee.extra, extra.pointee.owner != nil { unlinkOwned(type, extra) }
     type.pointee.liveCount -= 1
     if type.pointee.liveCount == 0 && !type.pointee.sources.isEmpty {
         typeLivenessChanged(type, live: false, &after)

@@ -51,6 +51,10 @@ let deliverReplay: Finalizer = { raw in
 /// queued delivery would: the dispatch it came from is over, so it cannot be stopped.
 func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>) {
     let once = sub.pointee.flags & subOnce != 0
+    if let owner = sub.pointee.extra?.pointee.owner, SubState.isLive(sub), ownerGone(sub, owner) {
+        payload.release()
+        return
+    }
     guard SubState.isLive(sub),
           !once || qtshim_atomic_cas_u8(sub.field(\.state), SubState.routed, SubState.fired) else {
         payload.release()

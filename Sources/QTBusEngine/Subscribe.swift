@@ -16,6 +16,8 @@ struct SubscribeRequest {
     var handler: qtbus_handler
     var userdata: UnsafeMutableRawPointer?
     var release: qtbus_release?
+    /// Swift's freeWith: the subscription ends when its owner is gone (Owners.swift).
+    var owner: OwnerCheck? = nil
 }
 
 /// Subscribes; arguments were validated by the caller, except the type name's UTF-8,
@@ -69,7 +71,7 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
     }
     if let bag, !bag.pointee.tokens.reserve(1) { return nil }
     var extraRaw: UnsafeMutableRawPointer? = nil
-    if nodeCount > 1 || flags & subReplay != 0 || request.queue != nil {
+    if nodeCount > 1 || flags & subReplay != 0 || request.queue != nil || request.owner != nil {
         extraRaw = SubscriptionExtra.allocate(extraNodes: nodeCount - 1)
         if extraRaw == nil { return nil }
     }
@@ -96,7 +98,7 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
     }
 
     let seq = type.pointee.seq + 1
-    let direct = request.queue == nil && flags & (subOnce | subReplay) == 0
+    let direct = request.queue == nil && request.owner == nil && flags & (subOnce | subReplay) == 0
     let first = firstSubtype.map { ListNode(seq: seq, index: 0, subtype: $0) } ?? ListNode(seq: seq, index: 0, type: type)
     sub.initialize(to: Subscription(
         generation: generation, index: index, state: direct ? SubState.direct : SubState.routed,
@@ -108,6 +110,7 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
         sub.pointee.extra!.pointee.queue = q
     }
     sub.pointee.extra?.pointee.backlog = backlog
+    sub.pointee.extra?.pointee.owner = request.owner
     for i in 1..<nodeCount {
         let entry = NameTable<SubtypeEntry>.lookup(type.pointee.subtypes, request.subtypes[i])!
         Subscription.node(sub, i).initialize(to: ListNode(seq: seq, index: i, subtype: entry))
@@ -124,6 +127,7 @@ private func link(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutab
         SubList.insert(node.pointee.list, node)
         node.pointee.subtypeEntry?.pointee.liveCount += 1
     }
+    if let extra = sub.pointee.extra, extra.pointee.owner != nil { linkOwned(type, extra) }
     // After the links: a dispatch that reads this sequence sees the nodes.
     qtshim_tsan_release(type)
     qtshim_atomic_store_u64(type.field(\.seq), sub.pointee.node.seq)
@@ -145,10 +149,12 @@ func tokenIsActive(_ id: UInt64) -> Bool {
 
 // MARK: - Counting
 
+/// A subscription whose owner is gone (Owners.swift) is disposed here, not counted.
 func subscriberCount(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype: CName?) -> Int32 {
-    withRegistry { _, _ in
+    withRegistry { state, after in
         if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
         guard let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, type) else { return 0 }
+        if entry.pointee.owned != nil { disposeOwnerless(&state, entry, &after) }
         guard let subtype else { return Int32(entry.pointee.liveCount) }
         let specific = NameTable<SubtypeEntry>.lookup(entry.pointee.subtypes, subtype)?.pointee.liveCount ?? 0
         var whole = 0

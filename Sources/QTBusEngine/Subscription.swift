@@ -115,6 +115,10 @@ struct SubscriptionExtra {
     let sub: UnsafeMutablePointer<Subscription>
     var queue: UnsafeMutablePointer<Queue>? = nil
     var backlog: UnsafeMutablePointer<Backlog>? = nil
+    /// A Swift `freeWith` subscription's owner check, and its place in the type's
+    /// `owned` list (Owners.swift).
+    var owner: OwnerCheck? = nil
+    var ownedLink = OwnedLink()
     /// Atomic: deliveries posted to `queue` (dispatching threads add).
     var posted: UInt64 = 0
     /// Deliveries that finished on `queue` (only the queue's thread writes it: the queue

@@ -68,6 +68,19 @@ import Glibc
     return result
 }
 
+/// Swift-only: `qtbus_subscribe` of a subscription that ends when its owner is gone
+/// (`freeWith`; Owners.swift).  `pin(userdata)` returns a strong reference to the owner,
+/// or nil once it is gone, and must run no user code (it is called under the engine's
+/// lock); `unpin` drops that reference, never under the lock.
+@usableFromInline package func _qtEngineSubscribeOwned(
+    _ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ options: UnsafePointer<qtbus_sub_options>,
+    _ handler: qtbus_handler, _ userdata: UnsafeMutableRawPointer, _ release: qtbus_release,
+    pin: @escaping @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?,
+    unpin: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void,
+    _ tokenOut: UnsafeMutablePointer<qtbus_token>) -> Int32 {
+    subscribeChecked(bus, type, options, handler, userdata, release, owner: OwnerCheck(pin: pin, unpin: unpin), tokenOut)
+}
+
 /// `qtbus_event_object` read in place, without a call: the Swift API's delivery closures
 /// run once per closure per dispatch, where a call each shows in bench-swift's
 /// "dispatch, 100 closures" row.  `event` must be a live event.

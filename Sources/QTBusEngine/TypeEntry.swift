@@ -14,6 +14,9 @@ struct TypeEntry: NamedEntry {
     /// are linked, so a dispatch that reads it sees every node up to it.
     var seq: UInt64 = 0
     var whole = SubList()
+    /// Atomic: the SubscriptionExtra of the newest owned subscription (Owners.swift);
+    /// nil, one load on the dispatch path, when the type has none.
+    var owned: UnsafeMutableRawPointer? = nil
     /// Atomic: NameTable of SubtypeEntry, nil until the first subtype subscription.
     var subtypes: UnsafeMutableRawPointer? = nil
     var sticky = StickyStore()

@@ -67,8 +67,6 @@ extension QTEventBus {
     func _send<E: QTEvent>(_ event: E, flags: UInt32, mode: _QTSendMode) -> Int32 {
         let record = _QTTypeTable.record(for: E.self)
         guard let cName = record.pointee.cName else { return QTBUS_EINVAL.rawValue }
-        let names = record.pointee.names
-        if names._withUnsafeGuaranteedRef({ $0.needsSweep }) { names._withUnsafeGuaranteedRef { $0.sweep() } }
         let isBytes = record.pointee.isBytes
         guard mode == .now else {
             // Posted: the whole event outlives this call, so its cell is on the heap.
@@ -110,8 +108,7 @@ extension QTEventBus {
     @discardableResult
     public func dispatch(named type: String, subType: String? = nil, bytes: [UInt8] = [],
                          sticky: Bool = false) -> Int {
-        _QTNameInfo.sweep(named: type)
-        return Int(type.withCString { cName in
+        Int(type.withCString { cName in
             _qtSendBytes(raw, cName, subType, bytes, nil, false, sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, .now)
         })
     }
@@ -127,7 +124,6 @@ extension QTEventBus {
     ///   delivered), ``QTBusError/invalidArgument`` for an invalid name.
     @discardableResult
     public func dispatchJSON(name: String, json: String) throws(QTBusError) -> Int {
-        _QTNameInfo.sweep(named: QTEventBus.jsonTypeName)
         let status = name.withCString { n in json.withCString { j in _qtbus_dispatch_json(raw, n, j) } }
         if let error = QTBusError(status: status) { throw error }
         return Int(status)

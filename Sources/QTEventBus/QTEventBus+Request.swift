@@ -63,8 +63,6 @@ extension QTEventBus {
                                     completion: (@Sendable () -> Void)? = nil) -> Int {
         let record = _QTTypeTable.record(for: E.self)
         guard let cName = record.pointee.cName else { return Int(QTBUS_EINVAL.rawValue) }
-        let names = record.pointee.names.takeUnretainedValue()
-        if names.needsSweep { names.sweep() }
         var bytes: [UInt8]? = nil
         if record.pointee.isBytes, let bytesEvent = event as? any QTBytesEvent { bytes = bytesEvent.eventBytes }
         let object = _qtMakeCell(event)
@@ -110,8 +108,7 @@ extension QTEventBus {
     @discardableResult
     public func request(named type: String, subType: String? = nil, bytes: [UInt8] = [],
                         onReply: (@Sendable (QTReply) -> Void)?, completion: (@Sendable () -> Void)? = nil) -> Int {
-        _QTNameInfo.sweep(named: type)
-        return Int(type.withCString { cName in
+        Int(type.withCString { cName in
             _qtRequest(raw, cName, subType, bytes, nil, _QTRequestBox(onReply: onReply, completion: completion))
         })
     }
@@ -162,18 +159,18 @@ extension QTEventBus {
             source = { bus, subTypes in sourced.startSource(on: bus, subTypes: subTypes) }
         }
         return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options,
-                          source: source) { token, registry, sourceEnd in
+                          source: source) { token, sourceEnd in
             _QTRequestSubscription(value: _qtTypedValue(E.self), requestHandler: handler, token: token,
-                                   options: options, registry: registry, sourceEnd: sourceEnd)
+                                   options: options, sourceEnd: sourceEnd)
         }
     }
 
     /// Subscribes to the named type `type` with a handler that gets a request context.
     func _subscribeNamedRequest(_ type: String, options: _QTSubscribeOptions,
                                 handler: @escaping @Sendable (QTNamedEvent, QTRequestContext) -> Void) -> QTEventToken {
-        _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil) { token, registry, sourceEnd in
+        _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil) { token, sourceEnd in
             _QTRequestSubscription(value: { QTNamedEvent(copying: $0) }, requestHandler: handler, token: token,
-                                   options: options, registry: registry, sourceEnd: sourceEnd)
+                                   options: options, sourceEnd: sourceEnd)
         }
     }
 }
@@ -225,15 +222,14 @@ final class _QTRequestSubscription<V: Sendable>: _QTHandlerSubscription<V>, @unc
 
     init(value: @escaping @Sendable (OpaquePointer) -> V?,
          requestHandler: @escaping @Sendable (V, QTRequestContext) -> Void, token: QTEventToken,
-         options: _QTSubscribeOptions, registry: _QTNameInfo?, sourceEnd: (@Sendable () -> Void)?) {
+         options: _QTSubscribeOptions, sourceEnd: (@Sendable () -> Void)?) {
         self.value = value
         self.requestHandler = requestHandler
         super.init(deliver: _qtSlowDeliverFunction, handler: { _ in }, token: token, options: options,
-                   registry: registry, sourceEnd: sourceEnd)
+                   sourceEnd: sourceEnd)
     }
 
     override func slowDeliver(_ event: OpaquePointer) {
-        if expireIfOwnerGone() { return }
         guard let v = value(event) else { return }
         let held = _QTHeldRequest(event)
         guard let queue = extras?.queue else {

@@ -75,37 +75,36 @@ class _QTSubscription: @unchecked Sendable {
 
     /// The release hook: the engine will never call this subscription again.
     func released() { fatalError("abstract") }
+
+    /// The freeWith object, if one was given and is still there.
+    var owner: AnyObject? { nil }
 }
 
 /// The `deliver` of every subscription but plain typed ones (captures nothing).
 let _qtSlowDeliverFunction: _QTDeliverFunction = { subscription, event in subscription.slowDeliver(event) }
 
-/// What only subscriptions with options need: a queue, a freeWith object, a sweep
-/// registry, a source claim. Apart so that a plain subscription does not carry it
-/// (32 bytes less per subscription).
+/// What only subscriptions with options need: a queue, a freeWith object, a source
+/// claim. Apart so that a plain subscription does not carry it (32 bytes less per
+/// subscription).
 final class _QTSubscriptionExtras: @unchecked Sendable {
     // @unchecked: every stored property is a `let` set in init except `owner`, a weak
     // reference also written only in init (the runtime makes weak loads thread-safe).
     let queue: DispatchQueue?
     weak var owner: AnyObject?
     let hasOwner: Bool
-    /// The freeWith sweep registry this subscription is in, if any.
-    let registry: _QTNameInfo?
     /// Ends the claim a `QTSourcedEvent` made for this subscription.
     let sourceEnd: (@Sendable () -> Void)?
 
     /// Nil when there is nothing to keep.
-    static func make(options: _QTSubscribeOptions, registry: _QTNameInfo?,
-                     sourceEnd: (@Sendable () -> Void)?) -> _QTSubscriptionExtras? {
-        if options.queue == nil && options.owner == nil && registry == nil && sourceEnd == nil { return nil }
-        return _QTSubscriptionExtras(options: options, registry: registry, sourceEnd: sourceEnd)
+    static func make(options: _QTSubscribeOptions, sourceEnd: (@Sendable () -> Void)?) -> _QTSubscriptionExtras? {
+        if options.queue == nil && options.owner == nil && sourceEnd == nil { return nil }
+        return _QTSubscriptionExtras(options: options, sourceEnd: sourceEnd)
     }
 
-    private init(options: _QTSubscribeOptions, registry: _QTNameInfo?, sourceEnd: (@Sendable () -> Void)?) {
+    private init(options: _QTSubscribeOptions, sourceEnd: (@Sendable () -> Void)?) {
         queue = options.queue
         owner = options.owner
         hasOwner = options.owner != nil
-        self.registry = registry
         self.sourceEnd = sourceEnd
     }
 }
@@ -121,15 +120,18 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
     let once: Bool
 
     init(deliver: @escaping _QTDeliverFunction, handler: @escaping @Sendable (V) -> Void, token: QTEventToken,
-         options: _QTSubscribeOptions, registry: _QTNameInfo?, sourceEnd: (@Sendable () -> Void)?) {
+         options: _QTSubscribeOptions, sourceEnd: (@Sendable () -> Void)?) {
         self.handler = handler
         self.token = token
-        self.extras = _QTSubscriptionExtras.make(options: options, registry: registry, sourceEnd: sourceEnd)
+        self.extras = _QTSubscriptionExtras.make(options: options, sourceEnd: sourceEnd)
         self.once = options.once
         super.init(deliver: deliver)
     }
 
+    override final var owner: AnyObject? { extras?.owner }
+
     /// Whether a freeWith object was given and is gone; if so, ends the subscription.
+    /// A hop asks when it runs; a delivery needs not: the engine asked just before it.
     @inline(__always)
     final func expireIfOwnerGone() -> Bool {
         guard let extras, extras.hasOwner && extras.owner == nil else { return false }
@@ -159,7 +161,6 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
     override final func released() {
         // A ONCE subscription is released as it fires: its hop must still run.
         if !once { token.markCancelled() }
-        extras?.registry?.unregister(token)
         extras?.sourceEnd?()
     }
 }
@@ -169,9 +170,8 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
 final class _QTTypedSubscription<E: QTEvent>: _QTHandlerSubscription<E>, @unchecked Sendable {
     // @unchecked: no stored properties of its own.
 
-    /// The general delivery: freeWith, hops, decoding.
+    /// The general delivery: hops, decoding (and freeWith, which the engine checked).
     override func slowDeliver(_ event: OpaquePointer) {
-        if expireIfOwnerGone() { return }
         if let cell = _qtbus_event_object(event),
            cell.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(E.self)) {
             run((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee, event)
@@ -200,7 +200,6 @@ final class _QTTypedSubscription<E: QTEvent>: _QTHandlerSubscription<E>, @unchec
 final class _QTNamedSubscription: _QTHandlerSubscription<QTNamedEvent>, @unchecked Sendable {
     // @unchecked: no stored properties of its own.
     override func slowDeliver(_ event: OpaquePointer) {
-        if expireIfOwnerGone() { return }
         run(QTNamedEvent(copying: event), event)
     }
 }
@@ -258,39 +257,34 @@ extension QTEventBus {
         // Plain (no queue, no freeWith): the specialized fast path; else the slow one.
         let plain = options.queue == nil && options.owner == nil
         return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options,
-                          source: source) { token, registry, sourceEnd in
+                          source: source) { token, sourceEnd in
             _QTTypedSubscription(deliver: plain ? fast : _qtSlowDeliverFunction, handler: handler, token: token, options: options,
-                                 registry: registry, sourceEnd: sourceEnd)
+                                 sourceEnd: sourceEnd)
         }
     }
 
     /// Subscribes to the named type `type`.
     func _subscribeNamed(_ type: String, options: _QTSubscribeOptions,
                          handler: @escaping @Sendable (QTNamedEvent) -> Void) -> QTEventToken {
-        _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil) { token, registry, sourceEnd in
+        _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil) { token, sourceEnd in
             _QTNamedSubscription(deliver: _qtSlowDeliverFunction, handler: handler, token: token, options: options,
-                                 registry: registry, sourceEnd: sourceEnd)
+                                 sourceEnd: sourceEnd)
         }
     }
 
     /// Makes one engine subscription for `name`.
     func _subscribe(name: _QTNameInfo, options: _QTSubscribeOptions,
                             source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)?,
-                            makeBox: (QTEventToken, _QTNameInfo?, (@Sendable () -> Void)?) -> _QTSubscription)
+                            makeBox: (QTEventToken, (@Sendable () -> Void)?) -> _QTSubscription)
         -> QTEventToken {
         let token = QTEventToken()
         guard let cName = name.cName, options.subTypes.allSatisfy(_qtIsValidName) else {
             _qtRefusedSubscription(name.name, options.subTypes, QTBUS_EINVAL.rawValue)
         }
-        // Registered and claimed before the engine subscription exists: no sweep can
-        // miss it, and the source is running before the first event can be expected.
-        var registry: _QTNameInfo? = nil
-        if let owner = options.owner, !options.subTypes.isEmpty {
-            name.register(token, owner: owner)
-            registry = name
-        }
+        // Claimed before the engine subscription exists: the source is running before
+        // the first event can be expected.
         let sourceEnd = source?(self, options.subTypes)
-        let box = makeBox(token, registry, sourceEnd)
+        let box = makeBox(token, sourceEnd)
         let userdata = Unmanaged.passRetained(box).toOpaque()
 
         let subtypes = options.subTypes.map { UnsafePointer(_qtCString($0)) as UnsafePointer<CChar>? }
@@ -302,10 +296,14 @@ extension QTEventBus {
             o.subtype_count = list.count
             o.priority = options.priority
             o.flags = (options.once ? UInt32(QTBUS_SUB_ONCE) : 0) | (options.replay ? UInt32(QTBUS_SUB_REPLAY) : 0)
-            return _qtbus_subscribe(raw, cName, &o, _qtDeliver, userdata, _qtSubscriptionRelease, &engineToken)
+            if options.owner == nil {
+                return _qtbus_subscribe(raw, cName, &o, _qtDeliver, userdata, _qtSubscriptionRelease, &engineToken)
+            }
+            return _qtEngineSubscribeOwned(raw, cName, &o, _qtDeliver, userdata, _qtSubscriptionRelease,
+                                           pin: _qtOwnerPin, unpin: _qtOwnerUnpin, &engineToken)
         }
         if status < 0 {
-            // A failed subscribe took nothing: the box, registration and claim are ours.
+            // A failed subscribe took nothing: the box and the claim are ours.
             Unmanaged<_QTSubscription>.fromOpaque(userdata).takeRetainedValue().released()
             _qtRefusedSubscription(name.name, options.subTypes, status)
         }

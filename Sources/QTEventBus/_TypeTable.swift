@@ -14,8 +14,7 @@
 // Records and tables are never freed: there are finitely many types in a process.
 //
 // Each record points to the `_QTNameInfo` of its engine name (shared by every type
-// and `on(named:)` subscription using that name), which holds the freeWith sweep
-// registry (see `_FreeWith.swift`).
+// and `on(named:)` subscription using that name; see `_NameInfo.swift`).
 import CQtbusShims
 
 /// What a dispatch needs to know about one event type. Immortal, immutable.
@@ -27,7 +26,7 @@ struct _QTTypeRecord {
     @usableFromInline let cName: UnsafePointer<CChar>?
     /// Whether the type conforms to `QTBytesEvent` (its bytes travel as the data).
     @usableFromInline let isBytes: Bool
-    /// The registry shared by every type with this engine name.
+    /// The name's info, shared by every type with this engine name.
     @usableFromInline let names: Unmanaged<_QTNameInfo>
 }
 

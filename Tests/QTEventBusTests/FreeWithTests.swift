@@ -1,9 +1,12 @@
 // freeWith(object) on Linux (QTEventBus's attach tests): once the object is gone the
-// handler never runs again and its closure is released no later than the next dispatch
-// of the type; freeWith(nil) attaches to nothing.
+// handler never runs again, the subscription is not counted and no dispatch (C or
+// Swift) reports it as reached, and its closure is released no later than the next
+// dispatch of the type from either language; freeWith(nil) attaches to nothing.
 import QTEventBusTestSupport
+import QTEventBusCTestSupport
 import Dispatch
 import QTEventBus
+import Synchronization
 import Testing
 
 extension QTBusTests {
@@ -122,6 +125,87 @@ extension QTBusTests {
             owners.removeAll()
             bus.dispatch(LoginEvent(userId: "nobody"))
             #expect(bus.subscriberCount(of: LoginEvent.self) == 0)
+        }
+        @Test func aGoneOwnerIsNotCountedNorReported() {
+            let bus = QTEventBus()
+            var owner: Owner? = Owner()
+            weak var watched: Token?
+            do {
+                let captured = Token()
+                watched = captured
+                bus.on(PingEvent.self).freeWith(owner!).next { _ in _ = captured }
+            }
+            #expect(bus.subscriberCount(of: PingEvent.self) == 1)
+            owner = nil
+            #expect(bus.subscriberCount(of: PingEvent.self) == 0, "not counted once the object is gone")
+            #expect(watched == nil, "the count disposed it: released before it returned")
+            #expect(bus.dispatch(PingEvent(n: 1)) == 0)
+
+            var owner2: Owner? = Owner()
+            bus.on(PingEvent.self).freeWith(owner2!).next { _ in }
+            owner2 = nil
+            #expect(bus.dispatch(PingEvent(n: 2)) == 0, "not reported as reached")
+        }
+
+        @Test func onlyCDispatchingReleasesTheClosure() {
+            // C code dispatches the type; Swift never does.
+            let bus = QTEventBus.shared
+            var owner: Owner? = Owner()
+            weak var watchedWhole: Token?
+            weak var watchedSubtype: Token?
+            let calls = Counter()
+            do {
+                let whole = Token(), subtype = Token()
+                watchedWhole = whole
+                watchedSubtype = subtype
+                bus.on(named: "FreeWithFromC").freeWith(owner!).next { _ in _ = whole; calls.increment() }
+                bus.on(named: "FreeWithFromC").ofSubType("alice").freeWith(owner!).next { _ in _ = subtype; calls.increment() }
+            }
+            #expect(cpeer_dispatch("FreeWithFromC", "alice", "hi") == 2)
+            owner = nil
+            #expect(watchedWhole != nil && watchedSubtype != nil, "nothing noticed yet")
+            #expect(cpeer_dispatch("FreeWithFromC", "bob", "hi") == 0, "C's dispatch reports neither as reached")
+            #expect(watchedWhole == nil && watchedSubtype == nil, "released by the end of C's dispatch")
+            #expect(calls.value == 2)
+            #expect(bus.subscriberCount(named: "FreeWithFromC") == 0)
+        }
+
+        @Test func anOwnerWhoseDeinitCallsTheBusDiesDuringAnyCheck() {
+            // The owner's last reference goes on other threads while the type is counted
+            // and dispatched: its deinit (disposing its own bag, counting) may then run
+            // from the engine's check, which must not hold the engine's lock then.
+            final class BagOwner {
+                let bag = QTDisposeBag()
+                let bus: QTEventBus
+                init(bus: QTEventBus) { self.bus = bus }
+                deinit { _ = bus.subscriberCount(of: PingEvent.self) }
+            }
+            let bus = QTEventBus()
+            let made = Counter(), released = Counter(), stop = Atomic<Bool>(false)
+            final class Tracked: Sendable {
+                let released: Counter
+                init(_ released: Counter) { self.released = released }
+                deinit { released.increment() }
+            }
+            onThreads(4) { i in
+                if i < 2 {
+                    for _ in 0..<2_000 {
+                        let owner = BagOwner(bus: bus)
+                        let tracked = Tracked(released)
+                        made.increment()
+                        bus.on(PingEvent.self).freeWith(owner).next { _ in _ = tracked }
+                        bus.on(LoginEvent.self).disposed(by: owner.bag).next { _ in }
+                    }
+                    stop.store(true, ordering: .relaxed)
+                } else {
+                    while !stop.load(ordering: .relaxed) {
+                        if i == 2 { bus.dispatch(PingEvent(n: 0)) } else { _ = bus.subscriberCount(of: PingEvent.self) }
+                    }
+                }
+            }
+            #expect(bus.subscriberCount(of: PingEvent.self) == 0)
+            #expect(bus.subscriberCount(of: LoginEvent.self) == 0)
+            #expect(released.value == made.value, "every closure released")
         }
     }
 }
