@@ -42,8 +42,6 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     } else if let type {
         start = qtshim_atomic_load_u64(type.field(\.seq))
     }
-    // Swift freeWith subscriptions whose owner is gone end here, whatever their subtypes.
-    if let type, qtshim_atomic_load_ptr(type.field(\.owned)) != nil { sweepOwners(type) }
     var specific: UnsafeMutablePointer<SubtypeEntry>? = nil
     if let type, let subtype = event.subtype {
         specific = NameTable<SubtypeEntry>.lookup(qtshim_atomic_load_ptr(type.field(\.subtypes)), subtype)
@@ -53,9 +51,14 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     }
 
     var count: Int32 = 0
+    var stopped = false
     if let type, specific != nil || qtshim_atomic_load_ptr(type.field(\.whole.head)) != nil {
         qtshim_tsan_acquire(type)
-        count = deliver(type, specific, &event, start)
+        count = deliver(type, specific, &event, start, &stopped)
+    }
+    // Swift freeWith subscriptions whose owner is gone end here, whatever their subtypes.
+    if let type, qtshim_atomic_load_ptr(type.field(\.owned)) != nil {
+        sweepOwners(type, specific, start << 16 | ListNode.indexMask, stopped: stopped)
     }
     if count == 0 && qtshim_atomic_load_u64(bus.field(\.noSubscriberListeners)) != 0
         && !noSubscriberName.isSame(as: event.type) {
@@ -85,10 +88,11 @@ private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: ino
     if dispatchEvent(bus, &inner, flags: 0) < 0 { inner.finish() }
 }
 
-/// Walks the list(s) and delivers; returns how many subscriptions were reached.
+/// Walks the list(s) and delivers; returns how many subscriptions were reached, and
+/// whether a handler stopped the event.
 @inline(__always)
 private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
-                     _ event: inout Outgoing, _ start: UInt64) -> Int32 {
+                     _ event: inout Outgoing, _ start: UInt64, _ stopped: inout Bool) -> Int32 {
     var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
                          object: event.object)
     view.request = event.request
@@ -119,6 +123,7 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
             w = qtshim_atomic_load_ptr(wn.field(\.next))
         }
     }
+    stopped = view.stopped
     return count
 }
 

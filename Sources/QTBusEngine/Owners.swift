@@ -1,22 +1,24 @@
 // Owned subscriptions: the engine's side of Swift's `freeWith(object)`.
 //
 // Linux has no associated objects and Swift no hook into another object's deinit, so
-// nothing tells the engine when an owner goes; it asks.  A subscription made with an
-// `OwnerCheck` is asked before each delivery of a dispatch or a replay (the Swift API's
-// subscriptions never use engine queues: they hop themselves, and check again when the
-// hop runs), and every owned subscription of a type is asked by:
-//   - every dispatch of the type, C or Swift, before it delivers (`sweepOwners`): so the
-//     one whose owner is gone is disposed there, is never reported as reached, and its
-//     release runs when that dispatch ends (rule 1), however its subtypes are filtered;
-//   - `qtbus_subscriber_count` of the type, under the lock, before it counts
-//     (`disposeOwnerless`), so a gone owner's subscription is not counted.
-// Found gone, a subscription is disposed as its token would dispose it.
+// nothing tells the engine when an owner goes; it asks.  Every owned subscription of a
+// type is asked once by every dispatch of the type, C or Swift:
+//   - one the dispatch reaches, right before its delivery (`deliverRouted`), so a
+//     handler that let an owner go in the same dispatch stops the later deliveries to
+//     that owner's subscriptions;
+//   - the others (their subtypes do not match, they are newer than the dispatch, or a
+//     handler stopped it) after the deliveries (`sweepOwners`).
+// A replay asks before each of its deliveries too (the Swift API's subscriptions never
+// use engine queues: they hop themselves, and check again when the hop runs), and
+// `qtbus_subscriber_count` asks, under the lock, before it counts (`disposeOwnerless`).
+// Found gone, a subscription is disposed as its token would dispose it: it is never
+// reported as reached nor counted, and its release runs when the dispatch that found it
+// ends (rule 1), so no later than the end of the next dispatch of its type.
 //
-// Asking runs the owner's code in one case: the check loads a weak reference, and if the
-// owner's last other reference is dropped meanwhile, dropping the loaded one deinits it
-// (user code, which may call the library).  So a check is split in two: `pin` returns a
-// strong reference (or nil: gone), which is safe under the lock, and `unpin` drops it,
-// which runs after the unlock or outside any lock.
+// Asking can run the owner's code: the check loads a weak reference, and if the owner's
+// last other reference is dropped meanwhile, dropping the loaded one deinits it (user
+// code, which may call the library).  Outside the lock that is harmless (`alive`);
+// under it, `pin` keeps the loaded reference, and `unpin` drops it after the unlock.
 //
 // The owned subscriptions of a type are also in the type's `owned` list, so that a
 // dispatch walks only them, not the type's other lists.  The list is read as the delivery
@@ -27,6 +29,9 @@ import Glibc
 
 /// How the engine asks whether a subscription's owner is still there.
 struct OwnerCheck {
+    /// Whether the owner of the subscription whose userdata this is is still there.
+    /// May run the owner's deinit: never under the lock.
+    let alive: @convention(c) (UnsafeMutableRawPointer?) -> Bool
     /// A strong reference to the owner of the subscription whose userdata this is; nil
     /// when the owner is gone.  Runs no user code: callable under the lock.
     let pin: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
@@ -66,25 +71,36 @@ func unlinkOwned(_ type: UnsafeMutablePointer<TypeEntry>, _ extra: UnsafeMutable
 /// inside a dispatch section; `check` is the subscription's.
 @inline(never)
 func ownerGone(_ sub: UnsafeMutablePointer<Subscription>, _ check: OwnerCheck) -> Bool {
-    if let pin = check.pin(sub.pointee.userdata) {
-        check.unpin(pin)
-        return false
-    }
+    if check.alive(sub.pointee.userdata) { return false }
     if SubState.claimForDispose(sub) { withRegistry { state, after in unlink(&state, sub, &after) } }
     return true
 }
 
-/// Disposes the subscriptions of `type` whose owner is gone.  A dispatch of the type
-/// calls it, inside its section, before it delivers.
+/// After a dispatch of `type` delivered: asks the owned subscriptions it did not reach.
+/// `specific` and `last` are the dispatch's (Dispatch.swift); `stopped`: a handler
+/// stopped it, so some it would have reached were not asked.  Inside its section.
 @inline(never)
-func sweepOwners(_ type: UnsafeMutablePointer<TypeEntry>) {
+func sweepOwners(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
+                 _ last: UInt64, stopped: Bool) {
     var cursor = qtshim_atomic_load_ptr(type.field(\.owned))
     while let raw = cursor {
         let extra = raw.assumingMemoryBound(to: SubscriptionExtra.self)
         let sub = extra.pointee.sub
-        if SubState.isLive(sub) { _ = ownerGone(sub, extra.pointee.owner!) }
+        if SubState.isLive(sub) && (stopped || !reached(sub, specific, last)) { _ = ownerGone(sub, extra.pointee.owner!) }
         cursor = qtshim_atomic_load_ptr(extra.field(\.ownedLink.next))
     }
+}
+
+/// Whether a dispatch with this `specific` subtype entry and `last` order reached `sub`
+/// (so asked about its owner on the way).
+private func reached(_ sub: UnsafeMutablePointer<Subscription>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
+                     _ last: UInt64) -> Bool {
+    guard sub.pointee.node.order <= last else { return false }
+    for i in 0..<Int(sub.pointee.nodeCount) {
+        let node = Subscription.node(sub, i)
+        if node.pointee.wholeType != nil || (specific != nil && node.pointee.subtypeEntry == specific) { return true }
+    }
+    return false
 }
 
 /// The same, under the registry lock (a count): the gone ones are unlinked here, and the

@@ -69,16 +69,18 @@ import Glibc
 }
 
 /// Swift-only: `qtbus_subscribe` of a subscription that ends when its owner is gone
-/// (`freeWith`; Owners.swift).  `pin(userdata)` returns a strong reference to the owner,
-/// or nil once it is gone, and must run no user code (it is called under the engine's
+/// (`freeWith`; Owners.swift).  `alive(userdata)` says whether the owner is still there
+/// (never called under the engine's lock); `pin(userdata)` returns a strong reference to
+/// the owner, or nil once it is gone, and must run no user code (it is called under the
 /// lock); `unpin` drops that reference, never under the lock.
 @usableFromInline package func _qtEngineSubscribeOwned(
     _ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ options: UnsafePointer<qtbus_sub_options>,
     _ handler: qtbus_handler, _ userdata: UnsafeMutableRawPointer, _ release: qtbus_release,
+    alive: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Bool,
     pin: @escaping @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?,
     unpin: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void,
     _ tokenOut: UnsafeMutablePointer<qtbus_token>) -> Int32 {
-    subscribeChecked(bus, type, options, handler, userdata, release, owner: OwnerCheck(pin: pin, unpin: unpin), tokenOut)
+    subscribeChecked(bus, type, options, handler, userdata, release, owner: OwnerCheck(alive: alive, pin: pin, unpin: unpin), tokenOut)
 }
 
 /// `qtbus_event_object` read in place, without a call: the Swift API's delivery closures

@@ -10,11 +10,16 @@
 // closure is released no later than the end of the next dispatch of the type.  An
 // `atQueue` hop checks the object again when it runs.
 //
-// The engine asks through these two functions.  `pin` may run under the engine's lock,
-// so it must run no user code: it returns the object retained, and the engine drops it
-// with `unpin` after the unlock, where the owner's deinit may run (the object's last
-// other reference can go while it is pinned).
+// The engine asks through these functions.  `alive` is its question outside its lock.
+// `pin` is the question under the lock, so it must run no user code: it returns the
+// object retained, and the engine drops it with `unpin` after the unlock, where the
+// owner's deinit may run (the object's last other reference can go while it is pinned).
 import QTBusEngine
+
+/// Whether the owner of the subscription whose box is `userdata` is still there.
+let _qtOwnerAlive: @convention(c) (UnsafeMutableRawPointer?) -> Bool = { userdata in
+    Unmanaged<_QTSubscription>.fromOpaque(userdata.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.owner != nil }
+}
 
 /// The owner of the subscription whose box is `userdata`, retained; nil once it is gone.
 let _qtOwnerPin: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { userdata in

@@ -300,7 +300,7 @@ extension QTEventBus {
                 return _qtbus_subscribe(raw, cName, &o, _qtDeliver, userdata, _qtSubscriptionRelease, &engineToken)
             }
             return _qtEngineSubscribeOwned(raw, cName, &o, _qtDeliver, userdata, _qtSubscriptionRelease,
-                                           pin: _qtOwnerPin, unpin: _qtOwnerUnpin, &engineToken)
+                                           alive: _qtOwnerAlive, pin: _qtOwnerPin, unpin: _qtOwnerUnpin, &engineToken)
         }
         if status < 0 {
             // A failed subscribe took nothing: the box and the claim are ours.

@@ -139,6 +139,8 @@ enum SwiftBench {
                 print("running: dispatch to \(n) closure\(n == 1 ? "" : "s")")
                 driver.caseDispatch(handlers: n)
             }
+            print("running: dispatch to 10 freeWith closures")
+            driver.caseDispatchFreeWith()
         }
         if opt.wanted("subscribe") {
             print("running: subscribe + dispose")

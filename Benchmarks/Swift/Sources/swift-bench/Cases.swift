@@ -93,6 +93,36 @@ final class Driver {
         for (_, lib) in libraries { lib.disconnectAll() }
     }
 
+    /// What `freeWith` costs a dispatch: 10 closures whose owner lives, so each is asked
+    /// about its owner and then called, beside the limit doing the same check (a weak
+    /// load before each call of the closure array).  The peers have no freeWith.
+    func caseDispatchFreeWith() {
+        let r = newRow("dispatch_10_freewith", "dispatch, 10 freeWith closures", "ns")
+        r.handlers = 10
+        let owner = BenchOwner()
+        let qtbus = QtbusLibrary(), limit = ClosureArrayLibrary()
+        qtbus.owner = owner
+        limit.owner = owner
+        var subjects: [(column: Column, measure: Measure, start: UInt64)] = []
+        for (column, lib) in [(Column.qtbus, qtbus as any BenchLibrary), (.limit, limit)] {
+            lib.connect(10)
+            subjects.append((column, { n in
+                bench_count_reset()
+                let t0 = bench_now()
+                lib.dispatch(n)
+                let t = bench_now() - t0
+                expectCount(column, "dispatch (freeWith)", bench_count(), n * 10)
+                return t
+            }, 64))
+        }
+        r[.notificationCenter].na = "n/a (no freeWith)"
+        r[.openCombine].na = "n/a (no freeWith)"
+        runInterleaved(r, subjects)
+        qtbus.disconnectAll()
+        limit.disconnectAll()
+        withExtendedLifetime(owner) {}
+    }
+
     // MARK: 2. subscribe + dispose with 100 others present
 
     func caseSubscribeDispose() {

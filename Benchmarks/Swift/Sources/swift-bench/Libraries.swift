@@ -54,6 +54,8 @@ extension Array where Element == AnyObject {
 final class QtbusLibrary: BenchLibrary, @unchecked Sendable {
     let bus = QTEventBus()
     private var handles: [AnyObject] = []
+    /// Set: `connect` subscribes with `.freeWith(owner)`.
+    var owner: AnyObject?
 
     init() {}
 
@@ -61,7 +63,11 @@ final class QtbusLibrary: BenchLibrary, @unchecked Sendable {
 
     func connect(_ n: Int) {
         for _ in 0..<n {
-            handles.append(bus.on(BenchEvent.self).next { _ in bench_count_inc() })
+            if let owner {
+                handles.append(bus.on(BenchEvent.self).freeWith(owner).next { _ in bench_count_inc() })
+            } else {
+                handles.append(bus.on(BenchEvent.self).next { _ in bench_count_inc() })
+            }
         }
     }
 
@@ -182,13 +188,24 @@ final class ClosureArrayLibrary: BenchLibrary, @unchecked Sendable {
     }
 
     private var handlers: ContiguousArray<Handler> = []
+    /// Set: each closure `connect` adds first checks a weak reference to it (freeWith's
+    /// limit).
+    var owner: AnyObject?
 
     init() {}
 
     func reserve(_ n: Int) { handlers.reserveCapacity(handlers.count + n) }
 
     func connect(_ n: Int) {
-        for _ in 0..<n { handlers.append(Handler { _ in bench_count_inc() }) }
+        for _ in 0..<n {
+            if let owner {
+                final class Weak: @unchecked Sendable { weak var object: AnyObject?; init(_ o: AnyObject) { object = o } }
+                let weak = Weak(owner)
+                handlers.append(Handler { _ in if weak.object != nil { bench_count_inc() } })
+            } else {
+                handlers.append(Handler { _ in bench_count_inc() })
+            }
+        }
     }
 
     func dispatch(_ iterations: UInt64) {
@@ -303,3 +320,6 @@ final class BareQueued: QueuedLibrary {
         return n
     }
 }
+
+/// The owner of the freeWith row's subscriptions; lives through the row.
+final class BenchOwner {}
