@@ -42,6 +42,8 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     } else if let type {
         start = qtshim_atomic_load_u64(type.field(\.seq))
     }
+    let hasOwned = start & TypeEntry.hasOwned != 0
+    start &= ~TypeEntry.hasOwned
     var specific: UnsafeMutablePointer<SubtypeEntry>? = nil
     if let type, let subtype = event.subtype {
         specific = NameTable<SubtypeEntry>.lookup(qtshim_atomic_load_ptr(type.field(\.subtypes)), subtype)
@@ -51,14 +53,13 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     }
 
     var count: Int32 = 0
-    var stopped = false
     if let type, specific != nil || qtshim_atomic_load_ptr(type.field(\.whole.head)) != nil {
         qtshim_tsan_acquire(type)
-        count = deliver(type, specific, &event, start, &stopped)
+        count = deliver(type, specific, &event, start)
     }
     // Swift freeWith subscriptions whose owner is gone end here, whatever their subtypes.
-    if let type, qtshim_atomic_load_ptr(type.field(\.owned)) != nil {
-        sweepOwners(type, specific, start << 16 | ListNode.indexMask, stopped: stopped)
+    if hasOwned, let type {
+        sweepOwners(type, specific, start << 16 | ListNode.indexMask, stopped: event.stopped)
     }
     if count == 0 && qtshim_atomic_load_u64(bus.field(\.noSubscriberListeners)) != 0
         && !noSubscriberName.isSame(as: event.type) {
@@ -88,11 +89,11 @@ private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: ino
     if dispatchEvent(bus, &inner, flags: 0) < 0 { inner.finish() }
 }
 
-/// Walks the list(s) and delivers; returns how many subscriptions were reached, and
-/// whether a handler stopped the event.
+/// Walks the list(s) and delivers; returns how many subscriptions were reached (and
+/// sets `event.stopped` when a handler stopped it).
 @inline(__always)
 private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
-                     _ event: inout Outgoing, _ start: UInt64, _ stopped: inout Bool) -> Int32 {
+                     _ event: inout Outgoing, _ start: UInt64) -> Int32 {
     var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
                          object: event.object)
     view.request = event.request
@@ -123,7 +124,6 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
             w = qtshim_atomic_load_ptr(wn.field(\.next))
         }
     }
-    stopped = view.stopped
     return count
 }
 
@@ -145,7 +145,9 @@ private func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutable
     } else {
         return false
     }
-    return view.pointee.stopped
+    guard view.pointee.stopped else { return false }
+    event.stopped = true
+    return true
 }
 
 /// ONCE, queued, or gated (replaying) subscriptions.

@@ -53,6 +53,8 @@ struct Outgoing {
     /// caller's stack, SwiftAPISupport.swift): nothing releases it, and `objectRelease`
     /// stays nil until `ensurePayload` makes the copy that outlives the dispatch.
     var borrowed: BorrowedObject? = nil
+    /// A handler stopped the dispatch (set on that path only, by `deliver`).
+    var stopped = false
 
     init(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
          object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?) {

@@ -65,6 +65,9 @@ func unlinkOwned(_ type: UnsafeMutablePointer<TypeEntry>, _ extra: UnsafeMutable
         qtshim_atomic_store_ptr(type.field(\.owned), link.next)
     }
     if let n = link.next { n.assumingMemoryBound(to: SubscriptionExtra.self).pointee.ownedLink.prev = link.prev }
+    if type.pointee.owned == nil {
+        qtshim_atomic_store_u64(type.field(\.seq), type.pointee.seq & ~TypeEntry.hasOwned)
+    }
 }
 
 /// Whether the owner of `sub` is gone (then it is disposed here).  Outside the lock,

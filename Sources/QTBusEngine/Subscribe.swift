@@ -97,7 +97,7 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
         return nil
     }
 
-    let seq = type.pointee.seq + 1
+    let seq = (type.pointee.seq & ~TypeEntry.hasOwned) + 1
     let direct = request.queue == nil && request.owner == nil && flags & (subOnce | subReplay) == 0
     let first = firstSubtype.map { ListNode(seq: seq, index: 0, subtype: $0) } ?? ListNode(seq: seq, index: 0, type: type)
     sub.initialize(to: Subscription(
@@ -130,7 +130,7 @@ private func link(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutab
     if let extra = sub.pointee.extra, extra.pointee.owner != nil { linkOwned(type, extra) }
     // After the links: a dispatch that reads this sequence sees the nodes.
     qtshim_tsan_release(type)
-    qtshim_atomic_store_u64(type.field(\.seq), sub.pointee.node.seq)
+    qtshim_atomic_store_u64(type.field(\.seq), sub.pointee.node.seq | (type.pointee.owned != nil ? TypeEntry.hasOwned : 0))
     type.pointee.liveCount += 1
     if type.pointee.liveCount == 1 && !type.pointee.sources.isEmpty {
         typeLivenessChanged(type, live: true, &after)

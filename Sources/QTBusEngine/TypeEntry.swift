@@ -11,12 +11,16 @@ struct TypeEntry: NamedEntry {
     /// This is QTNoSubscriberEvent: its live subscriptions are counted on the bus.
     let isNoSubscriberType: Bool
     /// Atomic: the sequence number of the newest subscription; stored after its nodes
-    /// are linked, so a dispatch that reads it sees every node up to it.
+    /// are linked, so a dispatch that reads it sees every node up to it.  Bit 47
+    /// (`hasOwned`) says whether `owned` is non-empty: a dispatch loads `seq` anyway,
+    /// so testing it there costs nothing (a load of `owned` showed as 0.4 ns in
+    /// bench-c's "dispatch, 0 handlers").  Sequences stay below 2^47.
     var seq: UInt64 = 0
     var whole = SubList()
-    /// Atomic: the SubscriptionExtra of the newest owned subscription (Owners.swift);
-    /// nil, one load on the dispatch path, when the type has none.
+    /// Atomic: the SubscriptionExtra of the newest owned subscription (Owners.swift).
     var owned: UnsafeMutableRawPointer? = nil
+
+    static let hasOwned: UInt64 = 1 << 47
     /// Atomic: NameTable of SubtypeEntry, nil until the first subtype subscription.
     var subtypes: UnsafeMutableRawPointer? = nil
     var sticky = StickyStore()
