@@ -21,7 +21,8 @@
 #   9. the Debian packages: cpack, lintian, dpkg -i, a program built with pkg-config
 #      alone (scripts/package-test.sh);
 #  10. swift build + swift test (Package.swift, Tests/); the DocC archives of both
-#      products with no warning (scripts/docs.sh);
+#      products with no warning (scripts/docs.sh); what another package can reach
+#      (scripts/swift-surface.sh);
 #  11. the README's code blocks (scripts/readme-snippets.py): complete C programs built
 #      with pkg-config and run, C fragments compiled, Swift type-checked against the
 #      modules of 10, shell blocks checked with bash -n (the pkg-config one run).
@@ -115,6 +116,7 @@ do_one_engine() { bash "$ROOT/scripts/one-engine.sh"; }
 do_swift_build() { swift build; }
 do_swift_test() { swift test; }
 do_docs() { bash "$ROOT/scripts/docs.sh"; }
+do_swift_surface() { bash "$ROOT/scripts/swift-surface.sh"; }
 do_readme() {
   # Headers of the main-loop fragments (GLib, libuv), so they compile rather than skip.
   apt_install readme-snippets libglib2.0-dev libuv1-dev
@@ -153,6 +155,7 @@ step "swift build" do_swift_build
 if [ "$last" -eq 0 ]; then
   step "swift test" do_swift_test
   step "Swift API documentation: DocC, no warnings (scripts/docs.sh)" do_docs
+  step "Swift surface: two products, no public engine symbol (scripts/swift-surface.sh)" do_swift_surface
 else
   skip "swift test" "swift build failed"
 fi

@@ -67,13 +67,16 @@ public struct QTEventSubscriberMaker<Event> {
     }
 
     /// Ties the subscription to `object`'s lifetime, weakly: once `object` is
-    /// deallocated the handler is never called again, and the subscription is disposed
-    /// (its closure released) no later than the end of the next Swift dispatch of the
-    /// type. `nil` ties it to nothing: the subscription lives until disposed.
+    /// deallocated the handler is never called again, ``QTEventBus/subscriberCount(of:subType:)``
+    /// does not count the subscription, no dispatch reports it as reached, and it is
+    /// disposed (its closure released) no later than the end of the next dispatch of the
+    /// type, from Swift or C. `nil` ties it to nothing: the subscription lives until
+    /// disposed.
     ///
-    /// Linux has no associated objects, so the end is noticed at that next dispatch, not
-    /// in `object`'s deinit; use ``disposed(by:)`` with a ``QTDisposeBag`` the object owns
-    /// to end it exactly when the object goes.
+    /// Linux has no associated objects, so the end is noticed by that next dispatch (or
+    /// count), not in `object`'s deinit: each dispatch of the type checks each freeWith
+    /// subscription's object (a weak load). Use ``disposed(by:)`` with a ``QTDisposeBag``
+    /// the object owns to end it exactly when the object goes.
     public func freeWith(_ object: AnyObject?) -> Self {
         var copy = self
         copy.options.owner = object
