@@ -36,6 +36,25 @@ extension QTBusTests {
             #expect(waitUntil { bus.subscriberCount(of: PingEvent.self) == 0 })
         }
 
+        @Test func bufferingPoliciesAreAsyncStreams() async {
+            let bus = QTEventBus()
+            let newest = bus.events(of: PingEvent.self, bufferingPolicy: .bufferingNewest(2))
+            let oldest = bus.events(of: PingEvent.self, bufferingPolicy: .bufferingOldest(2))
+            let all = bus.events(of: PingEvent.self)  // the default keeps every event
+            for n in 0..<5 { bus.dispatch(PingEvent(n: n)) }
+            func take(_ stream: AsyncStream<PingEvent>, _ count: Int) async -> [Int] {
+                var got = [Int]()
+                for await event in stream {
+                    got.append(event.n)
+                    if got.count == count { break }
+                }
+                return got
+            }
+            #expect(await take(newest, 2) == [3, 4])
+            #expect(await take(oldest, 2) == [0, 1])
+            #expect(await take(all, 5) == [0, 1, 2, 3, 4])
+        }
+
         @Test func subtypeStream() async {
             let bus = QTEventBus()
             let stream = bus.events(of: LoginEvent.self, subType: "alice")
