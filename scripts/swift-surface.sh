@@ -38,7 +38,8 @@ if typecheck >"$tmp/out" 2>&1; then
   die "a client outside the package can call QTBusEngine's _qtbus_shared()"
 fi
 grep -q "cannot find '_qtbus_shared' in scope" "$tmp/out" || { cat "$tmp/out"; die "unexpected error (above)"; }
-# SwiftPM names a root package by its directory (its identity), lowercased.
-identity=$(basename "$ROOT" | tr '[:upper:]' '[:lower:]')
-typecheck -package-name "$identity" >"$tmp/out" 2>&1 || { cat "$tmp/out"; die "control: inside the package it should type-check"; }
+# The package name SwiftPM gave this package's modules (from its directory's name).
+name=$(grep -o '"-package-name","[^"]*"' "$ROOT/.build/debug.yaml" | head -1 | cut -d'"' -f4)
+[ -n "$name" ] || die "no -package-name in .build/debug.yaml"
+typecheck -package-name "$name" >"$tmp/out" 2>&1 || { cat "$tmp/out"; die "control: inside the package it should type-check"; }
 log "QTBusEngine's entry points: not reachable from another package (reachable from this one: the control)"
