@@ -166,6 +166,22 @@ QTBUS_INTERNAL void qtshim_main_queue_run(void);
 /* poll(2) on the fd; returns > 0 when readable. */
 QTBUS_INTERNAL int  qtshim_main_queue_poll(int timeout_ms);
 
+/* ---- typed signals (signals.c; the engine's side in Signals.swift) ---- */
+/* Drops a reference to a signature (the last one frees it). */
+QTBUS_INTERNAL void qtshim_signature_release(void *signature);
+/* Whether two signatures have the same kinds. */
+QTBUS_INTERNAL bool qtshim_signature_equal(const void *a, const void *b);
+/* Makes `signature` (one reference, handed over on 0) the one of `type` on `bus`.
+ * Returns 0 (taken), 1 (an equal one was there: not taken), or QTBUS_EINVAL (bad
+ * bus or name, a different one was there), QTBUS_ECLOSED, QTBUS_ENOMEM. */
+QTBUS_INTERNAL int qtshim_signature_publish(qtbus_bus *bus, const char *type, void *signature);
+/* Returns body(signature of `type`, context), run while the signature (and the bus's
+ * memory) stays allocated; QTBUS_EINVAL (bad bus or name, no signature) or
+ * QTBUS_ECLOSED without calling body. */
+typedef int (*qtshim_signature_body)(void *signature, void *context);
+QTBUS_INTERNAL int qtshim_signature_use(qtbus_bus *bus, const char *type, qtshim_signature_body body,
+                                        void *context);
+
 /* ---- status text (X-macro table in status.c) ---- */
 QTBUS_INTERNAL const char *qtshim_status_text(int status);
 

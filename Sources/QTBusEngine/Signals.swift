@@ -1,0 +1,45 @@
+// Typed signals: where the engine keeps each type's signature.
+//
+// The signals themselves (signatures, packing, the typed call, the C entry points) are
+// C, in Sources/CQtbusShims/signals.c: qtbus_signal_emit takes C varargs, which Swift
+// cannot define, and libffi is a C library.  What they need from the engine is one slot
+// per type of a bus that is set once, read by every emit and connect without a lock,
+// and freed with the bus: TypeEntry.signature.
+import CQtbusShims
+import Glibc
+
+@_cdecl("qtshim_signature_publish")
+func _signaturePublish(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
+                       _ signature: UnsafeMutableRawPointer?) -> Int32 {
+    guard let bus = bus.map({ UnsafeMutablePointer<Bus>($0) }), let text = type, let name = CName(text),
+          name.isValidUTF8, let signature else { return QTBUS_EINVAL.rawValue }
+    return withRegistry { _, _ in
+        if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
+        // An entry made here and left when nothing else uses the type is freed with
+        // the bus, as one made by a subscribe that failed.
+        guard let entry = typeEntry(bus, name) else { return QTBUS_ENOMEM.rawValue }
+        if let existing = qtshim_atomic_load_ptr(entry.field(\.signature)) {
+            return qtshim_signature_equal(existing, signature) ? 1 : QTBUS_EINVAL.rawValue
+        }
+        // Release: a reader that sees the pointer sees the signature's contents.
+        qtshim_atomic_store_ptr(entry.field(\.signature), signature)
+        return 0
+    }
+}
+
+@_cdecl("qtshim_signature_use")
+func _signatureUse(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ body: qtshim_signature_body?,
+                   _ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard let bus = bus.map({ UnsafeMutablePointer<Bus>($0) }), let text = type, let name = CName(text),
+          let body else { return QTBUS_EINVAL.rawValue }
+    // A memory section: the entry and its signature stay allocated during `body` even
+    // if the bus is destroyed meanwhile (a handler may destroy it).  A type with a
+    // signature has an entry, so a name not found (or not valid UTF-8, which no entry
+    // has) has none.
+    return withMemoryEpoch {
+        if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
+        guard let entry = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), name),
+              let signature = qtshim_atomic_load_ptr(entry.field(\.signature)) else { return QTBUS_EINVAL.rawValue }
+        return body(signature, context)
+    }
+}
