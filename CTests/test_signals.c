@@ -389,6 +389,31 @@ static void test_sixteen(qtbus_bus *bus)
     CHECK_EQ_INT(plain_count, 16);
     expect_sixteen(plain_seen, plain_null[0] ? NULL : plain_text[0], plain_null[1] ? NULL : plain_text[1],
                    plain_null[2] ? NULL : plain_text[2]);
+
+    /* On a queue: the handler gets its arguments from the engine's copy of the bytes,
+     * unpacked there (the other path to libffi). */
+    qtbus_queue *queue = qtbus_queue_create("sixteen");
+    CHECK(queue != NULL);
+    qtbus_bus *other = qtbus_bus_create();
+    CHECK(other != NULL);
+    CHECK_EQ_INT(qtbus_signal_define(other, "Sixteen", sixteen_args, 16), QTBUS_OK);
+    qtbus_sub_options o;
+    memset(&o, 0, sizeof o);
+    o.queue = queue;
+    CHECK_EQ_INT(qtbus_signal_connect(other, "Sixteen", &o, QTBUS_CALLBACK(on_sixteen), &plain_calls, NULL, NULL),
+                 QTBUS_OK);
+    reset_seen();
+    char two[8] = "two";
+    CHECK_EQ_INT(qtbus_signal_emit(other, "Sixteen", NULL, INT32_MIN, 1.25, two, UINT64_MAX, -0.0, UINT32_MAX,
+                                   (void *)&seen, INT64_MIN, NAN, (const char *)NULL, INT32_MAX, 1e308,
+                                   (uint64_t)0, "", -3.0, (int32_t)-16), 1);
+    strcpy(two, "XXX");
+    CHECK_WAIT(atomic_load(&calls) == 1, TU_WAIT_MS);
+    CHECK(seen_userdata == &plain_calls);
+    expect_sixteen(seen, seen_null[2] ? NULL : seen_text[2], seen_null[9] ? NULL : seen_text[9],
+                   seen_null[13] ? NULL : seen_text[13]);
+    CHECK_EQ_INT(qtbus_bus_destroy(other), QTBUS_OK);
+    qtbus_queue_release(queue);
 }
 
 /* ---------------------------------------------------------------------------------

@@ -32,11 +32,14 @@
 #endif
 #define DIRECT_DOUBLES 8   /* xmm0-7, v0-7 */
 
+struct prepared;
+
 struct qtshim_signature {
     uint32_t refs;                          /* the type entry's, plus one per connection */
     uint8_t  count;
     uint8_t  kinds[QTBUS_SIGNAL_MAX_ARGS];
-    bool     direct;
+    /* How its handlers are called (choose_caller). */
+    void   (*caller)(const struct qtshim_signature *, void (*)(void), const struct prepared *, void *);
     ffi_type *types[QTBUS_SIGNAL_MAX_ARGS + 1];   /* + userdata */
     ffi_cif  cif;
 };
@@ -92,7 +95,9 @@ static size_t packed_size(const uint8_t *kinds, size_t count, const qtbus_value 
     return size;
 }
 
-static void pack(unsigned char *out, const uint8_t *kinds, size_t count, const qtbus_value *values)
+/* Also leaves in packed[] the values a handler receives: strings pointing into `out`. */
+static void pack(unsigned char *out, const uint8_t *kinds, size_t count, const qtbus_value *values,
+                 qtbus_value *packed)
 {
     memcpy(out, MAGIC, 4);
     out[4] = QTBUS_SIGNAL_LAYOUT_VERSION;
@@ -107,10 +112,12 @@ static void pack(unsigned char *out, const uint8_t *kinds, size_t count, const q
         memset(&slot, 0, sizeof slot);
         if (kinds[i] == QTBUS_ARG_STRING) {
             uint64_t offset = 0;
+            packed[i].str = NULL;
             if (values[i].str) {
                 size_t n = strlen(values[i].str) + 1u;
                 memcpy(out + next, values[i].str, n);
                 offset = next;
+                packed[i].str = (const char *)out + next;
                 next += n;
             }
             memcpy(&slot, &offset, sizeof offset);
@@ -123,6 +130,7 @@ static void pack(unsigned char *out, const uint8_t *kinds, size_t count, const q
             case QTBUS_ARG_DOUBLE: slot.f64 = values[i].f64; break;
             default:               slot.ptr = values[i].ptr; break;
             }
+            packed[i] = slot;
         }
         memcpy(slots + 8u * i, &slot, 8);
     }
@@ -172,79 +180,165 @@ static int unpack(const unsigned char *data, size_t size, const struct qtshim_si
 
 /* ---- calling a typed handler ---- */
 
+/* A call made ready from a signature's values: once per emit for the handlers it reaches
+ * synchronously (see emit_frame), once per delivery otherwise. */
+struct prepared {
+    qtbus_value values[QTBUS_SIGNAL_MAX_ARGS];     /* libffi's avalues point here */
 #ifdef DIRECT_WORDS
-#  if DIRECT_WORDS == 6
-typedef void (*direct_fn)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t,
-                          double, double, double, double, double, double, double, double);
-#    define DIRECT_CALL(fn, w, d) \
-        ((direct_fn)(fn))(w[0], w[1], w[2], w[3], w[4], w[5], d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7])
-#  else
-typedef void (*direct_fn)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t,
-                          double, double, double, double, double, double, double, double);
-#    define DIRECT_CALL(fn, w, d)                                                                  \
-        ((direct_fn)(fn))(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], d[0], d[1], d[2], d[3], \
-                          d[4], d[5], d[6], d[7])
-#  endif
+    uintptr_t words[DIRECT_WORDS - 1];              /* the integer-class arguments, in order */
+    double doubles[DIRECT_DOUBLES];                 /* the doubles, in order, then zeros */
+#endif
+};
 
-/* Whether every argument (and the userdata) has a register of its class. */
-static bool fits_registers(const uint8_t *kinds, size_t count)
+/* How a signature's handlers are called (chosen at define). */
+typedef void (*caller_fn)(const struct qtshim_signature *s, void (*fn)(void), const struct prepared *p,
+                          void *userdata);
+
+static void call_ffi(const struct qtshim_signature *s, void (*fn)(void), const struct prepared *p,
+                     void *userdata);
+
+#ifdef DIRECT_WORDS
+/* Direct calls: the handler's real type differs from the one it is called through on
+ * purpose (see the top of the file); clang's -fsanitize=function would say so. */
+#  if defined(__clang__)
+#    define DIRECT __attribute__((no_sanitize("function"))) static void
+#  else
+#    define DIRECT static void
+#  endif
+#  define DIRECT_ARGS const struct qtshim_signature *s, void (*fn)(void), const struct prepared *p, void *ud
+#  define W(i) p->words[i]
+#  define DT double, double, double, double, double, double, double, double
+#  define D8 p->doubles[0], p->doubles[1], p->doubles[2], p->doubles[3], p->doubles[4], p->doubles[5], \
+             p->doubles[6], p->doubles[7]
+typedef uintptr_t U;
+DIRECT direct_0(DIRECT_ARGS) { (void)s; (void)p; ((void (*)(void *))fn)(ud); }
+DIRECT direct_1(DIRECT_ARGS) { (void)s; ((void (*)(U, void *))fn)(W(0), ud); }
+DIRECT direct_2(DIRECT_ARGS) { (void)s; ((void (*)(U, U, void *))fn)(W(0), W(1), ud); }
+DIRECT direct_3(DIRECT_ARGS) { (void)s; ((void (*)(U, U, U, void *))fn)(W(0), W(1), W(2), ud); }
+DIRECT direct_4(DIRECT_ARGS) { (void)s; ((void (*)(U, U, U, U, void *))fn)(W(0), W(1), W(2), W(3), ud); }
+DIRECT direct_5(DIRECT_ARGS) { (void)s; ((void (*)(U, U, U, U, U, void *))fn)(W(0), W(1), W(2), W(3), W(4), ud); }
+DIRECT direct_0d(DIRECT_ARGS) { (void)s; ((void (*)(void *, DT))fn)(ud, D8); }
+DIRECT direct_1d(DIRECT_ARGS) { (void)s; ((void (*)(U, void *, DT))fn)(W(0), ud, D8); }
+DIRECT direct_2d(DIRECT_ARGS) { (void)s; ((void (*)(U, U, void *, DT))fn)(W(0), W(1), ud, D8); }
+DIRECT direct_3d(DIRECT_ARGS) { (void)s; ((void (*)(U, U, U, void *, DT))fn)(W(0), W(1), W(2), ud, D8); }
+DIRECT direct_4d(DIRECT_ARGS) { (void)s; ((void (*)(U, U, U, U, void *, DT))fn)(W(0), W(1), W(2), W(3), ud, D8); }
+DIRECT direct_5d(DIRECT_ARGS)
 {
-    size_t words = 1, doubles = 0;
+    (void)s;
+    ((void (*)(U, U, U, U, U, void *, DT))fn)(W(0), W(1), W(2), W(3), W(4), ud, D8);
+}
+#  if DIRECT_WORDS == 8
+DIRECT direct_6(DIRECT_ARGS) { (void)s; ((void (*)(U, U, U, U, U, U, void *))fn)(W(0), W(1), W(2), W(3), W(4), W(5), ud); }
+DIRECT direct_7(DIRECT_ARGS)
+{
+    (void)s;
+    ((void (*)(U, U, U, U, U, U, U, void *))fn)(W(0), W(1), W(2), W(3), W(4), W(5), W(6), ud);
+}
+DIRECT direct_6d(DIRECT_ARGS)
+{
+    (void)s;
+    ((void (*)(U, U, U, U, U, U, void *, DT))fn)(W(0), W(1), W(2), W(3), W(4), W(5), ud, D8);
+}
+DIRECT direct_7d(DIRECT_ARGS)
+{
+    (void)s;
+    ((void (*)(U, U, U, U, U, U, U, void *, DT))fn)(W(0), W(1), W(2), W(3), W(4), W(5), W(6), ud, D8);
+}
+#  endif
+/* By the number of integer-class arguments, without and with doubles. */
+static const caller_fn direct_callers[2][DIRECT_WORDS] = {
+    { direct_0, direct_1, direct_2, direct_3, direct_4, direct_5,
+#  if DIRECT_WORDS == 8
+      direct_6, direct_7,
+#  endif
+    },
+    { direct_0d, direct_1d, direct_2d, direct_3d, direct_4d, direct_5d,
+#  if DIRECT_WORDS == 8
+      direct_6d, direct_7d,
+#  endif
+    },
+};
+#endif
+
+/* The caller for `kinds`: direct when every argument and the userdata have a register of
+ * their class, else libffi. */
+static caller_fn choose_caller(const uint8_t *kinds, size_t count)
+{
+#ifdef DIRECT_WORDS
+    size_t words = 0, doubles = 0;
     for (size_t i = 0; i < count; i++) {
         if (kinds[i] == QTBUS_ARG_DOUBLE) doubles++;
         else words++;
     }
-    return words <= DIRECT_WORDS && doubles <= DIRECT_DOUBLES;
+    if (words + 1 <= DIRECT_WORDS && doubles <= DIRECT_DOUBLES) return direct_callers[doubles > 0][words];
+#else
+    (void)kinds;
+    (void)count;
+#endif
+    return call_ffi;
 }
 
-#  if defined(__clang__)
-/* The handler's real type differs from direct_fn on purpose (see the top of the file). */
-__attribute__((no_sanitize("function")))
-#  endif
-static void call_direct(const struct qtshim_signature *s, void (*fn)(void), const qtbus_value *v, void *userdata)
+static void call_ffi(const struct qtshim_signature *s, void (*fn)(void), const struct prepared *p, void *userdata)
 {
-    uintptr_t w[DIRECT_WORDS] = {0};
-    double d[DIRECT_DOUBLES] = {0};
+    void *avalues[QTBUS_SIGNAL_MAX_ARGS + 1];
+    /* Every member of a qtbus_value starts at its first byte: &values[i] is the argument
+     * whatever its kind.  libffi only reads through avalues. */
+    for (size_t i = 0; i < s->count; i++) avalues[i] = (void *)&p->values[i];
+    avalues[s->count] = &userdata;
+    ffi_call((ffi_cif *)&s->cif, fn, NULL, avalues);
+}
+
+static void prepare(const struct qtshim_signature *s, const qtbus_value *v, struct prepared *p)
+{
+    if (s->caller == call_ffi) {
+        memcpy(p->values, v, s->count * sizeof *v);
+        return;
+    }
+#ifdef DIRECT_WORDS
     size_t nw = 0, nd = 0;
     for (size_t i = 0; i < s->count; i++) {
         switch (s->kinds[i]) {
         /* A 32-bit argument's register is widened as the caller of a real prototype
          * would; the callee reads its low half either way. */
-        case QTBUS_ARG_INT32:  w[nw++] = (uintptr_t)(intptr_t)v[i].i32; break;
-        case QTBUS_ARG_UINT32: w[nw++] = (uintptr_t)v[i].u32; break;
-        case QTBUS_ARG_INT64:  w[nw++] = (uintptr_t)v[i].i64; break;
-        case QTBUS_ARG_UINT64: w[nw++] = (uintptr_t)v[i].u64; break;
-        case QTBUS_ARG_DOUBLE: d[nd++] = v[i].f64; break;
-        case QTBUS_ARG_STRING: w[nw++] = (uintptr_t)v[i].str; break;
-        default:               w[nw++] = (uintptr_t)v[i].ptr; break;
+        case QTBUS_ARG_INT32:  p->words[nw++] = (uintptr_t)(intptr_t)v[i].i32; break;
+        case QTBUS_ARG_UINT32: p->words[nw++] = (uintptr_t)v[i].u32; break;
+        case QTBUS_ARG_INT64:  p->words[nw++] = (uintptr_t)v[i].i64; break;
+        case QTBUS_ARG_UINT64: p->words[nw++] = (uintptr_t)v[i].u64; break;
+        case QTBUS_ARG_DOUBLE: p->doubles[nd++] = v[i].f64; break;
+        case QTBUS_ARG_STRING: p->words[nw++] = (uintptr_t)v[i].str; break;
+        default:               p->words[nw++] = (uintptr_t)v[i].ptr; break;
         }
     }
-    w[nw] = (uintptr_t)userdata;
-    DIRECT_CALL(fn, w, d);
-}
-#else
-static bool fits_registers(const uint8_t *kinds, size_t count)
-{
-    (void)kinds;
-    (void)count;
-    return false;
-}
+    /* The doubles callers pass all eight registers. */
+    if (nd > 0)
+        while (nd < DIRECT_DOUBLES) p->doubles[nd++] = 0;
 #endif
+}
 
-static void call_handler(struct qtshim_signature *s, void (*fn)(void), qtbus_value *v, void *userdata)
+/* The emit running on this thread (innermost), whose bytes its synchronous handlers
+ * receive: they use its prepared call instead of unpacking the bytes each.  Events
+ * whose bytes are anything else (a queued copy, a plain dispatch, another thread's
+ * emit) are unpacked and checked. */
+struct emit_frame {
+    const unsigned char *bytes;
+    size_t size;
+    const struct qtshim_signature *signature;
+    struct prepared call;
+    struct emit_frame *outer;
+};
+static __thread struct emit_frame *current_emit __attribute__((tls_model("initial-exec")));
+
+/* Where the engine's event view keeps the bytes (qtshim_event_layout), so the handler
+ * trampoline loads them instead of calling qtbus_event_data for every typed handler.
+ * Learned by the first define, which every connect follows. */
+static size_t event_data_at, event_size_at;
+
+static void learn_event_layout(void)
 {
-#ifdef DIRECT_WORDS
-    if (s->direct) {
-        call_direct(s, fn, v, userdata);
-        return;
-    }
-#endif
-    void *avalues[QTBUS_SIGNAL_MAX_ARGS + 1];
-    /* Every member of a qtbus_value starts at its first byte: &v[i] is the argument
-     * whatever its kind. */
-    for (size_t i = 0; i < s->count; i++) avalues[i] = &v[i];
-    avalues[s->count] = &userdata;
-    ffi_call(&s->cif, fn, NULL, avalues);
+    size_t data_at, size_at;
+    qtshim_event_layout(&data_at, &size_at);
+    __atomic_store_n(&event_data_at, data_at, __ATOMIC_RELAXED);
+    __atomic_store_n(&event_size_at, size_at, __ATOMIC_RELAXED);
 }
 
 /* ---- define ---- */
@@ -264,7 +358,8 @@ int qtbus_signal_define(qtbus_bus *bus, const char *type, const qtbus_arg *args,
         s->types[i] = ffi_type_of(s->kinds[i]);
     }
     s->types[count] = &ffi_type_pointer;
-    s->direct = fits_registers(s->kinds, count);
+    s->caller = choose_caller(s->kinds, count);
+    learn_event_layout();
     /* Allocates nothing: the cif and the type array are the signature's. */
     if (ffi_prep_cif(&s->cif, FFI_DEFAULT_ABI, (unsigned)count + 1u, &ffi_type_void, s->types) != FFI_OK) {
         free(s);
@@ -284,14 +379,34 @@ struct connection {
     struct qtshim_signature *signature;
 };
 
-static void connection_handler(const qtbus_event *event, void *userdata)
+/* Bytes that are not the running emit's: checked and unpacked.  Out of line, so the
+ * common path above keeps a small frame. */
+__attribute__((noinline)) static void call_unpacked(const struct connection *c, const unsigned char *data,
+                                                    size_t size)
 {
-    struct connection *c = userdata;
-    size_t size;
-    const void *data = qtbus_event_data(event, &size);
     qtbus_value values[QTBUS_SIGNAL_MAX_ARGS];
     if (unpack(data, size, c->signature, values) < 0) return;
-    call_handler(c->signature, c->fn, values, c->userdata);
+    struct prepared call;
+    prepare(c->signature, values, &call);
+    c->signature->caller(c->signature, c->fn, &call, c->userdata);
+}
+
+static void connection_handler(const qtbus_event *event, void *userdata)
+{
+    const struct connection *c = userdata;
+    const char *view = (const char *)event;
+    const unsigned char *data;
+    size_t size;
+    memcpy(&data, view + __atomic_load_n(&event_data_at, __ATOMIC_RELAXED), sizeof data);
+    memcpy(&size, view + __atomic_load_n(&event_size_at, __ATOMIC_RELAXED), sizeof size);
+    /* The bytes of the emit running here are alive and unchanged until it returns, and
+     * were packed for this very signature: its prepared call is theirs. */
+    const struct emit_frame *f = current_emit;
+    if (f && f->bytes == data && f->size == size && f->signature == c->signature) {
+        f->signature->caller(f->signature, c->fn, &f->call, c->userdata);
+        return;
+    }
+    call_unpacked(c, data, size);
 }
 
 static void connection_release(void *userdata)
@@ -336,7 +451,7 @@ int qtbus_signal_connect(qtbus_bus *bus, const char *type, const qtbus_sub_optio
     if (token_out) token_out->id = 0;
     if (handler == NULL) return QTBUS_EINVAL;
     struct connect_call call = { bus, type, options, handler, userdata, release, token_out };
-    return qtshim_signature_use(bus, type, connect_with, &call);
+    return qtshim_signature_use(bus, type, false, connect_with, &call);
 }
 
 /* ---- emit ---- */
@@ -380,18 +495,27 @@ static int emit_with(void *signature, void *context)
     }
     size_t size = packed_size(s->kinds, s->count, values);
     if (size == 0) return QTBUS_ENOMEM;
-    /* 8-aligned, so handlers of synchronous deliveries could read slots in place. */
+    /* 8-aligned, so a handler may read the slots in place. */
     uint64_t stack[STACK_BYTES / 8];
     unsigned char *bytes = (unsigned char *)stack;
     if (size > sizeof stack) {
         bytes = malloc(size);
         if (bytes == NULL) return QTBUS_ENOMEM;
     }
-    pack(bytes, s->kinds, s->count, values);
+    struct emit_frame frame;
+    frame.bytes = bytes;
+    frame.size = size;
+    frame.signature = s;
+    frame.outer = current_emit;
+    qtbus_value packed[QTBUS_SIGNAL_MAX_ARGS];
+    pack(bytes, s->kinds, s->count, values, packed);
+    prepare(s, packed, &frame.call);
     qtbus_event_desc desc = { .type = call->type, .subtype = call->subtype, .data = bytes, .size = size,
                               .flags = call->flags };
+    current_emit = &frame;
     int status = call->request ? qtbus_request(call->bus, &desc, call->on_reply, call->userdata, call->release)
                                : qtbus_dispatch(call->bus, &desc);
+    current_emit = frame.outer;
     if (bytes != (unsigned char *)stack) free(bytes);
     return status;
 }
@@ -401,7 +525,7 @@ int qtbus_signal_emit(qtbus_bus *bus, const char *type, const char *subtype, ...
     va_list args;
     va_start(args, subtype);
     struct emit_call call = { .bus = bus, .type = type, .subtype = subtype, .args = &args };
-    int status = qtshim_signature_use(bus, type, emit_with, &call);
+    int status = qtshim_signature_use(bus, type, true, emit_with, &call);
     va_end(args);
     return status;
 }
@@ -411,7 +535,7 @@ int qtbus_signal_emitv(qtbus_bus *bus, const char *type, const char *subtype, ui
 {
     struct emit_call call = { .bus = bus, .type = type, .subtype = subtype, .flags = flags,
                               .values = args, .count = count };
-    return qtshim_signature_use(bus, type, emit_with, &call);
+    return qtshim_signature_use(bus, type, true, emit_with, &call);
 }
 
 int qtbus_signal_requestv(qtbus_bus *bus, const char *type, const char *subtype, const qtbus_value *args,
@@ -419,7 +543,7 @@ int qtbus_signal_requestv(qtbus_bus *bus, const char *type, const char *subtype,
 {
     struct emit_call call = { .bus = bus, .type = type, .subtype = subtype, .values = args, .count = count,
                               .request = true, .on_reply = on_reply, .userdata = userdata, .release = release };
-    return qtshim_signature_use(bus, type, emit_with, &call);
+    return qtshim_signature_use(bus, type, true, emit_with, &call);
 }
 
 /* ---- reading the arguments ---- */

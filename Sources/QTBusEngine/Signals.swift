@@ -28,18 +28,29 @@ func _signaturePublish(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
 }
 
 @_cdecl("qtshim_signature_use")
-func _signatureUse(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ body: qtshim_signature_body?,
-                   _ context: UnsafeMutableRawPointer?) -> Int32 {
+func _signatureUse(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ dispatching: Bool,
+                   _ body: qtshim_signature_body?, _ context: UnsafeMutableRawPointer?) -> Int32 {
     guard let bus = bus.map({ UnsafeMutablePointer<Bus>($0) }), let text = type, let name = CName(text),
           let body else { return QTBUS_EINVAL.rawValue }
-    // A memory section: the entry and its signature stay allocated during `body` even
-    // if the bus is destroyed meanwhile (a handler may destroy it).  A type with a
-    // signature has an entry, so a name not found (or not valid UTF-8, which no entry
-    // has) has none.
-    return withMemoryEpoch {
+    // The entry and its signature stay allocated during `body` even if the bus is
+    // destroyed meanwhile (a handler may destroy it).  An emit is a dispatch, so it runs
+    // in a dispatch section, the one its qtbus_dispatch then nests in at no cost; a
+    // connect must not delay or run other threads' releases (lifetime rule 1), so a
+    // memory section.  A type with a signature has an entry, so a name not found (or
+    // not valid UTF-8, which no entry has) has none.
+    func use() -> Int32 {
         if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
         guard let entry = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), name),
               let signature = qtshim_atomic_load_ptr(entry.field(\.signature)) else { return QTBUS_EINVAL.rawValue }
         return body(signature, context)
     }
+    return dispatching ? withEpoch(use) : withMemoryEpoch(use)
+}
+
+/// Where EventView keeps the bytes, for the typed-handler trampoline (signals.c), which
+/// reads them once per typed handler call: two loads instead of a call.
+@_cdecl("qtshim_event_layout")
+func _eventLayout(_ dataOffset: UnsafeMutablePointer<Int>?, _ sizeOffset: UnsafeMutablePointer<Int>?) {
+    dataOffset?.pointee = MemoryLayout<EventView>.offset(of: \.data)!
+    sizeOffset?.pointee = MemoryLayout<EventView>.offset(of: \.size)!
 }

@@ -176,11 +176,14 @@ QTBUS_INTERNAL bool qtshim_signature_equal(const void *a, const void *b);
  * bus or name, a different one was there), QTBUS_ECLOSED, QTBUS_ENOMEM. */
 QTBUS_INTERNAL int qtshim_signature_publish(qtbus_bus *bus, const char *type, void *signature);
 /* Returns body(signature of `type`, context), run while the signature (and the bus's
- * memory) stays allocated; QTBUS_EINVAL (bad bus or name, no signature) or
+ * memory) stays allocated: in a dispatch section when `dispatching` (an emit is a
+ * dispatch), else a memory section.  QTBUS_EINVAL (bad bus or name, no signature) or
  * QTBUS_ECLOSED without calling body. */
 typedef int (*qtshim_signature_body)(void *signature, void *context);
-QTBUS_INTERNAL int qtshim_signature_use(qtbus_bus *bus, const char *type, qtshim_signature_body body,
-                                        void *context);
+QTBUS_INTERNAL int qtshim_signature_use(qtbus_bus *bus, const char *type, bool dispatching,
+                                        qtshim_signature_body body, void *context);
+/* The offsets of the bytes and their size in what `const qtbus_event *` points to. */
+QTBUS_INTERNAL void qtshim_event_layout(size_t *data_offset, size_t *size_offset);
 
 /* ---- status text (X-macro table in status.c) ---- */
 QTBUS_INTERNAL const char *qtshim_status_text(int status);
