@@ -40,6 +40,9 @@ struct qtshim_signature {
     uint8_t  kinds[QTBUS_SIGNAL_MAX_ARGS];
     /* How its handlers are called (choose_caller). */
     void   (*caller)(const struct qtshim_signature *, void (*)(void), const struct prepared *, void *);
+    /* The first bytes of every event it packs: magic, version, count, kinds (padded). */
+    uint8_t  head[8 + QTBUS_SIGNAL_MAX_ARGS];
+    uint8_t  head_size;
     ffi_type *types[QTBUS_SIGNAL_MAX_ARGS + 1];   /* + userdata */
     ffi_cif  cif;
 };
@@ -82,56 +85,51 @@ bool qtshim_signature_equal(const void *a, const void *b)
 static size_t pad8(size_t n) { return (n + 7u) & ~(size_t)7u; }
 static size_t slots_at(size_t count) { return HEAD + pad8(count); }
 
-/* Bytes needed for `values` of `kinds`; 0 when the strings' lengths overflow. */
-static size_t packed_size(const uint8_t *kinds, size_t count, const qtbus_value *values)
+/* Bytes needed for `values` of signature `s`, with each string's length (NUL
+ * included) in lengths[]; 0 when they overflow. */
+static size_t packed_size(const struct qtshim_signature *s, const qtbus_value *values, size_t *lengths)
 {
-    size_t size = slots_at(count) + 8u * count;
-    for (size_t i = 0; i < count; i++) {
-        if (kinds[i] != QTBUS_ARG_STRING || values[i].str == NULL) continue;
+    size_t size = s->head_size + 8u * s->count;
+    for (size_t i = 0; i < s->count; i++) {
+        if (s->kinds[i] != QTBUS_ARG_STRING || values[i].str == NULL) continue;
         size_t n = strlen(values[i].str) + 1u;
         if (n > SIZE_MAX - size) return 0;
+        lengths[i] = n;
         size += n;
     }
     return size;
 }
 
-/* Also leaves in packed[] the values a handler receives: strings pointing into `out`. */
-static void pack(unsigned char *out, const uint8_t *kinds, size_t count, const qtbus_value *values,
-                 qtbus_value *packed)
+/* Writes the bytes, and leaves in packed[] the values a handler receives: strings
+ * pointing into `out`. */
+static void pack(unsigned char *out, const struct qtshim_signature *s, const qtbus_value *values,
+                 const size_t *lengths, qtbus_value *packed)
 {
-    memcpy(out, MAGIC, 4);
-    out[4] = QTBUS_SIGNAL_LAYOUT_VERSION;
-    out[5] = (unsigned char)count;
-    out[6] = out[7] = 0;
-    memset(out + HEAD, 0, pad8(count));
-    memcpy(out + HEAD, kinds, count);
-    unsigned char *slots = out + slots_at(count);
-    size_t next = slots_at(count) + 8u * count;
-    for (size_t i = 0; i < count; i++) {
+    memcpy(out, s->head, s->head_size);
+    unsigned char *slots = out + s->head_size;
+    size_t next = s->head_size + 8u * s->count;
+    for (size_t i = 0; i < s->count; i++) {
         qtbus_value slot;
-        memset(&slot, 0, sizeof slot);
-        if (kinds[i] == QTBUS_ARG_STRING) {
-            uint64_t offset = 0;
+        slot.u64 = 0;
+        switch (s->kinds[i]) {
+        case QTBUS_ARG_INT32:  slot.i32 = values[i].i32; break;
+        case QTBUS_ARG_UINT32: slot.u32 = values[i].u32; break;
+        case QTBUS_ARG_INT64:  slot.i64 = values[i].i64; break;
+        case QTBUS_ARG_UINT64: slot.u64 = values[i].u64; break;
+        case QTBUS_ARG_DOUBLE: slot.f64 = values[i].f64; break;
+        case QTBUS_ARG_POINTER: slot.ptr = values[i].ptr; break;
+        default: /* a string: its offset in the slot */
             packed[i].str = NULL;
             if (values[i].str) {
-                size_t n = strlen(values[i].str) + 1u;
-                memcpy(out + next, values[i].str, n);
-                offset = next;
+                memcpy(out + next, values[i].str, lengths[i]);
                 packed[i].str = (const char *)out + next;
-                next += n;
+                slot.u64 = next;
+                next += lengths[i];
             }
-            memcpy(&slot, &offset, sizeof offset);
-        } else {
-            switch (kinds[i]) {
-            case QTBUS_ARG_INT32:  slot.i32 = values[i].i32; break;
-            case QTBUS_ARG_UINT32: slot.u32 = values[i].u32; break;
-            case QTBUS_ARG_INT64:  slot.i64 = values[i].i64; break;
-            case QTBUS_ARG_UINT64: slot.u64 = values[i].u64; break;
-            case QTBUS_ARG_DOUBLE: slot.f64 = values[i].f64; break;
-            default:               slot.ptr = values[i].ptr; break;
-            }
-            packed[i] = slot;
+            memcpy(slots + 8u * i, &slot, 8);
+            continue;
         }
+        packed[i] = slot;
         memcpy(slots + 8u * i, &slot, 8);
     }
 }
@@ -358,6 +356,11 @@ int qtbus_signal_define(qtbus_bus *bus, const char *type, const qtbus_arg *args,
         s->types[i] = ffi_type_of(s->kinds[i]);
     }
     s->types[count] = &ffi_type_pointer;
+    memcpy(s->head, MAGIC, 4);
+    s->head[4] = QTBUS_SIGNAL_LAYOUT_VERSION;
+    s->head[5] = (uint8_t)count;
+    memcpy(s->head + HEAD, s->kinds, count); /* calloc'd: the padding is zero */
+    s->head_size = (uint8_t)slots_at(count);
     s->caller = choose_caller(s->kinds, count);
     learn_event_layout();
     /* Allocates nothing: the cif and the type array are the signature's. */
@@ -493,7 +496,8 @@ static int emit_with(void *signature, void *context)
     } else if (call->count != s->count || (values == NULL && s->count > 0)) {
         return QTBUS_EINVAL;
     }
-    size_t size = packed_size(s->kinds, s->count, values);
+    size_t lengths[QTBUS_SIGNAL_MAX_ARGS];
+    size_t size = packed_size(s, values, lengths);
     if (size == 0) return QTBUS_ENOMEM;
     /* 8-aligned, so a handler may read the slots in place. */
     uint64_t stack[STACK_BYTES / 8];
@@ -508,7 +512,7 @@ static int emit_with(void *signature, void *context)
     frame.signature = s;
     frame.outer = current_emit;
     qtbus_value packed[QTBUS_SIGNAL_MAX_ARGS];
-    pack(bytes, s->kinds, s->count, values, packed);
+    pack(bytes, s, values, lengths, packed);
     prepare(s, packed, &frame.call);
     qtbus_event_desc desc = { .type = call->type, .subtype = call->subtype, .data = bytes, .size = size,
                               .flags = call->flags };
