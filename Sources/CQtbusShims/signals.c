@@ -12,11 +12,16 @@
  * ffi_call costs about 25 ns (it classifies the arguments on every call), ten times a
  * plain handler's whole delivery.  Where the C calling convention gives every integer
  * and pointer argument its own general register and every double its own vector
- * register, in order within each class (x86-64 System V, AArch64 AAPCS64), a call
- * through `void (*)(word x N, double x 8)` puts each argument of a signature that fits
- * in registers exactly where the handler reads it, so such signatures are called that
- * way (`direct`); the others (more arguments than registers, other targets) through
- * the ffi_cif prepared once at define.
+ * register, in order within each class (x86-64 System V, AArch64 AAPCS64 on Linux),
+ * calling through `void (*)(uintptr_t x N, void *userdata, double x 8)` (N integer-class
+ * arguments; the doubles only when there are any) puts each argument of a signature
+ * that fits in registers exactly where the handler reads it: such signatures get one
+ * of those direct callers at define (choose_caller).  The others (more arguments than
+ * registers, other targets) are called through the ffi_cif prepared at define.
+ *
+ * The per-emit work is packing the arguments once and preparing the call once
+ * (emit_frame); each handler the emit reaches synchronously then costs one indirect
+ * call more than a plain handler.
  */
 #include "qtbus_shims.h"
 
