@@ -1062,6 +1062,40 @@ static void test_stress(void)
     CHECK_EQ_INT(qtbus_bus_destroy(s.bus), QTBUS_OK);
 }
 
+/* Four threads define one type at once, two with one signature and two with another:
+ * exactly one signature wins, so exactly two calls succeed. */
+typedef struct define_race {
+    qtbus_bus *bus;
+    pthread_barrier_t start;
+    atomic_int ok, einval, other;
+} define_race;
+
+static void definer(int index, void *ctx)
+{
+    define_race *r = ctx;
+    pthread_barrier_wait(&r->start);
+    int rc = index % 2 ? qtbus_signal_define(r->bus, "Race", text_number_args, 2)
+                       : qtbus_signal_define(r->bus, "Race", numbers_args, 5);
+    atomic_fetch_add(rc == QTBUS_OK ? &r->ok : rc == QTBUS_EINVAL ? &r->einval : &r->other, 1);
+}
+
+static void test_define_race(void)
+{
+    for (int round = 0; round < 50; round++) {
+        define_race r;
+        memset(&r, 0, sizeof r);
+        r.bus = qtbus_bus_create();
+        CHECK(r.bus != NULL);
+        pthread_barrier_init(&r.start, NULL, 4);
+        tu_run_threads(4, definer, &r);
+        pthread_barrier_destroy(&r.start);
+        CHECK_EQ_INT(atomic_load(&r.ok), 2);
+        CHECK_EQ_INT(atomic_load(&r.einval), 2);
+        CHECK_EQ_INT(atomic_load(&r.other), 0);
+        CHECK_EQ_INT(qtbus_bus_destroy(r.bus), QTBUS_OK);
+    }
+}
+
 int main(void)
 {
     qtbus_bus *bus = qtbus_bus_create();
@@ -1081,6 +1115,7 @@ int main(void)
     CHECK_EQ_INT(qtbus_bus_destroy(bus), QTBUS_OK);
     test_release_once();
     test_stress();
+    test_define_race();
     printf("test_signals: ok\n");
     return 0;
 }
