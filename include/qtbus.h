@@ -473,8 +473,11 @@ QTBUS_API int qtbus_event_reply(const qtbus_event *event, const void *data, size
  *     8   uint8_t  kinds[count]     qtbus_arg values, zero-padded to a multiple of 8
  *     .   8-byte slots[count]       the qtbus_value of each argument; for a string, the
  *                                   uint64_t offset of its bytes from byte 0 (0: NULL)
- *     .   the strings               each NUL-terminated, in argument order
+ *     .   the strings               each NUL-terminated, in argument order, one after
+ *                                   the other
  * Offsets instead of pointers, so the copy made for queued deliveries is valid as is.
+ * Readers (qtbus_event_args, connected handlers) check all of it, every offset and
+ * NUL included, so any bytes are safe to hand them.
  * ------------------------------------------------------------------------------- */
 
 /* The argument kinds, with the C type each is passed as. */
