@@ -435,8 +435,9 @@ struct connect_call {
     qtbus_token *token_out;
 };
 
-static int connect_with(void *signature, void *context)
+static int connect_with(void *signature, void *context, void *handle)
 {
+    (void)handle;
     struct connect_call *call = context;
     struct connection *c = malloc(sizeof *c);
     if (c == NULL) return QTBUS_ENOMEM;
@@ -479,7 +480,7 @@ struct emit_call {
     qtbus_release release;
 };
 
-static int emit_with(void *signature, void *context)
+static int emit_with(void *signature, void *context, void *handle)
 {
     const struct qtshim_signature *s = signature;
     struct emit_call *call = context;
@@ -519,11 +520,14 @@ static int emit_with(void *signature, void *context)
     qtbus_value packed[QTBUS_SIGNAL_MAX_ARGS];
     pack(bytes, s, values, lengths, packed);
     prepare(s, packed, &frame.call);
-    qtbus_event_desc desc = { .type = call->type, .subtype = call->subtype, .data = bytes, .size = size,
-                              .flags = call->flags };
     current_emit = &frame;
-    int status = call->request ? qtbus_request(call->bus, &desc, call->on_reply, call->userdata, call->release)
-                               : qtbus_dispatch(call->bus, &desc);
+    int status;
+    if (call->request) {
+        qtbus_event_desc desc = { .type = call->type, .subtype = call->subtype, .data = bytes, .size = size };
+        status = qtbus_request(call->bus, &desc, call->on_reply, call->userdata, call->release);
+    } else {
+        status = qtshim_signature_dispatch(handle, call->subtype, bytes, size, call->flags);
+    }
     current_emit = frame.outer;
     if (bytes != (unsigned char *)stack) free(bytes);
     return status;

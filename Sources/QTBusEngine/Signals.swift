@@ -27,6 +27,13 @@ func _signaturePublish(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
     }
 }
 
+/// What `body` of qtshim_signature_use receives as its handle: the bus and the type's
+/// scanned name, so an emit's dispatch does not scan and hash the name again.
+struct SignatureUse {
+    let bus: UnsafeMutablePointer<Bus>
+    let type: CName
+}
+
 @_cdecl("qtshim_signature_use")
 func _signatureUse(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ dispatching: Bool,
                    _ body: qtshim_signature_body?, _ context: UnsafeMutableRawPointer?) -> Int32 {
@@ -34,17 +41,36 @@ func _signatureUse(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ dispa
           let body else { return QTBUS_EINVAL.rawValue }
     // The entry and its signature stay allocated during `body` even if the bus is
     // destroyed meanwhile (a handler may destroy it).  An emit is a dispatch, so it runs
-    // in a dispatch section, the one its qtbus_dispatch then nests in at no cost; a
-    // connect must not delay or run other threads' releases (lifetime rule 1), so a
-    // memory section.  A type with a signature has an entry, so a name not found (or
-    // not valid UTF-8, which no entry has) has none.
+    // in a dispatch section, the one its dispatch then nests in at no cost; a connect
+    // must not delay or run other threads' releases (lifetime rule 1), so a memory
+    // section.  A type with a signature has an entry, so a name not found (or not valid
+    // UTF-8, which no entry has) has none.
     func use() -> Int32 {
         if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
         guard let entry = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), name),
               let signature = qtshim_atomic_load_ptr(entry.field(\.signature)) else { return QTBUS_EINVAL.rawValue }
-        return body(signature, context)
+        var handle = SignatureUse(bus: bus, type: name)
+        return withUnsafeMutablePointer(to: &handle) { body(signature, context, UnsafeMutableRawPointer($0)) }
     }
     return dispatching ? withEpoch(use) : withMemoryEpoch(use)
+}
+
+/// qtbus_dispatch of an emit's packed arguments, from inside the dispatch section of
+/// its qtshim_signature_use, with the checks qtbus_dispatch makes of what the caller
+/// gave (the type was found already; the bytes are the emit's own).
+@_cdecl("qtshim_signature_dispatch")
+func _signatureDispatch(_ handle: UnsafeMutableRawPointer?, _ subtype: UnsafePointer<CChar>?,
+                        _ data: UnsafeRawPointer?, _ size: Int, _ flags: UInt32) -> Int32 {
+    guard let use = handle?.assumingMemoryBound(to: SignatureUse.self).pointee,
+          flags & ~UInt32(QTBUS_EVENT_STICKY) == 0 else { return QTBUS_EINVAL.rawValue }
+    var sub: CName? = nil
+    if let subtype {
+        // UTF-8 is checked by the dispatch, as for qtbus_dispatch.
+        guard let s = CName(subtype) else { return QTBUS_EINVAL.rawValue }
+        sub = s
+    }
+    var event = Outgoing(type: use.type, subtype: sub, data: data, size: size, object: nil, objectRelease: nil)
+    return dispatchEvent(use.bus, &event, flags: flags)
 }
 
 /// Where EventView keeps the bytes, for the typed-handler trampoline (signals.c), which
