@@ -47,7 +47,6 @@ static void reset_seen(void)
 /* A connection's userdata that counts calls and releases (tu_rec's checks). */
 typedef struct counted {
     tu_rec rec;
-    atomic_int calls;
 } counted;
 
 static void on_counted(const char *text, int32_t number, void *userdata)
