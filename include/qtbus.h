@@ -546,7 +546,11 @@ QTBUS_API int qtbus_signal_requestv(qtbus_bus *bus, const char *type, const char
 /* Reads the arguments of a signal event into args_out[0..n) (strings point into the
  * event's bytes: valid during the callback).  Returns the argument count n (>= 0);
  * QTBUS_EINVAL for NULL, an event whose bytes are not a signal's (checked: any bytes
- * are safe to pass), or `count` smaller than n (args_out untouched then). */
+ * are safe to pass), or `count` smaller than n (args_out untouched then).  The values
+ * are read by the kinds the bytes carry, which are the type's signature unless someone
+ * dispatched other bytes on the type with qtbus_dispatch(): a handler that must not
+ * trust that checks the kinds (bytes 8 to 8 + n of qtbus_event_data) before reading a
+ * string. */
 QTBUS_API int qtbus_event_args(const qtbus_event *event, qtbus_value *args_out, size_t count);
 
 /* ---------------------------------------------------------------------------------
