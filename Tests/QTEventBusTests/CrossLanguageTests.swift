@@ -107,6 +107,27 @@ extension QTBusTests {
             let second = try #require(SignalArguments(got.values.last?.bytes ?? []))
             #expect(second.text(0) == nil, "a NULL string stays NULL")
             #expect(second.int32(1) == Int32.min)
+            // The Swift view reads the same.
+            #expect(got.values.first?.signalArguments == [.string("h\u{e9}llo"), .int32(-7)])
+            #expect(got.values.last?.signalArguments == [.string(nil), .int32(Int32.min)])
+        }
+
+        @Test func signalArgumentsOfBytesThatAreNotASignalsAreNil() throws {
+            #expect(QTNamedEvent(type: "T", bytes: Array("hello".utf8)).signalArguments == nil)
+            #expect(QTNamedEvent(type: "T").signalArguments == nil)
+            // A header with no arguments is a signal of none.
+            let empty: [UInt8] = Array("QTSG".utf8) + [1, 0, 0, 0]
+            #expect(QTNamedEvent(type: "T", bytes: empty).signalArguments == [])
+            // One string whose offset points past the end, or whose bytes have no NUL.
+            var string: [UInt8] = Array("QTSG".utf8) + [1, 1, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0]
+            string += [24, 0, 0, 0, 0, 0, 0, 0] + Array("abc".utf8)
+            #expect(QTNamedEvent(type: "T", bytes: string).signalArguments == nil, "no NUL")
+            #expect(QTNamedEvent(type: "T", bytes: string + [0]).signalArguments == [.string("abc")])
+            string[16] = 200
+            #expect(QTNamedEvent(type: "T", bytes: string + [0]).signalArguments == nil, "offset past the end")
+            // An unknown kind.
+            let kind: [UInt8] = Array("QTSG".utf8) + [1, 1, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 8)
+            #expect(QTNamedEvent(type: "T", bytes: kind).signalArguments == nil)
         }
 
         @Test func cEventsWithoutASwiftValueSkipTypedSubscribersThatCannotDecode() {
