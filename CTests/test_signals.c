@@ -625,6 +625,68 @@ static void test_reentrant(qtbus_bus *bus)
 }
 
 /* ---------------------------------------------------------------------------------
+ * Subtypes, priorities with stop, QTNoSubscriberEvent
+ * ------------------------------------------------------------------------------- */
+
+static void stop_it(const qtbus_event *event, void *userdata)
+{
+    (void)userdata;
+    CHECK_EQ_INT(qtbus_event_stop(event), QTBUS_OK);
+}
+
+static char lost_subtype[32];
+static atomic_int lost_args = -1;
+static void on_lost(const qtbus_event *event, void *userdata)
+{
+    (void)userdata;
+    qtbus_value v[2];
+    snprintf(lost_subtype, sizeof lost_subtype, "%s", qtbus_event_subtype(event));
+    int n = qtbus_event_args(event, v, 2);
+    CHECK(n == 2 && strcmp(v[0].str, "nobody") == 0 && v[1].i32 == 5);
+    atomic_store(&lost_args, n);
+}
+
+static void test_ordinary_event(void)
+{
+    qtbus_bus *bus = qtbus_bus_create();
+    CHECK(bus != NULL);
+    CHECK_EQ_INT(qtbus_signal_define(bus, "Ord", text_number_args, 2), QTBUS_OK);
+
+    /* Subtypes: a connection with subtypes gets only those. */
+    atomic_int alice = 0, all = 0;
+    const char *subtypes[] = { "alice" };
+    qtbus_sub_options o;
+    memset(&o, 0, sizeof o);
+    o.subtypes = subtypes;
+    o.subtype_count = 1;
+    CHECK_EQ_INT(qtbus_signal_connect(bus, "Ord", &o, QTBUS_CALLBACK(on_count_text), &alice, NULL, NULL), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_signal_connect(bus, "Ord", NULL, QTBUS_CALLBACK(on_count_text), &all, NULL, NULL), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_signal_emit(bus, "Ord", "alice", "a", (int32_t)1), 2);
+    CHECK_EQ_INT(qtbus_signal_emit(bus, "Ord", "bob", "b", (int32_t)2), 1);
+    CHECK_EQ_INT(qtbus_signal_emit(bus, "Ord", NULL, "c", (int32_t)3), 1);
+    CHECK_EQ_INT(atomic_load(&alice), 1);
+    CHECK_EQ_INT(atomic_load(&all), 3);
+
+    /* A plain handler of higher priority stops the event before the typed ones. */
+    memset(&o, 0, sizeof o);
+    o.priority = 10;
+    qtbus_token stopper;
+    CHECK_EQ_INT(qtbus_subscribe(bus, "Ord", &o, stop_it, NULL, NULL, &stopper), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_signal_emit(bus, "Ord", "alice", "d", (int32_t)4), 1);
+    CHECK_EQ_INT(atomic_load(&alice), 1);
+    CHECK_EQ_INT(atomic_load(&all), 3);
+    CHECK_EQ_INT(qtbus_token_dispose(stopper), QTBUS_OK);
+
+    /* Nobody connected: the signal goes to QTNoSubscriberEvent, arguments and all. */
+    CHECK_EQ_INT(qtbus_signal_define(bus, "Lonely", text_number_args, 2), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_subscribe(bus, QTBUS_NO_SUBSCRIBER_TYPE, NULL, on_lost, NULL, NULL, NULL), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_signal_emit(bus, "Lonely", NULL, "nobody", (int32_t)5), 0);
+    CHECK_EQ_INT(atomic_load(&lost_args), 2);
+    CHECK_EQ_STR(lost_subtype, "Lonely");
+    CHECK_EQ_INT(qtbus_bus_destroy(bus), QTBUS_OK);
+}
+
+/* ---------------------------------------------------------------------------------
  * qtbus_event_args on bytes that are not a signal's
  * ------------------------------------------------------------------------------- */
 
@@ -1108,6 +1170,7 @@ int main(void)
     test_once(bus);
     test_sticky_replay(bus);
     test_reentrant(bus);
+    test_ordinary_event();
     test_foreign_bytes(bus);
     test_bad_input(bus);
     test_request(bus);
