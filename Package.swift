@@ -16,11 +16,13 @@ let package = Package(
         .library(name: "QTEventBusFoundation", targets: ["QTEventBusFoundation"]),
     ],
     targets: [
-        // The public header (include/qtbus.h) plus the C glue the engine needs.
+        // The public header (include/qtbus.h) plus the C glue the engine needs, and the
+        // typed signals (signals.c), which call handlers through libffi (Debian:
+        // libffi-dev; here the shared libffi, where libqtbus.so carries its own).
         .target(
             name: "CQtbusShims",
             path: "Sources/CQtbusShims",
-            linkerSettings: [.linkedLibrary("dispatch")]
+            linkerSettings: [.linkedLibrary("dispatch"), .linkedLibrary("ffi")]
         ),
         // The Swift engine: registry, dispatch path, queues, C boundary. No Foundation.
         // Not a product: its Swift entry points are `package`, for QTEventBus only (C

@@ -1,7 +1,8 @@
 // header_check.cpp: qtbus.h compiles cleanly as C++17 (-std=c++17 -Wall -Wextra
 // -pedantic -Werror) and is usable from C++: extern "C" linkage, the QTBUS_SUB /
 // QTBUS_SUB_MAIN / QTBUS_SUB_JSON macros, the handle types (distinct types, so
-// overloads on them work), lambdas as handlers and release hooks.
+// overloads on them work), lambdas as handlers and release hooks, and a captureless
+// lambda as a typed signal handler through QTBUS_CALLBACK.
 #include <qtbus.h>
 
 #include <atomic>
@@ -90,6 +91,16 @@ int main()
     CHECK_CXX(released.load() == 1);
     CHECK_CXX(qtbus_token_is_active(t) == 0);
     CHECK_CXX(qtbus_dispatch(qtbus_shared(), &d) == 0);
+    static const qtbus_arg args[] = {QTBUS_ARG_STRING, QTBUS_ARG_INT32};
+    static int typed = 0;
+    CHECK_CXX(qtbus_signal_define(qtbus_shared(), "HeaderCheckSignalCxx", args, 2) == QTBUS_OK);
+    auto on_signal = +[](const char *text, int32_t number, void *) { typed += text[0] == 'x' && number == -1; };
+    qtbus_token st{};
+    CHECK_CXX(qtbus_signal_connect(qtbus_shared(), "HeaderCheckSignalCxx", nullptr, QTBUS_CALLBACK(on_signal),
+                                   nullptr, nullptr, &st) == QTBUS_OK);
+    CHECK_CXX(qtbus_signal_emit(qtbus_shared(), "HeaderCheckSignalCxx", nullptr, "x", int32_t{-1}) == 1);
+    CHECK_CXX(typed == 1);
+    CHECK_CXX(qtbus_token_dispose(st) == QTBUS_OK);
     std::printf("header check (C++ %ld): ok\n", static_cast<long>(__cplusplus));
     return 0;
 }

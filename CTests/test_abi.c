@@ -83,6 +83,16 @@ int main(void)
     int (*p_qtbus_source_connect)(qtbus_source) = qtbus_source_connect;
     int (*p_qtbus_source_disconnect)(qtbus_source) = qtbus_source_disconnect;
     int (*p_qtbus_source_dispose)(qtbus_source) = qtbus_source_dispose;
+    /* Typed signals */
+    int (*p_qtbus_signal_define)(qtbus_bus *, const char *, const qtbus_arg *, size_t) = qtbus_signal_define;
+    int (*p_qtbus_signal_connect)(qtbus_bus *, const char *, const qtbus_sub_options *, void (*)(void), void *,
+                                  qtbus_release, qtbus_token *) = qtbus_signal_connect;
+    int (*p_qtbus_signal_emit)(qtbus_bus *, const char *, const char *, ...) = qtbus_signal_emit;
+    int (*p_qtbus_signal_emitv)(qtbus_bus *, const char *, const char *, uint32_t, const qtbus_value *, size_t) =
+        qtbus_signal_emitv;
+    int (*p_qtbus_signal_requestv)(qtbus_bus *, const char *, const char *, const qtbus_value *, size_t,
+                                   qtbus_reply_handler, void *, qtbus_release) = qtbus_signal_requestv;
+    int (*p_qtbus_event_args)(const qtbus_event *, qtbus_value *, size_t) = qtbus_event_args;
 
     const fn_entry fns[] = {
         FN(qtbus_strerror),         FN(qtbus_version),
@@ -106,10 +116,13 @@ int main(void)
         FN(qtbus_execution_finish), FN(qtbus_command_dispose),
         FN(qtbus_source_create),    FN(qtbus_source_connect),
         FN(qtbus_source_disconnect), FN(qtbus_source_dispose),
+        FN(qtbus_signal_define),    FN(qtbus_signal_connect),
+        FN(qtbus_signal_emit),      FN(qtbus_signal_emitv),
+        FN(qtbus_signal_requestv),  FN(qtbus_event_args),
     };
     const int count = (int)(sizeof fns / sizeof fns[0]);
-    /* 42 QTBUS_API functions in the header (scripts/check-exports.sh counts them from the text). */
-    CHECK_EQ_INT(count, 42);
+    /* 48 QTBUS_API functions in the header (scripts/check-exports.sh counts them from the text). */
+    CHECK_EQ_INT(count, 48);
     for (int i = 0; i < count; i++) {
         CHECK_MSG(fns[i].address != NULL, "%s has no address", fns[i].name);
         for (int j = 0; j < i; j++)
@@ -152,6 +165,9 @@ int main(void)
     _Static_assert(offsetof(qtbus_event_desc, flags) == 48, "layout");
     _Static_assert(sizeof(qtbus_event_desc) == 56, "layout");
 #endif
+    /* The slots of a signal event's bytes are qtbus_values (qtbus.h, "Typed signals"). */
+    _Static_assert(sizeof(qtbus_value) == 8, "layout");
+    _Static_assert(sizeof(qtbus_arg) == sizeof(int), "kind enum is an int");
     _Static_assert(sizeof(qtbus_status) == sizeof(int), "status enum is an int");
 
     /* Macro values are part of the ABI too. */
@@ -166,6 +182,15 @@ int main(void)
     CHECK_EQ_STR(QTBUS_COMMAND_VALUE_TYPE, "QTCommandValue");
     CHECK_EQ_STR(QTBUS_COMMAND_ERROR_TYPE, "QTCommandError");
     CHECK_EQ_STR(QTBUS_COMMAND_ENABLED_TYPE, "QTCommandEnabled");
+    CHECK_EQ_INT(QTBUS_ARG_INT32, 1);
+    CHECK_EQ_INT(QTBUS_ARG_UINT32, 2);
+    CHECK_EQ_INT(QTBUS_ARG_INT64, 3);
+    CHECK_EQ_INT(QTBUS_ARG_UINT64, 4);
+    CHECK_EQ_INT(QTBUS_ARG_DOUBLE, 5);
+    CHECK_EQ_INT(QTBUS_ARG_STRING, 6);
+    CHECK_EQ_INT(QTBUS_ARG_POINTER, 7);
+    CHECK_EQ_INT(QTBUS_SIGNAL_MAX_ARGS, 16);
+    CHECK_EQ_INT(QTBUS_SIGNAL_LAYOUT_VERSION, 1);
 
     printf("test_abi: %d functions linked with their declared types\n", count);
     return 0;

@@ -21,6 +21,13 @@ install(FILES ${PROJECT_SOURCE_DIR}/scripts/valgrind.supp
   RENAME qtbus.supp
   COMPONENT Development)
 
+# A libqtbus.so linked to the shared libffi (QTBUS_STATIC_LIBFFI=OFF) names it for
+# static linking; the default one carries its own copy.
+if(QTBUS_STATIC_LIBFFI)
+  set(_qtbus_pc_requires_private "")
+else()
+  set(_qtbus_pc_requires_private "Requires.private: libffi")
+endif()
 # qtbus.pc is written at install time, when the real prefix is known (the one given to
 # `cmake --install --prefix`, or CPack's), not at configure time.
 install(CODE "
@@ -31,6 +38,7 @@ install(CODE "
   set(QTBUS_PC_DATADIR [[${CMAKE_INSTALL_DATADIR}]])
   set(QTBUS_PC_VERSION [[${PROJECT_VERSION}]])
   set(QTBUS_PC_DESCRIPTION [[${PROJECT_DESCRIPTION}]])
+  set(QTBUS_PC_REQUIRES_PRIVATE [[${_qtbus_pc_requires_private}]])
   include([[${PROJECT_SOURCE_DIR}/cmake/qtbus_pc.cmake]])
 " COMPONENT Development)
 

@@ -58,6 +58,7 @@ set(QTBUS_SWIFT_SOURCES
   ${_engine}/Requests.swift
   ${_engine}/Commands.swift
   ${_engine}/SharedSources.swift
+  ${_engine}/Signals.swift
   ${_engine}/Bus+Destroy.swift
   # The C boundary, and the Swift API's seam
   ${_engine}/CBoundary.swift
@@ -88,7 +89,36 @@ set_target_properties(qtbus_shims PROPERTIES
 target_compile_options(qtbus_shims PRIVATE
   $<$<C_COMPILER_ID:GNU,Clang>:-Wall -Wextra>)
 
-add_library(qtbus SHARED ${QTBUS_SWIFT_SOURCES})
+# libffi calls typed signal handlers (signals.c).  Found through pkg-config (Debian:
+# libffi-dev).  Linked statically by default, from the position-independent archive
+# Debian ships beside the shared library (libffi_pic.a; libffi.a is not PIC and cannot
+# go into a shared library), with its symbols kept local: the library's NEEDED list
+# stays libc, libm, libstdc++, libgcc_s and the loader (a C program needs no package
+# beyond libqtbus's), and a process that loads another libffi sees no clash.  OFF links
+# the shared libffi instead; qtbus.pc then lists it in Requires.private and the Debian
+# package depends on it.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(QTBUS_FFI REQUIRED libffi)
+option(QTBUS_STATIC_LIBFFI "Link libffi into libqtbus.so (libffi_pic.a); OFF: depend on the shared libffi" ON)
+if(QTBUS_STATIC_LIBFFI)
+  pkg_get_variable(_ffi_libdir libffi libdir)
+  find_library(QTBUS_LIBFFI_PIC NAMES libffi_pic.a HINTS ${_ffi_libdir} ${QTBUS_FFI_LIBRARY_DIRS} NO_DEFAULT_PATH)
+  find_library(QTBUS_LIBFFI_PIC NAMES libffi_pic.a)
+  if(NOT QTBUS_LIBFFI_PIC)
+    message(FATAL_ERROR "qtbus: libffi_pic.a not found (Debian's libffi-dev has it); "
+                        "install it or configure with -DQTBUS_STATIC_LIBFFI=OFF")
+  endif()
+  set(QTBUS_FFI_LINK ${QTBUS_LIBFFI_PIC})
+else()
+  set(QTBUS_FFI_LINK ${QTBUS_FFI_LINK_LIBRARIES})
+endif()
+
+# signals.c defines C ABI functions (qtbus_signal_emit takes varargs, which Swift cannot
+# define), so it is compiled into the library itself: everything taken from a static
+# archive is made local by the static runtime's --exclude-libs ALL.
+add_library(qtbus SHARED ${QTBUS_SWIFT_SOURCES} ${_shims}/signals.c)
+set_source_files_properties(${_shims}/signals.c PROPERTIES
+  COMPILE_OPTIONS "$<$<C_COMPILER_ID:GNU,Clang>:-Wall;-Wextra>")
 add_library(qtbus::qtbus ALIAS qtbus)
 target_include_directories(qtbus
   PUBLIC
@@ -128,7 +158,12 @@ if(NOT QTBUS_SANITIZE)
   # executable).
   target_link_options(qtbus PRIVATE "LINKER:-z,defs")
 endif()
-target_link_libraries(qtbus PRIVATE qtbus_shims)
+target_include_directories(qtbus PRIVATE ${QTBUS_FFI_INCLUDE_DIRS})
+set_target_properties(qtbus PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON C_VISIBILITY_PRESET hidden)
+target_link_libraries(qtbus PRIVATE qtbus_shims ${QTBUS_FFI_LINK})
+if(QTBUS_STATIC_LIBFFI)
+  target_link_options(qtbus PRIVATE "LINKER:--exclude-libs,libffi_pic.a")
+endif()
 
 set_target_properties(qtbus PROPERTIES
   OUTPUT_NAME qtbus
@@ -162,10 +197,12 @@ endif()
 if(QTBUS_SANITIZE STREQUAL "address")
   # Swift has no UBSan; the C glue gets it alongside ASan.
   target_compile_options(qtbus_shims PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
+  target_compile_options(qtbus PRIVATE $<$<COMPILE_LANGUAGE:C>:-fsanitize=address,undefined -fno-omit-frame-pointer>)
   target_compile_options(qtbus PRIVATE $<$<COMPILE_LANGUAGE:Swift>:-sanitize=address>)
   target_link_options(qtbus PRIVATE -sanitize=address)
 elseif(QTBUS_SANITIZE STREQUAL "thread")
   target_compile_options(qtbus_shims PRIVATE -fsanitize=thread)
+  target_compile_options(qtbus PRIVATE $<$<COMPILE_LANGUAGE:C>:-fsanitize=thread>)
   # Swift reports inout accesses through `pointee` at the struct's base address; the
   # engine is written so that those reports cannot collide (UnsafeMutablePointer.field
   # in Sources/QTBusEngine/Lock.swift explains how).

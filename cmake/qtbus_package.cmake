@@ -3,6 +3,7 @@
 # libraries, after the SONAME:
 #   libqtbus0      component Runtime: libqtbus.so.0 and libqtbus.so.0.1.0 in the
 #                  multiarch libdir, with a shlibs file; Depends from dpkg-shlibdeps
+#                  (libffi8 too with QTBUS_STATIC_LIBFFI=OFF; by default it is linked in)
 #   libqtbus-dev   component Development: the namelink, qtbus.h, qtbus.pc and the CMake
 #                  package; Depends: libqtbus0 (= this version)
 # Each carries /usr/share/doc/<package>/copyright (DEP-5, MIT) and a changelog.Debian.gz.
@@ -90,6 +91,11 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_NAME libqtbus-dev)
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_DEPENDS "${_soname} (= ${_debver})")
+if(NOT QTBUS_STATIC_LIBFFI)
+  # qtbus.pc then says Requires.private: libffi, which pkg-config resolves (libffi8,
+  # the runtime's Depends, comes from dpkg-shlibdeps).
+  string(APPEND CPACK_DEBIAN_DEVELOPMENT_PACKAGE_DEPENDS ", libffi-dev")
+endif()
 set(CPACK_DEBIAN_DEVELOPMENT_DESCRIPTION "in-process event bus with a C ABI (development files)
 ${_long_description}
 

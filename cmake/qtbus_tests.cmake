@@ -4,7 +4,8 @@
 add_test(NAME library-abi
   COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-library.sh
           $<TARGET_FILE:qtbus> ${PROJECT_SOURCE_DIR}/include/qtbus.h
-          $<IF:$<BOOL:${QTBUS_STATIC_SWIFT_RUNTIME}>,static,shared>)
+          $<IF:$<BOOL:${QTBUS_STATIC_SWIFT_RUNTIME}>,static,shared>
+          $<IF:$<BOOL:${QTBUS_STATIC_LIBFFI}>,static-libffi,shared-libffi>)
 
 add_executable(qtbus_demo ${PROJECT_SOURCE_DIR}/examples/demo.c)
 set_target_properties(qtbus_demo PROPERTIES OUTPUT_NAME qtbus-demo C_STANDARD 11)

@@ -439,6 +439,121 @@ QTBUS_API int qtbus_request(qtbus_bus *bus, const qtbus_event_desc *event,
 QTBUS_API int qtbus_event_reply(const qtbus_event *event, const void *data, size_t size);
 
 /* ---------------------------------------------------------------------------------
+ * Typed signals
+ *
+ * GLib's typed signals for this bus: declare the argument kinds of a type once per
+ * bus, emit with arguments, and connect plain C functions that take them.
+ *
+ *     static void on_login(const char *user, int32_t attempts, void *userdata) { ... }
+ *     static const qtbus_arg login_args[] = { QTBUS_ARG_STRING, QTBUS_ARG_INT32 };
+ *     qtbus_signal_define(bus, "Login", login_args, 2);
+ *     qtbus_signal_connect(bus, "Login", NULL, QTBUS_CALLBACK(on_login), NULL, NULL, &token);
+ *     qtbus_signal_emit(bus, "Login", NULL, "alice", (int32_t)3);
+ *
+ * A signal event is an ordinary event of its type, whose bytes hold the arguments
+ * (layout below): subtypes, priorities, queues, bags, ONCE, REPLAY and sticky events,
+ * qtbus_event_stop(), QTBUS_NO_SUBSCRIBER_TYPE and the lifetime rules apply as to any
+ * event, and plain qtbus_subscribe() handlers of the type receive it too and read the
+ * arguments with qtbus_event_args().
+ *
+ * What C cannot check, and the library therefore cannot either: that a connected
+ * handler really has the parameters of the signature (a handler with other
+ * parameters is called with the signature's, which is undefined behaviour), and that
+ * the arguments given to qtbus_signal_emit() have the signature's C types (a literal
+ * 3 where an int64_t is expected is read as 64 bits, of which 32 are garbage).  Cast
+ * literals in the call, or use qtbus_signal_emitv(), whose qtbus_value makes the type
+ * explicit.  Everything else is checked: a misuse is a status, never a crash.
+ *
+ * The bytes of a signal event (what qtbus_event_data() returns; 8-byte units, native
+ * byte order):
+ *     0   "QTSG"                    magic
+ *     4   uint8_t  version          QTBUS_SIGNAL_LAYOUT_VERSION
+ *     5   uint8_t  count            0 to QTBUS_SIGNAL_MAX_ARGS
+ *     6   uint16_t 0
+ *     8   uint8_t  kinds[count]     qtbus_arg values, zero-padded to a multiple of 8
+ *     .   8-byte slots[count]       the qtbus_value of each argument; for a string, the
+ *                                   uint64_t offset of its bytes from byte 0 (0: NULL)
+ *     .   the strings               each NUL-terminated, in argument order, one after
+ *                                   the other
+ * Offsets instead of pointers, so the copy made for queued deliveries is valid as is.
+ * Readers (qtbus_event_args, connected handlers) check all of it, every offset and
+ * NUL included, so any bytes are safe to hand them.
+ * ------------------------------------------------------------------------------- */
+
+/* The argument kinds, with the C type each is passed as. */
+typedef enum qtbus_arg {
+    QTBUS_ARG_INT32  = 1,   /* int32_t */
+    QTBUS_ARG_UINT32 = 2,   /* uint32_t */
+    QTBUS_ARG_INT64  = 3,   /* int64_t */
+    QTBUS_ARG_UINT64 = 4,   /* uint64_t */
+    QTBUS_ARG_DOUBLE = 5,   /* double */
+    QTBUS_ARG_STRING = 6,   /* const char *: copied into the event; NULL stays NULL */
+    QTBUS_ARG_POINTER = 7   /* void *: passed as is, never owned or dereferenced */
+} qtbus_arg;
+
+/* One argument; the member read is the one its kind names. */
+typedef union qtbus_value {
+    int32_t i32; uint32_t u32; int64_t i64; uint64_t u64; double f64; const char *str; void *ptr;
+} qtbus_value;
+
+/* The most arguments a signature may have. */
+#define QTBUS_SIGNAL_MAX_ARGS 16
+/* The version byte of the layout above. */
+#define QTBUS_SIGNAL_LAYOUT_VERSION 1
+
+/* The handler argument of qtbus_signal_connect: any function pointer, converted. */
+#define QTBUS_CALLBACK(f) ((void (*)(void))(f))
+
+/* Declares that events of `type` on `bus` carry `count` (0 to QTBUS_SIGNAL_MAX_ARGS)
+ * arguments of the kinds `args` (copied; NULL when count is 0).  A signature lives as
+ * long as its bus and never changes: defining the same one again returns QTBUS_OK, a
+ * different one QTBUS_EINVAL.  Returns QTBUS_OK; QTBUS_EINVAL (NULL bus/type, bad
+ * name, args NULL with a count, too many, an unknown kind, a different signature),
+ * QTBUS_ECLOSED, QTBUS_ENOMEM. */
+QTBUS_API int qtbus_signal_define(qtbus_bus *bus, const char *type, const qtbus_arg *args, size_t count);
+
+/* Subscribes `handler`, called as handler(arg1, ..., argN, userdata) with the C types
+ * of the signature's kinds and returning void, to events of `type` as qtbus_subscribe()
+ * does (options, release under lifetime rule 1, token_out).  Strings are valid during
+ * the call.  An event of the type whose bytes are not arguments of this signature (a
+ * plain qtbus_dispatch() of the type) does not call it.  Returns as qtbus_subscribe(),
+ * and QTBUS_EINVAL when `type` has no signature on `bus`. */
+QTBUS_API int qtbus_signal_connect(qtbus_bus *bus, const char *type, const qtbus_sub_options *options,
+                                   void (*handler)(void), void *userdata, qtbus_release release,
+                                   qtbus_token *token_out);
+
+/* Dispatches an event of `type` with `subtype` (nullable) whose arguments follow, in
+ * signature order, with the C types of their kinds (see above: not checkable).  The
+ * arguments are packed once, without allocating when they fit in 512 bytes (strings
+ * included); a queued delivery copies them once.  Returns what qtbus_dispatch()
+ * returns, and QTBUS_EINVAL when `type` has no signature on `bus`. */
+QTBUS_API int qtbus_signal_emit(qtbus_bus *bus, const char *type, const char *subtype, ...);
+
+/* The same with the arguments as values, `count` of them (must be the signature's:
+ * else QTBUS_EINVAL), and dispatch flags (QTBUS_EVENT_STICKY). */
+QTBUS_API int qtbus_signal_emitv(qtbus_bus *bus, const char *type, const char *subtype, uint32_t flags,
+                                 const qtbus_value *args, size_t count);
+
+/* A typed request: packs the arguments as qtbus_signal_emitv() does, then is
+ * qtbus_request() (handlers that subscribed with qtbus_subscribe() read the arguments
+ * with qtbus_event_args() and answer with qtbus_event_reply(); connected handlers are
+ * called too, but cannot reply).  Returns as qtbus_request(), and QTBUS_EINVAL as
+ * qtbus_signal_emitv(). */
+QTBUS_API int qtbus_signal_requestv(qtbus_bus *bus, const char *type, const char *subtype,
+                                    const qtbus_value *args, size_t count,
+                                    qtbus_reply_handler on_reply, void *userdata, qtbus_release release);
+
+/* Reads the arguments of a signal event into args_out[0..n) (strings point into the
+ * event's bytes: valid during the callback).  Returns the argument count n (>= 0);
+ * QTBUS_EINVAL for NULL, an event whose bytes are not a signal's (checked: any bytes
+ * are safe to pass), or `count` smaller than n (args_out untouched then).  The values
+ * are read by the kinds the bytes carry, which are the type's signature unless someone
+ * dispatched other bytes on the type with qtbus_dispatch(): a handler that must not
+ * trust that checks the kinds (bytes 8 to 8 + n of qtbus_event_data) before reading a
+ * string. */
+QTBUS_API int qtbus_event_args(const qtbus_event *event, qtbus_value *args_out, size_t count);
+
+/* ---------------------------------------------------------------------------------
  * Commands
  *
  * A named action with observable state.  A command publishes on its bus, with the

@@ -4,16 +4,18 @@
 #     (scripts/check-exports.sh);
 #   - it does not link Foundation (readelf -d NEEDED);
 #   - static runtime (the default): NEEDED names only system libraries (libc, libm,
-#     libstdc++, libgcc_s, the loader) and there is no RUNPATH;
+#     libstdc++, libgcc_s, the loader), and libffi only when the fourth argument is
+#     "shared-libffi" (QTBUS_STATIC_LIBFFI=OFF), and there is no RUNPATH;
 #     shared runtime: RUNPATH holds the directory with libswiftCore.so;
 #   - the header compiles alone as C99, C11 (and C++17 when c++ exists), -Wall -Wextra -pedantic -Werror;
 #     qtbus.hpp beside it compiles alone as C++17 and C++20 the same way.
-# usage: scripts/check-library.sh path/to/libqtbus.so path/to/qtbus.h static|shared
+# usage: scripts/check-library.sh path/to/libqtbus.so path/to/qtbus.h static|shared [static-libffi|shared-libffi]
 set -euo pipefail
 
 lib=${1:?usage: check-library.sh LIB HEADER static|shared}
 header=${2:?usage: check-library.sh LIB HEADER static|shared}
 runtime=${3:?usage: check-library.sh LIB HEADER static|shared}
+libffi=${4:-static-libffi}
 fail=0
 bad() { echo "check-library: FAIL: $*" >&2; fail=1; }
 
@@ -33,6 +35,7 @@ case $runtime in
     for n in $needed; do
       case $n in
         libc.so.*|libm.so.*|libstdc++.so.*|libgcc_s.so.*|ld-linux*.so.*|libpthread.so.*|libdl.so.*) ;;
+        libffi.so.*) ;;  # checked below
         *) bad "static runtime: NEEDED $n is not a system library" ;;
       esac
     done
@@ -45,6 +48,13 @@ case $runtime in
     [ "$found_swift" = 1 ] || bad "shared runtime: no RUNPATH entry holds libswiftCore.so"
     ;;
   *) bad "runtime must be static or shared, got '$runtime'" ;;
+esac
+case $libffi in
+  static-libffi)
+    if echo "$needed" | grep -q '^libffi'; then bad "NEEDED libffi: it should be linked in (QTBUS_STATIC_LIBFFI=ON)"; fi ;;
+  shared-libffi)
+    echo "$needed" | grep -q '^libffi\.so' || bad "shared-libffi: libffi is not in NEEDED" ;;
+  *) bad "libffi must be static-libffi or shared-libffi, got '$libffi'" ;;
 esac
 
 cc=${CC:-cc}

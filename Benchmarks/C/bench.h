@@ -38,6 +38,8 @@ void h_plain(void *userdata);                                   /* fn-ptr array,
 void h_qtbus(const struct qtbus_event *event, void *userdata);  /* qtbus_handler */
 void h_glib(void *instance, void *userdata);                    /* GCallback of a no-arg signal */
 void h_void(void);                                              /* sigc++, Boost.Signals2 */
+void h_signal(const char *text, int32_t number, void *userdata);  /* qtbus typed signal */
+void h_glib_signal(void *instance, const char *text, int number, void *userdata); /* GLib, (gchararray, gint) */
 
 /* Queued delivery: counts on the (serial) queue and wakes bench_queued_wait() when the
  * count reaches the target set by bench_queued_arm(). */

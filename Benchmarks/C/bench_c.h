@@ -8,6 +8,7 @@
  *   cases.c    the six cases
  *   report.c   the tables, PERFORMANCE.md's targets, JSON and Markdown
  *   machine.c  what the run says about the machine (CPU, kernel, load, compilers)
+ *   case_signals.c  the typed-signal case, with its own columns and table
  */
 #ifndef BENCH_C_H
 #define BENCH_C_H
@@ -92,6 +93,11 @@ int child_mem(const char *key, size_t n);
 void case_memory(void);
 void case_queue(int burst);
 void case_startup(void);
+
+/* case_signals.c */
+void case_signals(void);
+void print_signals(FILE *f, int markdown);
+void write_signals_json(FILE *f);
 
 /* report.c */
 void print_table(FILE *f, int spread);

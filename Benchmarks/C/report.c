@@ -296,7 +296,9 @@ void write_json(const char *path)
         }
         fprintf(f, "}}%s\n", k + 1 < nrows ? "," : "");
     }
-    fprintf(f, "  ],\n  \"targets\": [\n");
+    fprintf(f, "  ],\n  ");
+    write_signals_json(f);
+    fprintf(f, ",\n  \"targets\": [\n");
     for (size_t k = 0; k < NTARGET; k++) {
         target_result res = check_target(&targets[k]);
         fprintf(f, "    {\"figure\": ");
@@ -393,6 +395,8 @@ void write_md(const char *path)
                "start-up = `posix_spawn` + wait of a program that links the library and calls it "
                "once (libsigc++ and Boost: C++ programs), median of %d spawns per repetition.\n\n",
             opt.mem_subs, opt.startup_runs);
+    print_signals(f, 1);
+    fprintf(f, "\n");
     fprintf(f, "![ns per dispatch against handler count](bench-c.png)\n\n");
     fprintf(f, "## Targets of PERFORMANCE.md in this run\n\n");
     print_targets(f, 1);

@@ -26,6 +26,9 @@ struct TypeEntry: NamedEntry {
     var sticky = StickyStore()
     /// Registry lock: the autoconnect shared sources of this type (SharedSources.swift).
     var sources = Vector<UnsafeMutablePointer<SharedSource>>()
+    /// Atomic: the typed signal signature (signals.c), set once under the registry lock;
+    /// the entry holds one reference.
+    var signature: UnsafeMutableRawPointer? = nil
 }
 
 /// A subtype of a type.  Freed (after a grace period) when its last subscription goes.
@@ -51,6 +54,7 @@ func freeTypeEntry(_ type: UnsafeMutablePointer<TypeEntry>) {
     NameTable<SubtypeEntry>.free(type.pointee.subtypes)
     type.pointee.sticky.free()
     type.pointee.sources.free()
+    if let signature = type.pointee.signature { qtshim_signature_release(signature) }
     type.pointee.name.free()
     type.deinitialize(count: 1)
     free(type)

@@ -17,6 +17,14 @@
  * the input (buses destroyed, the queue drained with a bounded wait), none given to a
  * failed one runs, no handler runs after its release, and every object of a
  * successful dispatch is released exactly once.
+ *
+ * Typed signals: each bus defines "A" (string, int32: called directly) and "B" (seven
+ * arguments, four of them strings: called through libffi), whose typed handlers read
+ * every string they get; the input emits them (varargs, values, requests), defines and
+ * emits signatures of its own on other names, and dispatches raw input bytes (some
+ * behind a valid header) on "A" and "B", which typed handlers must refuse and
+ * qtbus_event_args must read within bounds.  Plain handlers read the arguments of
+ * what they receive (and the strings, by the kinds the bytes carry).
  */
 #include <qtbus.h>
 #include <stdatomic.h>
@@ -91,6 +99,47 @@ static void release(void *u)
 
 static void step(int budget);
 
+/* Reads a signal event's arguments as a plain subscriber does, and each string by the
+ * kinds the bytes carry (at offset 8 once qtbus_event_args accepted them). */
+static void read_args(const qtbus_event *e)
+{
+    qtbus_value v[QTBUS_SIGNAL_MAX_ARGS];
+    int n = qtbus_event_args(e, v, QTBUS_SIGNAL_MAX_ARGS);
+    if (n < 0) return;
+    size_t size = 0;
+    const unsigned char *bytes = qtbus_event_data(e, &size);
+    if ((size_t)n + 8 > size) abort(); /* accepted bytes too short for their own kinds */
+    for (int i = 0; i < n; i++)
+        if (bytes[8 + i] == QTBUS_ARG_STRING && v[i].str) (void)strlen(v[i].str);
+}
+
+/* Typed handlers of "A" and "B": every string they get is read whole (ASan sees it). */
+static void typed_check(void *u, const char *const *texts, int n)
+{
+    sub_rec *r = u;
+    if (atomic_load(&r->releases)) abort(); /* called after its release */
+    for (int i = 0; i < n; i++)
+        if (texts[i]) (void)strlen(texts[i]);
+}
+static void typed_a(const char *text, int32_t number, void *u)
+{
+    (void)number;
+    typed_check(u, &text, 1);
+}
+static void typed_b(double d, const char *s1, void *p, uint64_t x, const char *s2, int64_t y, const char *s3,
+                    const char *s4, void *u)
+{
+    const char *texts[4] = {s1, s2, s3, s4};
+    (void)d;
+    (void)p;
+    (void)x;
+    (void)y;
+    typed_check(u, texts, 4);
+}
+static const qtbus_arg sig_a[] = {QTBUS_ARG_STRING, QTBUS_ARG_INT32};
+static const qtbus_arg sig_b[] = {QTBUS_ARG_DOUBLE, QTBUS_ARG_STRING, QTBUS_ARG_POINTER, QTBUS_ARG_UINT64,
+                                  QTBUS_ARG_STRING, QTBUS_ARG_INT64, QTBUS_ARG_STRING, QTBUS_ARG_STRING};
+
 static void handler(const qtbus_event *e, void *u)
 {
     sub_rec *r = u;
@@ -110,6 +159,7 @@ static void handler(const qtbus_event *e, void *u)
     case 5: { size_t n = 0; (void)qtbus_event_data(e, &n); (void)qtbus_event_object(e); break; }
     }
     depth--;
+    read_args(e);
 }
 
 static void on_reply(const qtbus_event *e, void *u) { (void)e; (void)u; }
@@ -129,7 +179,7 @@ static void step(int budget)
         char n1[80], n2[80], json[64];
         qtbus_bus *bus = buses[byte() % 2];
         if (!bus) continue;
-        switch (byte() % 18) {
+        switch (byte() % 20) {
         case 0: case 1: {
             if (nrecs == MAXSUBS) break;
             /* Reserved before the call: a handler run inside it (a replay) may subscribe. */
@@ -245,6 +295,78 @@ static void step(int budget)
             case 3: qtbus_token_is_active(tokens[byte() % MAXH]); break;
             }
             break;
+        case 18: { /* typed signals: emit, emitv, requestv, define, raw bytes */
+            char n3[80], n4[80];
+            /* Every value a valid string (or NULL), so any kind may read any of them. */
+            qtbus_value v[QTBUS_SIGNAL_MAX_ARGS + 1];
+            for (int i = 0; i <= QTBUS_SIGNAL_MAX_ARGS; i++) v[i].str = i % 4 == 3 ? NULL : "v";
+            v[0].str = name(n1);
+            v[1].str = name(n2);
+            v[4].str = name(n3);
+            v[6].str = name(n4);
+            const char *sub = byte() % 2 ? name(n2) : NULL;
+            const char *type = byte() % 2 ? "A" : "B";
+            switch (byte() % 7) {
+            case 0: qtbus_signal_emit(bus, "A", sub, v[0].str, (int32_t)(int8_t)byte()); break;
+            case 1:
+                qtbus_signal_emit(bus, "B", sub, (double)byte(), v[1].str, (void *)v, (uint64_t)byte(), v[4].str,
+                                  (int64_t)-1, v[6].str, v[0].str);
+                break;
+            case 2: qtbus_signal_emitv(bus, type, sub, byte() % 4, v, byte() % 10); break;
+            case 3: qtbus_signal_requestv(bus, type, sub, v, byte() % 10, byte() % 2 ? on_reply : NULL, NULL, NULL); break;
+            case 4: { /* a signature of the input's own, on one of its names */
+                qtbus_arg kinds[QTBUS_SIGNAL_MAX_ARGS + 2];
+                size_t count = byte() % (QTBUS_SIGNAL_MAX_ARGS + 2);
+                for (size_t i = 0; i < count; i++) kinds[i] = (qtbus_arg)(byte() % 9);
+                qtbus_signal_define(bus, name(n1), kinds, count);
+                break;
+            }
+            case 5: qtbus_signal_emitv(bus, name(n3), sub, 0, v, byte() % (QTBUS_SIGNAL_MAX_ARGS + 2)); break;
+            case 6: { /* raw bytes, exactly as long as the input says, half of them behind a header */
+                size_t len = byte() % 96;
+                unsigned char *raw = malloc(len ? len : 1);
+                if (!raw) break;
+                for (size_t i = 0; i < len; i++) raw[i] = byte();
+                if (len >= 8 && byte() % 2) {
+                    memcpy(raw, "QTSG", 4);
+                    raw[4] = QTBUS_SIGNAL_LAYOUT_VERSION;
+                }
+                qtbus_event_desc d = {.type = type, .data = len ? raw : NULL, .size = len};
+                qtbus_dispatch(bus, &d);
+                free(raw);
+                break;
+            }
+            }
+            break;
+        }
+        case 19: { /* a typed connect to "A" or "B", or to an undefined name */
+            if (nrecs == MAXSUBS) break;
+            sub_rec *r = &recs[nrecs++];
+            qtbus_sub_options o = {0};
+            o.flags = byte() % 8;
+            switch (byte() % 4) {
+            case 0: o.queue = queue; break;
+            case 1: o.queue = qtbus_queue_main(); break;
+            }
+            o.priority = (int8_t)byte();
+            uint8_t which = byte() % 3;
+            const char *type = which == 0 ? "A" : which == 1 ? "B" : name(n1);
+            /* Only "A" gets typed_a's parameters and "B" typed_b's: a handler with
+             * other parameters than its signature is outside the contract. */
+            if (which == 2 && type && (strcmp(type, "A") == 0 || strcmp(type, "B") == 0)) type = "Undefined";
+            r->subscribed = 1;
+            qtbus_token t = {0};
+            int rc = qtbus_signal_connect(bus, type, &o, which == 1 ? QTBUS_CALLBACK(typed_b) : QTBUS_CALLBACK(typed_a),
+                                          r, release, &t);
+            if (rc == QTBUS_OK) {
+                tokens[byte() % MAXH] = t;
+            } else {
+                if (t.id != 0) abort();
+                if (atomic_load(&r->releases) != 0) abort();
+                memset(r, 0, sizeof *r);
+            }
+            break;
+        }
         case 15: {
             qtbus_source s = sources[byte() % MAXH];
             switch (byte() % 3) {
@@ -275,6 +397,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!queue) queue = qtbus_queue_create("fuzz");
     buses[0] = qtbus_bus_create();
     buses[1] = qtbus_bus_create();
+    for (int i = 0; i < 2; i++)
+        if (qtbus_signal_define(buses[i], "A", sig_a, 2) != QTBUS_OK ||
+            qtbus_signal_define(buses[i], "B", sig_b, 8) != QTBUS_OK)
+            abort();
     step(1000);
     for (int i = 0; i < MAXH; i++) {
         qtbus_bag_dispose(bags[i]);

@@ -84,6 +84,24 @@ static void subscribe(qtbus_bus *bus, const char *type, const qtbus_sub_options 
     else if (released != before) fail("a failed subscribe called its release hook");
 }
 
+static void typed(const char *text, int32_t number, void *u)
+{
+    (void)text;
+    (void)number;
+    (void)u;
+    handled++;
+}
+
+/* A typed connect: counted as a subscribe; a failed one must not have released. */
+static void connect_typed(qtbus_bus *bus, const char *type, const qtbus_sub_options *o)
+{
+    int before = released;
+    int rc = qtbus_signal_connect(bus, type, o, QTBUS_CALLBACK(typed), NULL, release, NULL);
+    expect(rc, 0, 1);
+    if (rc == QTBUS_OK) subscribed++;
+    else if (released != before) fail("a failed connect called its release hook");
+}
+
 static void scenario(void)
 {
     call("qtbus_bus_create");
@@ -128,6 +146,26 @@ static void scenario(void)
     call("qtbus_request");
     qtbus_event_desc r = {.type = "E", .subtype = "reply"};
     expect(qtbus_request(bus, &r, on_reply, NULL, NULL), 0, 1);
+    static const qtbus_arg text_int[] = {QTBUS_ARG_STRING, QTBUS_ARG_INT32};
+    call("qtbus_signal_define");
+    int defined = qtbus_signal_define(bus, "G", text_int, 2);
+    expect(defined, 0, 1);
+    if (defined == QTBUS_OK) {
+        call("qtbus_signal_connect");
+        connect_typed(bus, "G", NULL);
+        call("qtbus_signal_connect (queue)");
+        connect_typed(bus, "G", q ? &oq : NULL);
+        call("qtbus_signal_emit");
+        expect(qtbus_signal_emit(bus, "G", NULL, "text", (int32_t)1), 0, 1);
+        /* More than emit packs without allocating. */
+        static char large[700];
+        memset(large, 'l', sizeof large - 1);
+        qtbus_value v[2] = {{.str = large}, {.i32 = 2}};
+        call("qtbus_signal_emitv (large)");
+        expect(qtbus_signal_emitv(bus, "G", "a", 0, v, 2), 0, 1);
+        call("qtbus_signal_requestv");
+        expect(qtbus_signal_requestv(bus, "G", NULL, v, 2, on_reply, NULL, NULL), 0, 1);
+    }
     call("qtbus_subscriber_count");
     expect(qtbus_subscriber_count(bus, "E", NULL), 0, 1);
 

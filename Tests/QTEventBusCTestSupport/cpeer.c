@@ -75,6 +75,17 @@ int cpeer_dispatch(const char *type, const char *subtype, const char *text)
     return qtbus_dispatch(qtbus_shared(), &desc);
 }
 
+int cpeer_signal_define_text_int(const char *type)
+{
+    static const qtbus_arg args[] = { QTBUS_ARG_STRING, QTBUS_ARG_INT32 };
+    return qtbus_signal_define(qtbus_shared(), type, args, 2);
+}
+
+int cpeer_signal_emit_text_int(const char *type, const char *subtype, const char *text, int32_t number)
+{
+    return qtbus_signal_emit(qtbus_shared(), type, subtype, text, number);
+}
+
 int cpeer_dispatch_json(const char *name, const char *json)
 {
     return qtbus_dispatch_json(qtbus_shared(), name, json);

@@ -166,6 +166,30 @@ QTBUS_INTERNAL void qtshim_main_queue_run(void);
 /* poll(2) on the fd; returns > 0 when readable. */
 QTBUS_INTERNAL int  qtshim_main_queue_poll(int timeout_ms);
 
+/* ---- typed signals (signals.c; the engine's side in Signals.swift) ---- */
+/* Drops a reference to a signature (the last one frees it). */
+QTBUS_INTERNAL void qtshim_signature_release(void *signature);
+/* Whether two signatures have the same kinds. */
+QTBUS_INTERNAL bool qtshim_signature_equal(const void *a, const void *b);
+/* Makes `signature` (one reference, handed over on 0) the one of `type` on `bus`.
+ * Returns 0 (taken), 1 (an equal one was there: not taken), or QTBUS_EINVAL (bad
+ * bus or name, a different one was there), QTBUS_ECLOSED, QTBUS_ENOMEM. */
+QTBUS_INTERNAL int qtshim_signature_publish(qtbus_bus *bus, const char *type, void *signature);
+/* Returns body(signature of `type`, context, handle), run while the signature (and the
+ * bus's memory) stays allocated: in a dispatch section when `dispatching` (an emit is a
+ * dispatch), else a memory section.  QTBUS_EINVAL (bad bus or name, no signature) or
+ * QTBUS_ECLOSED without calling body.  `handle` is for qtshim_signature_dispatch,
+ * during body only. */
+typedef int (*qtshim_signature_body)(void *signature, void *context, void *handle);
+QTBUS_INTERNAL int qtshim_signature_use(qtbus_bus *bus, const char *type, bool dispatching,
+                                        qtshim_signature_body body, void *context);
+/* Inside a dispatching body: qtbus_dispatch() of `type` on `bus` (those of the handle)
+ * with this subtype, bytes and flags, without scanning the type's name again. */
+QTBUS_INTERNAL int qtshim_signature_dispatch(void *handle, const char *subtype, const void *data, size_t size,
+                                             uint32_t flags);
+/* The offsets of the bytes and their size in what `const qtbus_event *` points to. */
+QTBUS_INTERNAL void qtshim_event_layout(size_t *data_offset, size_t *size_offset);
+
 /* ---- status text (X-macro table in status.c) ---- */
 QTBUS_INTERNAL const char *qtshim_status_text(int status);
 

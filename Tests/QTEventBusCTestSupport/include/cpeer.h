@@ -12,6 +12,11 @@
  * NUL-terminated data on qtbus_shared().  Returns qtbus_dispatch's result. */
 int cpeer_dispatch(const char *type, const char *subtype, const char *text);
 
+/* Typed signals on qtbus_shared(): defines `type` as (string, int32) (the status of
+ * qtbus_signal_define), and emits one with those arguments (qtbus_signal_emit's). */
+int cpeer_signal_define_text_int(const char *type);
+int cpeer_signal_emit_text_int(const char *type, const char *subtype, const char *text, int32_t number);
+
 /* Dispatches JSON on qtbus_shared() (qtbus_dispatch_json). */
 int cpeer_dispatch_json(const char *name, const char *json);
 
