@@ -19,8 +19,6 @@ struct TypeEntry: NamedEntry {
     var whole = SubList()
     /// Atomic: the SubscriptionExtra of the newest owned subscription (Owners.swift).
     var owned: UnsafeMutableRawPointer? = nil
-
-    static let hasOwned: UInt64 = 1 << 47
     /// Atomic: NameTable of SubtypeEntry, nil until the first subtype subscription.
     var subtypes: UnsafeMutableRawPointer? = nil
     var sticky = StickyStore()
@@ -29,6 +27,8 @@ struct TypeEntry: NamedEntry {
     /// Atomic: the typed signal signature (signals.c), set once under the registry lock;
     /// the entry holds one reference.
     var signature: UnsafeMutableRawPointer? = nil
+
+    static let hasOwned: UInt64 = 1 << 47
 }
 
 /// A subtype of a type.  Freed (after a grace period) when its last subscription goes.
