@@ -24,6 +24,7 @@ set(_shims  ${PROJECT_SOURCE_DIR}/Sources/CQtbusShims)
 set(QTBUS_SWIFT_SOURCES
   # Primitives
   ${_engine}/Memory.swift
+  ${_engine}/Misuse.swift
   ${_engine}/Lock.swift
   ${_engine}/Names.swift
   ${_engine}/HandleTable.swift
@@ -78,7 +79,8 @@ endforeach()
 # $<TARGET_OBJECTS>, but it does pass archives.
 add_library(qtbus_shims STATIC
   ${_shims}/shims.c
-  ${_shims}/status.c)
+  ${_shims}/status.c
+  ${_shims}/misuse.c)
 target_include_directories(qtbus_shims PRIVATE ${_shims}/include ${PROJECT_SOURCE_DIR}/include)
 set_target_properties(qtbus_shims PROPERTIES
   C_STANDARD 11

@@ -27,7 +27,8 @@
  *   exception or a longjmp() out of a callback is outside this contract: the library
  *   cannot unwind its own state (a dispatch left that way stays "in progress", and no
  *   release hook in the process runs again).  C++ code catches inside the callback.
- *   With the environment variable QTBUS_DEBUG=1 (read when the library is loaded), the
+ *   With the environment variable QTBUS_DEBUG=1 (read when the library is loaded; see
+ *   qtbus_errmsg() for its other values), the
  *   next call on that thread reports such an escape on stderr, once.  (A callback that
  *   switches stacks, as a coroutine library does, and calls the library from the other
  *   stack may be reported too.)
@@ -126,6 +127,21 @@ typedef enum qtbus_status {
 
 /* Static English text for any int (unknown values included); never NULL. */
 QTBUS_API const char *qtbus_strerror(int status);
+
+/* Why the last call that failed on this thread failed: the function and the precise
+ * reason, which a status alone does not tell (which argument is NULL, which name is
+ * bad and why, which flag bits are unknown, a stale handle of which kind, the shared
+ * bus, the wrong thread...), as sqlite3_errmsg() or dlerror() do:
+ *     qtbus_subscribe: the subtype "\xff" is not valid UTF-8
+ * Per thread; valid until this thread's next failed call; "" before any.  Successful
+ * calls leave it.  Never NULL; written without allocating, so it holds after
+ * QTBUS_ENOMEM too (a name in it is cut at 48 bytes).
+ *
+ * QTBUS_DEBUG, read from the environment when the library is loaded, is a comma-
+ * separated list: "misuse" prints that text to stderr for every failed call
+ * ("qtbus: " before it); "escapes" (or "1") reports callbacks that did not return
+ * (CALLBACKS MUST RETURN, above); "all" is both. */
+QTBUS_API const char *qtbus_errmsg(void);
 
 /* The library's version, e.g. "0.1.0"; equal to QTBUS_VERSION_STRING of the header it
  * was built with.  Static storage. */

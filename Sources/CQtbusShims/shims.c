@@ -44,10 +44,28 @@ void qtshim_tls_set(void *record, void (*on_exit)(void *))
 QTBUS_INTERNAL bool qtshim_fast_exit;
 QTBUS_INTERNAL bool qtshim_debug;
 
+/* Whether the comma-separated list `list` holds `word`. */
+static bool lists(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, word, n) == 0) return true;
+        if (!end) break;
+        p = end + 1;
+    }
+    return false;
+}
+
 __attribute__((constructor)) static void qtshim_debug_init(void)
 {
     const char *v = getenv("QTBUS_DEBUG");
-    qtshim_debug = v && *v && strcmp(v, "0") != 0;
+    if (v == NULL || *v == '\0' || strcmp(v, "0") == 0) return;
+    /* "1" keeps its first meaning (escapes); "all" is every check. */
+    bool all = lists(v, "all");
+    qtshim_debug = all || lists(v, "1") || lists(v, "escapes");
+    qtshim_debug_misuse = all || lists(v, "misuse");
 }
 
 #if defined(__has_include)

@@ -344,14 +344,54 @@ static void learn_event_layout(void)
     __atomic_store_n(&event_size_at, size_at, __ATOMIC_RELAXED);
 }
 
+/* ---- why a call failed (qtbus_errmsg) ---- */
+
+/* `status`; when it is a failure, finishes qtbus_errmsg()'s text with `function` and
+ * the reason recorded, or, when an inner qtbus_* call (qtbus_subscribe, qtbus_request)
+ * already told it (the count of this thread's failures moved from `before`), puts
+ * `function` before that call's text. */
+static int reported(const char *function, unsigned before, int status)
+{
+    if (status >= 0) return status;
+    if (qtshim_failures() == before) {
+        qtshim_failed(function, status);
+    } else {
+        qtshim_failed_outer(function);
+    }
+    return status;
+}
+
+static int refuse(const char *text)
+{
+    qtshim_fail_reason(QTBUS_EINVAL, text);
+    return QTBUS_EINVAL;
+}
+
 /* ---- define ---- */
+
+static int define(qtbus_bus *bus, const char *type, const qtbus_arg *args, size_t count);
 
 int qtbus_signal_define(qtbus_bus *bus, const char *type, const qtbus_arg *args, size_t count)
 {
-    if (bus == NULL || type == NULL || count > QTBUS_SIGNAL_MAX_ARGS || (args == NULL && count > 0))
+    unsigned before = qtshim_failures();
+    return reported("qtbus_signal_define", before, define(bus, type, args, count));
+}
+
+static int define(qtbus_bus *bus, const char *type, const qtbus_arg *args, size_t count)
+{
+    if (bus == NULL) return refuse("the bus is NULL");
+    if (type == NULL) return refuse("the type name is NULL");
+    if (count > QTBUS_SIGNAL_MAX_ARGS) {
+        qtshim_fail_value(QTBUS_EINVAL, "count is %llu (QTBUS_SIGNAL_MAX_ARGS is 16)", count);
         return QTBUS_EINVAL;
-    for (size_t i = 0; i < count; i++)
-        if (!known_kind((unsigned)args[i])) return QTBUS_EINVAL;
+    }
+    if (args == NULL && count > 0) return refuse("args is NULL with a count");
+    for (size_t i = 0; i < count; i++) {
+        if (!known_kind((unsigned)args[i])) {
+            qtshim_fail_value(QTBUS_EINVAL, "args[%llu] is not a qtbus_arg kind", i);
+            return QTBUS_EINVAL;
+        }
+    }
     struct qtshim_signature *s = calloc(1, sizeof *s);
     if (s == NULL) return QTBUS_ENOMEM;
     s->refs = 1;
@@ -457,10 +497,11 @@ static int connect_with(void *signature, void *context, void *handle)
 int qtbus_signal_connect(qtbus_bus *bus, const char *type, const qtbus_sub_options *options,
                          void (*handler)(void), void *userdata, qtbus_release release, qtbus_token *token_out)
 {
+    unsigned before = qtshim_failures();
     if (token_out) token_out->id = 0;
-    if (handler == NULL) return QTBUS_EINVAL;
+    if (handler == NULL) return reported("qtbus_signal_connect", before, refuse("the handler is NULL"));
     struct connect_call call = { bus, type, options, handler, userdata, release, token_out };
-    return qtshim_signature_use(bus, type, false, connect_with, &call);
+    return reported("qtbus_signal_connect", before, qtshim_signature_use(bus, type, false, connect_with, &call));
 }
 
 /* ---- emit ---- */
@@ -499,8 +540,11 @@ static int emit_with(void *signature, void *context, void *handle)
             }
         }
         values = read;
-    } else if (call->count != s->count || (values == NULL && s->count > 0)) {
+    } else if (call->count != s->count) {
+        qtshim_fail_value(QTBUS_EINVAL, "count does not match the type's signature (%llu arguments)", s->count);
         return QTBUS_EINVAL;
+    } else if (values == NULL && s->count > 0) {
+        return refuse("args is NULL with a count");
     }
     size_t lengths[QTBUS_SIGNAL_MAX_ARGS];
     size_t size = packed_size(s, values, lengths);
@@ -535,20 +579,22 @@ static int emit_with(void *signature, void *context, void *handle)
 
 int qtbus_signal_emit(qtbus_bus *bus, const char *type, const char *subtype, ...)
 {
+    unsigned before = qtshim_failures();
     va_list args;
     va_start(args, subtype);
     struct emit_call call = { .bus = bus, .type = type, .subtype = subtype, .args = &args };
     int status = qtshim_signature_use(bus, type, true, emit_with, &call);
     va_end(args);
-    return status;
+    return reported("qtbus_signal_emit", before, status);
 }
 
 int qtbus_signal_emitv(qtbus_bus *bus, const char *type, const char *subtype, uint32_t flags,
                        const qtbus_value *args, size_t count)
 {
+    unsigned before = qtshim_failures();
     struct emit_call call = { .bus = bus, .type = type, .subtype = subtype, .flags = flags,
                               .values = args, .count = count };
-    return qtshim_signature_use(bus, type, true, emit_with, &call);
+    return reported("qtbus_signal_emitv", before, qtshim_signature_use(bus, type, true, emit_with, &call));
 }
 
 int qtbus_signal_requestv(qtbus_bus *bus, const char *type, const char *subtype, const qtbus_value *args,
@@ -556,20 +602,28 @@ int qtbus_signal_requestv(qtbus_bus *bus, const char *type, const char *subtype,
 {
     struct emit_call call = { .bus = bus, .type = type, .subtype = subtype, .values = args, .count = count,
                               .request = true, .on_reply = on_reply, .userdata = userdata, .release = release };
-    return qtshim_signature_use(bus, type, true, emit_with, &call);
+    unsigned before = qtshim_failures();
+    return reported("qtbus_signal_requestv", before, qtshim_signature_use(bus, type, true, emit_with, &call));
 }
 
 /* ---- reading the arguments ---- */
 
 int qtbus_event_args(const qtbus_event *event, qtbus_value *args_out, size_t count)
 {
-    if (event == NULL || (args_out == NULL && count > 0)) return QTBUS_EINVAL;
+    unsigned before = qtshim_failures();
+    const char *f = "qtbus_event_args";
+    if (event == NULL) return reported(f, before, refuse("the event is NULL"));
+    if (args_out == NULL && count > 0) return reported(f, before, refuse("args_out is NULL with a count"));
     size_t size;
     const void *data = qtbus_event_data(event, &size);
     /* Unpacked into a copy first: args_out stays untouched when count is too small. */
     qtbus_value values[QTBUS_SIGNAL_MAX_ARGS];
     int n = unpack(data, size, NULL, values);
-    if (n < 0 || (size_t)n > count) return QTBUS_EINVAL;
+    if (n < 0) return reported(f, before, refuse("the event's bytes are not a typed signal's arguments"));
+    if ((size_t)n > count) {
+        qtshim_fail_value(QTBUS_EINVAL, "the event has %llu arguments, more than count", (unsigned long long)n);
+        return reported(f, before, QTBUS_EINVAL);
+    }
     if (n > 0) memcpy(args_out, values, (size_t)n * sizeof *values);
     return n;
 }

@@ -7,8 +7,8 @@ import Glibc
 /// events, and frees it once no dispatch or post can still reach it.
 func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
     let status: Int32 = withRegistry { state, after in
-        if bus.pointee.isShared { return QTBUS_EINVAL.rawValue }
-        guard qtshim_atomic_cas_u32(bus.field(\.closed), 0, 1) else { return QTBUS_ECLOSED.rawValue }
+        if bus.pointee.isShared { return fail(QTBUS_EINVAL, "the shared bus (qtbus_shared()) is never destroyed") }
+        guard qtshim_atomic_cas_u32(bus.field(\.closed), 0, 1) else { return fail(QTBUS_ECLOSED, "the bus is already being destroyed") }
         // Destroy cannot fail: the list of subscriptions waits for memory if it must.
         var found = Vector<UnsafeMutablePointer<Subscription>>()
         NameTable<TypeEntry>.forEach(bus.pointee.types) { type in

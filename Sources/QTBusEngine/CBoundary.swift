@@ -1,7 +1,8 @@
 // The C boundary: one @_cdecl function per declaration of include/qtbus.h.
 //
 // Each converts and checks its arguments (NULLs, names, flags, sizes), then calls the
-// engine.  They take the exact types the header declares, imported from it through
+// engine.  A call that fails says why through qtbus_errmsg(): the check that refuses
+// records its reason (Misuse.swift) and `reported` adds the function's name.  They take the exact types the header declares, imported from it through
 // CQtbusShims, so a mismatch with the header is a compile error here; the C test
 // suite's test_abi and scripts/check-exports.sh check the exported names and types
 // from the other side.  Swift names carry a leading underscore so they cannot be
@@ -18,18 +19,40 @@ private func busPointer(_ bus: OpaquePointer?) -> UnsafeMutablePointer<Bus>? {
     bus.map { UnsafeMutablePointer<Bus>($0) }
 }
 
-/// A required, valid name; nil for NULL, empty, over-long or non-UTF-8.
+/// A required, valid name; nil for NULL, empty, over-long or non-UTF-8 (the reason
+/// recorded for qtbus_errmsg).
 @inline(__always)
-private func checkedName(_ text: UnsafePointer<CChar>?) -> CName? {
-    guard let text, let name = CName(text), name.isValidUTF8 else { return nil }
+private func checkedName(_ text: UnsafePointer<CChar>?, _ role: NameRole) -> CName? {
+    guard let text, let name = CName(text), name.isValidUTF8 else {
+        _ = failName(text, role)
+        return nil
+    }
     return name
 }
 
 /// An optional name: `.some(nil)` for NULL, `.some(name)` when valid, nil when invalid.
 @inline(__always)
-private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
+private func checkedOptionalName(_ text: UnsafePointer<CChar>?, _ role: NameRole) -> CName?? {
     guard text != nil else { return .some(nil) }
-    return checkedName(text).map { .some($0) }
+    return checkedName(text, role).map { .some($0) }
+}
+
+/// A name whose UTF-8 is checked later (by the engine, only when it is new); nil, with
+/// the reason recorded, for NULL, empty or over-long.
+@inline(__always)
+private func scannedName(_ text: UnsafePointer<CChar>?, _ role: NameRole) -> CName? {
+    guard let text, let name = CName(text) else {
+        _ = failName(text, role)
+        return nil
+    }
+    return name
+}
+
+// MARK: - Why the last call failed
+
+@_cdecl("qtbus_errmsg")
+@usableFromInline package func _qtbus_errmsg() -> UnsafePointer<CChar> {
+    qtshim_errmsg()
 }
 
 // MARK: - Status and version
@@ -53,14 +76,18 @@ private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
 
 @_cdecl("qtbus_bus_create")
 @usableFromInline package func _qtbus_bus_create() -> OpaquePointer? {
-    makeBus(shared: false).map(OpaquePointer.init)
+    guard let bus = makeBus(shared: false) else {
+        failed("qtbus_bus_create", QTBUS_ENOMEM.rawValue)
+        return nil
+    }
+    return OpaquePointer(bus)
 }
 
 @_cdecl("qtbus_bus_destroy")
 @usableFromInline package func _qtbus_bus_destroy(_ bus: OpaquePointer?) -> Int32 {
-    guard let bus = busPointer(bus) else { return QTBUS_EINVAL.rawValue }
+    guard let bus = busPointer(bus) else { return reported("qtbus_bus_destroy", failNull("the bus is NULL")) }
     // In an epoch: a concurrent second destroy still reads the bus safely (ECLOSED).
-    return withMemoryEpoch { destroyBus(bus) }
+    return reported("qtbus_bus_destroy", withMemoryEpoch { destroyBus(bus) })
 }
 
 // MARK: - Queues
@@ -72,7 +99,11 @@ private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
 
 @_cdecl("qtbus_queue_create")
 @usableFromInline package func _qtbus_queue_create(_ label: UnsafePointer<CChar>?) -> OpaquePointer? {
-    makeQueue(label: label).map(OpaquePointer.init)
+    guard let queue = makeQueue(label: label) else {
+        failed("qtbus_queue_create", QTBUS_ENOMEM.rawValue)
+        return nil
+    }
+    return OpaquePointer(queue)
 }
 
 @_cdecl("qtbus_queue_release")
@@ -89,33 +120,33 @@ private func checkedOptionalName(_ text: UnsafePointer<CChar>?) -> CName?? {
 
 @_cdecl("qtbus_main_drain")
 @usableFromInline package func _qtbus_main_drain() -> Int32 {
-    mainDrain()
+    reported("qtbus_main_drain", mainDrain())
 }
 
 @_cdecl("qtbus_main_wait")
 @usableFromInline package func _qtbus_main_wait(_ timeoutMs: Int32) -> Int32 {
-    mainWait(timeoutMs)
+    reported("qtbus_main_wait", mainWait(timeoutMs))
 }
 
 // MARK: - Bags
 
 @_cdecl("qtbus_bag_create")
 @usableFromInline package func _qtbus_bag_create(_ out: UnsafeMutablePointer<qtbus_bag>?) -> Int32 {
-    guard let out else { return QTBUS_EINVAL.rawValue }
+    guard let out else { return reported("qtbus_bag_create", failNull("bag_out is NULL")) }
     let id = makeBag()
-    guard id != 0 else { return QTBUS_ENOMEM.rawValue }
+    guard id != 0 else { return reported("qtbus_bag_create", QTBUS_ENOMEM.rawValue) }
     out.pointee = qtbus_bag(id: id)
     return QTBUS_OK.rawValue
 }
 
 @_cdecl("qtbus_bag_add")
 @usableFromInline package func _qtbus_bag_add(_ bag: qtbus_bag, _ token: qtbus_token) -> Int32 {
-    addToBag(bag.id, token.id)
+    reported("qtbus_bag_add", addToBag(bag.id, token.id))
 }
 
 @_cdecl("qtbus_bag_dispose")
 @usableFromInline package func _qtbus_bag_dispose(_ bag: qtbus_bag) -> Int32 {
-    disposeBag(bag.id)
+    reported("qtbus_bag_dispose", disposeBag(bag.id))
 }
 
 // MARK: - Subscribing
@@ -127,7 +158,7 @@ private let knownSubFlags = UInt32(QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY)
                       _ options: UnsafePointer<qtbus_sub_options>?,
                       _ handler: qtbus_handler?, _ userdata: UnsafeMutableRawPointer?,
                       _ release: qtbus_release?, _ tokenOut: UnsafeMutablePointer<qtbus_token>?) -> Int32 {
-    subscribeChecked(bus, type, options, handler, userdata, release, owner: nil, tokenOut)
+    reported("qtbus_subscribe", subscribeChecked(bus, type, options, handler, userdata, release, owner: nil, tokenOut))
 }
 
 /// qtbus_subscribe's checks, then `subscribe`; also the Swift API's way in for owned
@@ -137,19 +168,24 @@ func subscribeChecked(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ op
                       owner: OwnerCheck?, _ tokenOut: UnsafeMutablePointer<qtbus_token>?) -> Int32 {
     tokenOut?.pointee = qtbus_token(id: 0)
     // The type's UTF-8 is checked by `subscribe` only when it is new to the bus.
-    guard let bus = busPointer(bus), let handler, let typeText = type, let type = CName(typeText) else {
-        return QTBUS_EINVAL.rawValue
-    }
+    guard let bus = busPointer(bus) else { return failNull("the bus is NULL") }
+    guard let handler else { return failNull("the handler is NULL") }
+    guard let type = scannedName(type, .type) else { return QTBUS_EINVAL.rawValue }
     var request = SubscribeRequest(type: type, subtypes: Vector(), queue: nil, bag: 0, priority: 0, flags: 0,
                                    handler: handler, userdata: userdata, release: release, owner: owner)
     defer { request.subtypes.free() }
     if let o = options?.pointee {
-        guard o.flags & ~knownSubFlags == 0 else { return QTBUS_EINVAL.rawValue }
+        guard o.flags & ~knownSubFlags == 0 else {
+            return fail(QTBUS_EINVAL, "unknown flag bits 0x%llx in options->flags", value: UInt64(o.flags & ~knownSubFlags))
+        }
         if o.subtype_count > 0 {
-            guard let names = o.subtypes, o.subtype_count <= QTBUS_MAX_SUBTYPES else { return QTBUS_EINVAL.rawValue }
+            guard let names = o.subtypes else { return failNull("options->subtypes is NULL with a subtype_count") }
+            guard o.subtype_count <= QTBUS_MAX_SUBTYPES else {
+                return fail(QTBUS_EINVAL, "options->subtype_count is %llu (QTBUS_MAX_SUBTYPES is 64)", value: UInt64(UInt(bitPattern: o.subtype_count)))
+            }
             guard request.subtypes.reserve(o.subtype_count) else { return QTBUS_ENOMEM.rawValue }
             for i in 0..<o.subtype_count {
-                guard let name = checkedName(names[i]) else { return QTBUS_EINVAL.rawValue }
+                guard let name = checkedName(names[i], .subtype) else { return QTBUS_EINVAL.rawValue }
                 // Listed twice: still one node, so each event is delivered once.
                 var listed = false
                 request.subtypes.forEach { if $0.isSame(as: name) { listed = true } }
@@ -169,7 +205,7 @@ func subscribeChecked(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ op
 
 @_cdecl("qtbus_token_dispose")
 @usableFromInline package func _qtbus_token_dispose(_ token: qtbus_token) -> Int32 {
-    disposeToken(token.id)
+    reported("qtbus_token_dispose", disposeToken(token.id))
 }
 
 @_cdecl("qtbus_token_is_active")
@@ -180,45 +216,69 @@ func subscribeChecked(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ op
 @_cdecl("qtbus_subscriber_count")
 @usableFromInline package func _qtbus_subscriber_count(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
                              _ subtype: UnsafePointer<CChar>?) -> Int32 {
-    guard let bus = busPointer(bus), let type = checkedName(type),
-          let sub = checkedOptionalName(subtype) else { return QTBUS_EINVAL.rawValue }
-    return withMemoryEpoch { subscriberCount(bus, type, sub) }
+    guard let bus = busPointer(bus) else { return reported("qtbus_subscriber_count", failNull("the bus is NULL")) }
+    guard let type = checkedName(type, .type), let sub = checkedOptionalName(subtype, .subtype) else {
+        return reported("qtbus_subscriber_count", QTBUS_EINVAL.rawValue)
+    }
+    return reported("qtbus_subscriber_count", withMemoryEpoch { subscriberCount(bus, type, sub) })
 }
 
 // MARK: - Dispatching
 
 private let knownEventFlags = UInt32(QTBUS_EVENT_STICKY)
 
-/// The checks every dispatch entry point shares; nil when the event is malformed.
+/// The checks every dispatch entry point shares; nil (the reason recorded) when the
+/// event is malformed.
 @inline(__always)
 private func outgoing(_ desc: UnsafePointer<qtbus_event_desc>?) -> Outgoing? {
     guard let d = desc?.pointee, let typeText = d.type, let type = CName(typeText),
-          d.flags & ~knownEventFlags == 0, d.data != nil || d.size == 0 else { return nil }
+          d.flags & ~knownEventFlags == 0, d.data != nil || d.size == 0 else {
+        refuseEvent(desc)
+        return nil
+    }
     var subtype: CName? = nil
     if let subtypeText = d.subtype {
-        guard let s = CName(subtypeText) else { return nil }
+        guard let s = CName(subtypeText) else {
+            _ = failName(subtypeText, .subtype)
+            return nil
+        }
         subtype = s
     }
     return Outgoing(type: type, subtype: subtype, data: d.data, size: d.size,
                     object: d.object, objectRelease: d.object_release)
 }
 
+/// Records why `outgoing` refused `desc`.
+@inline(never)
+private func refuseEvent(_ desc: UnsafePointer<qtbus_event_desc>?) {
+    guard let d = desc?.pointee else { _ = failNull("the event is NULL"); return }
+    if d.type == nil || CName(d.type!) == nil { _ = failName(d.type, .type); return }
+    if d.flags & ~knownEventFlags != 0 {
+        _ = fail(QTBUS_EINVAL, "unknown flag bits 0x%llx in event->flags", value: UInt64(d.flags & ~knownEventFlags))
+        return
+    }
+    _ = fail(QTBUS_EINVAL, "event->data is NULL with a size of %llu", value: UInt64(UInt(bitPattern: d.size)))
+}
+
 @_cdecl("qtbus_dispatch")
 @usableFromInline package func _qtbus_dispatch(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
-    guard let bus = busPointer(bus), var event = outgoing(desc) else { return QTBUS_EINVAL.rawValue }
+    guard let bus = busPointer(bus) else { return reported("qtbus_dispatch", failNull("the bus is NULL")) }
+    guard var event = outgoing(desc) else { return reported("qtbus_dispatch", QTBUS_EINVAL.rawValue) }
     let flags = desc.unsafelyUnwrapped.pointee.flags
-    if qtshim_debug_enabled() { return withEpoch { dispatchEvent(bus, &event, flags: flags) } }
+    if qtshim_debug_enabled() { return reported("qtbus_dispatch", withEpoch { dispatchEvent(bus, &event, flags: flags) }) }
     let record = epochEnter()
     let result = dispatchEvent(bus, &event, flags: flags)
     epochExit(record)
-    return result
+    return reported("qtbus_dispatch", result)
 }
 
 /// Copies the event and posts its dispatch to `queue`.
 private func post(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?,
                   _ queue: (UnsafeMutablePointer<Bus>) -> qtshim_dispatch_queue_t, isMain: Bool) -> Int32 {
-    guard let bus = busPointer(bus), let event = outgoing(desc),
-          event.type.isValidUTF8, event.subtype?.isValidUTF8 ?? true else { return QTBUS_EINVAL.rawValue }
+    guard let bus = busPointer(bus) else { return failNull("the bus is NULL") }
+    guard let event = outgoing(desc) else { return QTBUS_EINVAL.rawValue }
+    guard event.type.isValidUTF8 else { return failName(desc.unsafelyUnwrapped.pointee.type, .type) }
+    guard event.subtype?.isValidUTF8 ?? true else { return failName(desc.unsafelyUnwrapped.pointee.subtype, .subtype) }
     // In a memory section: a concurrent destroy cannot free the bus between the check
     // and the pin.
     return withMemoryEpoch {
@@ -234,30 +294,37 @@ private func post(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>
 
 @_cdecl("qtbus_dispatch_on_bus_queue")
 @usableFromInline package func _qtbus_dispatch_on_bus_queue(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
-    post(bus, desc, { $0.pointee.queue }, isMain: false)
+    reported("qtbus_dispatch_on_bus_queue", post(bus, desc, { $0.pointee.queue }, isMain: false))
 }
 
 @_cdecl("qtbus_dispatch_on_main")
 @usableFromInline package func _qtbus_dispatch_on_main(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
-    post(bus, desc, { _ in mainQueue.pointee.dq }, isMain: true)
+    reported("qtbus_dispatch_on_main", post(bus, desc, { _ in mainQueue.pointee.dq }, isMain: true))
 }
 
 private let jsonTypeName = StaticName(qtshim_json_type())
 
 @_cdecl("qtbus_dispatch_json")
 @usableFromInline package func _qtbus_dispatch_json(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?) -> Int32 {
-    guard let bus = busPointer(bus), let name = checkedName(name), let json else { return QTBUS_EINVAL.rawValue }
+    let f: StaticString = "qtbus_dispatch_json"
+    guard let bus = busPointer(bus) else { return reported(f, failNull("the bus is NULL")) }
+    guard let name = checkedName(name, .name) else { return reported(f, QTBUS_EINVAL.rawValue) }
+    guard let json else { return reported(f, failNull("the JSON text is NULL")) }
     let size = strlen(json)
-    guard _isValidJSON(UnsafeRawBufferPointer(start: json, count: size)) else { return QTBUS_EJSON.rawValue }
+    guard _isValidJSON(UnsafeRawBufferPointer(start: json, count: size)) else {
+        return reported(f, fail(QTBUS_EJSON, "the text is not JSON (RFC 8259, nesting up to QTBUS_JSON_MAX_DEPTH)"))
+    }
     var event = Outgoing(type: jsonTypeName.name, subtype: name, data: json, size: size, object: nil, objectRelease: nil)
-    return withEpoch { dispatchEvent(bus, &event, flags: 0) }
+    return reported(f, withEpoch { dispatchEvent(bus, &event, flags: 0) })
 }
 
 @_cdecl("qtbus_sticky_clear")
 @usableFromInline package func _qtbus_sticky_clear(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ subtype: UnsafePointer<CChar>?) -> Int32 {
-    guard let bus = busPointer(bus), let type = checkedName(type),
-          let sub = checkedOptionalName(subtype) else { return QTBUS_EINVAL.rawValue }
-    return withMemoryEpoch { clearSticky(bus, type, sub) }
+    guard let bus = busPointer(bus) else { return reported("qtbus_sticky_clear", failNull("the bus is NULL")) }
+    guard let type = checkedName(type, .type), let sub = checkedOptionalName(subtype, .subtype) else {
+        return reported("qtbus_sticky_clear", QTBUS_EINVAL.rawValue)
+    }
+    return reported("qtbus_sticky_clear", withMemoryEpoch { clearSticky(bus, type, sub) })
 }
 
 // MARK: - The event a handler receives
@@ -294,7 +361,10 @@ private func view(_ event: OpaquePointer?) -> UnsafeMutablePointer<EventView>? {
 
 @_cdecl("qtbus_event_stop")
 @usableFromInline package func _qtbus_event_stop(_ event: OpaquePointer?) -> Int32 {
-    guard let v = view(event), !v.pointee.queued else { return QTBUS_EINVAL.rawValue }
+    guard let v = view(event) else { return reported("qtbus_event_stop", failNull("the event is NULL")) }
+    guard !v.pointee.queued else {
+        return reported("qtbus_event_stop", fail(QTBUS_EINVAL, "the event is delivered after its dispatch returned (queued or replayed): there is nothing left to stop"))
+    }
     v.pointee.stopped = true
     return QTBUS_OK.rawValue
 }
@@ -305,15 +375,18 @@ private func view(_ event: OpaquePointer?) -> UnsafeMutablePointer<EventView>? {
 @usableFromInline package func _qtbus_request(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?,
                            _ onReply: qtbus_reply_handler?, _ userdata: UnsafeMutableRawPointer?,
                            _ release: qtbus_release?) -> Int32 {
-    guard let bus = busPointer(bus), var event = outgoing(desc),
-          desc.unsafelyUnwrapped.pointee.flags & knownEventFlags == 0 else { return QTBUS_EINVAL.rawValue }
-    return sendRequest(bus, &event, onReply: onReply, userdata: userdata, release: release)
+    guard let bus = busPointer(bus) else { return reported("qtbus_request", failNull("the bus is NULL")) }
+    guard var event = outgoing(desc) else { return reported("qtbus_request", QTBUS_EINVAL.rawValue) }
+    guard desc.unsafelyUnwrapped.pointee.flags & knownEventFlags == 0 else {
+        return reported("qtbus_request", fail(QTBUS_EINVAL, "a request cannot be sticky (QTBUS_EVENT_STICKY)"))
+    }
+    return reported("qtbus_request", sendRequest(bus, &event, onReply: onReply, userdata: userdata, release: release))
 }
 
 @_cdecl("qtbus_event_reply")
 @usableFromInline package func _qtbus_event_reply(_ event: OpaquePointer?, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
-    guard let v = view(event) else { return QTBUS_EINVAL.rawValue }
-    return replyTo(v, data, size)
+    guard let v = view(event) else { return reported("qtbus_event_reply", failNull("the event is NULL")) }
+    return reported("qtbus_event_reply", replyTo(v, data, size))
 }
 
 // MARK: - Commands
@@ -324,11 +397,17 @@ private let knownCommandFlags = UInt32(QTBUS_COMMAND_CONCURRENT)
 @usableFromInline package func _qtbus_command_create(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ flags: UInt32,
                                   _ execute: qtbus_execute_fn?, _ userdata: UnsafeMutableRawPointer?,
                                   _ release: qtbus_release?, _ out: UnsafeMutablePointer<qtbus_command>?) -> Int32 {
+    let f: StaticString = "qtbus_command_create"
     out?.pointee = qtbus_command(id: 0)
-    guard let bus = busPointer(bus), let name = checkedName(name), let execute, let out,
-          flags & ~knownCommandFlags == 0 else { return QTBUS_EINVAL.rawValue }
+    guard let bus = busPointer(bus) else { return reported(f, failNull("the bus is NULL")) }
+    guard let name = checkedName(name, .name) else { return reported(f, QTBUS_EINVAL.rawValue) }
+    guard let execute else { return reported(f, failNull("the execute function is NULL")) }
+    guard let out else { return reported(f, failNull("command_out is NULL")) }
+    guard flags & ~knownCommandFlags == 0 else {
+        return reported(f, fail(QTBUS_EINVAL, "unknown flag bits 0x%llx", value: UInt64(flags & ~knownCommandFlags)))
+    }
     let result = makeCommand(bus, name, concurrent: flags & knownCommandFlags != 0, execute, userdata, release)
-    if result < 0 { return Int32(result) }
+    if result < 0 { return reported(f, Int32(result)) }
     out.pointee = qtbus_command(id: UInt64(result))
     return QTBUS_OK.rawValue
 }
@@ -339,43 +418,48 @@ private let knownCommandFlags = UInt32(QTBUS_COMMAND_CONCURRENT)
     var event: Outgoing? = nil
     if let input {
         // Checked in full here: the input is not looked up in any table.
-        guard let e = outgoing(input), input.pointee.flags == 0, e.type.isValidUTF8,
-              e.subtype?.isValidUTF8 ?? true else { return QTBUS_EINVAL.rawValue }
+        let f: StaticString = "qtbus_command_execute"
+        guard let e = outgoing(input) else { return reported(f, QTBUS_EINVAL.rawValue) }
+        guard input.pointee.flags == 0 else { return reported(f, fail(QTBUS_EINVAL, "an input cannot be sticky (input->flags)")) }
+        guard e.type.isValidUTF8 else { return reported(f, failName(input.pointee.type, .type)) }
+        guard e.subtype?.isValidUTF8 ?? true else { return reported(f, failName(input.pointee.subtype, .subtype)) }
         event = e
     }
-    return executeCommand(command.id, &event, queue.map { UnsafeMutablePointer<Queue>($0) })
+    return reported("qtbus_command_execute", executeCommand(command.id, &event, queue.map { UnsafeMutablePointer<Queue>($0) }))
 }
 
 @_cdecl("qtbus_command_set_enabled")
 @usableFromInline package func _qtbus_command_set_enabled(_ command: qtbus_command, _ enabled: Int32) -> Int32 {
-    setCommandEnabled(command.id, enabled != 0)
+    reported("qtbus_command_set_enabled", setCommandEnabled(command.id, enabled != 0))
 }
 
 @_cdecl("qtbus_command_is_executing")
 @usableFromInline package func _qtbus_command_is_executing(_ command: qtbus_command) -> Int32 {
-    queryCommand(command.id, executing: true)
+    reported("qtbus_command_is_executing", queryCommand(command.id, executing: true))
 }
 
 @_cdecl("qtbus_command_is_enabled")
 @usableFromInline package func _qtbus_command_is_enabled(_ command: qtbus_command) -> Int32 {
-    queryCommand(command.id, executing: false)
+    reported("qtbus_command_is_enabled", queryCommand(command.id, executing: false))
 }
 
 @_cdecl("qtbus_execution_send")
 @usableFromInline package func _qtbus_execution_send(_ execution: qtbus_execution, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
-    guard data != nil || size == 0 else { return QTBUS_EINVAL.rawValue }
-    return sendFromExecution(execution.id, data, size)
+    guard data != nil || size == 0 else {
+        return reported("qtbus_execution_send", fail(QTBUS_EINVAL, "data is NULL with a size of %llu", value: UInt64(UInt(bitPattern: size))))
+    }
+    return reported("qtbus_execution_send", sendFromExecution(execution.id, data, size))
 }
 
 @_cdecl("qtbus_execution_finish")
 @usableFromInline package func _qtbus_execution_finish(_ execution: qtbus_execution, _ error: Int32,
                                     _ message: UnsafePointer<CChar>?) -> Int32 {
-    finishExecution(execution.id, error, message)
+    reported("qtbus_execution_finish", finishExecution(execution.id, error, message))
 }
 
 @_cdecl("qtbus_command_dispose")
 @usableFromInline package func _qtbus_command_dispose(_ command: qtbus_command) -> Int32 {
-    disposeCommand(command.id)
+    reported("qtbus_command_dispose", disposeCommand(command.id))
 }
 
 // MARK: - Shared sources
@@ -387,26 +471,32 @@ private let knownSourceFlags = UInt32(QTBUS_SOURCE_AUTOCONNECT)
                                  _ start: qtbus_source_start?, _ stop: qtbus_source_stop?,
                                  _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?,
                                  _ out: UnsafeMutablePointer<qtbus_source>?) -> Int32 {
+    let f: StaticString = "qtbus_source_create"
     out?.pointee = qtbus_source(id: 0)
-    guard let bus = busPointer(bus), let type = checkedName(type), let start, let out,
-          flags & ~knownSourceFlags == 0 else { return QTBUS_EINVAL.rawValue }
+    guard let bus = busPointer(bus) else { return reported(f, failNull("the bus is NULL")) }
+    guard let type = checkedName(type, .type) else { return reported(f, QTBUS_EINVAL.rawValue) }
+    guard let start else { return reported(f, failNull("the start function is NULL")) }
+    guard let out else { return reported(f, failNull("source_out is NULL")) }
+    guard flags & ~knownSourceFlags == 0 else {
+        return reported(f, fail(QTBUS_EINVAL, "unknown flag bits 0x%llx", value: UInt64(flags & ~knownSourceFlags)))
+    }
     let result = makeSource(bus, type, autoconnect: flags & knownSourceFlags != 0, start, stop, userdata, release)
-    if result < 0 { return Int32(result) }
+    if result < 0 { return reported(f, Int32(result)) }
     out.pointee = qtbus_source(id: UInt64(result))
     return QTBUS_OK.rawValue
 }
 
 @_cdecl("qtbus_source_connect")
 @usableFromInline package func _qtbus_source_connect(_ source: qtbus_source) -> Int32 {
-    setSourceConnected(source.id, true)
+    reported("qtbus_source_connect", setSourceConnected(source.id, true))
 }
 
 @_cdecl("qtbus_source_disconnect")
 @usableFromInline package func _qtbus_source_disconnect(_ source: qtbus_source) -> Int32 {
-    setSourceConnected(source.id, false)
+    reported("qtbus_source_disconnect", setSourceConnected(source.id, false))
 }
 
 @_cdecl("qtbus_source_dispose")
 @usableFromInline package func _qtbus_source_dispose(_ source: qtbus_source) -> Int32 {
-    disposeSource(source.id)
+    reported("qtbus_source_dispose", disposeSource(source.id))
 }

@@ -133,7 +133,7 @@ func makeCommand(_ bus: UnsafeMutablePointer<Bus>, _ name: CName, concurrent: Bo
                    _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int64 {
     withMemoryEpoch {
         withRegistry { state, _ in
-            if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
+            if isClosed(bus) { return Int64(failClosed()) }
             guard let c = tryAllocate(Command.self) else { return Int64(QTBUS_ENOMEM.rawValue) }
             guard let stored = StoredName(copying: name), bus.pointee.commands.reserve(1) else {
                 free(c)
@@ -169,11 +169,11 @@ func executeCommand(_ id: UInt64, _ input: inout Outgoing?, _ queue: UnsafeMutab
         // Pending publications are delivered at the unlock, before the call below.
         let found: UnsafeMutablePointer<Command>? = withRegistry { state, after in
             guard let c = state.commands.lookup(id) else {
-                status = QTBUS_ESTALE.rawValue
+                status = fail(QTBUS_ESTALE, "the command is disposed or was never made")
                 return nil
             }
             if isClosed(c.pointee.bus) {
-                status = QTBUS_ECLOSED.rawValue
+                status = failClosed()
                 return nil
             }
             guard c.pointee.enabled, c.pointee.concurrent || c.pointee.running == 0 else {
@@ -272,7 +272,7 @@ private func postExecution(_ item: UnsafeMutablePointer<QueuedExecution>, _ c: U
 private func changeCommand(_ change: (inout RegistryState) -> UnsafeMutablePointer<Command>?) -> Int32 {
     withEpoch {
         withRegistry { state, after in
-            guard let c = change(&state) else { return QTBUS_ESTALE.rawValue }
+            guard let c = change(&state) else { return fail(QTBUS_ESTALE, "the command or execution is over, disposed or was never made") }
             c.claimPublisher(&after)
             return QTBUS_OK.rawValue
         }
@@ -291,7 +291,7 @@ func setCommandEnabled(_ id: UInt64, _ enabled: Bool) -> Int32 {
 /// 1 or 0 for `running > 0` (`executing: true`) or for "execute would be accepted now".
 func queryCommand(_ id: UInt64, executing: Bool) -> Int32 {
     withRegistry { state, _ in
-        guard let c = state.commands.lookup(id) else { return QTBUS_ESTALE.rawValue }
+        guard let c = state.commands.lookup(id) else { return fail(QTBUS_ESTALE, "the command is disposed or was never made") }
         if executing { return c.pointee.running > 0 ? 1 : 0 }
         return c.pointee.enabled && (c.pointee.concurrent || c.pointee.running == 0) ? 1 : 0
     }
@@ -335,7 +335,7 @@ func disposeCommandLocked(_ state: inout RegistryState, _ c: UnsafeMutablePointe
 
 func disposeCommand(_ id: UInt64) -> Int32 {
     withRegistry { state, after in
-        guard let c = state.commands.lookup(id) else { return QTBUS_ESTALE.rawValue }
+        guard let c = state.commands.lookup(id) else { return fail(QTBUS_ESTALE, "the command is disposed or was never made") }
         disposeCommandLocked(&state, c, &after)
         return QTBUS_OK.rawValue
     }

@@ -20,10 +20,10 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     var type = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), event.type)
     // A name that matched a stored one was validated when it was stored.
     if type == nil {
-        if !event.type.isValidUTF8 { return QTBUS_EINVAL.rawValue }
+        if !event.type.isValidUTF8 { return failName(event.type.bytes, .type) }
         type = learnType(bus, event.type)
     }
-    if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
+    if isClosed(bus) { return failClosed() }
 
     // The start sequence is read before the subtype list is looked up: every node with
     // a sequence up to it was linked, and its subtype entry published, before the
@@ -31,7 +31,7 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     var start: UInt64 = 0
     if flags & stickyFlag != 0 {
         // Cold path: validate the subtype outright, before anything is kept.
-        if let subtype = event.subtype, !subtype.isValidUTF8 { return QTBUS_EINVAL.rawValue }
+        if let subtype = event.subtype, !subtype.isValidUTF8 { return failName(subtype.bytes, .subtype) }
         switch keepSticky(bus, &event) {
         case .kept(let kept, let seq):
             type = kept
@@ -47,9 +47,9 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     var specific: UnsafeMutablePointer<SubtypeEntry>? = nil
     if let type, let subtype = event.subtype {
         specific = NameTable<SubtypeEntry>.lookup(qtshim_atomic_load_ptr(type.field(\.subtypes)), subtype)
-        if specific == nil && flags & stickyFlag == 0 && !subtype.isValidUTF8 { return QTBUS_EINVAL.rawValue }
+        if specific == nil && flags & stickyFlag == 0 && !subtype.isValidUTF8 { return failName(subtype.bytes, .subtype) }
     } else if let subtype = event.subtype, !subtype.isValidUTF8 {
-        return QTBUS_EINVAL.rawValue
+        return failName(subtype.bytes, .subtype)
     }
 
     var count: Int32 = 0

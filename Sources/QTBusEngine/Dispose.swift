@@ -65,7 +65,7 @@ private func finalize(_ sub: UnsafeMutablePointer<Subscription>) {
 /// qtbus_token_dispose.
 func disposeToken(_ id: UInt64) -> Int32 {
     withRegistry { state, after in
-        guard let sub = state.pool.lookup(id), SubState.claimForDispose(sub) else { return QTBUS_ESTALE.rawValue }
+        guard let sub = state.pool.lookup(id), SubState.claimForDispose(sub) else { return failStaleToken() }
         unlink(&state, sub, &after)
         return QTBUS_OK.rawValue
     }
@@ -89,11 +89,11 @@ func makeBag() -> UInt64 {
 
 func addToBag(_ bagID: UInt64, _ tokenID: UInt64) -> Int32 {
     withRegistry { state, _ in
-        guard let bag = state.bags.lookup(bagID), let sub = state.pool.lookup(tokenID),
-              SubState.isLive(sub) else { return QTBUS_ESTALE.rawValue }
+        guard let bag = state.bags.lookup(bagID) else { return failStaleBag() }
+        guard let sub = state.pool.lookup(tokenID), SubState.isLive(sub) else { return failStaleToken() }
         let slot = UInt32(truncatingIfNeeded: bagID)
         if sub.pointee.bagOrFreeLink == slot + 1 { return QTBUS_OK.rawValue }
-        if sub.pointee.bagOrFreeLink != 0 { return QTBUS_EINVAL.rawValue }
+        if sub.pointee.bagOrFreeLink != 0 { return fail(QTBUS_EINVAL, "the token is in another bag already") }
         guard bag.pointee.tokens.reserve(1) else { return QTBUS_ENOMEM.rawValue }
         linkToBag(bag, slot: slot, sub)
         return QTBUS_OK.rawValue
@@ -112,7 +112,7 @@ func disposeBag(_ bagID: UInt64) -> Int32 {
         }
         return bag
     }
-    guard let bag = found else { return QTBUS_ESTALE.rawValue }
+    guard let bag = found else { return failStaleBag() }
     bag.pointee.tokens.free()
     bag.deinitialize(count: 1)
     free(bag)

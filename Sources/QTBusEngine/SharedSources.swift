@@ -99,7 +99,7 @@ func makeSource(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, autoconnect: Bo
                   _ stop: qtbus_source_stop?, _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int64 {
     withMemoryEpoch {
         withRegistry { state, after in
-            if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
+            if isClosed(bus) { return Int64(failClosed()) }
             guard let entry = typeEntry(bus, type), bus.pointee.sources.reserve(1),
                   !autoconnect || entry.pointee.sources.reserve(1),
                   let s = tryAllocate(SharedSource.self) else { return Int64(QTBUS_ENOMEM.rawValue) }
@@ -128,7 +128,7 @@ func makeSource(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, autoconnect: Bo
 /// runs start or stop after unlocking.
 func setSourceConnected(_ id: UInt64, _ want: Bool) -> Int32 {
     withRegistry { state, after in
-        guard let s = state.sources.lookup(id) else { return QTBUS_ESTALE.rawValue }
+        guard let s = state.sources.lookup(id) else { return fail(QTBUS_ESTALE, "the source is disposed or was never made") }
         s.pointee.want = want
         claimWorker(s, &after)
         return QTBUS_OK.rawValue
@@ -151,7 +151,7 @@ func disposeSourceLocked(_ state: inout RegistryState, _ s: UnsafeMutablePointer
 
 func disposeSource(_ id: UInt64) -> Int32 {
     withRegistry { state, after in
-        guard let s = state.sources.lookup(id) else { return QTBUS_ESTALE.rawValue }
+        guard let s = state.sources.lookup(id) else { return fail(QTBUS_ESTALE, "the source is disposed or was never made") }
         disposeSourceLocked(&state, s, &after)
         return QTBUS_OK.rawValue
     }

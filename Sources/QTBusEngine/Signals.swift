@@ -11,15 +11,17 @@ import Glibc
 @_cdecl("qtshim_signature_publish")
 func _signaturePublish(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
                        _ signature: UnsafeMutableRawPointer?) -> Int32 {
-    guard let bus = bus.map({ UnsafeMutablePointer<Bus>($0) }), let text = type, let name = CName(text),
-          name.isValidUTF8, let signature else { return QTBUS_EINVAL.rawValue }
+    guard let bus = bus.map({ UnsafeMutablePointer<Bus>($0) }) else { return failNull("the bus is NULL") }
+    guard let text = type, let name = CName(text), name.isValidUTF8 else { return failName(type, .type) }
+    guard let signature else { return QTBUS_EINVAL.rawValue }
     return withRegistry { _, _ in
-        if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
+        if isClosed(bus) { return failClosed() }
         // An entry made here and left when nothing else uses the type is freed with
         // the bus, as one made by a subscribe that failed.
         guard let entry = typeEntry(bus, name) else { return QTBUS_ENOMEM.rawValue }
         if let existing = qtshim_atomic_load_ptr(entry.field(\.signature)) {
-            return qtshim_signature_equal(existing, signature) ? 1 : QTBUS_EINVAL.rawValue
+            return qtshim_signature_equal(existing, signature)
+                ? 1 : fail(QTBUS_EINVAL, "the type has another signature on this bus already")
         }
         // Release: a reader that sees the pointer sees the signature's contents.
         qtshim_atomic_store_ptr(entry.field(\.signature), signature)
@@ -37,8 +39,9 @@ struct SignatureUse {
 @_cdecl("qtshim_signature_use")
 func _signatureUse(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ dispatching: Bool,
                    _ body: qtshim_signature_body?, _ context: UnsafeMutableRawPointer?) -> Int32 {
-    guard let bus = bus.map({ UnsafeMutablePointer<Bus>($0) }), let text = type, let name = CName(text),
-          let body else { return QTBUS_EINVAL.rawValue }
+    guard let bus = bus.map({ UnsafeMutablePointer<Bus>($0) }) else { return failNull("the bus is NULL") }
+    guard let text = type, let name = CName(text) else { return failName(type, .type) }
+    guard let body else { return QTBUS_EINVAL.rawValue }
     // The entry and its signature stay allocated during `body` even if the bus is
     // destroyed meanwhile (a handler may destroy it).  An emit is a dispatch, so it runs
     // in a dispatch section, the one its dispatch then nests in at no cost; a connect
@@ -46,9 +49,11 @@ func _signatureUse(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ dispa
     // section.  A type with a signature has an entry, so a name not found (or not valid
     // UTF-8, which no entry has) has none.
     func use() -> Int32 {
-        if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
+        if isClosed(bus) { return failClosed() }
         guard let entry = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), name),
-              let signature = qtshim_atomic_load_ptr(entry.field(\.signature)) else { return QTBUS_EINVAL.rawValue }
+              let signature = qtshim_atomic_load_ptr(entry.field(\.signature)) else {
+            return fail(QTBUS_EINVAL, "the type has no signature on this bus (qtbus_signal_define)")
+        }
         var handle = SignatureUse(bus: bus, type: name)
         return withUnsafeMutablePointer(to: &handle) { body(signature, context, UnsafeMutableRawPointer($0)) }
     }

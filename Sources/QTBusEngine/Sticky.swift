@@ -82,7 +82,7 @@ enum KeepResult {
 /// payload if it had none.
 func keepSticky(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) -> KeepResult {
     withRegistry { _, after in
-        if isClosed(bus) { return .failed(QTBUS_ECLOSED.rawValue) }
+        if isClosed(bus) { return .failed(failClosed()) }
         // The copy last: every step before it can fail without changing what is seen.
         guard let type = typeEntry(bus, event.type), let kept = type.pointee.sticky.record(event.subtype),
               event.tryEnsurePayload() else { return .failed(QTBUS_ENOMEM.rawValue) }
@@ -95,7 +95,7 @@ func keepSticky(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) -> Ke
 /// qtbus_sticky_clear.
 func clearSticky(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype: CName?) -> Int32 {
     withRegistry { _, after in
-        if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
+        if isClosed(bus) { return failClosed() }
         guard let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, type) else { return 0 }
         return Int32(entry.pointee.sticky.clear(subtype, all: subtype == nil, &after))
     }

@@ -37,15 +37,15 @@ func subscribe(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) ->
 
 private func subscribeLocked(_ bus: UnsafeMutablePointer<Bus>, _ request: SubscribeRequest) -> Int64 {
     withRegistry { state, after in
-        if isClosed(bus) { return Int64(QTBUS_ECLOSED.rawValue) }
+        if isClosed(bus) { return Int64(failClosed()) }
         var bag: UnsafeMutablePointer<Bag>? = nil
         if request.bag != 0 {
-            guard let b = state.bags.lookup(request.bag) else { return Int64(QTBUS_ESTALE.rawValue) }
+            guard let b = state.bags.lookup(request.bag) else { return Int64(failStaleBag()) }
             bag = b
         }
         // A name equal to a stored one was validated when it was stored.
         if NameTable<TypeEntry>.lookup(bus.pointee.types, request.type) == nil && !request.type.isValidUTF8 {
-            return Int64(QTBUS_EINVAL.rawValue)
+            return Int64(failName(request.type.bytes, .type))
         }
         guard let type = typeEntry(bus, request.type),
               let sub = makeSubscription(&state, type, request, bag) else { return Int64(QTBUS_ENOMEM.rawValue) }
@@ -152,7 +152,7 @@ func tokenIsActive(_ id: UInt64) -> Bool {
 /// A subscription whose owner is gone (Owners.swift) is disposed here, not counted.
 func subscriberCount(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype: CName?) -> Int32 {
     withRegistry { state, after in
-        if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
+        if isClosed(bus) { return failClosed() }
         guard let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, type) else { return 0 }
         if entry.pointee.owned != nil { disposeOwnerless(&state, entry, &after) }
         guard let subtype else { return Int32(entry.pointee.liveCount) }

@@ -73,10 +73,13 @@ QTBUS_INTERNAL void qtshim_membarrier(void);
 static inline uint64_t qtshim_pending_load_relaxed(void) { return __atomic_load_n(&qtshim_retire_pending, __ATOMIC_RELAXED); }
 
 /* ---- QTBUS_DEBUG ----
- * Read from the environment when the library is loaded (QTBUS_DEBUG=1, anything but
- * empty or 0): turns on checks that would otherwise cost something, such as noticing
- * that a callback did not return (qtbus.h: CALLBACKS MUST RETURN). */
+ * Read from the environment when the library is loaded: a comma-separated list of
+ * "escapes" (checks that would otherwise cost something, such as noticing that a
+ * callback did not return: qtbus.h, CALLBACKS MUST RETURN) and "misuse" (each failed
+ * call's qtbus_errmsg() text on stderr); "1" is "escapes" (its first meaning), "all"
+ * both, empty or "0" neither. */
 QTBUS_INTERNAL extern bool qtshim_debug;
+QTBUS_INTERNAL extern bool qtshim_debug_misuse;
 static inline bool qtshim_debug_enabled(void) { return __builtin_expect(qtshim_debug, 0); }
 /* An address in the calling frame (the stack grows down). */
 static inline uintptr_t qtshim_frame(void) { return (uintptr_t)__builtin_frame_address(0); }
@@ -85,6 +88,21 @@ QTBUS_INTERNAL void qtshim_warn(const char *text);
 /* Reads 8 bytes of this thread's stack that may now belong to another frame (its
  * redzone under ASan, undefined for memcheck): no sanitizer report, no memcheck error. */
 QTBUS_INTERNAL uint64_t qtshim_stack_peek(const void *p);
+
+/* ---- Why a call failed (misuse.c) ----
+ * Engine code records the reason for the status it is about to return; the C boundary
+ * then finishes qtbus_errmsg()'s text with its function's name (qtshim_failed).
+ * `text`, `what`, `problem` and `format` are static; `name` is the caller's. */
+QTBUS_INTERNAL void qtshim_fail_reason(int status, const char *text);
+QTBUS_INTERNAL void qtshim_fail_value(int status, const char *format, unsigned long long value);
+QTBUS_INTERNAL void qtshim_fail_name(int status, const char *what, const char *name, const char *problem);
+QTBUS_INTERNAL void qtshim_failed(const char *function, int status);
+QTBUS_INTERNAL const char *qtshim_errmsg(void);
+/* How many failed calls this thread has finished: a C entry point that calls others
+ * (signals.c) finishes its own failure only when no inner call finished one. */
+QTBUS_INTERNAL unsigned qtshim_failures(void);
+/* Puts "function: " before the text an inner call finished (not printed again). */
+QTBUS_INTERNAL void qtshim_failed_outer(const char *function);
 
 /* ---- LeakSanitizer ----
  * Subscription records live in mmap'd chunks, which LeakSanitizer does not scan: in a
