@@ -80,7 +80,8 @@ endforeach()
 add_library(qtbus_shims STATIC
   ${_shims}/shims.c
   ${_shims}/status.c
-  ${_shims}/misuse.c)
+  ${_shims}/misuse.c
+  ${_shims}/probes.c)
 target_include_directories(qtbus_shims PRIVATE ${_shims}/include ${PROJECT_SOURCE_DIR}/include)
 set_target_properties(qtbus_shims PROPERTIES
   C_STANDARD 11

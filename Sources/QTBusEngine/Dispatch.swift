@@ -55,12 +55,16 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     var count: Int32 = 0
     if let type, specific != nil || qtshim_atomic_load_ptr(type.field(\.whole.head)) != nil {
         qtshim_tsan_acquire(type)
-        count = deliver(type, specific, &event, start)
+        // A tracer on the `deliver` probe gets the walk that fires it; the other has no
+        // probe site at all (one check per dispatch, none per handler).
+        count = qtshim_probe_deliver_enabled() ? deliver(type, specific, &event, start, Probed.self)
+                                               : deliver(type, specific, &event, start, Unprobed.self)
     }
     // Swift freeWith subscriptions whose owner is gone end here, whatever their subtypes.
     if hasOwned, let type {
         sweepOwners(type, specific, start << 16 | ListNode.indexMask, stopped: event.stopped)
     }
+    if qtshim_probe_dispatch_enabled() { qtshim_probe_dispatch(bus, event.type.bytes, event.subtype?.bytes, count) }
     if count == 0 && qtshim_atomic_load_u64(bus.field(\.noSubscriberListeners)) != 0
         && !noSubscriberName.isSame(as: event.type) {
         dispatchNoSubscriber(bus, &event)
@@ -68,6 +72,12 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     }
     event.finish()
     return count
+}
+
+/// The `deliver` USDT probe (qtbus_probes.h), when a tracer is attached.
+@inline(never)
+func probeDeliver(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafePointer<CChar>, queued: Bool) {
+    qtshim_probe_deliver(type, SubscriptionPool.token(sub), queued ? 1 : 0)
 }
 
 /// Re-dispatches an event nobody received as QTNoSubscriberEvent (subtype: its type),
@@ -89,11 +99,18 @@ private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: ino
     if dispatchEvent(bus, &inner, flags: 0) < 0 { inner.finish() }
 }
 
+/// Whether a walk fires the `deliver` USDT probe before each synchronous handler: a
+/// type, so that each walk is compiled on its own with the answer folded in.
+private protocol ProbeMode { static var probing: Bool { get } }
+private enum Probed: ProbeMode { static var probing: Bool { true } }
+private enum Unprobed: ProbeMode { static var probing: Bool { false } }
+
 /// Walks the list(s) and delivers; returns how many subscriptions were reached (and
 /// sets `event.stopped` when a handler stopped it).
 @inline(__always)
-private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
-                     _ event: inout Outgoing, _ start: UInt64) -> Int32 {
+private func deliver<Mode: ProbeMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
+                                      _ event: inout Outgoing, _ start: UInt64, _: Mode.Type) -> Int32 {
+    let probing = Mode.probing
     var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
                          object: event.object)
     view.request = event.request
@@ -110,17 +127,17 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
                 if let wr = w, Subscription.of(wr.assumingMemoryBound(to: ListNode.self)).pointee.priority
                     > Subscription.of(sn).pointee.priority {
                     let wn = wr.assumingMemoryBound(to: ListNode.self)
-                    if visit(wn, view, &event, last, &count) { return }
+                    if visit(wn, view, &event, last, &count, probing) { return }
                     w = qtshim_atomic_load_ptr(wn.field(\.next))
                 } else {
-                    if visit(sn, view, &event, last, &count) { return }
+                    if visit(sn, view, &event, last, &count, probing) { return }
                     s = qtshim_atomic_load_ptr(sn.field(\.next))
                 }
             }
         }
         while let wr = w {
             let wn = wr.assumingMemoryBound(to: ListNode.self)
-            if visit(wn, view, &event, last, &count) { return }
+            if visit(wn, view, &event, last, &count, probing) { return }
             w = qtshim_atomic_load_ptr(wn.field(\.next))
         }
     }
@@ -132,12 +149,13 @@ private func deliver(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: Unsafe
 /// returns, so a node the handler unlinked is skipped.
 @inline(__always)
 private func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<EventView>,
-                   _ event: inout Outgoing, _ last: UInt64, _ count: inout Int32) -> Bool {
+                   _ event: inout Outgoing, _ last: UInt64, _ count: inout Int32, _ probing: Bool) -> Bool {
     // Newer than this dispatch: subscribed during it, so it does not receive it.
     guard node.pointee.order <= last else { return false }
     let sub = Subscription.of(node)
     let state = qtshim_atomic_load_u8(sub.field(\.state))
     if state == SubState.direct {
+        if probing { probeDeliver(sub, view.pointee.type, queued: false) }
         sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
         count += 1
     } else if SubState.isLive(state) {
@@ -171,6 +189,7 @@ private func deliverRouted(_ sub: UnsafeMutablePointer<Subscription>, _ view: Un
         event.payload!.retain()
         enqueueDelivery(sub, event.payload!, once: once)
     } else {
+        if qtshim_probe_deliver_enabled() { probeDeliver(sub, view.pointee.type, queued: false) }
         sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
     }
     return true

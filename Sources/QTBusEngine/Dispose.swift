@@ -13,6 +13,7 @@ import Glibc
 /// entry only needs its memory freed, so `retireMemory` may take it here).
 func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>, _ after: inout AfterUnlock) {
     let type = Subscription.type(sub)
+    if qtshim_probe_dispose_enabled() { qtshim_probe_dispose(SubscriptionPool.token(sub), sub.pointee.userdata) }
     SubscriptionPool.invalidate(sub)
     for i in 0..<Int(sub.pointee.nodeCount) {
         let node = Subscription.node(sub, i)
@@ -59,6 +60,7 @@ private func finalize(_ sub: UnsafeMutablePointer<Subscription>) {
     if let extra = sub.pointee.extra { SubscriptionExtra.free(extra) }
     withRegistry { state, _ in state.pool.give(sub) }
     qtshim_tsan_before_release_hooks()
+    if qtshim_probe_release_enabled() { qtshim_probe_release(userdata) }
     release?(userdata)
 }
 

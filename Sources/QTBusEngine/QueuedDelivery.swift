@@ -52,6 +52,7 @@ private func run(_ d: Delivery) {
     // Lifetime rule 2: a delivery queued before its subscription was disposed is dropped.
     if d.once || SubState.isLive(d.sub) {
         var view = EventView(payload: d.payload, queued: true)
+        if qtshim_probe_deliver_enabled() { probeDeliver(d.sub, view.type, queued: true) }
         withUnsafeMutablePointer(to: &view) { d.sub.pointee.handler(OpaquePointer($0), d.sub.pointee.userdata) }
         qtshim_tsan_handlers_returned()
         countIfMain(Subscription.queue(d.sub)!.pointee.isMain)

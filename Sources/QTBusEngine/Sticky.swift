@@ -65,6 +65,7 @@ func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeM
         enqueueDelivery(sub, payload, once: once)
     } else {
         var view = EventView(payload: payload, queued: true)
+        if qtshim_probe_deliver_enabled() { probeDeliver(sub, view.type, queued: true) }
         withUnsafeMutablePointer(to: &view) { sub.pointee.handler(OpaquePointer($0), sub.pointee.userdata) }
         payload.release()
     }

@@ -11,6 +11,7 @@
 #define QTBUS_SHIMS_H
 
 #include "../../../include/qtbus.h"
+#include "qtbus_probes.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
