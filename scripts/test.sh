@@ -4,7 +4,8 @@
 #   1. builds and installs libqtbus (build/, _install/), as scripts/quickstart.sh does;
 #   2. checks the library: exports == qtbus.h, no Foundation, NEEDED and RUNPATH, header
 #      hygiene, the demo (ctest in build/); and its ABI against the committed baseline
-#      (scripts/abi-check.sh, abidiff);
+#      (scripts/abi-check.sh, abidiff); its USDT probes, fired under gdb
+#      (scripts/probes-test.sh);
 #   3. pkg-config consumers: examples/demo.c, messaging.c, signals.c and demo.cpp
 #      built with only `pkg-config --cflags --libs qtbus`, run without LD_LIBRARY_PATH;
 #   4. a CMake consumer: cmake/consumer-test, find_package(qtbus) -> qtbus::qtbus;
@@ -41,6 +42,7 @@ do_deps() { bash "$ROOT/scripts/deps.sh"; }
 do_build() { build_install "$BUILD" "$PREFIX" -DCMAKE_BUILD_TYPE=Release -DQTBUS_BUILD_TESTS=ON; }
 do_abi_check() { bash "$ROOT/scripts/abi-check.sh" "$BUILD/libqtbus.so" "$ROOT/include/qtbus.h"; }
 do_library_checks() { env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD" --output-on-failure; }
+do_probes() { bash "$ROOT/scripts/probes-test.sh" "$PREFIX"; }
 do_pkgconfig_consumer() {
   need_cxx
   local flags
@@ -134,6 +136,7 @@ step "build + install libqtbus (build/, _install/)" do_build
 if [ "$last" -eq 0 ]; then
   step "library checks: ABI, RUNPATH, header, demo (ctest in build/)" do_library_checks
   step "ABI check: abidiff against abi/ (scripts/abi-check.sh)" do_abi_check
+  step "USDT probes fire with their arguments, under gdb (scripts/probes-test.sh)" do_probes
   step "pkg-config consumers: examples/demo.c, messaging.c, signals.c, demo.cpp" do_pkgconfig_consumer
   step "CMake consumer: find_package(qtbus)" do_cmake_consumer
   step "C tests (CTests/, via pkg-config)" do_c_tests
