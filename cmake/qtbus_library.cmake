@@ -51,6 +51,7 @@ set(QTBUS_SWIFT_SOURCES
   ${_engine}/Subscribe.swift
   ${_engine}/Dispose.swift
   ${_engine}/Owners.swift
+  ${_engine}/Introspection.swift
   # Dispatch
   ${_engine}/Dispatch.swift
   ${_engine}/QueuedDelivery.swift

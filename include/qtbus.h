@@ -315,6 +315,29 @@ QTBUS_API int qtbus_token_is_active(qtbus_token token);
  * Returns the count (>= 0), or QTBUS_EINVAL / QTBUS_ECLOSED. */
 QTBUS_API int qtbus_subscriber_count(qtbus_bus *bus, const char *type, const char *subtype);
 
+/* One live subscription, as qtbus_bus_foreach() reports it.  The strings and the
+ * array are the snapshot's: valid during the callback only. */
+typedef struct qtbus_sub_info {
+    qtbus_token token;
+    const char *type;
+    const char *const *subtypes;   /* NULL when subtype_count is 0 (the whole type) */
+    size_t subtype_count;
+    int32_t priority;
+    uint32_t flags;                /* QTBUS_SUB_ONCE, QTBUS_SUB_REPLAY */
+    int queued;                    /* 1: delivered on a queue */
+    int in_bag;                    /* 1: in a bag */
+} qtbus_sub_info;
+
+/* Calls fn(info, userdata) once per live subscription of `bus`, on the calling thread,
+ * type by type and in dispatch order within a type (priority, highest first, then
+ * subscription order); a subscription with several subtypes is reported once.  It
+ * reports a snapshot taken when the call starts, and holds no library lock while `fn`
+ * runs, so `fn` may call the library (a subscription it disposes may still be reported
+ * after; one it makes is not).  Returns how many it reported (>= 0), or QTBUS_EINVAL
+ * (NULL bus or fn), QTBUS_ECLOSED, QTBUS_ENOMEM (the snapshot is one allocation). */
+QTBUS_API int qtbus_bus_foreach(qtbus_bus *bus, void (*fn)(const qtbus_sub_info *info, void *userdata),
+                                void *userdata);
+
 /* Convenience: each is an expression whose value is the int status of a
  * qtbus_subscribe() on the shared bus, the token going into `bag`.
  *   QTBUS_SUB(bag, type, handler, userdata)        on the dispatching thread

@@ -6,7 +6,7 @@
 #      hygiene, the demo (ctest in build/); and its ABI against the committed baseline
 #      (scripts/abi-check.sh, abidiff); its USDT probes, fired under gdb
 #      (scripts/probes-test.sh);
-#   3. pkg-config consumers: examples/demo.c, messaging.c, signals.c and demo.cpp
+#   3. pkg-config consumers: examples/demo.c, messaging.c, signals.c, inspect.c and demo.cpp
 #      built with only `pkg-config --cflags --libs qtbus`, run without LD_LIBRARY_PATH;
 #   4. a CMake consumer: cmake/consumer-test, find_package(qtbus) -> qtbus::qtbus;
 #   5. the C tests (CTests/, against the installed library through pkg-config); the
@@ -59,6 +59,10 @@ do_pkgconfig_consumer() {
   # shellcheck disable=SC2086
   ${CC:-cc} -std=c11 -Wall -Wextra -pedantic -Werror "$ROOT/examples/signals.c" $flags -o "$BUILD/signals"
   env -u LD_LIBRARY_PATH "$BUILD/signals"
+  echo "cc examples/inspect.c $flags"
+  # shellcheck disable=SC2086
+  ${CC:-cc} -std=c11 -Wall -Wextra -pedantic -Werror "$ROOT/examples/inspect.c" $flags -o "$BUILD/inspect"
+  env -u LD_LIBRARY_PATH "$BUILD/inspect"
   echo "c++ examples/demo.cpp $flags"
   # shellcheck disable=SC2086
   ${CXX:-c++} -std=c++17 -Wall -Wextra -pedantic -Werror "$ROOT/examples/demo.cpp" $flags -o "$BUILD/demo-cpp"
@@ -137,7 +141,7 @@ if [ "$last" -eq 0 ]; then
   step "library checks: ABI, RUNPATH, header, demo (ctest in build/)" do_library_checks
   step "ABI check: abidiff against abi/ (scripts/abi-check.sh)" do_abi_check
   step "USDT probes fire with their arguments, under gdb (scripts/probes-test.sh)" do_probes
-  step "pkg-config consumers: examples/demo.c, messaging.c, signals.c, demo.cpp" do_pkgconfig_consumer
+  step "pkg-config consumers: examples/demo.c, messaging.c, signals.c, inspect.c, demo.cpp" do_pkgconfig_consumer
   step "CMake consumer: find_package(qtbus)" do_cmake_consumer
   step "C tests (CTests/, via pkg-config)" do_c_tests
   step "C++ tests (CxxTests/, qtbus.hpp): g++ and clang++" do_cxx_tests

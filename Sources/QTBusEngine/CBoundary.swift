@@ -223,6 +223,23 @@ func subscribeChecked(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ op
     return reported("qtbus_subscriber_count", withMemoryEpoch { subscriberCount(bus, type, sub) })
 }
 
+@_cdecl("qtbus_bus_foreach")
+@usableFromInline package func _qtbus_bus_foreach(_ bus: OpaquePointer?,
+                                                  _ fn: (@convention(c) (UnsafePointer<qtbus_sub_info>?, UnsafeMutableRawPointer?) -> Void)?,
+                                                  _ userdata: UnsafeMutableRawPointer?) -> Int32 {
+    guard let bus = busPointer(bus) else { return reported("qtbus_bus_foreach", failNull("the bus is NULL")) }
+    guard let fn else { return reported("qtbus_bus_foreach", failNull("fn is NULL")) }
+    // The snapshot is taken in a memory section; `fn` runs outside any, on copies.
+    switch withMemoryEpoch({ snapshotSubscriptions(bus) }) {
+    case .failure(let status):
+        return reported("qtbus_bus_foreach", status.value)
+    case .success(let snapshot):
+        for i in 0..<snapshot.count { fn(snapshot.infos + i, userdata) }
+        snapshot.free()
+        return Int32(clamping: snapshot.count)
+    }
+}
+
 // MARK: - Dispatching
 
 private let knownEventFlags = UInt32(QTBUS_EVENT_STICKY)
