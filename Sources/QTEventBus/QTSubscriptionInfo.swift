@@ -10,8 +10,11 @@ public struct QTSubscriptionInfo: Sendable, Equatable {
     public let type: String
     /// The subtypes it is limited to; empty: every event of the type.
     public let subTypes: [String]
+    /// Higher runs first (``QTEventSubscriberMaker/priority(_:)``).
     public let priority: Int
+    /// At most one event (``QTEventSubscriberMaker/once()``).
     public let once: Bool
+    /// Kept sticky events first (``QTEventSubscriberMaker/replay()``).
     public let replay: Bool
     /// Delivered on an engine queue (a C subscription's `qtbus_queue`). A Swift
     /// `atQueue` subscription hops itself, so it shows `false`.
