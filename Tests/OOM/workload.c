@@ -47,6 +47,12 @@ static void expect(int rc, int ok_min, int nomem)
 }
 
 static int handled, subscribed;
+
+static void count_info(const qtbus_sub_info *info, void *userdata)
+{
+    (void)info;
+    (void)userdata;
+}
 static atomic_int released; /* queued releases run on their queues */
 
 static void fail(const char *what)
@@ -168,6 +174,10 @@ static void scenario(void)
     }
     call("qtbus_subscriber_count");
     expect(qtbus_subscriber_count(bus, "E", NULL), 0, 1);
+    call("qtbus_bus_foreach");
+    expect(qtbus_bus_foreach(bus, count_info, NULL), 0, 1);
+    call("qtbus_errmsg");
+    if (qtbus_errmsg() == NULL) fail("qtbus_errmsg returned NULL");
 
     qtbus_command c = {0};
     call("qtbus_command_create");
