@@ -45,24 +45,15 @@ do_library_checks() { env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD" --output-
 do_probes() { bash "$ROOT/scripts/probes-test.sh" "$PREFIX"; }
 do_pkgconfig_consumer() {
   need_cxx
-  local flags
+  local flags example
   flags=$(pkg-config --cflags --libs qtbus)
-  echo "cc examples/demo.c $flags"
-  # shellcheck disable=SC2086
-  ${CC:-cc} -std=c11 -Wall -Wextra -pedantic -Werror "$ROOT/examples/demo.c" $flags -o "$BUILD/demo"
-  env -u LD_LIBRARY_PATH "$BUILD/demo"
-  echo "cc examples/messaging.c $flags"
-  # shellcheck disable=SC2086
-  ${CC:-cc} -std=c11 -Wall -Wextra -pedantic -Werror "$ROOT/examples/messaging.c" $flags -o "$BUILD/messaging"
-  env -u LD_LIBRARY_PATH "$BUILD/messaging"
-  echo "cc examples/signals.c $flags"
-  # shellcheck disable=SC2086
-  ${CC:-cc} -std=c11 -Wall -Wextra -pedantic -Werror "$ROOT/examples/signals.c" $flags -o "$BUILD/signals"
-  env -u LD_LIBRARY_PATH "$BUILD/signals"
-  echo "cc examples/inspect.c $flags"
-  # shellcheck disable=SC2086
-  ${CC:-cc} -std=c11 -Wall -Wextra -pedantic -Werror "$ROOT/examples/inspect.c" $flags -o "$BUILD/inspect"
-  env -u LD_LIBRARY_PATH "$BUILD/inspect"
+  # Built into $BUILD/<name> (no-toolchain-test.sh runs $BUILD/demo and $BUILD/messaging again).
+  for example in demo messaging signals inspect; do
+    echo "cc examples/$example.c $flags"
+    # shellcheck disable=SC2086
+    ${CC:-cc} -std=c11 -Wall -Wextra -pedantic -Werror "$ROOT/examples/$example.c" $flags -o "$BUILD/$example"
+    env -u LD_LIBRARY_PATH "$BUILD/$example"
+  done
   echo "c++ examples/demo.cpp $flags"
   # shellcheck disable=SC2086
   ${CXX:-c++} -std=c++17 -Wall -Wextra -pedantic -Werror "$ROOT/examples/demo.cpp" $flags -o "$BUILD/demo-cpp"

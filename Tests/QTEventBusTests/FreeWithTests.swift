@@ -126,6 +126,7 @@ extension QTBusTests {
             bus.dispatch(LoginEvent(userId: "nobody"))
             #expect(bus.subscriberCount(of: LoginEvent.self) == 0)
         }
+
         @Test func aGoneOwnerIsNotCountedNorReported() {
             let bus = QTEventBus()
             var owner: Owner? = Owner()
