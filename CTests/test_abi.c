@@ -30,6 +30,7 @@ int main(void)
     const char *(*p_qtbus_version)(void) = qtbus_version;
     const char *(*p_qtbus_errmsg)(void) = qtbus_errmsg;
     int (*p_qtbus_bus_foreach)(qtbus_bus *, void (*)(const qtbus_sub_info *, void *), void *) = qtbus_bus_foreach;
+    int (*p_qtbus_trace_set)(qtbus_bus *, uint32_t, qtbus_trace_fn, void *, qtbus_release) = qtbus_trace_set;
     /* Buses */
     qtbus_bus *(*p_qtbus_shared)(void) = qtbus_shared;
     qtbus_bus *(*p_qtbus_bus_create)(void) = qtbus_bus_create;
@@ -99,6 +100,7 @@ int main(void)
     const fn_entry fns[] = {
         FN(qtbus_strerror),         FN(qtbus_version),
         FN(qtbus_errmsg),           FN(qtbus_bus_foreach),
+        FN(qtbus_trace_set),
         FN(qtbus_shared),           FN(qtbus_bus_create),
         FN(qtbus_bus_destroy),      FN(qtbus_queue_main),
         FN(qtbus_queue_create),     FN(qtbus_queue_release),
@@ -124,8 +126,8 @@ int main(void)
         FN(qtbus_signal_requestv),  FN(qtbus_event_args),
     };
     const int count = (int)(sizeof fns / sizeof fns[0]);
-    /* 50 QTBUS_API functions in the header (scripts/check-exports.sh counts them from the text). */
-    CHECK_EQ_INT(count, 50);
+    /* 51 QTBUS_API functions in the header (scripts/check-exports.sh counts them from the text). */
+    CHECK_EQ_INT(count, 51);
     for (int i = 0; i < count; i++) {
         CHECK_MSG(fns[i].address != NULL, "%s has no address", fns[i].name);
         for (int j = 0; j < i; j++)
@@ -159,6 +161,12 @@ int main(void)
     _Static_assert(offsetof(qtbus_sub_options, priority) == 32, "layout");
     _Static_assert(offsetof(qtbus_sub_options, flags) == 36, "layout");
     _Static_assert(sizeof(qtbus_sub_options) == 40, "layout");
+    _Static_assert(offsetof(qtbus_trace_record, function) == 8, "layout");
+    _Static_assert(offsetof(qtbus_trace_record, token) == 32, "layout");
+    _Static_assert(offsetof(qtbus_trace_record, status) == 40, "layout");
+    _Static_assert(offsetof(qtbus_trace_record, queued) == 48, "layout");
+    _Static_assert(offsetof(qtbus_trace_record, duration_ns) == 56, "layout");
+    _Static_assert(sizeof(qtbus_trace_record) == 64, "layout");
     _Static_assert(offsetof(qtbus_event_desc, type) == 0, "layout");
     _Static_assert(offsetof(qtbus_event_desc, subtype) == 8, "layout");
     _Static_assert(offsetof(qtbus_event_desc, data) == 16, "layout");

@@ -52,6 +52,7 @@ set(QTBUS_SWIFT_SOURCES
   ${_engine}/Dispose.swift
   ${_engine}/Owners.swift
   ${_engine}/Introspection.swift
+  ${_engine}/Trace.swift
   # Dispatch
   ${_engine}/Dispatch.swift
   ${_engine}/QueuedDelivery.swift
@@ -82,7 +83,8 @@ add_library(qtbus_shims STATIC
   ${_shims}/shims.c
   ${_shims}/status.c
   ${_shims}/misuse.c
-  ${_shims}/probes.c)
+  ${_shims}/probes.c
+  ${_shims}/trace.c)
 target_include_directories(qtbus_shims PRIVATE ${_shims}/include ${PROJECT_SOURCE_DIR}/include)
 set_target_properties(qtbus_shims PROPERTIES
   C_STANDARD 11

@@ -349,8 +349,9 @@ static void learn_event_layout(void)
 /* `status`; when it is a failure, finishes qtbus_errmsg()'s text with `function` and
  * the reason recorded, or, when an inner qtbus_* call (qtbus_subscribe, qtbus_request)
  * already told it (the count of this thread's failures moved from `before`), puts
- * `function` before that call's text. */
-static int reported(const char *function, unsigned before, int status)
+ * `function` before that call's text; and sends `bus`'s trace hook (if any) a MISUSE
+ * record naming `function`. */
+static int reported(qtbus_bus *bus, const char *function, unsigned before, int status)
 {
     if (status >= 0) return status;
     if (qtshim_failures() == before) {
@@ -358,6 +359,7 @@ static int reported(const char *function, unsigned before, int status)
     } else {
         qtshim_failed_outer(function);
     }
+    qtshim_trace_misuse(bus, function, status);
     return status;
 }
 
@@ -374,7 +376,7 @@ static int define(qtbus_bus *bus, const char *type, const qtbus_arg *args, size_
 int qtbus_signal_define(qtbus_bus *bus, const char *type, const qtbus_arg *args, size_t count)
 {
     unsigned before = qtshim_failures();
-    return reported("qtbus_signal_define", before, define(bus, type, args, count));
+    return reported(bus, "qtbus_signal_define", before, define(bus, type, args, count));
 }
 
 static int define(qtbus_bus *bus, const char *type, const qtbus_arg *args, size_t count)
@@ -499,9 +501,9 @@ int qtbus_signal_connect(qtbus_bus *bus, const char *type, const qtbus_sub_optio
 {
     unsigned before = qtshim_failures();
     if (token_out) token_out->id = 0;
-    if (handler == NULL) return reported("qtbus_signal_connect", before, refuse("the handler is NULL"));
+    if (handler == NULL) return reported(bus, "qtbus_signal_connect", before, refuse("the handler is NULL"));
     struct connect_call call = { bus, type, options, handler, userdata, release, token_out };
-    return reported("qtbus_signal_connect", before, qtshim_signature_use(bus, type, false, connect_with, &call));
+    return reported(bus, "qtbus_signal_connect", before, qtshim_signature_use(bus, type, false, connect_with, &call));
 }
 
 /* ---- emit ---- */
@@ -585,7 +587,7 @@ int qtbus_signal_emit(qtbus_bus *bus, const char *type, const char *subtype, ...
     struct emit_call call = { .bus = bus, .type = type, .subtype = subtype, .args = &args };
     int status = qtshim_signature_use(bus, type, true, emit_with, &call);
     va_end(args);
-    return reported("qtbus_signal_emit", before, status);
+    return reported(bus, "qtbus_signal_emit", before, status);
 }
 
 int qtbus_signal_emitv(qtbus_bus *bus, const char *type, const char *subtype, uint32_t flags,
@@ -594,7 +596,7 @@ int qtbus_signal_emitv(qtbus_bus *bus, const char *type, const char *subtype, ui
     unsigned before = qtshim_failures();
     struct emit_call call = { .bus = bus, .type = type, .subtype = subtype, .flags = flags,
                               .values = args, .count = count };
-    return reported("qtbus_signal_emitv", before, qtshim_signature_use(bus, type, true, emit_with, &call));
+    return reported(bus, "qtbus_signal_emitv", before, qtshim_signature_use(bus, type, true, emit_with, &call));
 }
 
 int qtbus_signal_requestv(qtbus_bus *bus, const char *type, const char *subtype, const qtbus_value *args,
@@ -603,7 +605,7 @@ int qtbus_signal_requestv(qtbus_bus *bus, const char *type, const char *subtype,
     struct emit_call call = { .bus = bus, .type = type, .subtype = subtype, .values = args, .count = count,
                               .request = true, .on_reply = on_reply, .userdata = userdata, .release = release };
     unsigned before = qtshim_failures();
-    return reported("qtbus_signal_requestv", before, qtshim_signature_use(bus, type, true, emit_with, &call));
+    return reported(bus, "qtbus_signal_requestv", before, qtshim_signature_use(bus, type, true, emit_with, &call));
 }
 
 /* ---- reading the arguments ---- */
@@ -612,17 +614,17 @@ int qtbus_event_args(const qtbus_event *event, qtbus_value *args_out, size_t cou
 {
     unsigned before = qtshim_failures();
     const char *f = "qtbus_event_args";
-    if (event == NULL) return reported(f, before, refuse("the event is NULL"));
-    if (args_out == NULL && count > 0) return reported(f, before, refuse("args_out is NULL with a count"));
+    if (event == NULL) return reported(NULL, f, before, refuse("the event is NULL"));
+    if (args_out == NULL && count > 0) return reported(NULL, f, before, refuse("args_out is NULL with a count"));
     size_t size;
     const void *data = qtbus_event_data(event, &size);
     /* Unpacked into a copy first: args_out stays untouched when count is too small. */
     qtbus_value values[QTBUS_SIGNAL_MAX_ARGS];
     int n = unpack(data, size, NULL, values);
-    if (n < 0) return reported(f, before, refuse("the event's bytes are not a typed signal's arguments"));
+    if (n < 0) return reported(NULL, f, before, refuse("the event's bytes are not a typed signal's arguments"));
     if ((size_t)n > count) {
         qtshim_fail_value(QTBUS_EINVAL, "the event has %llu arguments, more than count", (unsigned long long)n);
-        return reported(f, before, QTBUS_EINVAL);
+        return reported(NULL, f, before, QTBUS_EINVAL);
     }
     if (n > 0) memcpy(args_out, values, (size_t)n * sizeof *values);
     return n;

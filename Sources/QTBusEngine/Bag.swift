@@ -3,7 +3,7 @@ import CQtbusShims
 import Glibc
 
 /// A dispose bag: the tokens put in it.  A subscription disposed on its own stays
-/// listed (its token is stale, so the bag skips it); `live` counts the others, and the
+/// listed (it is not live, so the bag skips it); `live` counts the others, and the
 /// list is compacted when most of it is stale, so a long-lived bag with churn stays
 /// small without the three link words every subscription would otherwise carry.
 struct Bag {
@@ -19,13 +19,13 @@ func linkToBag(_ bag: UnsafeMutablePointer<Bag>, slot: UInt32, _ sub: UnsafeMuta
     bag.pointee.live += 1
 }
 
-/// Under the registry lock, as the subscription is unlinked (its token already stale).
+/// Under the registry lock, as the subscription is unlinked (no longer live).
 func unlinkFromBag(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>) {
     guard sub.pointee.bagOrFreeLink != 0, let bag = state.bags.lookup(slot: sub.pointee.bagOrFreeLink - 1) else { return }
     sub.pointee.bagOrFreeLink = 0
     bag.pointee.live -= 1
     if bag.pointee.tokens.count >= 64 && bag.pointee.live * 4 < bag.pointee.tokens.count {
         let pool = state.pool
-        bag.pointee.tokens.retain { pool.lookup($0) != nil }
+        bag.pointee.tokens.retain { pool.lookup($0).map { SubState.isLive($0) } ?? false }
     }
 }

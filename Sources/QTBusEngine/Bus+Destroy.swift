@@ -8,7 +8,9 @@ import Glibc
 func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
     let status: Int32 = withRegistry { state, after in
         if bus.pointee.isShared { return fail(QTBUS_EINVAL, "the shared bus (qtbus_shared()) is never destroyed") }
-        guard qtshim_atomic_cas_u32(bus.field(\.closed), 0, 1) else { return fail(QTBUS_ECLOSED, "the bus is already being destroyed") }
+        let flags = qtshim_atomic_load_u32(bus.field(\.flags))
+        guard flags & Bus.closedBit == 0 else { return fail(QTBUS_ECLOSED, "the bus is already being destroyed") }
+        qtshim_atomic_store_u32(bus.field(\.flags), flags | Bus.closedBit)
         // Destroy cannot fail: the list of subscriptions waits for memory if it must.
         var found = Vector<UnsafeMutablePointer<Subscription>>()
         NameTable<TypeEntry>.forEach(bus.pointee.types) { type in
@@ -20,7 +22,7 @@ func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
         }
         // A subscription with several subtypes was found once per list: the CAS
         // picks it once.  Fired ONCE subscriptions are unlinked by their dispatcher.
-        found.forEach { sub in if SubState.claimForDispose(sub) { unlink(&state, sub, &after) } }
+        found.forEach { sub in if SubState.claimForDispose(sub) { unlink(&state, sub, &after, .busDestroyed) } }
         found.free()
         // Its commands and sources go with it (a connected source is stopped).
         // Taken out first: disposing one removes it from the bus's list.
@@ -39,6 +41,8 @@ func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
         return QTBUS_OK.rawValue
     }
     guard status == QTBUS_OK.rawValue else { return status }
+    // After the records of what the unlock above ran (disposes, releases).
+    removeTrace(bus)
     // Last: the bus outlives everything above that names it.
     reclaimer.retireMemory(UnsafeMutableRawPointer(bus), dropBusStorePin)
     return QTBUS_OK.rawValue

@@ -10,8 +10,13 @@ struct Bus {
     /// through `pointee`, which ThreadSanitizer reports at the struct's base address
     /// (see `UnsafeMutablePointer.field`), and only lock holders touch it.
     var learnedTypes = 0
-    /// Atomic: 1 once qtbus_bus_destroy started; calls then return QTBUS_ECLOSED.
-    var closed: UInt32 = 0
+    /// Atomic, written under the registry lock: `closedBit` once qtbus_bus_destroy
+    /// started (calls then return QTBUS_ECLOSED), and the kinds of the trace hook (`trace`)
+    /// above it.  One word, so that a dispatch's one test of it finds a closed bus and
+    /// a traced one alike (Trace.swift).
+    var flags: UInt32 = 0
+    /// Atomic, written under the registry lock: the TraceHook, or nil.
+    var trace: UnsafeMutableRawPointer? = nil
     /// Atomic: NameTable of TypeEntry.
     var types: UnsafeMutableRawPointer? = nil
     /// The bus's own pin plus one per qtbus_dispatch_on_* post in flight.
@@ -39,9 +44,15 @@ func makeBus(shared: Bool) -> UnsafeMutablePointer<Bus>? {
     return bus
 }
 
+extension Bus {
+    static let closedBit: UInt32 = 1
+    /// A trace kind's bit in `flags`.
+    @inline(__always) static func traced(_ kind: qtbus_trace_kind) -> UInt32 { kind.rawValue << 1 }
+}
+
 @inline(__always)
 func isClosed(_ bus: UnsafeMutablePointer<Bus>) -> Bool {
-    qtshim_atomic_load_u32(bus.field(\.closed)) != 0
+    qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.closedBit != 0
 }
 
 @inline(__always)

@@ -85,9 +85,9 @@ private func scannedName(_ text: UnsafePointer<CChar>?, _ role: NameRole) -> CNa
 
 @_cdecl("qtbus_bus_destroy")
 @usableFromInline package func _qtbus_bus_destroy(_ bus: OpaquePointer?) -> Int32 {
-    guard let bus = busPointer(bus) else { return reported("qtbus_bus_destroy", failNull("the bus is NULL")) }
+    guard let bus = busPointer(bus) else { return reported("qtbus_bus_destroy", on: bus, failNull("the bus is NULL")) }
     // In an epoch: a concurrent second destroy still reads the bus safely (ECLOSED).
-    return reported("qtbus_bus_destroy", withMemoryEpoch { destroyBus(bus) })
+    return reported("qtbus_bus_destroy", on: bus, withMemoryEpoch { destroyBus(bus) })
 }
 
 // MARK: - Queues
@@ -158,7 +158,7 @@ private let knownSubFlags = UInt32(QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY)
                       _ options: UnsafePointer<qtbus_sub_options>?,
                       _ handler: qtbus_handler?, _ userdata: UnsafeMutableRawPointer?,
                       _ release: qtbus_release?, _ tokenOut: UnsafeMutablePointer<qtbus_token>?) -> Int32 {
-    reported("qtbus_subscribe", subscribeChecked(bus, type, options, handler, userdata, release, owner: nil, tokenOut))
+    reported("qtbus_subscribe", on: bus, subscribeChecked(bus, type, options, handler, userdata, release, owner: nil, tokenOut))
 }
 
 /// qtbus_subscribe's checks, then `subscribe`; also the Swift API's way in for owned
@@ -216,28 +216,44 @@ func subscribeChecked(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ op
 @_cdecl("qtbus_subscriber_count")
 @usableFromInline package func _qtbus_subscriber_count(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
                              _ subtype: UnsafePointer<CChar>?) -> Int32 {
-    guard let bus = busPointer(bus) else { return reported("qtbus_subscriber_count", failNull("the bus is NULL")) }
+    guard let bus = busPointer(bus) else { return reported("qtbus_subscriber_count", on: bus, failNull("the bus is NULL")) }
     guard let type = checkedName(type, .type), let sub = checkedOptionalName(subtype, .subtype) else {
-        return reported("qtbus_subscriber_count", QTBUS_EINVAL.rawValue)
+        return reported("qtbus_subscriber_count", on: bus, QTBUS_EINVAL.rawValue)
     }
-    return reported("qtbus_subscriber_count", withMemoryEpoch { subscriberCount(bus, type, sub) })
+    return reported("qtbus_subscriber_count", on: bus, withMemoryEpoch { subscriberCount(bus, type, sub) })
 }
 
 @_cdecl("qtbus_bus_foreach")
 @usableFromInline package func _qtbus_bus_foreach(_ bus: OpaquePointer?,
                                                   _ fn: (@convention(c) (UnsafePointer<qtbus_sub_info>?, UnsafeMutableRawPointer?) -> Void)?,
                                                   _ userdata: UnsafeMutableRawPointer?) -> Int32 {
-    guard let bus = busPointer(bus) else { return reported("qtbus_bus_foreach", failNull("the bus is NULL")) }
-    guard let fn else { return reported("qtbus_bus_foreach", failNull("fn is NULL")) }
+    guard let bus = busPointer(bus) else { return reported("qtbus_bus_foreach", on: bus, failNull("the bus is NULL")) }
+    guard let fn else { return reported("qtbus_bus_foreach", on: bus, failNull("fn is NULL")) }
     // The snapshot is taken in a memory section; `fn` runs outside any, on copies.
     switch withMemoryEpoch({ snapshotSubscriptions(bus) }) {
     case .failure(let status):
-        return reported("qtbus_bus_foreach", status.value)
+        return reported("qtbus_bus_foreach", on: bus, status.value)
     case .success(let snapshot):
         for i in 0..<snapshot.count { fn(snapshot.infos + i, userdata) }
         snapshot.free()
         return Int32(clamping: snapshot.count)
     }
+}
+
+// MARK: - Tracing
+
+@_cdecl("qtbus_trace_set")
+@usableFromInline package func _qtbus_trace_set(_ bus: OpaquePointer?, _ kinds: UInt32, _ fn: qtbus_trace_fn?,
+                                                _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int32 {
+    let f: StaticString = "qtbus_trace_set"
+    guard let bus = busPointer(bus) else { return reported(f, failNull("the bus is NULL")) }
+    guard kinds & ~knownTraceKinds == 0 else {
+        return reported(f, on: bus, fail(QTBUS_EINVAL, "unknown bits 0x%llx in kinds", value: UInt64(kinds & ~knownTraceKinds)))
+    }
+    if fn == nil && (kinds != 0 || userdata != nil || release != nil) {
+        return reported(f, on: bus, fail(QTBUS_EINVAL, "fn is NULL (removing the hook) with kinds, userdata or a release"))
+    }
+    return reported(f, on: bus, setTrace(bus, kinds: kinds, fn, userdata, release))
 }
 
 // MARK: - Dispatching
@@ -281,14 +297,14 @@ private func refuseEvent(_ desc: UnsafePointer<qtbus_event_desc>?) {
 
 @_cdecl("qtbus_dispatch")
 @usableFromInline package func _qtbus_dispatch(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
-    guard let bus = busPointer(bus) else { return reported("qtbus_dispatch", failNull("the bus is NULL")) }
-    guard var event = outgoing(desc) else { return reported("qtbus_dispatch", QTBUS_EINVAL.rawValue) }
+    guard let bus = busPointer(bus) else { return reported("qtbus_dispatch", on: bus, failNull("the bus is NULL")) }
+    guard var event = outgoing(desc) else { return reported("qtbus_dispatch", on: bus, QTBUS_EINVAL.rawValue) }
     let flags = desc.unsafelyUnwrapped.pointee.flags
-    if qtshim_debug_enabled() { return reported("qtbus_dispatch", withEpoch { dispatchEvent(bus, &event, flags: flags) }) }
+    if qtshim_debug_enabled() { return reported("qtbus_dispatch", on: bus, withEpoch { dispatchEvent(bus, &event, flags: flags) }) }
     let record = epochEnter()
     let result = dispatchEvent(bus, &event, flags: flags)
     epochExit(record)
-    return reported("qtbus_dispatch", result)
+    return reported("qtbus_dispatch", on: bus, result)
 }
 
 /// Copies the event and posts its dispatch to `queue`.
@@ -313,12 +329,12 @@ private func post(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>
 
 @_cdecl("qtbus_dispatch_on_bus_queue")
 @usableFromInline package func _qtbus_dispatch_on_bus_queue(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
-    reported("qtbus_dispatch_on_bus_queue", post(bus, desc, { $0.pointee.queue }, isMain: false))
+    reported("qtbus_dispatch_on_bus_queue", on: bus, post(bus, desc, { $0.pointee.queue }, isMain: false))
 }
 
 @_cdecl("qtbus_dispatch_on_main")
 @usableFromInline package func _qtbus_dispatch_on_main(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
-    reported("qtbus_dispatch_on_main", post(bus, desc, { _ in mainQueue.pointee.dq }, isMain: true))
+    reported("qtbus_dispatch_on_main", on: bus, post(bus, desc, { _ in mainQueue.pointee.dq }, isMain: true))
 }
 
 private let jsonTypeName = StaticName(qtshim_json_type())
@@ -326,24 +342,24 @@ private let jsonTypeName = StaticName(qtshim_json_type())
 @_cdecl("qtbus_dispatch_json")
 @usableFromInline package func _qtbus_dispatch_json(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?) -> Int32 {
     let f: StaticString = "qtbus_dispatch_json"
-    guard let bus = busPointer(bus) else { return reported(f, failNull("the bus is NULL")) }
-    guard let name = checkedName(name, .name) else { return reported(f, QTBUS_EINVAL.rawValue) }
-    guard let json else { return reported(f, failNull("the JSON text is NULL")) }
+    guard let bus = busPointer(bus) else { return reported(f, on: bus, failNull("the bus is NULL")) }
+    guard let name = checkedName(name, .name) else { return reported(f, on: bus, QTBUS_EINVAL.rawValue) }
+    guard let json else { return reported(f, on: bus, failNull("the JSON text is NULL")) }
     let size = strlen(json)
     guard _isValidJSON(UnsafeRawBufferPointer(start: json, count: size)) else {
-        return reported(f, fail(QTBUS_EJSON, "the text is not JSON (RFC 8259, nesting up to QTBUS_JSON_MAX_DEPTH)"))
+        return reported(f, on: bus, fail(QTBUS_EJSON, "the text is not JSON (RFC 8259, nesting up to QTBUS_JSON_MAX_DEPTH)"))
     }
     var event = Outgoing(type: jsonTypeName.name, subtype: name, data: json, size: size, object: nil, objectRelease: nil)
-    return reported(f, withEpoch { dispatchEvent(bus, &event, flags: 0) })
+    return reported(f, on: bus, withEpoch { dispatchEvent(bus, &event, flags: 0) })
 }
 
 @_cdecl("qtbus_sticky_clear")
 @usableFromInline package func _qtbus_sticky_clear(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ subtype: UnsafePointer<CChar>?) -> Int32 {
-    guard let bus = busPointer(bus) else { return reported("qtbus_sticky_clear", failNull("the bus is NULL")) }
+    guard let bus = busPointer(bus) else { return reported("qtbus_sticky_clear", on: bus, failNull("the bus is NULL")) }
     guard let type = checkedName(type, .type), let sub = checkedOptionalName(subtype, .subtype) else {
-        return reported("qtbus_sticky_clear", QTBUS_EINVAL.rawValue)
+        return reported("qtbus_sticky_clear", on: bus, QTBUS_EINVAL.rawValue)
     }
-    return reported("qtbus_sticky_clear", withMemoryEpoch { clearSticky(bus, type, sub) })
+    return reported("qtbus_sticky_clear", on: bus, withMemoryEpoch { clearSticky(bus, type, sub) })
 }
 
 // MARK: - The event a handler receives
@@ -394,12 +410,12 @@ private func view(_ event: OpaquePointer?) -> UnsafeMutablePointer<EventView>? {
 @usableFromInline package func _qtbus_request(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?,
                            _ onReply: qtbus_reply_handler?, _ userdata: UnsafeMutableRawPointer?,
                            _ release: qtbus_release?) -> Int32 {
-    guard let bus = busPointer(bus) else { return reported("qtbus_request", failNull("the bus is NULL")) }
-    guard var event = outgoing(desc) else { return reported("qtbus_request", QTBUS_EINVAL.rawValue) }
+    guard let bus = busPointer(bus) else { return reported("qtbus_request", on: bus, failNull("the bus is NULL")) }
+    guard var event = outgoing(desc) else { return reported("qtbus_request", on: bus, QTBUS_EINVAL.rawValue) }
     guard desc.unsafelyUnwrapped.pointee.flags & knownEventFlags == 0 else {
-        return reported("qtbus_request", fail(QTBUS_EINVAL, "a request cannot be sticky (QTBUS_EVENT_STICKY)"))
+        return reported("qtbus_request", on: bus, fail(QTBUS_EINVAL, "a request cannot be sticky (QTBUS_EVENT_STICKY)"))
     }
-    return reported("qtbus_request", sendRequest(bus, &event, onReply: onReply, userdata: userdata, release: release))
+    return reported("qtbus_request", on: bus, sendRequest(bus, &event, onReply: onReply, userdata: userdata, release: release))
 }
 
 @_cdecl("qtbus_event_reply")
@@ -418,15 +434,15 @@ private let knownCommandFlags = UInt32(QTBUS_COMMAND_CONCURRENT)
                                   _ release: qtbus_release?, _ out: UnsafeMutablePointer<qtbus_command>?) -> Int32 {
     let f: StaticString = "qtbus_command_create"
     out?.pointee = qtbus_command(id: 0)
-    guard let bus = busPointer(bus) else { return reported(f, failNull("the bus is NULL")) }
-    guard let name = checkedName(name, .name) else { return reported(f, QTBUS_EINVAL.rawValue) }
-    guard let execute else { return reported(f, failNull("the execute function is NULL")) }
-    guard let out else { return reported(f, failNull("command_out is NULL")) }
+    guard let bus = busPointer(bus) else { return reported(f, on: bus, failNull("the bus is NULL")) }
+    guard let name = checkedName(name, .name) else { return reported(f, on: bus, QTBUS_EINVAL.rawValue) }
+    guard let execute else { return reported(f, on: bus, failNull("the execute function is NULL")) }
+    guard let out else { return reported(f, on: bus, failNull("command_out is NULL")) }
     guard flags & ~knownCommandFlags == 0 else {
-        return reported(f, fail(QTBUS_EINVAL, "unknown flag bits 0x%llx", value: UInt64(flags & ~knownCommandFlags)))
+        return reported(f, on: bus, fail(QTBUS_EINVAL, "unknown flag bits 0x%llx", value: UInt64(flags & ~knownCommandFlags)))
     }
     let result = makeCommand(bus, name, concurrent: flags & knownCommandFlags != 0, execute, userdata, release)
-    if result < 0 { return reported(f, Int32(result)) }
+    if result < 0 { return reported(f, on: bus, Int32(result)) }
     out.pointee = qtbus_command(id: UInt64(result))
     return QTBUS_OK.rawValue
 }
@@ -492,15 +508,15 @@ private let knownSourceFlags = UInt32(QTBUS_SOURCE_AUTOCONNECT)
                                  _ out: UnsafeMutablePointer<qtbus_source>?) -> Int32 {
     let f: StaticString = "qtbus_source_create"
     out?.pointee = qtbus_source(id: 0)
-    guard let bus = busPointer(bus) else { return reported(f, failNull("the bus is NULL")) }
-    guard let type = checkedName(type, .type) else { return reported(f, QTBUS_EINVAL.rawValue) }
-    guard let start else { return reported(f, failNull("the start function is NULL")) }
-    guard let out else { return reported(f, failNull("source_out is NULL")) }
+    guard let bus = busPointer(bus) else { return reported(f, on: bus, failNull("the bus is NULL")) }
+    guard let type = checkedName(type, .type) else { return reported(f, on: bus, QTBUS_EINVAL.rawValue) }
+    guard let start else { return reported(f, on: bus, failNull("the start function is NULL")) }
+    guard let out else { return reported(f, on: bus, failNull("source_out is NULL")) }
     guard flags & ~knownSourceFlags == 0 else {
-        return reported(f, fail(QTBUS_EINVAL, "unknown flag bits 0x%llx", value: UInt64(flags & ~knownSourceFlags)))
+        return reported(f, on: bus, fail(QTBUS_EINVAL, "unknown flag bits 0x%llx", value: UInt64(flags & ~knownSourceFlags)))
     }
     let result = makeSource(bus, type, autoconnect: flags & knownSourceFlags != 0, start, stop, userdata, release)
-    if result < 0 { return reported(f, Int32(result)) }
+    if result < 0 { return reported(f, on: bus, Int32(result)) }
     out.pointee = qtbus_source(id: UInt64(result))
     return QTBUS_OK.rawValue
 }

@@ -23,8 +23,40 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
         if !event.type.isValidUTF8 { return failName(event.type.bytes, .type) }
         type = learnType(bus, event.type)
     }
-    if isClosed(bus) { return failClosed() }
+    // One test for a closed bus and a traced one (Trace.swift): nothing else here
+    // knows about tracing.
+    let busFlags = qtshim_atomic_load_u32(bus.field(\.flags))
+    if busFlags != 0 { return dispatchFlagged(bus, type, &event, flags: flags, busFlags) }
+    let count = dispatchFound(bus, type, &event, flags: flags, tracing: nil)
+    return count < 0 ? count : complete(bus, &event, count)
+}
 
+/// A dispatch on a closed bus, or a traced one.
+@inline(never)
+private func dispatchFlagged(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
+                             _ event: inout Outgoing, flags: UInt32, _ busFlags: UInt32) -> Int32 {
+    if busFlags & Bus.closedBit != 0 { return failClosed() }
+    // Nothing is traced on a thread while a hook runs there.
+    let inHook = qtshim_trace_current() != nil
+    let tracing = !inHook && busFlags & Bus.traced(QTBUS_TRACE_DELIVER) != 0 ? bus : nil
+    guard !inHook && busFlags & Bus.traced(QTBUS_TRACE_DISPATCH) != 0 else {
+        let count = dispatchFound(bus, type, &event, flags: flags, tracing: tracing)
+        return count < 0 ? count : complete(bus, &event, count)
+    }
+    let start = qtshim_now_ns()
+    let count = dispatchFound(bus, type, &event, flags: flags, tracing: tracing)
+    guard count >= 0 else { return count }
+    emitDispatch(bus, event.type.bytes, event.subtype?.bytes, reached: count, since: start)
+    return complete(bus, &event, count)
+}
+
+/// The dispatch once the bus is known open: returns how many subscriptions were reached,
+/// or a failure.  The event is still the caller's (`complete` ends it).  `tracing`: the
+/// bus, when its hook takes DELIVER records.
+@inline(__always)
+private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMutablePointer<TypeEntry>?,
+                           _ event: inout Outgoing, flags: UInt32, tracing: UnsafeMutablePointer<Bus>?) -> Int32 {
+    var type = found
     // The start sequence is read before the subtype list is looked up: every node with
     // a sequence up to it was linked, and its subtype entry published, before the
     // sequence was stored, so the lookup below finds the list of each of them.
@@ -55,16 +87,25 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     var count: Int32 = 0
     if let type, specific != nil || qtshim_atomic_load_ptr(type.field(\.whole.head)) != nil {
         qtshim_tsan_acquire(type)
-        // A tracer on the `deliver` probe gets the walk that fires it; the other has no
-        // probe site at all (one check per dispatch, none per handler).
-        count = qtshim_probe_deliver_enabled() ? deliver(type, specific, &event, start, Probed.self)
-                                               : deliver(type, specific, &event, start, Unprobed.self)
+        // A tracer on the `deliver` probe, or a hook taking DELIVER records, gets the
+        // walk that reports each call; the other has no report site at all (one check
+        // per dispatch, none per handler).
+        count = tracing != nil || qtshim_probe_deliver_enabled()
+            ? deliver(type, specific, &event, start, tracing, Instrumented.self)
+            : deliver(type, specific, &event, start, nil, Plain.self)
     }
     // Swift freeWith subscriptions whose owner is gone end here, whatever their subtypes.
     if hasOwned, let type {
         sweepOwners(type, specific, start << 16 | ListNode.indexMask, stopped: event.stopped)
     }
     if qtshim_probe_dispatch_enabled() { qtshim_probe_dispatch(bus, event.type.bytes, event.subtype?.bytes, count) }
+    return count
+}
+
+/// Ends a dispatch that reached `count` subscriptions: an event nobody received goes on
+/// as QTNoSubscriberEvent, else the dispatch lets go of it.
+@inline(__always)
+private func complete(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, _ count: Int32) -> Int32 {
     if count == 0 && qtshim_atomic_load_u64(bus.field(\.noSubscriberListeners)) != 0
         && !noSubscriberName.isSame(as: event.type) {
         dispatchNoSubscriber(bus, &event)
@@ -99,18 +140,22 @@ private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: ino
     if dispatchEvent(bus, &inner, flags: 0) < 0 { inner.finish() }
 }
 
-/// Whether a walk fires the `deliver` USDT probe before each synchronous handler: a
-/// type, so that each walk is compiled on its own with the answer folded in.
-private protocol ProbeMode { static var probing: Bool { get } }
-private enum Probed: ProbeMode { static var probing: Bool { true } }
-private enum Unprobed: ProbeMode { static var probing: Bool { false } }
+/// Whether a walk reports each synchronous handler call (the `deliver` probe, DELIVER
+/// records: `deliverInstrumented`): a type, so that each walk is compiled on its own
+/// with the answer folded in.
+private protocol WalkMode { static var instrumented: Bool { get } }
+private enum Instrumented: WalkMode { static var instrumented: Bool { true } }
+private enum Plain: WalkMode { static var instrumented: Bool { false } }
 
 /// Walks the list(s) and delivers; returns how many subscriptions were reached (and
 /// sets `event.stopped` when a handler stopped it).
 @inline(__always)
-private func deliver<Mode: ProbeMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
-                                      _ event: inout Outgoing, _ start: UInt64, _: Mode.Type) -> Int32 {
-    let probing = Mode.probing
+private func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
+                                     _ event: inout Outgoing, _ start: UInt64, _ tracing: UnsafeMutablePointer<Bus>?,
+                                     _: Mode.Type) -> Int32 {
+    let instrumented = Mode.instrumented
+    // Known nil in the plain walk, so that it has no trace of tracing.
+    let tracing = instrumented ? tracing : nil
     var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
                          object: event.object)
     view.request = event.request
@@ -127,17 +172,17 @@ private func deliver<Mode: ProbeMode>(_ type: UnsafeMutablePointer<TypeEntry>, _
                 if let wr = w, Subscription.of(wr.assumingMemoryBound(to: ListNode.self)).pointee.priority
                     > Subscription.of(sn).pointee.priority {
                     let wn = wr.assumingMemoryBound(to: ListNode.self)
-                    if visit(wn, view, &event, last, &count, probing) { return }
+                    if visit(wn, view, &event, last, &count, instrumented, tracing) { return }
                     w = qtshim_atomic_load_ptr(wn.field(\.next))
                 } else {
-                    if visit(sn, view, &event, last, &count, probing) { return }
+                    if visit(sn, view, &event, last, &count, instrumented, tracing) { return }
                     s = qtshim_atomic_load_ptr(sn.field(\.next))
                 }
             }
         }
         while let wr = w {
             let wn = wr.assumingMemoryBound(to: ListNode.self)
-            if visit(wn, view, &event, last, &count, probing) { return }
+            if visit(wn, view, &event, last, &count, instrumented, tracing) { return }
             w = qtshim_atomic_load_ptr(wn.field(\.next))
         }
     }
@@ -149,17 +194,21 @@ private func deliver<Mode: ProbeMode>(_ type: UnsafeMutablePointer<TypeEntry>, _
 /// returns, so a node the handler unlinked is skipped.
 @inline(__always)
 private func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<EventView>,
-                   _ event: inout Outgoing, _ last: UInt64, _ count: inout Int32, _ probing: Bool) -> Bool {
+                   _ event: inout Outgoing, _ last: UInt64, _ count: inout Int32, _ instrumented: Bool,
+                   _ tracing: UnsafeMutablePointer<Bus>?) -> Bool {
     // Newer than this dispatch: subscribed during it, so it does not receive it.
     guard node.pointee.order <= last else { return false }
     let sub = Subscription.of(node)
     let state = qtshim_atomic_load_u8(sub.field(\.state))
     if state == SubState.direct {
-        if probing { probeDeliver(sub, view.pointee.type, queued: false) }
-        sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
+        if instrumented {
+            deliverInstrumented(sub, view, queued: false, tracing: tracing)
+        } else {
+            sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
+        }
         count += 1
     } else if SubState.isLive(state) {
-        if deliverRouted(sub, view, &event) { count += 1 }
+        if deliverRouted(sub, view, &event, tracing) { count += 1 }
     } else {
         return false
     }
@@ -171,7 +220,7 @@ private func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutable
 /// ONCE, queued, or gated (replaying) subscriptions.
 @inline(never)
 private func deliverRouted(_ sub: UnsafeMutablePointer<Subscription>, _ view: UnsafeMutablePointer<EventView>,
-                            _ event: inout Outgoing) -> Bool {
+                            _ event: inout Outgoing, _ tracing: UnsafeMutablePointer<Bus>?) -> Bool {
     if let owner = sub.pointee.extra?.pointee.owner, ownerGone(sub, owner) { return false }
     if let backlog = sub.pointee.extra?.pointee.backlog, backlog.parks {
         event.ensurePayload()
@@ -187,10 +236,13 @@ private func deliverRouted(_ sub: UnsafeMutablePointer<Subscription>, _ view: Un
     if Subscription.queue(sub) != nil {
         event.ensurePayload()
         event.payload!.retain()
-        enqueueDelivery(sub, event.payload!, once: once)
+        enqueueDelivery(sub, event.payload!, once: once, tracing: tracing)
     } else {
-        if qtshim_probe_deliver_enabled() { probeDeliver(sub, view.pointee.type, queued: false) }
-        sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
+        if tracing != nil || qtshim_probe_deliver_enabled() {
+            deliverInstrumented(sub, view, queued: false, tracing: tracing)
+        } else {
+            sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
+        }
     }
     return true
 }

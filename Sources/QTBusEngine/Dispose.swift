@@ -1,20 +1,37 @@
 // Disposing tokens, ONCE subscriptions after their delivery, and dispose bags.
 //
-// A disposed subscription is unlinked under the registry lock (its token is stale from
-// then on) and retired: its release runs after the grace period (Reclamation.swift),
+// A disposed subscription is unlinked under the registry lock (not live from then on:
+// its token is refused) and retired: its release runs after the grace period (Reclamation.swift),
 // or, for a subscription with a queue, on that queue after its queued deliveries.
 import CQtbusShims
 import Glibc
 
 // MARK: - Dispose
 
+/// Why a subscription ended, as a DISPOSE trace record says it (qtbus.h).
+enum DisposeReason {
+    case token, bag, busDestroyed, once, ownerGone
+
+    var text: StaticString {
+        switch self {
+        case .token: "qtbus_token_dispose"
+        case .bag: "qtbus_bag_dispose"
+        case .busDestroyed: "qtbus_bus_destroy"
+        case .once: "QTBUS_SUB_ONCE"
+        case .ownerGone: "owner gone"
+        }
+    }
+}
+
 /// Takes a disposed or fired subscription out of every list, its bag and the token
 /// table, and retires it after the unlock.  Under the registry lock (an emptied subtype
 /// entry only needs its memory freed, so `retireMemory` may take it here).
-func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>, _ after: inout AfterUnlock) {
+func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>, _ after: inout AfterUnlock,
+            _ reason: DisposeReason) {
     let type = Subscription.type(sub)
-    if qtshim_probe_dispose_enabled() { qtshim_probe_dispose(SubscriptionPool.token(sub), sub.pointee.userdata) }
-    SubscriptionPool.invalidate(sub)
+    let token = SubscriptionPool.token(sub)
+    if qtshim_probe_dispose_enabled() { qtshim_probe_dispose(token, sub.pointee.userdata) }
+    if let note = traceNote(QTBUS_TRACE_DISPOSE, type, token: token, function: reason.text) { after.note(note) }
     for i in 0..<Int(sub.pointee.nodeCount) {
         let node = Subscription.node(sub, i)
         SubList.remove(node.pointee.list, node)
@@ -35,6 +52,7 @@ func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscripti
         _ = qtshim_atomic_fetch_sub_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
     }
     unlinkFromBag(&state, sub)
+    Subscription.keepReleaseTracer(sub, type.pointee.bus)
     after.retire(UnsafeMutableRawPointer(sub), afterGracePeriod)
 }
 
@@ -57,25 +75,28 @@ private func finalize(_ sub: UnsafeMutablePointer<Subscription>) {
     let release = sub.pointee.release
     let userdata = sub.pointee.userdata
     sub.pointee.release = nil  // cleared before the call: it can never run twice
+    let tracer = Subscription.takeReleaseTracer(sub)
     if let extra = sub.pointee.extra { SubscriptionExtra.free(extra) }
+    let token = SubscriptionPool.token(sub)
     withRegistry { state, _ in state.pool.give(sub) }
     qtshim_tsan_before_release_hooks()
     if qtshim_probe_release_enabled() { qtshim_probe_release(userdata) }
     release?(userdata)
+    if let tracer { emitRelease(tracer, token: token) }
 }
 
 /// qtbus_token_dispose.
 func disposeToken(_ id: UInt64) -> Int32 {
     withRegistry { state, after in
         guard let sub = state.pool.lookup(id), SubState.claimForDispose(sub) else { return failStaleToken() }
-        unlink(&state, sub, &after)
+        unlink(&state, sub, &after, .token)
         return QTBUS_OK.rawValue
     }
 }
 
 /// After a ONCE subscription's delivery was claimed: unlink and retire it.
 func finishOnce(_ sub: UnsafeMutablePointer<Subscription>) {
-    withRegistry { state, after in unlink(&state, sub, &after) }
+    withRegistry { state, after in unlink(&state, sub, &after, .once) }
 }
 
 // MARK: - Bags
@@ -110,7 +131,7 @@ func disposeBag(_ bagID: UInt64) -> Int32 {
             // Out of the bag first: a fired ONCE subscription is unlinked by its
             // dispatcher later, and must not find this bag's slot then.
             sub.pointee.bagOrFreeLink = 0
-            if SubState.claimForDispose(sub) { unlink(&state, sub, &after) }
+            if SubState.claimForDispose(sub) { unlink(&state, sub, &after, .bag) }
         }
         return bag
     }

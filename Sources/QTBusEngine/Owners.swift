@@ -75,7 +75,7 @@ func unlinkOwned(_ type: UnsafeMutablePointer<TypeEntry>, _ extra: UnsafeMutable
 @inline(never)
 func ownerGone(_ sub: UnsafeMutablePointer<Subscription>, _ check: OwnerCheck) -> Bool {
     if check.alive(sub.pointee.userdata) { return false }
-    if SubState.claimForDispose(sub) { withRegistry { state, after in unlink(&state, sub, &after) } }
+    if SubState.claimForDispose(sub) { withRegistry { state, after in unlink(&state, sub, &after, .ownerGone) } }
     return true
 }
 
@@ -121,7 +121,7 @@ func disposeOwnerless(_ state: inout RegistryState, _ type: UnsafeMutablePointer
         if let pin = check.pin(sub.pointee.userdata) {
             after.call(check.unpin, pin)
         } else if SubState.claimForDispose(sub) {
-            unlink(&state, sub, &after)
+            unlink(&state, sub, &after, .ownerGone)
         }
     }
 }

@@ -10,6 +10,8 @@ struct Delivery {
     let payload: UnsafeMutablePointer<Payload>
     /// The delivery that claimed a ONCE subscription runs although it is no longer live.
     let once: Bool
+    /// Pinned: the bus whose hook takes a DELIVER record of this delivery.
+    var tracing: UnsafeMutablePointer<Bus>? = nil
 }
 
 /// Posts one delivery of `payload` (whose reference it takes) to `sub`'s queue.
@@ -17,12 +19,14 @@ struct Delivery {
 /// The payload was allocated for this dispatch anyway, so the first delivery posted
 /// with it rides inside it (claimed by CAS: a kept sticky payload is shared between
 /// threads); only further ones allocate a Delivery.  One queued subscriber then costs
-/// one allocation a dispatch besides libdispatch's own continuation.
-func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>, once: Bool) {
+/// one allocation a dispatch besides libdispatch's own continuation.  `tracing`: the
+/// bus, when its hook takes DELIVER records (such a delivery does not ride).
+func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>, once: Bool,
+                     tracing: UnsafeMutablePointer<Bus>?) {
     let extra = sub.pointee.extra!
     _ = qtshim_atomic_fetch_add_u64(extra.field(\.posted), 1)
     let queue = extra.pointee.queue!
-    if qtshim_atomic_cas_u32(payload.field(\.carrying), 0, 1) {
+    if tracing == nil && qtshim_atomic_cas_u32(payload.field(\.carrying), 0, 1) {
         payload.field(\.carriedOnce).pointee = once
         let carried = payload.field(\.carried)
         carried.initialize(to: CarriedDelivery(node: WorkNode(run: { raw in
@@ -41,7 +45,8 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
         let delivery = d.move()
         free(d)
         run(delivery)
-    }), sub: sub, payload: payload, once: once))
+    }), sub: sub, payload: payload, once: once, tracing: tracing))
+    if let tracing { pinBus(tracing) }
     submit(queue, UnsafeMutableRawPointer(d).assumingMemoryBound(to: WorkNode.self))
 }
 
@@ -52,11 +57,17 @@ private func run(_ d: Delivery) {
     // Lifetime rule 2: a delivery queued before its subscription was disposed is dropped.
     if d.once || SubState.isLive(d.sub) {
         var view = EventView(payload: d.payload, queued: true)
-        if qtshim_probe_deliver_enabled() { probeDeliver(d.sub, view.type, queued: true) }
-        withUnsafeMutablePointer(to: &view) { d.sub.pointee.handler(OpaquePointer($0), d.sub.pointee.userdata) }
+        withUnsafeMutablePointer(to: &view) { view in
+            if d.tracing != nil || qtshim_probe_deliver_enabled() {
+                deliverInstrumented(d.sub, view, queued: true, tracing: d.tracing)
+            } else {
+                d.sub.pointee.handler(OpaquePointer(view), d.sub.pointee.userdata)
+            }
+        }
         qtshim_tsan_handlers_returned()
         countIfMain(Subscription.queue(d.sub)!.pointee.isMain)
     }
+    if let bus = d.tracing { unpinBus(bus) }
     d.payload.release()
     // Last: once `done` catches up with `posted`, the subscription may be released and
     // its memory reused (see `afterGracePeriod`).

@@ -35,10 +35,10 @@ struct RegistryState {
 private let registry = Locked(RegistryState())
 
 /// What a critical section of the registry leaves for after the unlock: everything that
-/// runs user code (release hooks, through the reclaimer; source start and stop;
-/// replays; object releases) or takes the lock again.  `withRegistry` runs it as soon as
-/// the lock is dropped, on the calling thread, in this order: retirements, then calls in
-/// the order they were added, then payload releases.
+/// runs user code (trace hooks; release hooks, through the reclaimer; source start and
+/// stop; replays; object releases) or takes the lock again.  `withRegistry` runs it as
+/// soon as the lock is dropped, on the calling thread, in this order: trace records,
+/// retirements, then calls in the order they were added, then payload releases.
 struct AfterUnlock {
     // Trivial storage only (pointers, C function pointers, counts): every subscribe and
     // dispose makes one, and an AfterUnlock holding Swift arrays costs retains, releases
@@ -58,6 +58,9 @@ struct AfterUnlock {
     private var more: UnsafeMutablePointer<Item>? = nil
     private var moreCount = 0
     private var moreCapacity = 0
+    /// Trace records made under the lock (Trace.swift), in order.
+    private var notes: UnsafeMutablePointer<TraceNote>? = nil
+    private var lastNote: UnsafeMutablePointer<TraceNote>? = nil
 
     /// Hands an unlinked object to the reclaimer: `finalize(object)` runs once no
     /// dispatch can still see it (Reclamation.swift).
@@ -79,6 +82,12 @@ struct AfterUnlock {
         if released == nil { released = item } else { append(item) }
     }
 
+    /// Emits a trace record (first of all: a DISPOSE comes before its RELEASE).
+    mutating func note(_ note: UnsafeMutablePointer<TraceNote>) {
+        if let last = lastNote { last.pointee.next = note } else { notes = note }
+        lastNote = note
+    }
+
     /// Drops one reference to each payload.
     mutating func release(_ payloads: [UnsafeMutablePointer<Payload>]) {
         for p in payloads { release(p) }
@@ -97,9 +106,11 @@ struct AfterUnlock {
         moreCount += 1
     }
 
-    /// Retirements, then calls, then releases; each kind in the order it was added.
+    /// Trace records, retirements, then calls, then releases; each kind in the order
+    /// it was added.
     @inline(__always)
     fileprivate mutating func run() {
+        if let notes { emitNotes(notes) }
         if let retired { reclaimer.retire(retired.object, retired.function!) }
         if more == nil {
             // The common case: at most one item of each kind.

@@ -60,13 +60,19 @@ func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeM
         payload.release()
         return
     }
+    let tracing = deliverTracer(sub)
     if once { finishOnce(sub) }  // before the delivery, as in deliverRouted
     if Subscription.queue(sub) != nil {
-        enqueueDelivery(sub, payload, once: once)
+        enqueueDelivery(sub, payload, once: once, tracing: tracing)
     } else {
         var view = EventView(payload: payload, queued: true)
-        if qtshim_probe_deliver_enabled() { probeDeliver(sub, view.type, queued: true) }
-        withUnsafeMutablePointer(to: &view) { sub.pointee.handler(OpaquePointer($0), sub.pointee.userdata) }
+        withUnsafeMutablePointer(to: &view) { view in
+            if tracing != nil || qtshim_probe_deliver_enabled() {
+                deliverInstrumented(sub, view, queued: false, tracing: tracing)
+            } else {
+                sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
+            }
+        }
         payload.release()
     }
 }

@@ -52,8 +52,10 @@ private func subscribeLocked(_ bus: UnsafeMutablePointer<Bus>, _ request: Subscr
         link(sub, type, &after)
         if let b = bag { linkToBag(b, slot: UInt32(truncatingIfNeeded: request.bag), sub) }
         if sub.pointee.flags & subReplay != 0 { after.call(deliverReplay, UnsafeMutableRawPointer(sub)) }
-        if qtshim_probe_subscribe_enabled() { qtshim_probe_subscribe(bus, type.pointee.name.bytes, SubscriptionPool.token(sub)) }
-        return Int64(bitPattern: SubscriptionPool.token(sub))
+        let token = SubscriptionPool.token(sub)
+        if qtshim_probe_subscribe_enabled() { qtshim_probe_subscribe(bus, type.pointee.name.bytes, token) }
+        if let note = traceNote(QTBUS_TRACE_SUBSCRIBE, type, token: token) { after.note(note) }
+        return Int64(bitPattern: token)
     }
 }
 

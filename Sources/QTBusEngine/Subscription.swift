@@ -10,9 +10,10 @@
 //   live --dispose / bag / bus destroy (CAS, under the lock)--> disposed --+
 //   live --its ONCE delivery claims it (CAS, dispatch path)---> fired -----+
 //                                                                          |
-//   unlinked from lists, bag and token table under the lock <--------------+
+//   unlinked from lists and bag under the lock <---------------------------+
 //   -> retired: waits out the grace period (Reclamation.swift)
-//   -> released: release(userdata) runs and the record goes back to the pool; for a
+//   -> released: release(userdata) runs and the record goes back to the pool (its
+//      generation moves on: its token is stale for good, not only not live); for a
 //      subscription with a queue, in a block posted to that queue, so after every
 //      delivery of it that was queued (Dispose.swift, `afterGracePeriod`).
 //
@@ -54,8 +55,9 @@ let subReplay = UInt8(QTBUS_SUB_REPLAY)
 /// A queue, further subtypes' nodes and a REPLAY backlog live in `extra`, allocated
 /// only for the subscriptions that have one.
 struct Subscription {
-    /// The handle generation of this pool record; moves on when the subscription is
-    /// unlinked, so its token is stale from then on.  Registry lock only (first: see
+    /// The handle generation of this pool record; moves on when the record is given
+    /// back after the release, so the token stays the same while any dispatch can see
+    /// the subscription.  Written under the registry lock only (first: see
     /// `field(_:)`).
     var generation: UInt32
     /// The record's index in the pool, fixed for the pool's life.

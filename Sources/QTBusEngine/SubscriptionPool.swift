@@ -53,13 +53,18 @@ struct SubscriptionPool {
         return (record(count - 1), UInt32(count - 1), 1)
     }
 
-    /// Gives a released record back (its generation already moved on at unlink).
+    /// Gives a released record back; its generation moves on, so its token is stale
+    /// for good (until then lookups find it, not live).
     mutating func give(_ sub: UnsafeMutablePointer<Subscription>) {
+        let next = sub.pointee.generation &+ 1
+        sub.pointee.generation = next == 0 ? 1 : next
         sub.pointee.bagOrFreeLink = freeHead
         freeHead = sub.pointee.index + 1
     }
 
-    /// The linked subscription of a token id; nil for 0, forged or stale ids.
+    /// The subscription of a token id until its record is given back (live, or
+    /// unlinked and waiting for its release: callers check the state); nil for 0,
+    /// forged or stale ids.
     func lookup(_ id: UInt64) -> UnsafeMutablePointer<Subscription>? {
         let index = Int(id & 0xFFFF_FFFF)
         let generation = UInt32(truncatingIfNeeded: id >> 32)
@@ -68,12 +73,8 @@ struct SubscriptionPool {
         return r.pointee.generation == generation ? r : nil
     }
 
-    /// Makes the subscription's token stale (at unlink).
-    static func invalidate(_ sub: UnsafeMutablePointer<Subscription>) {
-        let next = sub.pointee.generation &+ 1
-        sub.pointee.generation = next == 0 ? 1 : next
-    }
-
+    /// The subscription's token: fixed from subscribe to release, so a dispatch may
+    /// read it (for a probe or a trace record) while the subscription is disposed.
     static func token(_ sub: UnsafeMutablePointer<Subscription>) -> UInt64 {
         UInt64(sub.pointee.generation) << 32 | UInt64(sub.pointee.index)
     }

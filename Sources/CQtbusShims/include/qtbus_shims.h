@@ -36,6 +36,9 @@ static inline void qtshim_atomic_store_u64(uint64_t *p, uint64_t v) { __atomic_s
 static inline uint64_t qtshim_atomic_exchange_u64(uint64_t *p, uint64_t v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 static inline uint64_t qtshim_atomic_fetch_add_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 static inline uint64_t qtshim_atomic_fetch_sub_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_ACQ_REL); }
+static inline bool qtshim_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired) {
+    return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
 static inline uint32_t qtshim_atomic_load_u32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void qtshim_atomic_store_u32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline bool qtshim_atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t desired) {
@@ -104,6 +107,19 @@ QTBUS_INTERNAL const char *qtshim_errmsg(void);
 QTBUS_INTERNAL unsigned qtshim_failures(void);
 /* Puts "function: " before the text an inner call finished (not printed again). */
 QTBUS_INTERNAL void qtshim_failed_outer(const char *function);
+
+/* ---- trace hooks (Trace.swift) ----
+ * The trace hook whose call is running on this thread (NULL: none): nothing is traced
+ * on a thread while a hook runs there, and qtbus_trace_set cannot wait there. */
+QTBUS_INTERNAL extern __thread void *qtshim_trace_running __attribute__((tls_model("initial-exec")));
+static inline void *qtshim_trace_current(void) { return qtshim_trace_running; }
+static inline void qtshim_trace_set_current(void *hook) { qtshim_trace_running = hook; }
+/* CLOCK_MONOTONIC in nanoseconds. */
+QTBUS_INTERNAL uint64_t qtshim_now_ns(void);
+/* Waits a little (a hook's calls still running elsewhere). */
+QTBUS_INTERNAL void qtshim_pause(unsigned round);
+/* Implemented by the engine: a MISUSE record for a failed call naming `bus`. */
+QTBUS_INTERNAL void qtshim_trace_misuse(qtbus_bus *bus, const char *function, int status);
 
 /* ---- LeakSanitizer ----
  * Subscription records live in mmap'd chunks, which LeakSanitizer does not scan: in a

@@ -1,0 +1,311 @@
+// Trace hooks (qtbus_trace_set): a bus's hook, the records it gets, and how a hook is
+// replaced while other threads call it.
+//
+// Zero cost when off: the kinds of a bus's hook sit in `Bus.flags` beside the closed
+// bit, so the one test a dispatch makes of that word (`flags != 0`) sends it to the
+// slow path for a closed bus and a traced one alike; an untraced dispatch runs exactly
+// the code it ran before tracing existed.
+//
+// Where a record is made, and how the hook is reached without a lock:
+//   DISPATCH, DELIVER  on the dispatch path, inside its dispatch section: the hook is
+//                      read from `Bus.trace`, and its memory outlives the section
+//                      (`retireHook` retires it with `retireMemory`).  A delivery queued
+//                      by a traced dispatch carries a pin of its bus, and its record is
+//                      emitted inside a memory section.
+//   SUBSCRIBE, DISPOSE under the registry lock, where `Bus.trace` cannot change: a
+//                      TraceNote takes a reference to the hook and a pin of the bus
+//                      (the type's name), and is emitted after the unlock, first of
+//                      what the unlock runs (a DISPOSE before its RELEASE).
+//   RELEASE            at unlink too (the bus may be gone when the release runs): the
+//                      retired subscription keeps a reference to the hook.
+//   MISUSE             at the C boundary, inside a memory section.
+//
+// Replacing a hook (the gate): `gate` holds `active` while the hook is set, plus one
+// per call running.  A call joins by CAS only while `active` is set, so once the
+// setter cleared it no call starts.  The setter, unless it runs inside a hook, clears
+// `active` and joins in the same CAS, then waits until it is the only one left: when
+// qtbus_trace_set returns no call of the old hook runs, and the setter itself runs the
+// release.  Inside a hook it cannot wait (two hooks replacing each other's would wait
+// for each other): whoever takes the count to zero with `active` clear runs the release,
+// the setter or the last call, exactly once.
+import CQtbusShims
+import Glibc
+
+struct TraceHook {
+    let fn: qtbus_trace_fn
+    let userdata: UnsafeMutableRawPointer?
+    let release: qtbus_release?
+    let kinds: UInt32
+    /// Atomic: `active` while set on its bus, plus the calls running (see the top).
+    var gate: UInt64 = TraceHook.active
+    /// Atomic: the bus's reference (dropped after the grace period that follows the
+    /// hook's removal) plus one per record kept for later (notes, retired subscriptions).
+    var refs: UInt64 = 1
+
+    static let active: UInt64 = 1 << 63
+}
+
+let knownTraceKinds = UInt32(QTBUS_TRACE_ALL.rawValue)
+
+// MARK: - Setting and removing
+
+/// qtbus_trace_set (arguments checked by the caller).
+func setTrace(_ bus: UnsafeMutablePointer<Bus>, kinds: UInt32, _ fn: qtbus_trace_fn?,
+              _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int32 {
+    var hook: UnsafeMutablePointer<TraceHook>? = nil
+    if let fn {
+        guard let h = tryAllocate(TraceHook.self) else { return QTBUS_ENOMEM.rawValue }
+        h.initialize(to: TraceHook(fn: fn, userdata: userdata, release: release, kinds: kinds))
+        hook = h
+    }
+    var status = QTBUS_OK.rawValue
+    let old: UnsafeMutablePointer<TraceHook>? = withRegistry { _, _ in
+        if isClosed(bus) {
+            status = failClosed()
+            return nil
+        }
+        return swapHook(bus, hook)
+    }
+    if status != QTBUS_OK.rawValue {
+        hook?.deinitialize(count: 1)
+        free(hook)
+        return status
+    }
+    if let old { retireHook(old) }
+    return QTBUS_OK.rawValue
+}
+
+/// qtbus_bus_destroy's last step: the hook goes once the records of what it disposed
+/// and released were emitted.
+func removeTrace(_ bus: UnsafeMutablePointer<Bus>) {
+    if let old = withRegistry({ _, _ in swapHook(bus, nil) }) { retireHook(old) }
+}
+
+/// Makes `hook` the bus's; returns the one it replaces.  Under the registry lock.
+private func swapHook(_ bus: UnsafeMutablePointer<Bus>, _ hook: UnsafeMutablePointer<TraceHook>?) -> UnsafeMutablePointer<TraceHook>? {
+    let old = qtshim_atomic_load_ptr(bus.field(\.trace))?.assumingMemoryBound(to: TraceHook.self)
+    qtshim_atomic_store_ptr(bus.field(\.trace), hook.map { UnsafeMutableRawPointer($0) })
+    let flags = qtshim_atomic_load_u32(bus.field(\.flags))
+    let traced = (hook?.pointee.kinds ?? 0) << 1
+    qtshim_atomic_store_u32(bus.field(\.flags), flags & Bus.closedBit | traced)
+    return old
+}
+
+/// Takes a hook that was just swapped out of its bus off: no call of it starts any
+/// more, its release runs once the calls running are over (see the top), and its
+/// memory goes once no section can still read it from the bus and no kept record
+/// refers to it.
+private func retireHook(_ hook: UnsafeMutablePointer<TraceHook>) {
+    let gate = hook.field(\.gate)
+    var old = qtshim_atomic_load_u64(gate)
+    if qtshim_trace_current() != nil {
+        while !qtshim_atomic_cas_u64(gate, old, old & ~TraceHook.active) { old = qtshim_atomic_load_u64(gate) }
+        if old & ~TraceHook.active == 0 { runRelease(hook) }
+    } else {
+        while !qtshim_atomic_cas_u64(gate, old, (old & ~TraceHook.active) + 1) { old = qtshim_atomic_load_u64(gate) }
+        var round: UInt32 = 0
+        while qtshim_atomic_load_u64(gate) != 1 {
+            qtshim_pause(round)
+            round &+= 1
+        }
+        qtshim_atomic_store_u64(gate, 0)
+        runRelease(hook)
+    }
+    reclaimer.retireMemory(UnsafeMutableRawPointer(hook), dropBusReference)
+}
+
+private func runRelease(_ hook: UnsafeMutablePointer<TraceHook>) {
+    qtshim_tsan_before_release_hooks()
+    hook.pointee.release?(hook.pointee.userdata)
+}
+
+private let dropBusReference: Finalizer = { raw in
+    unrefHook(raw!.assumingMemoryBound(to: TraceHook.self))
+}
+
+private func retainHook(_ hook: UnsafeMutablePointer<TraceHook>) {
+    _ = qtshim_atomic_fetch_add_u64(hook.field(\.refs), 1)
+}
+
+private func unrefHook(_ hook: UnsafeMutablePointer<TraceHook>) {
+    qtshim_tsan_release(hook)
+    guard qtshim_atomic_fetch_sub_u64(hook.field(\.refs), 1) == 1 else { return }
+    qtshim_tsan_acquire(hook)
+    hook.deinitialize(count: 1)
+    free(hook)
+}
+
+// MARK: - Calling
+
+/// Calls `hook` with `record` if it is still set, takes the record's kind, and this
+/// thread is not inside a hook already.  The caller keeps the hook's memory (a
+/// section, or a reference).
+private func callHook(_ hook: UnsafeMutablePointer<TraceHook>, _ record: inout qtbus_trace_record) {
+    guard hook.pointee.kinds & record.kind != 0, qtshim_trace_current() == nil else { return }
+    let gate = hook.field(\.gate)
+    var old = qtshim_atomic_load_u64(gate)
+    repeat {
+        guard old & TraceHook.active != 0 else { return }
+        if qtshim_atomic_cas_u64(gate, old, old + 1) { break }
+        old = qtshim_atomic_load_u64(gate)
+    } while true
+    qtshim_trace_set_current(hook)
+    withUnsafePointer(to: &record) { hook.pointee.fn($0, hook.pointee.userdata) }
+    qtshim_trace_set_current(nil)
+    qtshim_tsan_handlers_returned()
+    if qtshim_atomic_fetch_sub_u64(gate, 1) == 1 { runRelease(hook) }
+}
+
+/// Sends `record` to the bus's hook.  Inside a section (see the top).
+@inline(never)
+func emit(_ bus: UnsafeMutablePointer<Bus>, _ record: inout qtbus_trace_record) {
+    guard let raw = qtshim_atomic_load_ptr(bus.field(\.trace)) else { return }
+    callHook(raw.assumingMemoryBound(to: TraceHook.self), &record)
+}
+
+func traceRecord(_ kind: qtbus_trace_kind) -> qtbus_trace_record {
+    qtbus_trace_record(kind: kind.rawValue, function: nil, type: nil, subtype: nil, token: qtbus_token(id: 0),
+                       status: 0, reached: 0, queued: 0, duration_ns: 0)
+}
+
+/// A DISPATCH record: the dispatch of `type`/`subtype` reached `reached` subscriptions
+/// and took the time since `start`.
+@inline(never)
+func emitDispatch(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafePointer<CChar>, _ subtype: UnsafePointer<CChar>?,
+                  reached: Int32, since start: UInt64) {
+    var record = traceRecord(QTBUS_TRACE_DISPATCH)
+    record.duration_ns = qtshim_now_ns() &- start
+    record.type = type
+    record.subtype = subtype
+    record.reached = reached
+    record.status = reached
+    emit(bus, &record)
+}
+
+/// Calls a subscription's handler with the instruments a tracer asked for: the
+/// `deliver` probe, and a DELIVER record when `bus` is given (its hook takes them).
+@inline(never)
+func deliverInstrumented(_ sub: UnsafeMutablePointer<Subscription>, _ view: UnsafeMutablePointer<EventView>,
+                         queued: Bool, tracing bus: UnsafeMutablePointer<Bus>?) {
+    if qtshim_probe_deliver_enabled() { probeDeliver(sub, view.pointee.type, queued: queued) }
+    guard let bus else {
+        sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
+        return
+    }
+    let token = SubscriptionPool.token(sub)
+    let start = qtshim_now_ns()
+    sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
+    var record = traceRecord(QTBUS_TRACE_DELIVER)
+    record.duration_ns = qtshim_now_ns() &- start
+    record.type = view.pointee.type
+    record.subtype = view.pointee.subtype
+    record.token = qtbus_token(id: token)
+    record.queued = queued ? 1 : 0
+    // A queued delivery runs outside any section; its bus is pinned (QueuedDelivery.swift).
+    if queued { withMemoryEpoch { emit(bus, &record) } } else { emit(bus, &record) }
+}
+
+/// The bus whose hook takes DELIVER records for a delivery to `sub`, or nil.  Inside a
+/// dispatch section (the subscription's entries stay allocated).
+@inline(__always)
+func deliverTracer(_ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePointer<Bus>? {
+    let bus = Subscription.type(sub).pointee.bus
+    guard qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_DELIVER) != 0,
+          qtshim_trace_current() == nil else { return nil }
+    return bus
+}
+
+/// A MISUSE record, for a failed call naming `bus`: signals.c's calls report here too.
+@_cdecl("qtshim_trace_misuse")
+func traceMisuse(_ bus: OpaquePointer?, _ function: UnsafePointer<CChar>?, _ status: Int32) {
+    guard let bus = bus.map({ UnsafeMutablePointer<Bus>($0) }), qtshim_trace_current() == nil else { return }
+    withMemoryEpoch {
+        guard qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_MISUSE) != 0 else { return }
+        var record = traceRecord(QTBUS_TRACE_MISUSE)
+        record.function = function
+        record.status = status
+        emit(bus, &record)
+    }
+}
+
+// MARK: - Records made under the registry lock
+
+/// A SUBSCRIBE or DISPOSE record made under the registry lock, emitted after the unlock
+/// (AfterUnlock), with a reference to the hook of that moment and a pin of its bus.
+struct TraceNote {
+    var next: UnsafeMutablePointer<TraceNote>? = nil
+    let hook: UnsafeMutablePointer<TraceHook>
+    let bus: UnsafeMutablePointer<Bus>
+    let type: UnsafeMutablePointer<TypeEntry>
+    let kind: qtbus_trace_kind
+    let token: UInt64
+    let function: UnsafePointer<CChar>?
+}
+
+/// A note for `type`'s bus when its hook takes `kind`, else nil.  Under the registry
+/// lock; waits for memory (what it records cannot fail).
+func traceNote(_ kind: qtbus_trace_kind, _ type: UnsafeMutablePointer<TypeEntry>, token: UInt64,
+               function: StaticString? = nil) -> UnsafeMutablePointer<TraceNote>? {
+    let bus = type.pointee.bus
+    guard qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(kind) != 0 else { return nil }
+    return makeNote(kind, bus, type, token, function)
+}
+
+@inline(never)
+private func makeNote(_ kind: qtbus_trace_kind, _ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>,
+                      _ token: UInt64, _ function: StaticString?) -> UnsafeMutablePointer<TraceNote> {
+    let hook = qtshim_atomic_load_ptr(bus.field(\.trace))!.assumingMemoryBound(to: TraceHook.self)
+    retainHook(hook)
+    pinBus(bus)
+    let note = allocateWaiting(TraceNote.self)
+    note.initialize(to: TraceNote(hook: hook, bus: bus, type: type, kind: kind, token: token,
+                                  function: function.map { cText($0) }))
+    return note
+}
+
+/// Emits and frees a chain of notes, in order.  After the unlock.
+func emitNotes(_ first: UnsafeMutablePointer<TraceNote>) {
+    var cursor: UnsafeMutablePointer<TraceNote>? = first
+    while let note = cursor {
+        cursor = note.pointee.next
+        var record = traceRecord(note.pointee.kind)
+        record.type = UnsafePointer(note.pointee.type.pointee.name.bytes)
+        record.token = qtbus_token(id: note.pointee.token)
+        record.function = note.pointee.function
+        callHook(note.pointee.hook, &record)
+        unrefHook(note.pointee.hook)
+        unpinBus(note.pointee.bus)
+        note.deinitialize(count: 1)
+        free(note)
+    }
+}
+
+// MARK: - RELEASE records
+
+extension Subscription {
+    /// At unlink, under the lock: keeps a reference to the bus's hook for the RELEASE
+    /// record when the hook takes them and there is a release to report, in the inline
+    /// node's `prev`, which nothing reads once the node is unlinked.
+    static func keepReleaseTracer(_ sub: UnsafeMutablePointer<Subscription>, _ bus: UnsafeMutablePointer<Bus>) {
+        sub.pointee.node.prev = nil
+        guard sub.pointee.release != nil,
+              qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_RELEASE) != 0 else { return }
+        let hook = qtshim_atomic_load_ptr(bus.field(\.trace))!.assumingMemoryBound(to: TraceHook.self)
+        retainHook(hook)
+        sub.pointee.node.prev = UnsafeMutableRawPointer(hook).assumingMemoryBound(to: ListNode.self)
+    }
+
+    /// The hook `keepReleaseTracer` kept, once (at release).
+    static func takeReleaseTracer(_ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePointer<TraceHook>? {
+        defer { sub.pointee.node.prev = nil }
+        return sub.pointee.node.prev.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: TraceHook.self) }
+    }
+}
+
+/// The RELEASE record of a subscription whose release hook just ran; drops the hook.
+func emitRelease(_ hook: UnsafeMutablePointer<TraceHook>, token: UInt64) {
+    var record = traceRecord(QTBUS_TRACE_RELEASE)
+    record.token = qtbus_token(id: token)
+    callHook(hook, &record)
+    unrefHook(hook)
+}
