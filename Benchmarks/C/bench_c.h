@@ -9,6 +9,7 @@
  *   report.c   the tables, PERFORMANCE.md's targets, JSON and Markdown
  *   machine.c  what the run says about the machine (CPU, kernel, load, compilers)
  *   case_signals.c  the typed-signal case, with its own columns and table
+ *   case_trace.c    the trace-hook case, with its own columns and table
  */
 #ifndef BENCH_C_H
 #define BENCH_C_H
@@ -98,6 +99,11 @@ void case_startup(void);
 void case_signals(void);
 void print_signals(FILE *f, int markdown);
 void write_signals_json(FILE *f);
+
+/* case_trace.c */
+void case_trace(void);
+void print_trace(FILE *f, int markdown);
+void write_trace_json(FILE *f);
 
 /* report.c */
 void print_table(FILE *f, int spread);

@@ -27,8 +27,7 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     // knows about tracing.
     let busFlags = qtshim_atomic_load_u32(bus.field(\.flags))
     if busFlags != 0 { return dispatchFlagged(bus, type, &event, flags: flags, busFlags) }
-    let count = dispatchFound(bus, type, &event, flags: flags, tracing: nil)
-    return count < 0 ? count : complete(bus, &event, count)
+    return dispatchFound(bus, type, &event, flags: flags, traceDeliveries: false, since: nil)
 }
 
 /// A dispatch on a closed bus, or a traced one.
@@ -38,24 +37,18 @@ private func dispatchFlagged(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMut
     if busFlags & Bus.closedBit != 0 { return failClosed() }
     // Nothing is traced on a thread while a hook runs there.
     let inHook = qtshim_trace_current() != nil
-    let tracing = !inHook && busFlags & Bus.traced(QTBUS_TRACE_DELIVER) != 0 ? bus : nil
-    guard !inHook && busFlags & Bus.traced(QTBUS_TRACE_DISPATCH) != 0 else {
-        let count = dispatchFound(bus, type, &event, flags: flags, tracing: tracing)
-        return count < 0 ? count : complete(bus, &event, count)
-    }
-    let start = qtshim_now_ns()
-    let count = dispatchFound(bus, type, &event, flags: flags, tracing: tracing)
-    guard count >= 0 else { return count }
-    emitDispatch(bus, event.type.bytes, event.subtype?.bytes, reached: count, since: start)
-    return complete(bus, &event, count)
+    let traceDeliveries = !inHook && busFlags & Bus.traced(QTBUS_TRACE_DELIVER) != 0
+    let since = !inHook && busFlags & Bus.traced(QTBUS_TRACE_DISPATCH) != 0 ? qtshim_now_ns() : nil
+    return dispatchFound(bus, type, &event, flags: flags, traceDeliveries: traceDeliveries, since: since)
 }
 
-/// The dispatch once the bus is known open: returns how many subscriptions were reached,
-/// or a failure.  The event is still the caller's (`complete` ends it).  `tracing`: the
-/// bus, when its hook takes DELIVER records.
+/// The dispatch once the bus is known open.  `traceDeliveries`: the bus's hook takes
+/// DELIVER records; `since`: when the dispatch started, when it takes DISPATCH records
+/// (false and nil, as constants, in the untraced dispatch).
 @inline(__always)
 private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMutablePointer<TypeEntry>?,
-                           _ event: inout Outgoing, flags: UInt32, tracing: UnsafeMutablePointer<Bus>?) -> Int32 {
+                           _ event: inout Outgoing, flags: UInt32, traceDeliveries: Bool,
+                           since: UInt64?) -> Int32 {
     var type = found
     // The start sequence is read before the subtype list is looked up: every node with
     // a sequence up to it was linked, and its subtype entry published, before the
@@ -90,22 +83,17 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
         // A tracer on the `deliver` probe, or a hook taking DELIVER records, gets the
         // walk that reports each call; the other has no report site at all (one check
         // per dispatch, none per handler).
-        count = tracing != nil || qtshim_probe_deliver_enabled()
-            ? deliver(type, specific, &event, start, tracing, Instrumented.self)
-            : deliver(type, specific, &event, start, nil, Plain.self)
+        count = traceDeliveries || qtshim_probe_deliver_enabled()
+            ? deliver(type, specific, &event, start, Instrumented.self)
+            : deliver(type, specific, &event, start, Plain.self)
     }
     // Swift freeWith subscriptions whose owner is gone end here, whatever their subtypes.
     if hasOwned, let type {
         sweepOwners(type, specific, start << 16 | ListNode.indexMask, stopped: event.stopped)
     }
     if qtshim_probe_dispatch_enabled() { qtshim_probe_dispatch(bus, event.type.bytes, event.subtype?.bytes, count) }
-    return count
-}
-
-/// Ends a dispatch that reached `count` subscriptions: an event nobody received goes on
-/// as QTNoSubscriberEvent, else the dispatch lets go of it.
-@inline(__always)
-private func complete(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, _ count: Int32) -> Int32 {
+    // Before the event is let go: the record shows its names.
+    if let since { emitDispatch(bus, event.type.bytes, event.subtype?.bytes, reached: count, since: since) }
     if count == 0 && qtshim_atomic_load_u64(bus.field(\.noSubscriberListeners)) != 0
         && !noSubscriberName.isSame(as: event.type) {
         dispatchNoSubscriber(bus, &event)
@@ -151,11 +139,10 @@ private enum Plain: WalkMode { static var instrumented: Bool { false } }
 /// sets `event.stopped` when a handler stopped it).
 @inline(__always)
 private func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
-                                     _ event: inout Outgoing, _ start: UInt64, _ tracing: UnsafeMutablePointer<Bus>?,
-                                     _: Mode.Type) -> Int32 {
+                                     _ event: inout Outgoing, _ start: UInt64, _: Mode.Type) -> Int32 {
     let instrumented = Mode.instrumented
-    // Known nil in the plain walk, so that it has no trace of tracing.
-    let tracing = instrumented ? tracing : nil
+    // Found here rather than passed: the plain walk takes no argument for it.
+    let tracing = instrumented ? deliverTracer(type.pointee.bus) : nil
     var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
                          object: event.object)
     view.request = event.request

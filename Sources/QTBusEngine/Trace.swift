@@ -205,14 +205,20 @@ func deliverInstrumented(_ sub: UnsafeMutablePointer<Subscription>, _ view: Unsa
     if queued { withMemoryEpoch { emit(bus, &record) } } else { emit(bus, &record) }
 }
 
-/// The bus whose hook takes DELIVER records for a delivery to `sub`, or nil.  Inside a
-/// dispatch section (the subscription's entries stay allocated).
+/// `bus` when its hook takes DELIVER records (and this thread is not inside a hook),
+/// else nil.
 @inline(__always)
-func deliverTracer(_ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePointer<Bus>? {
-    let bus = Subscription.type(sub).pointee.bus
+func deliverTracer(_ bus: UnsafeMutablePointer<Bus>) -> UnsafeMutablePointer<Bus>? {
     guard qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_DELIVER) != 0,
           qtshim_trace_current() == nil else { return nil }
     return bus
+}
+
+/// The same for a delivery to `sub`.  Inside a dispatch section (the subscription's
+/// entries stay allocated).
+@inline(__always)
+func deliverTracer(_ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePointer<Bus>? {
+    deliverTracer(Subscription.type(sub).pointee.bus)
 }
 
 /// A MISUSE record, for a failed call naming `bus`: signals.c's calls report here too.
