@@ -41,31 +41,35 @@ import Glibc
                                      subtype: UnsafePointer<CChar>?, data: UnsafeRawPointer?, size: Int,
                                      object: UnsafeMutableRawPointer, copy: _QTEngineObjectCopy,
                                      release: qtbus_release, flags: UInt32) -> Int32 {
-    guard let typeName = CName(type), flags & ~UInt32(QTBUS_EVENT_STICKY) == 0,
-          data != nil || size == 0 else { return QTBUS_EINVAL.rawValue }
+    // Refused as qtbus_dispatch refuses (the Swift API passes valid flags and bytes).
+    let f: StaticString = "qtbus_dispatch"
+    guard let typeName = CName(type) else { return reported(f, on: bus, failName(type, .type)) }
+    guard flags & ~UInt32(QTBUS_EVENT_STICKY) == 0, data != nil || size == 0 else {
+        return reported(f, on: bus, QTBUS_EINVAL.rawValue)
+    }
     var subtypeName: CName? = nil
     if let subtype {
-        guard let s = CName(subtype) else { return QTBUS_EINVAL.rawValue }
+        guard let s = CName(subtype) else { return reported(f, on: bus, failName(subtype, .subtype)) }
         subtypeName = s
     }
     var event = Outgoing(type: typeName, subtype: subtypeName, data: data, size: size, object: object,
                          objectRelease: nil)
     event.borrowed = BorrowedObject(copy: copy, release: release)
-    let bus = UnsafeMutablePointer<Bus>(bus)
+    let engineBus = UnsafeMutablePointer<Bus>(bus)
     if qtshim_debug_enabled() {
-        return withEpoch {
-            let result = dispatchEvent(bus, &event, flags: flags)
+        return reported(f, on: bus, withEpoch {
+            let result = dispatchEvent(engineBus, &event, flags: flags)
             if result < 0 { event.finish() }
             return result
-        }
+        })
     }
     let record = epochEnter()
-    let result = dispatchEvent(bus, &event, flags: flags)
+    let result = dispatchEvent(engineBus, &event, flags: flags)
     // dispatchEvent fails before it copies anything today; should a later check fail
     // after a copy, the copy is the engine's to release, never the caller's object.
     if result < 0 { event.finish() }
     epochExit(record)
-    return result
+    return reported(f, on: bus, result)
 }
 
 /// Swift-only: `qtbus_subscribe` of a subscription that ends when its owner is gone
