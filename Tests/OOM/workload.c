@@ -55,6 +55,12 @@ static void count_info(const qtbus_sub_info *info, void *userdata)
 }
 static atomic_int released; /* queued releases run on their queues */
 
+/* A trace hook taking every kind of record, so that the records made under memory
+ * pressure are too; its release must run once per hook set. */
+static atomic_int records, hooks_set, hooks_released;
+static void trace(const qtbus_trace_record *r, void *u) { (void)r; (void)u; records++; }
+static void trace_release(void *u) { (void)u; hooks_released++; }
+
 static void fail(const char *what)
 {
     fprintf(stderr, "workload: %s: %s\n", current, what);
@@ -116,6 +122,10 @@ static void scenario(void)
         if (!memory_may_fail) fail("NULL with memory back");
         return;
     }
+    call("qtbus_trace_set");
+    int traced = qtbus_trace_set(bus, QTBUS_TRACE_ALL, trace, NULL, trace_release);
+    expect(traced, 0, 1);
+    if (traced == QTBUS_OK) hooks_set++;
     call("qtbus_queue_create");
     qtbus_queue *q = qtbus_queue_create("oom");
     call("qtbus_bag_create");
@@ -206,6 +216,7 @@ static void scenario(void)
     if (bag.id) expect(qtbus_bag_dispose(bag), 0, 0);
     call("qtbus_bus_destroy");
     expect(qtbus_bus_destroy(bus), 0, 0);
+    if (hooks_released != hooks_set) fail("a trace hook's release did not run with its bus's destroy");
     if (q) {
         call("qtbus_queue_release");
         qtbus_queue_release(q);
