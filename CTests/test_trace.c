@@ -47,12 +47,13 @@ static void recorder(const qtbus_trace_record *r, void *userdata)
     e->queued = r->queued;
     e->duration_ns = r->duration_ns;
     e->thread = pthread_self();
+    qtbus_bus *bus = log->bus;
     pthread_mutex_unlock(&log->lock);
-    if (log->bus && r->kind == QTBUS_TRACE_SUBSCRIBE) {
+    if (bus && r->kind == QTBUS_TRACE_SUBSCRIBE) {
         /* The hook may call the library; what it does is not traced. */
-        CHECK_EQ_INT(qtbus_subscriber_count(log->bus, r->type, NULL) >= 1, 1);
-        CHECK_EQ_INT(qtbus_dispatch(log->bus, &(qtbus_event_desc){ .type = "FromHook" }), 0);
-        CHECK_EQ_INT(qtbus_subscribe(log->bus, "", NULL, NULL, NULL, NULL, NULL), QTBUS_EINVAL);
+        CHECK_EQ_INT(qtbus_subscriber_count(bus, r->type, NULL) >= 1, 1);
+        CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "FromHook" }), 0);
+        CHECK_EQ_INT(qtbus_subscribe(bus, "", NULL, NULL, NULL, NULL, NULL), QTBUS_EINVAL);
     }
 }
 
@@ -62,6 +63,13 @@ static void log_init(trace_log *log)
 {
     memset(log, 0, sizeof *log);
     pthread_mutex_init(&log->lock, NULL);
+}
+
+static void log_set_bus(trace_log *log, qtbus_bus *bus)
+{
+    pthread_mutex_lock(&log->lock);
+    log->bus = bus;
+    pthread_mutex_unlock(&log->lock);
 }
 
 static int log_count(trace_log *log)
@@ -212,12 +220,12 @@ static void every_kind(void)
     CHECK(!pthread_equal(log.e[24].thread, pthread_self()));
 
     /* The hook calls the library: nothing it does is traced (a dispatch, a misuse). */
-    log.bus = bus;
+    log_set_bus(&log, bus);
     qtbus_token h;
     CHECK_EQ_INT(qtbus_subscribe(bus, "H", NULL, nop, NULL, NULL, &h), QTBUS_OK);
     CHECK_EQ_INT(log.n, 26);
     CHECK_ENTRY(&log, 25, QTBUS_TRACE_SUBSCRIBE, "", "H", h.id);
-    log.bus = NULL;
+    log_set_bus(&log, NULL);
 
     /* Bus destroy: a DISPOSE for each live subscription, its RELEASE, then the hook's
      * release, before destroy returns. */
