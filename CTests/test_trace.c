@@ -5,7 +5,8 @@
  * the hook calling the library (not traced); replacing and removing (release once,
  * before qtbus_trace_set returns); bus destroy; bad input; and the hook replaced and
  * removed while four threads dispatch: no call of a replaced hook starts or runs once
- * qtbus_trace_set returned, and each hook's release runs exactly once.
+ * qtbus_trace_set returned, and each hook's release runs exactly once; failed calls
+ * racing their bus's destroy.
  */
 #include "test_util.h"
 
@@ -461,12 +462,51 @@ static void replaced_from_inside(void)
     CHECK_EQ_INT(qtbus_bus_destroy(bus), QTBUS_OK);
 }
 
+/* ---- failed calls racing the bus's destroy: MISUSE records never read a freed bus,
+ * and none arrives after destroy returned ---- */
+
+typedef struct {
+    qtbus_bus *bus;
+    pthread_barrier_t go;
+} misusers;
+
+static void misuse_thread(int index, void *ctx)
+{
+    misusers *m = ctx;
+    pthread_barrier_wait(&m->go);
+    /* Started before destroy (the barrier), so it may overlap it. */
+    int rc = index % 2 ? qtbus_dispatch(m->bus, &(qtbus_event_desc){ .type = "T", .subtype = "" })
+                       : qtbus_subscribe(m->bus, "", NULL, nop, NULL, NULL, NULL);
+    CHECK(rc == QTBUS_EINVAL || rc == QTBUS_ECLOSED);
+}
+
+static void misuse_during_destroy(void)
+{
+    for (int round = 0; round < 100; round++) {
+        counted_hook h = { 0 };
+        misusers m = { .bus = qtbus_bus_create() };
+        CHECK(pthread_barrier_init(&m.go, NULL, 5) == 0);
+        CHECK_EQ_INT(qtbus_trace_set(m.bus, QTBUS_TRACE_MISUSE, counted, &h, counted_release), QTBUS_OK);
+        tu_threads threads;
+        tu_threads_start(&threads, 4, misuse_thread, &m);
+        pthread_barrier_wait(&m.go);
+        CHECK_EQ_INT(qtbus_bus_destroy(m.bus), QTBUS_OK);
+        atomic_store(&h.removed, 1);
+        CHECK_EQ_INT(atomic_load(&h.released), 1);
+        tu_threads_join(&threads);
+        CHECK_EQ_INT(atomic_load(&h.late), 0);
+        CHECK_EQ_INT(atomic_load(&h.released), 1);
+        pthread_barrier_destroy(&m.go);
+    }
+}
+
 int main(void)
 {
     every_kind();
     kinds_and_replacing();
     replaced_while_dispatching();
     replaced_from_inside();
+    misuse_during_destroy();
     printf("test_trace: ok\n");
     return 0;
 }

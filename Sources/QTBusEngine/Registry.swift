@@ -28,6 +28,8 @@ struct RegistryState {
     /// Execution id -> its command.
     var executions = HandleTable<UnsafeMutablePointer<Command>>()
     var sources = HandleTable<UnsafeMutablePointer<SharedSource>>()
+    /// The buses whose trace hook takes MISUSE records (Trace.swift).
+    var misuseHooks = Vector<MisuseHook>()
 }
 
 /// The registry lock and what it guards beyond the buses' own fields.  Taken only

@@ -18,7 +18,10 @@
 //                      what the unlock runs (a DISPOSE before its RELEASE).
 //   RELEASE            at unlink too (the bus may be gone when the release runs): the
 //                      retired subscription keeps a reference to the hook.
-//   MISUSE             at the C boundary, inside a memory section.
+//   MISUSE             at the C boundary, after the call: the bus may be gone by then
+//                      (destroyed concurrently), so its memory is not read at all; the
+//                      registry's list of buses whose hook takes MISUSE records gives
+//                      the hook (with a reference), under the lock.
 //
 // Replacing a hook (the gate): `gate` holds `active` while the hook is set, plus one
 // per call running.  A call joins by CAS only while `active` is set, so once the
@@ -59,12 +62,16 @@ func setTrace(_ bus: UnsafeMutablePointer<Bus>, kinds: UInt32, _ fn: qtbus_trace
         hook = h
     }
     var status = QTBUS_OK.rawValue
-    let old: UnsafeMutablePointer<TraceHook>? = withRegistry { _, _ in
+    let old: UnsafeMutablePointer<TraceHook>? = withRegistry { state, _ in
         if isClosed(bus) {
             status = failClosed()
             return nil
         }
-        return swapHook(bus, hook)
+        guard state.misuseHooks.reserve(1) else {
+            status = QTBUS_ENOMEM.rawValue
+            return nil
+        }
+        return swapHook(&state, bus, hook)
     }
     if status != QTBUS_OK.rawValue {
         hook?.deinitialize(count: 1)
@@ -78,17 +85,30 @@ func setTrace(_ bus: UnsafeMutablePointer<Bus>, kinds: UInt32, _ fn: qtbus_trace
 /// qtbus_bus_destroy's last step: the hook goes once the records of what it disposed
 /// and released were emitted.
 func removeTrace(_ bus: UnsafeMutablePointer<Bus>) {
-    if let old = withRegistry({ _, _ in swapHook(bus, nil) }) { retireHook(old) }
+    if let old = withRegistry({ state, _ in swapHook(&state, bus, nil) }) { retireHook(old) }
 }
 
-/// Makes `hook` the bus's; returns the one it replaces.  Under the registry lock.
-private func swapHook(_ bus: UnsafeMutablePointer<Bus>, _ hook: UnsafeMutablePointer<TraceHook>?) -> UnsafeMutablePointer<TraceHook>? {
+/// Makes `hook` the bus's; returns the one it replaces.  Under the registry lock, with
+/// room for one more entry in `misuseHooks`.
+private func swapHook(_ state: inout RegistryState, _ bus: UnsafeMutablePointer<Bus>,
+                      _ hook: UnsafeMutablePointer<TraceHook>?) -> UnsafeMutablePointer<TraceHook>? {
     let old = qtshim_atomic_load_ptr(bus.field(\.trace))?.assumingMemoryBound(to: TraceHook.self)
     qtshim_atomic_store_ptr(bus.field(\.trace), hook.map { UnsafeMutableRawPointer($0) })
     let flags = qtshim_atomic_load_u32(bus.field(\.flags))
     let traced = (hook?.pointee.kinds ?? 0) << 1
     qtshim_atomic_store_u32(bus.field(\.flags), flags & Bus.closedBit | traced)
+    if state.misuseHooks.removeFirst(where: { $0.bus == bus }) { qtshim_trace_misuse_hooks_add(-1) }
+    if let hook, hook.pointee.kinds & QTBUS_TRACE_MISUSE.rawValue != 0 {
+        state.misuseHooks.appendReserved(MisuseHook(bus: bus, hook: hook))
+        qtshim_trace_misuse_hooks_add(1)
+    }
     return old
+}
+
+/// A bus whose hook takes MISUSE records (RegistryState.misuseHooks).
+struct MisuseHook {
+    let bus: UnsafeMutablePointer<Bus>
+    let hook: UnsafeMutablePointer<TraceHook>
 }
 
 /// Takes a hook that was just swapped out of its bus off: no call of it starts any
@@ -222,16 +242,23 @@ func deliverTracer(_ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePo
 }
 
 /// A MISUSE record, for a failed call naming `bus`: signals.c's calls report here too.
+/// Never reads the bus (see the top).
 @_cdecl("qtshim_trace_misuse")
 func traceMisuse(_ bus: OpaquePointer?, _ function: UnsafePointer<CChar>?, _ status: Int32) {
-    guard let bus = bus.map({ UnsafeMutablePointer<Bus>($0) }), qtshim_trace_current() == nil else { return }
-    withMemoryEpoch {
-        guard qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_MISUSE) != 0 else { return }
-        var record = traceRecord(QTBUS_TRACE_MISUSE)
-        record.function = function
-        record.status = status
-        emit(bus, &record)
+    guard let bus, qtshim_trace_misuse_somewhere(), qtshim_trace_current() == nil else { return }
+    let target = UnsafeMutablePointer<Bus>(bus)
+    let hook: UnsafeMutablePointer<TraceHook>? = withRegistry { state, _ in
+        var found: UnsafeMutablePointer<TraceHook>? = nil
+        state.misuseHooks.forEach { if $0.bus == target { found = $0.hook } }
+        if let found { retainHook(found) }
+        return found
     }
+    guard let hook else { return }
+    var record = traceRecord(QTBUS_TRACE_MISUSE)
+    record.function = function
+    record.status = status
+    callHook(hook, &record)
+    unrefHook(hook)
 }
 
 // MARK: - Records made under the registry lock

@@ -114,6 +114,15 @@ QTBUS_INTERNAL void qtshim_failed_outer(const char *function);
 QTBUS_INTERNAL extern __thread void *qtshim_trace_running __attribute__((tls_model("initial-exec")));
 static inline void *qtshim_trace_current(void) { return qtshim_trace_running; }
 static inline void qtshim_trace_set_current(void *hook) { qtshim_trace_running = hook; }
+/* How many buses have a hook taking MISUSE records: a failed call looks for its bus's
+ * hook (under the registry lock) only when some bus has one. */
+QTBUS_INTERNAL extern uint32_t qtshim_trace_misuse_hooks;
+static inline bool qtshim_trace_misuse_somewhere(void) {
+    return __atomic_load_n(&qtshim_trace_misuse_hooks, __ATOMIC_RELAXED) != 0;
+}
+static inline void qtshim_trace_misuse_hooks_add(int32_t n) {
+    __atomic_fetch_add(&qtshim_trace_misuse_hooks, (uint32_t)n, __ATOMIC_RELAXED);
+}
 /* CLOCK_MONOTONIC in nanoseconds. */
 QTBUS_INTERNAL uint64_t qtshim_now_ns(void);
 /* Waits a little (a hook's calls still running elsewhere). */
