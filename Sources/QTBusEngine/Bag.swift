@@ -19,10 +19,12 @@ func linkToBag(_ bag: UnsafeMutablePointer<Bag>, slot: UInt32, _ sub: UnsafeMuta
     bag.pointee.live += 1
 }
 
-/// Under the registry lock, as the subscription is unlinked (no longer live).
+/// Under the registry lock, as the subscription is unlinked (no longer live).  Leaves
+/// `bagOrFreeLink` 0 (Trace.swift's `keepReleaseTracer` relies on it).
 func unlinkFromBag(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>) {
-    guard sub.pointee.bagOrFreeLink != 0, let bag = state.bags.lookup(slot: sub.pointee.bagOrFreeLink - 1) else { return }
+    let link = sub.pointee.bagOrFreeLink
     sub.pointee.bagOrFreeLink = 0
+    guard link != 0, let bag = state.bags.lookup(slot: link - 1) else { return }
     bag.pointee.live -= 1
     if bag.pointee.tokens.count >= 64 && bag.pointee.live * 4 < bag.pointee.tokens.count {
         let pool = state.pool

@@ -1,8 +1,9 @@
 // The dispatch path: from a C name to the handlers, with no lock, no allocation for a
 // synchronous dispatch (but the first one of a type never seen, see `learnType`), no
 // Swift String, and no write to memory that another dispatching thread writes (only the
-// thread's own reclamation record, an atomic claim for ONCE subscriptions, and pins for
-// queued deliveries).  Also here: whole dispatches posted to run later on a queue
+// thread's own reclamation record, an atomic claim for ONCE subscriptions, pins for
+// queued deliveries, and, with a trace hook set, the hook's call count: Trace.swift).
+// Also here: whole dispatches posted to run later on a queue
 // (qtbus_dispatch_on_bus_queue / _on_main).
 //
 // Order: the type's whole-type list and the event subtype's list are each sorted by

@@ -1,8 +1,9 @@
 // Disposing tokens, ONCE subscriptions after their delivery, and dispose bags.
 //
 // A disposed subscription is unlinked under the registry lock (not live from then on:
-// its token is refused) and retired: its release runs after the grace period (Reclamation.swift),
-// or, for a subscription with a queue, on that queue after its queued deliveries.
+// its token is refused) and retired: its release runs after the grace period
+// (Reclamation.swift), or, for a subscription with a queue, on that queue after its
+// queued deliveries.
 import CQtbusShims
 import Glibc
 
@@ -23,15 +24,13 @@ enum DisposeReason {
     }
 }
 
-/// Takes a disposed or fired subscription out of every list, its bag and the token
-/// table, and retires it after the unlock.  Under the registry lock (an emptied subtype
+/// Takes a disposed or fired subscription out of every list and its bag, and retires it
+/// after the unlock.  Under the registry lock (an emptied subtype
 /// entry only needs its memory freed, so `retireMemory` may take it here).
 func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>, _ after: inout AfterUnlock,
             _ reason: DisposeReason) {
     let type = Subscription.type(sub)
-    let token = SubscriptionPool.token(sub)
-    if qtshim_probe_dispose_enabled() { qtshim_probe_dispose(token, sub.pointee.userdata) }
-    if let note = traceNote(QTBUS_TRACE_DISPOSE, type, token: token, function: reason.text) { after.note(note) }
+    if qtshim_probe_dispose_enabled() { qtshim_probe_dispose(SubscriptionPool.token(sub), sub.pointee.userdata) }
     for i in 0..<Int(sub.pointee.nodeCount) {
         let node = Subscription.node(sub, i)
         SubList.remove(node.pointee.list, node)
@@ -52,7 +51,8 @@ func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscripti
         _ = qtshim_atomic_fetch_sub_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
     }
     unlinkFromBag(&state, sub)
-    Subscription.keepReleaseTracer(sub, type.pointee.bus)
+    let traced = Bus.traced(QTBUS_TRACE_DISPOSE) | Bus.traced(QTBUS_TRACE_RELEASE)
+    if qtshim_atomic_load_u32(type.pointee.bus.field(\.flags)) & traced != 0 { traceUnlink(sub, type, reason, &after) }
     after.retire(UnsafeMutableRawPointer(sub), afterGracePeriod)
 }
 
@@ -72,17 +72,23 @@ private let afterGracePeriod: Finalizer = { raw in
 
 /// Releases the userdata and gives the record back.
 private func finalize(_ sub: UnsafeMutablePointer<Subscription>) {
+    if Subscription.keptReleaseTracer(sub) { return finalizeTraced(sub) }
     let release = sub.pointee.release
     let userdata = sub.pointee.userdata
     sub.pointee.release = nil  // cleared before the call: it can never run twice
-    let tracer = Subscription.takeReleaseTracer(sub)
     if let extra = sub.pointee.extra { SubscriptionExtra.free(extra) }
-    let token = SubscriptionPool.token(sub)
-    withRegistry { state, _ in state.pool.give(sub) }
+    withRegistry { state in state.pool.give(sub) }
     qtshim_tsan_before_release_hooks()
     if qtshim_probe_release_enabled() { qtshim_probe_release(userdata) }
     release?(userdata)
-    if let tracer { emitRelease(tracer, token: token) }
+}
+
+/// `finalize`, then the RELEASE record its bus's hook wanted at unlink.
+@inline(never)
+private func finalizeTraced(_ sub: UnsafeMutablePointer<Subscription>) {
+    let kept = Subscription.takeReleaseTracer(sub)
+    finalize(sub)
+    emitRelease(kept)
 }
 
 /// qtbus_token_dispose.

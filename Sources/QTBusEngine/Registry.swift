@@ -60,9 +60,8 @@ struct AfterUnlock {
     private var more: UnsafeMutablePointer<Item>? = nil
     private var moreCount = 0
     private var moreCapacity = 0
-    /// Trace records made under the lock (Trace.swift), in order.
+    /// Trace records made under the lock (Trace.swift), the last one first.
     private var notes: UnsafeMutablePointer<TraceNote>? = nil
-    private var lastNote: UnsafeMutablePointer<TraceNote>? = nil
 
     /// Hands an unlinked object to the reclaimer: `finalize(object)` runs once no
     /// dispatch can still see it (Reclamation.swift).
@@ -86,8 +85,8 @@ struct AfterUnlock {
 
     /// Emits a trace record (first of all: a DISPOSE comes before its RELEASE).
     mutating func note(_ note: UnsafeMutablePointer<TraceNote>) {
-        if let last = lastNote { last.pointee.next = note } else { notes = note }
-        lastNote = note
+        note.pointee.next = notes
+        notes = note
     }
 
     /// Drops one reference to each payload.
@@ -154,6 +153,13 @@ func withRegistry<R>(_ body: (inout RegistryState, inout AfterUnlock) -> R) -> R
     let result = registry.withLock { state in body(&state, &after) }
     after.run()
     return result
+}
+
+/// The same for a critical section that leaves nothing for after the unlock (it is
+/// given nothing to leave it in): a release's return of its record, once per dispose.
+func withRegistry<R>(_ body: (inout RegistryState) -> R) -> R {
+    checkCallbacksReturned()
+    return registry.withLock { state in body(&state) }
 }
 
 // MARK: - Entries

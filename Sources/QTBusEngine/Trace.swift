@@ -296,9 +296,17 @@ private func makeNote(_ kind: qtbus_trace_kind, _ bus: UnsafeMutablePointer<Bus>
     return note
 }
 
-/// Emits and frees a chain of notes, in order.  After the unlock.
-func emitNotes(_ first: UnsafeMutablePointer<TraceNote>) {
-    var cursor: UnsafeMutablePointer<TraceNote>? = first
+/// Emits and frees a chain of notes, the last one made first in the chain, in the order
+/// they were made.  After the unlock.
+func emitNotes(_ last: UnsafeMutablePointer<TraceNote>) {
+    var reversed: UnsafeMutablePointer<TraceNote>? = nil
+    var next: UnsafeMutablePointer<TraceNote>? = last
+    while let note = next {
+        next = note.pointee.next
+        note.pointee.next = reversed
+        reversed = note
+    }
+    var cursor = reversed
     while let note = cursor {
         cursor = note.pointee.next
         var record = traceRecord(note.pointee.kind)
@@ -313,32 +321,54 @@ func emitNotes(_ first: UnsafeMutablePointer<TraceNote>) {
     }
 }
 
-// MARK: - RELEASE records
+// MARK: - Unlinking: DISPOSE and RELEASE records
 
+/// At unlink, under the lock, when the bus's hook takes DISPOSE or RELEASE records: the
+/// DISPOSE note, and what the RELEASE record will need (`keepReleaseTracer`).
+@inline(never)
+func traceUnlink(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutablePointer<TypeEntry>,
+                 _ reason: DisposeReason, _ after: inout AfterUnlock) {
+    let token = SubscriptionPool.token(sub)
+    if let note = traceNote(QTBUS_TRACE_DISPOSE, type, token: token, function: reason.text) { after.note(note) }
+    Subscription.keepReleaseTracer(sub, type.pointee.bus)
+}
+
+/// A retired subscription's RELEASE record: its hook and token, kept from unlink to
+/// release in two fields nothing else uses meanwhile.
 extension Subscription {
-    /// At unlink, under the lock: keeps a reference to the bus's hook for the RELEASE
-    /// record when the hook takes them and there is a release to report, in the inline
-    /// node's `prev`, which nothing reads once the node is unlinked.
+    /// Set (1) while a hook is kept; 0 after unlink otherwise (`unlinkFromBag`).
+    private static let keptMark: UInt32 = 1
+
+    /// Keeps a reference to the bus's hook when it takes RELEASE records and there is a
+    /// release to report: in the inline node's `prev` (nothing reads it once the node is
+    /// unlinked), marked in `bagOrFreeLink` (0 from unlink to release).
     static func keepReleaseTracer(_ sub: UnsafeMutablePointer<Subscription>, _ bus: UnsafeMutablePointer<Bus>) {
-        sub.pointee.node.prev = nil
         guard sub.pointee.release != nil,
               qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_RELEASE) != 0 else { return }
         let hook = qtshim_atomic_load_ptr(bus.field(\.trace))!.assumingMemoryBound(to: TraceHook.self)
         retainHook(hook)
         sub.pointee.node.prev = UnsafeMutableRawPointer(hook).assumingMemoryBound(to: ListNode.self)
+        sub.pointee.bagOrFreeLink = keptMark
     }
 
-    /// The hook `keepReleaseTracer` kept, once (at release).
-    static func takeReleaseTracer(_ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePointer<TraceHook>? {
-        defer { sub.pointee.node.prev = nil }
-        return sub.pointee.node.prev.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: TraceHook.self) }
+    /// Whether `keepReleaseTracer` kept a hook (at release, before the record is given back).
+    @inline(__always)
+    static func keptReleaseTracer(_ sub: UnsafeMutablePointer<Subscription>) -> Bool {
+        sub.pointee.bagOrFreeLink == keptMark
+    }
+
+    /// The hook `keepReleaseTracer` kept, with the subscription's token; once.
+    static func takeReleaseTracer(_ sub: UnsafeMutablePointer<Subscription>) -> (hook: UnsafeMutablePointer<TraceHook>, token: UInt64) {
+        sub.pointee.bagOrFreeLink = 0
+        let hook = UnsafeMutableRawPointer(sub.pointee.node.prev!).assumingMemoryBound(to: TraceHook.self)
+        return (hook, SubscriptionPool.token(sub))
     }
 }
 
 /// The RELEASE record of a subscription whose release hook just ran; drops the hook.
-func emitRelease(_ hook: UnsafeMutablePointer<TraceHook>, token: UInt64) {
+func emitRelease(_ kept: (hook: UnsafeMutablePointer<TraceHook>, token: UInt64)) {
     var record = traceRecord(QTBUS_TRACE_RELEASE)
-    record.token = qtbus_token(id: token)
-    callHook(hook, &record)
-    unrefHook(hook)
+    record.token = qtbus_token(id: kept.token)
+    callHook(kept.hook, &record)
+    unrefHook(kept.hook)
 }
