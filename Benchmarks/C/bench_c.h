@@ -77,6 +77,10 @@ extern row rows[16];
 extern int nrows;
 row *new_row(const char *id, const char *title, const char *unit, const char *better);
 row *find_row(const char *id);
+/* Cases with their own table and columns (case_signals.c, case_trace.c): a row in ns,
+ * lower is better, not in `rows`; and the table as "name": {row id: {key: median}}. */
+void init_own_row(row *r, const char *id, const char *title, int handlers);
+void write_own_rows_json(FILE *f, const char *name, const row *r, int n, const char *const *keys, int ncol);
 double median_of(const double *v, int n);
 void finish(cell *c);
 

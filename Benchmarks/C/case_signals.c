@@ -206,12 +206,7 @@ void case_signals(void)
     static const char *titles[] = {"emit, 1 handler", "emit, 10 handlers", "emit, 100 handlers"};
     for (int k = 0; k < NSIGROW; k++) {
         row *r = &sig_rows[sig_nrows++];
-        memset(r, 0, sizeof *r);
-        r->id = ids[k];
-        r->title = titles[k];
-        r->unit = "ns";
-        r->better = "lower";
-        r->handlers = sig_counts[k];
+        init_own_row(r, ids[k], titles[k], sig_counts[k]);
         sig_subject subj[NSIGCOL];
         subject s[NCOL] = {{0}};
         for (int i = 0; i < NSIGCOL; i++) {
@@ -272,12 +267,5 @@ void print_signals(FILE *f, int markdown)
 
 void write_signals_json(FILE *f)
 {
-    fprintf(f, "\"typed_signals\": {");
-    for (int k = 0; k < sig_nrows; k++) {
-        fprintf(f, "%s\"%s\": {", k ? ", " : "", sig_rows[k].id);
-        for (int i = 0; i < NSIGCOL; i++)
-            fprintf(f, "%s\"%s\": %.3f", i ? ", " : "", sig_key[i], sig_rows[k].c[i].median);
-        fprintf(f, "}");
-    }
-    fprintf(f, "}");
+    write_own_rows_json(f, "typed_signals", sig_rows, sig_nrows, sig_key, NSIGCOL);
 }

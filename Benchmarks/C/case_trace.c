@@ -17,7 +17,6 @@
 
 #include <qtbus.h>
 #include <stdio.h>
-#include <string.h>
 
 enum { T_NONE, T_DISPATCH, T_DELIVER, NTRCOL };
 static const char *const tr_head[NTRCOL] = {"no hook", "DISPATCH hook", "+ DELIVER hook"};
@@ -64,12 +63,7 @@ void case_trace(void)
     static const char *titles[] = {"dispatch, 0 handlers", "dispatch, 1 handler", "dispatch, 10 handlers"};
     for (int k = 0; k < NTRROW; k++) {
         row *r = &tr_rows[tr_nrows++];
-        memset(r, 0, sizeof *r);
-        r->id = ids[k];
-        r->title = titles[k];
-        r->unit = "ns";
-        r->better = "lower";
-        r->handlers = tr_counts[k];
+        init_own_row(r, ids[k], titles[k], tr_counts[k]);
         tr_subject subj[NTRCOL];
         subject s[NCOL] = {{0}};
         for (int i = 0; i < NTRCOL; i++) {
@@ -127,12 +121,5 @@ void print_trace(FILE *f, int markdown)
 
 void write_trace_json(FILE *f)
 {
-    fprintf(f, "\"trace_hook\": {");
-    for (int k = 0; k < tr_nrows; k++) {
-        fprintf(f, "%s\"%s\": {", k ? ", " : "", tr_rows[k].id);
-        for (int i = 0; i < NTRCOL; i++)
-            fprintf(f, "%s\"%s\": %.3f", i ? ", " : "", tr_key[i], tr_rows[k].c[i].median);
-        fprintf(f, "}");
-    }
-    fprintf(f, "}");
+    write_own_rows_json(f, "trace_hook", tr_rows, tr_nrows, tr_key, NTRCOL);
 }

@@ -50,6 +50,28 @@ row *new_row(const char *id, const char *title, const char *unit, const char *be
     return r;
 }
 
+void init_own_row(row *r, const char *id, const char *title, int handlers)
+{
+    memset(r, 0, sizeof *r);
+    r->id = id;
+    r->title = title;
+    r->unit = "ns";
+    r->better = "lower";
+    r->handlers = handlers;
+}
+
+void write_own_rows_json(FILE *f, const char *name, const row *r, int n, const char *const *keys, int ncol)
+{
+    fprintf(f, "\"%s\": {", name);
+    for (int k = 0; k < n; k++) {
+        fprintf(f, "%s\"%s\": {", k ? ", " : "", r[k].id);
+        for (int i = 0; i < ncol; i++)
+            fprintf(f, "%s\"%s\": %.3f", i ? ", " : "", keys[i], r[k].c[i].median);
+        fprintf(f, "}");
+    }
+    fprintf(f, "}");
+}
+
 row *find_row(const char *id)
 {
     for (int i = 0; i < nrows; i++)
