@@ -75,11 +75,12 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
         let body = _QTCommandBody(_qtCommandRun(execute))
         let userdata = Unmanaged.passRetained(body).toOpaque()
         var command = qtbus_command(id: 0)
+        let before = QTBusError.failuresSoFar
         let status = name.withCString {
             _qtbus_command_create(bus.raw, $0, concurrent ? UInt32(QTBUS_COMMAND_CONCURRENT) : 0,
                                   _qtCommandExecute, userdata, _qtCommandRelease, &command)
         }
-        if let error = QTBusError(status: status) {
+        if let error = QTBusError(status: status, since: before) {
             Unmanaged<_QTCommandBody>.fromOpaque(userdata).release()
             throw error
         }
@@ -126,8 +127,9 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
     public func execute(_ input: Input) async throws -> [Output] {
         try await withCheckedThrowingContinuation { continuation in
             let sink = _QTExecutionSink<Output>(continuation)
+            let before = QTBusError.failuresSoFar
             let status = _start(input, sink)
-            if let error = QTBusError(status: status) { sink.resume(throwing: error) }
+            if let error = QTBusError(status: status, since: before) { sink.resume(throwing: error) }
         }
     }
 
@@ -138,7 +140,8 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
     ///   disabled, or executing and not concurrent; ``QTBusError/stale`` when it was
     ///   disposed.
     public func start(_ input: Input) throws(QTBusError) {
-        if let error = QTBusError(status: _start(input, nil)) { throw error }
+        let before = QTBusError.failuresSoFar
+        if let error = QTBusError(status: _start(input, nil), since: before) { throw error }
     }
 
     private func _start(_ input: Input, _ sink: _QTExecutionSink<Output>?) -> Int32 {
@@ -286,10 +289,11 @@ public final class QTExecution<Output: QTBytesConvertible>: Sendable {
     private func _finish(error: String?) -> Bool {
         guard !finished.exchange(true, ordering: .acquiringAndReleasing) else { return false }
         let execution = qtbus_execution(id: id)
+        let before = QTBusError.failuresSoFar
         let status = error.map { m in m.withCString { _qtbus_execution_finish(execution, 1, $0) } }
             ?? _qtbus_execution_finish(execution, 0, nil)
         if status != 0 {
-            sink?.resume(throwing: QTBusError(status: status) ?? .stale)
+            sink?.resume(throwing: QTBusError(status: status, since: before) ?? .stale)
         } else if let error {
             sink?.resume(throwing: QTCommandFailure(message: error))
         } else {

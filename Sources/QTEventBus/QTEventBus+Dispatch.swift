@@ -124,8 +124,9 @@ extension QTEventBus {
     ///   delivered), ``QTBusError/invalidArgument`` for an invalid name.
     @discardableResult
     public func dispatchJSON(name: String, json: String) throws(QTBusError) -> Int {
+        let before = QTBusError.failuresSoFar
         let status = name.withCString { n in json.withCString { j in _qtbus_dispatch_json(raw, n, j) } }
-        if let error = QTBusError(status: status) { throw error }
+        if let error = QTBusError(status: status, since: before) { throw error }
         return Int(status)
     }
 }

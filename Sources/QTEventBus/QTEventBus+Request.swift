@@ -131,10 +131,11 @@ extension QTEventBus {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard collector.install(continuation) else { return }  // cancelled meanwhile
+                let before = QTBusError.failuresSoFar
                 let status = send({ collector.add($0) }, { collector.finish(.completed) })
-                if status < 0 {
+                if let error = QTBusError(status: Int32(clamping: status), since: before) {
                     // A failed request took nothing: its completion will not run.
-                    collector.finish(.failed(QTBusError(status: Int32(status)) ?? .other(Int32(status))))
+                    collector.finish(.failed(error))
                 } else if let timeout {
                     let (seconds, attoseconds) = timeout.components
                     let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000

@@ -110,9 +110,10 @@ private func _qtSourceCreate(_ bus: QTEventBus, _ cName: UnsafePointer<CChar>, _
                              _ stop: (@Sendable () -> Void)?) throws(QTBusError) -> UInt64 {
     let userdata = Unmanaged.passRetained(_QTSourceBody(bus: bus, start: start, stop: stop)).toOpaque()
     var source = qtbus_source(id: 0)
+    let before = QTBusError.failuresSoFar
     let status = _qtbus_source_create(bus.raw, cName, autoconnect ? UInt32(QTBUS_SOURCE_AUTOCONNECT) : 0,
                                       _qtSourceStart, _qtSourceStop, userdata, _qtSourceRelease, &source)
-    if let error = QTBusError(status: status) {
+    if let error = QTBusError(status: status, since: before) {
         Unmanaged<_QTSourceBody>.fromOpaque(userdata).release()
         throw error
     }

@@ -87,13 +87,14 @@ extension QTEventBus {
     public func setTraceHook(_ kinds: QTTraceKinds = .all,
                              _ hook: @escaping @Sendable (QTTraceRecord) -> Void) throws(QTBusError) {
         let box = Unmanaged.passRetained(_TraceBox(hook)).toOpaque()
+        let before = QTBusError.failuresSoFar
         let status = _qtbus_trace_set(raw, kinds.rawValue, { record, userdata in
             let box = Unmanaged<_TraceBox>.fromOpaque(userdata.unsafelyUnwrapped).takeUnretainedValue()
             box.hook(QTTraceRecord(record.unsafelyUnwrapped.pointee))
         }, box, { userdata in
             Unmanaged<_TraceBox>.fromOpaque(userdata.unsafelyUnwrapped).release()
         })
-        if let error = QTBusError(status: status) {
+        if let error = QTBusError(status: status, since: before) {
             Unmanaged<_TraceBox>.fromOpaque(box).release()
             throw error
         }

@@ -1,6 +1,7 @@
 // QTBusError against qtbus.h's status table: every code the header defines has its own
-// case, round-trips through rawValue, and says what qtbus_strerror says; the library's
-// type names are the header's.
+// case, round-trips through rawValue, and says what qtbus_strerror says; a thrown error
+// carries qtbus_errmsg()'s text; matching goes by the code; the library's type names
+// are the header's.
 import CQtbusShims
 import QTBusEngine
 import QTEventBus
@@ -15,7 +16,7 @@ extension QTBusTests {
             var cases: [QTBusError] = []
             for status in stride(from: Int32(-1), through: first, by: -1) {
                 guard let error = QTBusError(status: status) else { Issue.record("no error for \(status)"); return }
-                if case .other = error { Issue.record("status \(status) of qtbus.h has no case of its own") }
+                if case .other = error.code { Issue.record("status \(status) of qtbus.h has no case of its own") }
                 #expect(error.rawValue == status)
                 #expect(error.description == String(cString: _qtbus_strerror(status)))
                 #expect(!cases.contains(error), "status \(status) shares the case \(error)")
@@ -26,6 +27,55 @@ extension QTBusTests {
             #expect(QTBusError(status: -100)?.rawValue == -100)
             #expect(QTBusError(status: 0) == nil)
             #expect(QTBusError(status: 3) == nil)
+        }
+
+        @Test func aThrownErrorSaysWhyAsQtbusErrmsgDoes() throws {
+            let bus = QTEventBus()
+            do {
+                _ = try bus.dispatchJSON(name: "Config", json: "{\"a\":")
+                Issue.record("invalid JSON was dispatched")
+            } catch {
+                #expect(error.code == .invalidJSON)
+                #expect(error.message.hasPrefix("qtbus_dispatch_json: the text is not JSON"), "\(error.message)")
+                #expect(error.description == error.message)
+            }
+            do {
+                _ = try QTCommand<String, String>(bus: bus, name: "") { _, execution in _ = execution.finish() }
+                Issue.record("a command with an empty name was made")
+            } catch {
+                #expect(error == .invalidArgument)
+                #expect(error.message == "qtbus_command_create: the name \"\" is empty", "\(error.message)")
+            }
+            // Each error has its own call's text, not the thread's previous one.
+            let command = try QTCommand<String, String>(bus: bus, name: "Once") { _, execution in _ = execution.finish() }
+            command.dispose()
+            do {
+                try command.start("x")
+                Issue.record("a disposed command started")
+            } catch {
+                #expect(error == .stale)
+                #expect(!error.message.contains("qtbus_command_create"), "\(error.message)")
+            }
+            #expect(QTBusError(status: QTBUS_ESTALE.rawValue)?.message == "", "made by hand: no text")
+        }
+
+        @Test func matchingGoesByTheCode() {
+            let described = QTBusError(.busy, message: "qtbus_command_execute: the command is executing")
+            #expect(described == .busy)
+            #expect(described.hashValue == QTBusError.busy.hashValue)
+            #expect(described.description == "qtbus_command_execute: the command is executing")
+            #expect(QTBusError.busy.description == String(cString: _qtbus_strerror(QTBUS_EBUSY.rawValue)))
+            let error: any Error = described
+            switch error {
+            case QTBusError.stale: Issue.record("busy matched stale")
+            case QTBusError.busy: break
+            default: Issue.record("busy did not match")
+            }
+            switch described.code {
+            case .invalidArgument, .stale, .invalidJSON, .outOfMemory, .closed, .other: Issue.record("not busy")
+            case .busy: break
+            }
+            #expect(QTBusError.other(-99).rawValue == -99 && QTBusError.other(-99) != .busy)
         }
 
         @Test func typeNamesAreTheHeaders() {
