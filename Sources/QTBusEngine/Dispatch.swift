@@ -92,7 +92,7 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
     if hasOwned, let type {
         sweepOwners(type, specific, start << 16 | ListNode.indexMask, stopped: event.stopped)
     }
-    if qtshim_probe_dispatch_enabled() { qtshim_probe_dispatch(bus, event.type.bytes, event.subtype?.bytes, count) }
+    if qtshim_probe_dispatch_enabled() { probeDispatch(bus, event.type.bytes, event.subtype?.bytes, count) }
     // Before the event is let go: the record shows its names.
     if let since { emitDispatch(bus, event.type.bytes, event.subtype?.bytes, reached: count, since: since) }
     if count == 0 && qtshim_atomic_load_u64(bus.field(\.noSubscriberListeners)) != 0
@@ -102,6 +102,14 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
     }
     event.finish()
     return count
+}
+
+/// The `dispatch` USDT probe (qtbus_probes.h), when a tracer is attached: one site,
+/// however many times the dispatch is inlined.
+@inline(never)
+func probeDispatch(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafePointer<CChar>, _ subtype: UnsafePointer<CChar>?,
+                   _ reached: Int32) {
+    qtshim_probe_dispatch(bus, type, subtype, reached)
 }
 
 /// The `deliver` USDT probe (qtbus_probes.h), when a tracer is attached.

@@ -70,25 +70,35 @@ private let afterGracePeriod: Finalizer = { raw in
     submit(queue, context: raw) { finalize($0!.assumingMemoryBound(to: Subscription.self)) }
 }
 
-/// Releases the userdata and gives the record back.
+/// Releases the userdata and gives the record back; then the RELEASE record, if its
+/// bus's hook wanted one at unlink.
 private func finalize(_ sub: UnsafeMutablePointer<Subscription>) {
     if Subscription.keptReleaseTracer(sub) { return finalizeTraced(sub) }
+    releaseRecord(sub)
+}
+
+@inline(never)
+private func finalizeTraced(_ sub: UnsafeMutablePointer<Subscription>) {
+    let kept = Subscription.releaseTracer(sub)
+    releaseRecord(sub)
+    emitRelease(kept)
+}
+
+/// The `release` USDT probe, when a tracer is attached: one site for both callers of
+/// `releaseRecord`.
+@inline(never)
+private func probeRelease(_ userdata: UnsafeMutableRawPointer?) { qtshim_probe_release(userdata) }
+
+@inline(__always)
+private func releaseRecord(_ sub: UnsafeMutablePointer<Subscription>) {
     let release = sub.pointee.release
     let userdata = sub.pointee.userdata
     sub.pointee.release = nil  // cleared before the call: it can never run twice
     if let extra = sub.pointee.extra { SubscriptionExtra.free(extra) }
     withRegistry { state in state.pool.give(sub) }
     qtshim_tsan_before_release_hooks()
-    if qtshim_probe_release_enabled() { qtshim_probe_release(userdata) }
+    if qtshim_probe_release_enabled() { probeRelease(userdata) }
     release?(userdata)
-}
-
-/// `finalize`, then the RELEASE record its bus's hook wanted at unlink.
-@inline(never)
-private func finalizeTraced(_ sub: UnsafeMutablePointer<Subscription>) {
-    let kept = Subscription.takeReleaseTracer(sub)
-    finalize(sub)
-    emitRelease(kept)
 }
 
 /// qtbus_token_dispose.
@@ -135,8 +145,10 @@ func disposeBag(_ bagID: UInt64) -> Int32 {
         for i in 0..<bag.pointee.tokens.count {
             guard let sub = state.pool.lookup(bag.pointee.tokens[i]) else { continue }
             // Out of the bag first: a fired ONCE subscription is unlinked by its
-            // dispatcher later, and must not find this bag's slot then.
-            sub.pointee.bagOrFreeLink = 0
+            // dispatcher later, and must not find this bag's slot then.  One already
+            // unlinked (its token resolves until its release) is not touched: its
+            // release reads the field unlocked (Trace.swift, `keepReleaseTracer`).
+            if sub.pointee.bagOrFreeLink == UInt32(truncatingIfNeeded: bagID) + 1 { sub.pointee.bagOrFreeLink = 0 }
             if SubState.claimForDispose(sub) { unlink(&state, sub, &after, .bag) }
         }
         return bag

@@ -336,8 +336,9 @@ func traceUnlink(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutabl
 /// A retired subscription's RELEASE record: its hook and token, kept from unlink to
 /// release in two fields nothing else uses meanwhile.
 extension Subscription {
-    /// Set (1) while a hook is kept; 0 after unlink otherwise (`unlinkFromBag`).
-    private static let keptMark: UInt32 = 1
+    /// Set while a hook is kept; 0 after unlink otherwise (`unlinkFromBag`).  Never a
+    /// bag slot + 1 (a bag's dispose skips records that are not in it).
+    private static let keptMark = UInt32.max
 
     /// Keeps a reference to the bus's hook when it takes RELEASE records and there is a
     /// release to report: in the inline node's `prev` (nothing reads it once the node is
@@ -357,9 +358,9 @@ extension Subscription {
         sub.pointee.bagOrFreeLink == keptMark
     }
 
-    /// The hook `keepReleaseTracer` kept, with the subscription's token; once.
-    static func takeReleaseTracer(_ sub: UnsafeMutablePointer<Subscription>) -> (hook: UnsafeMutablePointer<TraceHook>, token: UInt64) {
-        sub.pointee.bagOrFreeLink = 0
+    /// The hook `keepReleaseTracer` kept, with the subscription's token.  Read, not
+    /// cleared: only the record's return to the pool, under the lock, writes the field.
+    static func releaseTracer(_ sub: UnsafeMutablePointer<Subscription>) -> (hook: UnsafeMutablePointer<TraceHook>, token: UInt64) {
         let hook = UnsafeMutableRawPointer(sub.pointee.node.prev!).assumingMemoryBound(to: TraceHook.self)
         return (hook, SubscriptionPool.token(sub))
     }
