@@ -50,6 +50,25 @@ private func scannedName(_ text: UnsafePointer<CChar>?, _ role: NameRole) -> CNa
 
 // MARK: - Why the last call failed
 
+/// `reported`, for a call naming `bus`: a failure is also a MISUSE record for the bus's
+/// trace hook (Trace.swift).
+@inline(__always)
+func reported(_ function: StaticString, on bus: OpaquePointer?, _ status: Int32) -> Int32 {
+    if status < 0 { failed(function, on: bus, status) }
+    return status
+}
+
+@inline(__always)
+func reported(_ function: StaticString, on bus: UnsafeMutablePointer<Bus>, _ status: Int32) -> Int32 {
+    reported(function, on: OpaquePointer(bus), status)
+}
+
+@inline(never)
+func failed(_ function: StaticString, on bus: OpaquePointer?, _ status: Int32) {
+    qtshim_failed(cText(function), status)
+    traceMisuse(bus, cText(function), status)
+}
+
 @_cdecl("qtbus_errmsg")
 @usableFromInline package func _qtbus_errmsg() -> UnsafePointer<CChar> {
     qtshim_errmsg()

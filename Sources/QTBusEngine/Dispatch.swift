@@ -104,20 +104,6 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
     return count
 }
 
-/// The `dispatch` USDT probe (qtbus_probes.h), when a tracer is attached: one site,
-/// however many times the dispatch is inlined.
-@inline(never)
-func probeDispatch(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafePointer<CChar>, _ subtype: UnsafePointer<CChar>?,
-                   _ reached: Int32) {
-    qtshim_probe_dispatch(bus, type, subtype, reached)
-}
-
-/// The `deliver` USDT probe (qtbus_probes.h), when a tracer is attached.
-@inline(never)
-func probeDeliver(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafePointer<CChar>, queued: Bool) {
-    qtshim_probe_deliver(type, SubscriptionPool.token(sub), queued ? 1 : 0)
-}
-
 /// Re-dispatches an event nobody received as QTNoSubscriberEvent (subtype: its type),
 /// handing the object over.
 private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) {

@@ -1,8 +1,9 @@
 // Why a call failed, for qtbus_errmsg() and QTBUS_DEBUG=misuse (CQtbusShims' misuse.c).
 //
 // The engine code that finds the reason records it with the status it returns; the C
-// boundary adds the function's name when its call returns that status (`reported`),
-// and, for a call naming a bus, sends the bus's trace hook a MISUSE record.
+// boundary adds the function's name when its call returns that status (`reported`;
+// for a call naming a bus, CBoundary's `reported(_:on:_:)` also sends the bus's trace
+// hook a MISUSE record).
 // Nothing here allocates: the texts are static, the names the caller's.
 import CQtbusShims
 import Glibc
@@ -83,23 +84,4 @@ func reported(_ function: StaticString, _ status: Int32) -> Int32 {
 @inline(never)
 func failed(_ function: StaticString, _ status: Int32) {
     qtshim_failed(cText(function), status)
-}
-
-/// `reported`, for a call naming `bus`: a failure is also a MISUSE record for the bus's
-/// trace hook (Trace.swift).
-@inline(__always)
-func reported(_ function: StaticString, on bus: OpaquePointer?, _ status: Int32) -> Int32 {
-    if status < 0 { failed(function, on: bus, status) }
-    return status
-}
-
-@inline(__always)
-func reported(_ function: StaticString, on bus: UnsafeMutablePointer<Bus>, _ status: Int32) -> Int32 {
-    reported(function, on: OpaquePointer(bus), status)
-}
-
-@inline(never)
-func failed(_ function: StaticString, on bus: OpaquePointer?, _ status: Int32) {
-    qtshim_failed(cText(function), status)
-    traceMisuse(bus, cText(function), status)
 }

@@ -1,5 +1,5 @@
-// Trace hooks (qtbus_trace_set): a bus's hook, the records it gets, and how a hook is
-// replaced while other threads call it.
+// What a tracer sees: trace hooks (qtbus_trace_set: a bus's hook, the records it gets,
+// and how a hook is replaced while other threads call it), and the USDT probe sites.
 //
 // Zero cost when off: the kinds of a bus's hook sit in `Bus.flags` beside the closed
 // bit, so the one test a dispatch makes of that word (`flags != 0`) sends it to the
@@ -153,6 +153,22 @@ private func unrefHook(_ hook: UnsafeMutablePointer<TraceHook>) {
     qtshim_tsan_acquire(hook)
     hook.deinitialize(count: 1)
     free(hook)
+}
+
+// MARK: - USDT probe sites (qtbus_probes.h), out of line: one site each
+
+/// The `dispatch` USDT probe (qtbus_probes.h), when a tracer is attached: one site,
+/// however many times the dispatch is inlined.
+@inline(never)
+func probeDispatch(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafePointer<CChar>, _ subtype: UnsafePointer<CChar>?,
+                   _ reached: Int32) {
+    qtshim_probe_dispatch(bus, type, subtype, reached)
+}
+
+/// The `deliver` USDT probe (qtbus_probes.h), when a tracer is attached.
+@inline(never)
+func probeDeliver(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafePointer<CChar>, queued: Bool) {
+    qtshim_probe_deliver(type, SubscriptionPool.token(sub), queued ? 1 : 0)
 }
 
 // MARK: - Calling
