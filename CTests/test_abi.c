@@ -70,6 +70,11 @@ int main(void)
     int (*p_qtbus_request)(qtbus_bus *, const qtbus_event_desc *, qtbus_reply_handler, void *, qtbus_release) =
         qtbus_request;
     int (*p_qtbus_event_reply)(const qtbus_event *, const void *, size_t) = qtbus_event_reply;
+    int (*p_qtbus_event_defer)(const qtbus_event *, qtbus_deferred *) = qtbus_event_defer;
+    int (*p_qtbus_deferred_reply)(qtbus_deferred, const void *, size_t) = qtbus_deferred_reply;
+    int (*p_qtbus_deferred_finish)(qtbus_deferred) = qtbus_deferred_finish;
+    uint32_t (*p_qtbus_event_flags)(const qtbus_event *) = qtbus_event_flags;
+    int (*p_qtbus_report)(qtbus_bus *, const char *, int, const char *) = qtbus_report;
     /* Commands */
     int (*p_qtbus_command_create)(qtbus_bus *, const char *, uint32_t, qtbus_execute_fn, void *, qtbus_release,
                                   qtbus_command *) = qtbus_command_create;
@@ -124,10 +129,13 @@ int main(void)
         FN(qtbus_signal_define),    FN(qtbus_signal_connect),
         FN(qtbus_signal_emit),      FN(qtbus_signal_emitv),
         FN(qtbus_signal_requestv),  FN(qtbus_event_args),
+        FN(qtbus_report),           FN(qtbus_event_flags),
+        FN(qtbus_event_defer),      FN(qtbus_deferred_reply),
+        FN(qtbus_deferred_finish),
     };
     const int count = (int)(sizeof fns / sizeof fns[0]);
-    /* 51 QTBUS_API functions in the header (scripts/check-exports.sh counts them from the text). */
-    CHECK_EQ_INT(count, 51);
+    /* 56 QTBUS_API functions in the header (scripts/check-exports.sh counts them from the text). */
+    CHECK_EQ_INT(count, 56);
     for (int i = 0; i < count; i++) {
         CHECK_MSG(fns[i].address != NULL, "%s has no address", fns[i].name);
         for (int j = 0; j < i; j++)
@@ -148,6 +156,7 @@ int main(void)
     CHECK_EQ_INT(_Generic((qtbus_source){0}, qtbus_token: 1, default: 0), 0);
     _Static_assert(sizeof(qtbus_token) == 8, "token is 64 bits");
     _Static_assert(sizeof(qtbus_bag) == 8, "bag is 64 bits");
+    _Static_assert(sizeof(qtbus_deferred) == 8, "deferred reply is 64 bits");
     _Static_assert(sizeof(qtbus_command) == 8, "command is 64 bits");
     _Static_assert(sizeof(qtbus_execution) == 8, "execution is 64 bits");
     _Static_assert(sizeof(qtbus_source) == 8, "source is 64 bits");

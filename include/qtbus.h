@@ -116,13 +116,14 @@ extern "C" {
     X(EJSON,   -3, "text is not valid JSON (RFC 8259)")                                \
     X(ENOMEM,  -4, "out of memory")                                                    \
     X(ECLOSED, -5, "the bus is being destroyed")                                       \
-    X(EBUSY,   -6, "the command is not enabled (executing or disabled)")
+    X(EBUSY,   -6, "the command is not enabled (executing or disabled)")              \
+    X(EIO,     -7, "connection or I/O failure (a server could not be reached)")
 
 typedef enum qtbus_status {
 #define QTBUS__STATUS_ENUM(name, value, text) QTBUS_##name = (value),
     QTBUS_STATUS_MAP(QTBUS__STATUS_ENUM)
 #undef QTBUS__STATUS_ENUM
-    QTBUS__STATUS_LAST = -7
+    QTBUS__STATUS_LAST = -8
 } qtbus_status;
 
 /* Static English text for any int (unknown values included); never NULL. */
@@ -410,6 +411,15 @@ typedef void (*qtbus_trace_fn)(const qtbus_trace_record *record, void *userdata)
 QTBUS_API int qtbus_trace_set(qtbus_bus *bus, uint32_t kinds, qtbus_trace_fn fn, void *userdata,
                               qtbus_release release);
 
+/* For libraries built on qtbus (libqtbus-nats, qtbus_nats.h): reports a failure of
+ * one of their calls as qtbus reports its own.  qtbus_errmsg() on this thread becomes
+ * "function: reason" (reason NULL: qtbus_strerror(status)), QTBUS_DEBUG=misuse prints
+ * it, and, when bus is not NULL, the bus's trace hook gets a MISUSE record (unless
+ * this runs inside that hook).  `function` and `reason` are copied.  Returns `status`,
+ * so `return qtbus_report(bus, "mylib_open", QTBUS_EIO, why);` works; QTBUS_EINVAL,
+ * reported as this call's own failure, when function is NULL or status is not < 0. */
+QTBUS_API int qtbus_report(qtbus_bus *bus, const char *function, int status, const char *reason);
+
 /* Convenience: each is an expression whose value is the int status of a
  * qtbus_subscribe() on the shared bus, the token going into `bag`.
  *   QTBUS_SUB(bag, type, handler, userdata)        on the dispatching thread
@@ -429,6 +439,9 @@ QTBUS_API int qtbus_trace_set(qtbus_bus *bus, uint32_t kinds, qtbus_trace_fn fn,
 /* Keep this event as the last of its type and subtype for QTBUS_SUB_REPLAY
  * subscribers, until a newer one replaces it or qtbus_sticky_clear() drops it. */
 #define QTBUS_EVENT_STICKY (1u << 0)
+/* Never passed to a dispatch (QTBUS_EINVAL there): qtbus_event_flags() reports it for
+ * an event that is a request (qtbus_request), which its handlers may answer. */
+#define QTBUS_EVENT_REQUEST (1u << 1)
 
 /* The type of JSON events (their subtype is the JSON name, their data the text). */
 #define QTBUS_JSON_TYPE "QTJsonEvent"
@@ -504,6 +517,9 @@ QTBUS_API void       *qtbus_event_object(const qtbus_event *event);
  * QTBUS_SUB_REPLAY subscription (a replay reaches one subscription only, so there is
  * no later handler to spare), or a command's input or a reply. */
 QTBUS_API int         qtbus_event_stop(const qtbus_event *event);
+/* QTBUS_EVENT_STICKY when the event was dispatched sticky (its replays included),
+ * QTBUS_EVENT_REQUEST when it is a request; 0 for NULL and for a reply. */
+QTBUS_API uint32_t    qtbus_event_flags(const qtbus_event *event);
 
 /* ---------------------------------------------------------------------------------
  * Request and reply
@@ -548,6 +564,25 @@ QTBUS_API int qtbus_request(qtbus_bus *bus, const qtbus_event_desc *event,
  * per handler.  QTBUS_OK; QTBUS_EINVAL for NULL, an event that is not a request (plain
  * dispatch, reply, command input) or data NULL with size > 0. */
 QTBUS_API int qtbus_event_reply(const qtbus_event *event, const void *data, size_t size);
+
+/* Answering later.  A handler that cannot answer before it returns (it asked another
+ * thread, process or machine) defers: the request stays open, its completion waiting,
+ * until the deferred reply is finished; meanwhile qtbus_deferred_reply() answers it
+ * from any thread, as qtbus_event_reply() would (on_reply runs at once, on that
+ * thread, with the request's type and subtype).  A deferred reply that is never
+ * finished keeps its request from completing: finish each one exactly once. */
+typedef struct { uint64_t id; } qtbus_deferred;
+
+/* From inside a handler of a request.  QTBUS_OK and *out set; QTBUS_EINVAL for NULL or
+ * an event that is not a request, QTBUS_ENOMEM.  On failure *out (nullable) is {0}. */
+QTBUS_API int qtbus_event_defer(const qtbus_event *event, qtbus_deferred *out);
+/* QTBUS_OK; QTBUS_ESTALE when finished or never made; QTBUS_EINVAL for data NULL with
+ * size > 0. */
+QTBUS_API int qtbus_deferred_reply(qtbus_deferred deferred, const void *data, size_t size);
+/* Ends it: when it was the last thing the request waited for, the completion
+ * (release(userdata)) runs now, on this thread.  QTBUS_OK; QTBUS_ESTALE when already
+ * finished or never made. */
+QTBUS_API int qtbus_deferred_finish(qtbus_deferred deferred);
 
 /* ---------------------------------------------------------------------------------
  * Typed signals

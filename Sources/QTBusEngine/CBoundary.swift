@@ -69,6 +69,20 @@ func failed(_ function: StaticString, on bus: OpaquePointer?, _ status: Int32) {
     traceMisuse(bus, cText(function), status)
 }
 
+@_cdecl("qtbus_report")
+@usableFromInline package func _qtbus_report(_ bus: OpaquePointer?, _ function: UnsafePointer<CChar>?, _ status: Int32,
+                                             _ reason: UnsafePointer<CChar>?) -> Int32 {
+    guard let function else { return reported("qtbus_report", on: bus, failNull("the function name is NULL")) }
+    guard status < 0 else {
+        return reported("qtbus_report", on: bus, fail(QTBUS_EINVAL, "the status %llu is not a failure (< 0)",
+                                                      value: UInt64(status)))
+    }
+    if let reason { qtshim_fail_reason(status, reason) }
+    qtshim_failed(function, status)
+    traceMisuse(bus, function, status)
+    return status
+}
+
 @_cdecl("qtbus_errmsg")
 @usableFromInline package func _qtbus_errmsg() -> UnsafePointer<CChar> {
     qtshim_errmsg()
@@ -423,6 +437,12 @@ private func view(_ event: OpaquePointer?) -> UnsafeMutablePointer<EventView>? {
     return QTBUS_OK.rawValue
 }
 
+@_cdecl("qtbus_event_flags")
+@usableFromInline package func _qtbus_event_flags(_ event: OpaquePointer?) -> UInt32 {
+    guard let v = view(event) else { return 0 }
+    return (v.pointee.sticky ? stickyFlag : 0) | (v.pointee.request != nil ? requestFlag : 0)
+}
+
 // MARK: - Request and reply
 
 @_cdecl("qtbus_request")
@@ -441,6 +461,27 @@ private func view(_ event: OpaquePointer?) -> UnsafeMutablePointer<EventView>? {
 @usableFromInline package func _qtbus_event_reply(_ event: OpaquePointer?, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
     guard let v = view(event) else { return reported("qtbus_event_reply", failNull("the event is NULL")) }
     return reported("qtbus_event_reply", replyTo(v, data, size))
+}
+
+@_cdecl("qtbus_event_defer")
+@usableFromInline package func _qtbus_event_defer(_ event: OpaquePointer?, _ out: UnsafeMutablePointer<qtbus_deferred>?) -> Int32 {
+    out?.pointee = qtbus_deferred(id: 0)
+    guard let v = view(event) else { return reported("qtbus_event_defer", failNull("the event is NULL")) }
+    guard let out else { return reported("qtbus_event_defer", failNull("out is NULL")) }
+    var id: UInt64 = 0
+    let status = deferReply(v, &id)
+    out.pointee = qtbus_deferred(id: id)
+    return reported("qtbus_event_defer", status)
+}
+
+@_cdecl("qtbus_deferred_reply")
+@usableFromInline package func _qtbus_deferred_reply(_ deferred: qtbus_deferred, _ data: UnsafeRawPointer?, _ size: Int) -> Int32 {
+    reported("qtbus_deferred_reply", deferredReply(deferred.id, data, size))
+}
+
+@_cdecl("qtbus_deferred_finish")
+@usableFromInline package func _qtbus_deferred_finish(_ deferred: qtbus_deferred) -> Int32 {
+    reported("qtbus_deferred_finish", finishDeferred(deferred.id))
 }
 
 // MARK: - Commands

@@ -13,6 +13,8 @@ import CQtbusShims
 import Glibc
 
 let stickyFlag = UInt32(QTBUS_EVENT_STICKY)
+/// Only reported (qtbus_event_flags); a dispatch refuses it as an unknown flag.
+let requestFlag = UInt32(QTBUS_EVENT_REQUEST)
 
 /// Dispatches `event` on `bus`.  The caller is inside an epoch and has checked the
 /// flags and the data/size pair.  On success (>= 0) the event's object or payload
@@ -141,6 +143,7 @@ private func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ 
     var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
                          object: event.object)
     view.request = event.request
+    if let p = event.payload, p.pointee.sticky { view.sticky = true }
     var count: Int32 = 0
     // The largest `order` a node may have to receive this dispatch (see ListNode.order).
     let last = start << 16 | ListNode.indexMask

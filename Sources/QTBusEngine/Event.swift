@@ -15,6 +15,8 @@ struct EventView {
     var stopped = false
     /// Delivered after its dispatch returned (queue, replay): it cannot be stopped.
     var queued = false
+    /// Dispatched with QTBUS_EVENT_STICKY (qtbus_event_flags).
+    var sticky = false
     /// Set when the event is a request (qtbus_request): handlers may reply to it.
     var request: UnsafeMutablePointer<Request>? = nil
 
@@ -31,6 +33,7 @@ struct EventView {
         self.init(type: p.type, subtype: p.subtype, data: p.data, size: p.pointee.size,
                   object: p.pointee.object)
         self.queued = queued
+        self.sticky = p.pointee.sticky
         self.request = p.pointee.request
     }
 }

@@ -30,6 +30,9 @@ struct Payload {
     let subtypeLength: UInt8
     /// Written with `carried` by the delivery that set `carrying`.
     var carriedOnce = false
+    /// The payload of a sticky dispatch (set under the registry lock when it is kept,
+    /// before any delivery of it).
+    var sticky = false
     /// Atomic: 1 once a queued delivery rides in this payload (see `enqueueDelivery`).
     var carrying: UInt32 = 0
     /// Initialized by the delivery that set `carrying` (raw storage until then).

@@ -28,6 +28,8 @@ struct RegistryState {
     /// Execution id -> its command.
     var executions = HandleTable<UnsafeMutablePointer<Command>>()
     var sources = HandleTable<UnsafeMutablePointer<SharedSource>>()
+    /// Deferred replies (qtbus_event_defer) by id.
+    var deferred = HandleTable<UnsafeMutablePointer<DeferredReply>>()
     /// The buses whose trace hook takes MISUSE records (Trace.swift).
     var misuseHooks = Vector<MisuseHook>()
 }

@@ -1,5 +1,6 @@
 // A request's record: the sender's reply callback and completion, and the reference
-// count that times the completion (Requests.swift).
+// count that times the completion (Requests.swift); and a deferred reply, which holds
+// one of those references until it is finished.
 import CQtbusShims
 import Glibc
 
@@ -34,5 +35,51 @@ extension UnsafeMutablePointer where Pointee == Request {
         deinitialize(count: 1)
         free(self)
         complete?(userdata)
+    }
+}
+
+/// A handler's promise to answer later (qtbus_event_defer): one reference to its
+/// request, and the request's names for the replies it sends.  Its own count: the
+/// handle table's reference, and one per reply under way on another thread, so
+/// finishing while a reply runs frees it only after that reply.
+struct DeferredReply {
+    var refs: UInt64 = 1
+    let request: UnsafeMutablePointer<Request>
+    /// Both copied, NUL-terminated, in the same allocation after this struct.
+    let type: UnsafePointer<CChar>
+    let subtype: UnsafePointer<CChar>?
+}
+
+/// nil when out of memory; takes a reference to `request` on success.
+func makeDeferredReply(_ request: UnsafeMutablePointer<Request>, type: UnsafePointer<CChar>,
+                       subtype: UnsafePointer<CChar>?) -> UnsafeMutablePointer<DeferredReply>? {
+    let typeSize = strlen(type) + 1
+    let subtypeSize = subtype.map { strlen($0) + 1 } ?? 0
+    guard let raw = malloc(MemoryLayout<DeferredReply>.stride + typeSize + subtypeSize) else { return nil }
+    let names = (raw + MemoryLayout<DeferredReply>.stride).assumingMemoryBound(to: CChar.self)
+    memcpy(names, type, typeSize)
+    if let subtype { memcpy(names + typeSize, subtype, subtypeSize) }
+    let d = raw.assumingMemoryBound(to: DeferredReply.self)
+    request.retain()
+    d.initialize(to: DeferredReply(request: request, type: UnsafePointer(names),
+                                   subtype: subtype == nil ? nil : UnsafePointer(names + typeSize)))
+    return d
+}
+
+extension UnsafeMutablePointer where Pointee == DeferredReply {
+    @inline(__always)
+    func retain() {
+        _ = qtshim_atomic_fetch_add_u64(field(\.refs), 1)
+    }
+
+    /// Drops a reference; the last one drops the request's (which may complete it).
+    func release() {
+        qtshim_tsan_release(self)
+        guard qtshim_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
+        qtshim_tsan_acquire(self)
+        let request = pointee.request
+        deinitialize(count: 1)
+        free(self)
+        request.release()
     }
 }

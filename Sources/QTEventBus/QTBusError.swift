@@ -30,6 +30,8 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
         case closed
         /// `QTBUS_EBUSY`: a command is not enabled.
         case busy
+        /// `QTBUS_EIO`: a connection or I/O failure (a server could not be reached).
+        case io
         /// A status this version does not know.
         case other(Int32)
 
@@ -43,6 +45,7 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
             case QTBUS_ENOMEM.rawValue: self = .outOfMemory
             case QTBUS_ECLOSED.rawValue: self = .closed
             case QTBUS_EBUSY.rawValue: self = .busy
+            case QTBUS_EIO.rawValue: self = .io
             default: self = .other(status)
             }
         }
@@ -56,6 +59,7 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
             case .outOfMemory: return QTBUS_ENOMEM.rawValue
             case .closed: return QTBUS_ECLOSED.rawValue
             case .busy: return QTBUS_EBUSY.rawValue
+            case .io: return QTBUS_EIO.rawValue
             case .other(let status): return status
             }
         }
@@ -94,6 +98,7 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let outOfMemory = QTBusError(.outOfMemory)
     public static let closed = QTBusError(.closed)
     public static let busy = QTBusError(.busy)
+    public static let io = QTBusError(.io)
     /// A status this version does not know.
     public static func other(_ status: Int32) -> QTBusError { QTBusError(.other(status)) }
 
