@@ -61,3 +61,31 @@ install(FILES
     ${PROJECT_BINARY_DIR}/qtbusConfigVersion.cmake
   DESTINATION ${QTBUS_CMAKE_DIR}
   COMPONENT Development)
+
+# libqtbus-nats (cmake/qtbus_nats.cmake), when built: component Nats, everything of it
+# (the library, qtbus_nats.h, qtbus-nats.pc, find_package(qtbus COMPONENTS nats) ->
+# qtbus::nats).
+if(QTBUS_NATS_BUILT)
+  install(TARGETS qtbus_nats EXPORT qtbusNatsTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    COMPONENT Nats)
+  install(FILES ${PROJECT_SOURCE_DIR}/include/qtbus_nats.h
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+    COMPONENT Nats)
+  install(CODE "
+    set(QTBUS_PC_TEMPLATE [[${PROJECT_SOURCE_DIR}/pkgconfig/qtbus-nats.pc.in]])
+    set(QTBUS_PC_STAGE [[${PROJECT_BINARY_DIR}/pkgconfig-install/qtbus-nats.pc]])
+    set(QTBUS_PC_LIBDIR [[${CMAKE_INSTALL_LIBDIR}]])
+    set(QTBUS_PC_INCLUDEDIR [[${CMAKE_INSTALL_INCLUDEDIR}]])
+    set(QTBUS_PC_DATADIR [[${CMAKE_INSTALL_DATADIR}]])
+    set(QTBUS_PC_VERSION [[${PROJECT_VERSION}]])
+    set(QTBUS_PC_DESCRIPTION [[qtbus buses joined across processes and machines through NATS]])
+    set(QTBUS_PC_REQUIRES_PRIVATE [[Requires.private: libnats]])
+    include([[${PROJECT_SOURCE_DIR}/cmake/qtbus_pc.cmake]])
+  " COMPONENT Nats)
+  install(EXPORT qtbusNatsTargets
+    NAMESPACE qtbus::
+    FILE qtbusNatsTargets.cmake
+    DESTINATION ${QTBUS_CMAKE_DIR}
+    COMPONENT Nats)
+endif()

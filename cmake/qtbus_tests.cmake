@@ -12,3 +12,10 @@ set_target_properties(qtbus_demo PROPERTIES OUTPUT_NAME qtbus-demo C_STANDARD 11
 target_link_libraries(qtbus_demo PRIVATE qtbus)
 add_test(NAME demo COMMAND qtbus_demo)
 set_tests_properties(demo PROPERTIES TIMEOUT 60)
+
+if(QTBUS_NATS_BUILT)
+  # libqtbus-nats exports exactly qtbus_nats.h's functions.
+  add_test(NAME nats-exports
+    COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-exports.sh
+            $<TARGET_FILE:qtbus_nats> ${PROJECT_SOURCE_DIR}/include/qtbus_nats.h)
+endif()

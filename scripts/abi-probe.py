@@ -36,12 +36,13 @@ def strip_comments(text):
 
 
 def declarations(text):
-    """(prototype without the trailing ';', name) of every QTBUS_API function."""
+    """(prototype without the trailing ';', name) of every QTBUS_API function (QTBUS_NATS_API
+    in qtbus_nats.h)."""
     # Join continued preprocessor lines away first: macros are not declarations.
     body = "\n".join(l for l in re.sub(r"\\\n", " ", text).split("\n")
                      if not l.lstrip().startswith("#"))
     out = []
-    for m in re.finditer(r"QTBUS_API\s+([^;{}]*?\b(qtbus_\w+)\s*\([^;{}]*?\))\s*;", body):
+    for m in re.finditer(r"QTBUS(?:_NATS)?_API\s+([^;{}]*?\b(qtbus_\w+)\s*\([^;{}]*?\))\s*;", body):
         out.append((" ".join(m.group(1).split()), m.group(2)))
     return out
 

@@ -3,6 +3,7 @@
 # QTBUS_API: none missing, nothing else (no Swift symbols, no runtime helpers, no
 # other qtbus_*).  The header is read by scripts/abi-probe.py, the parser the ABI check
 # uses too.  Used by scripts/check-library.sh (build tree) and CTests (installed library).
+# Also libqtbus-nats.so against qtbus_nats.h (QTBUS_NATS_API).
 # usage: scripts/check-exports.sh LIB HEADER
 set -euo pipefail
 export LC_ALL=C

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build and test scripts need and a fresh Debian/Ubuntu machine with
 # only swift, gcc, python3 and git lacks: cmake (>= 3.25), ninja, pkg-config, valgrind,
-# libc6-dbg, binutils, libffi-dev, systemtap-sdt-dev.  Installs nothing when everything is present; otherwise runs
+# libc6-dbg, binutils, libffi-dev, systemtap-sdt-dev, libnats-dev, nats-server.  Installs nothing when everything is present; otherwise runs
 # apt-get update once, then apt-get install -y (as root, or through sudo -n).
 set -euo pipefail
 
@@ -11,8 +11,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # valgrind glibc's symbols (readable stacks, and the frames scripts/valgrind.supp names);
 # libffi-dev for the typed signals (libffi.pc, ffi.h, and libffi_pic.a, linked into
 # libqtbus.so); systemtap-sdt-dev for the USDT probes (<sys/sdt.h>: macros only, no
-# library).
-apt_install deps cmake ninja-build pkg-config valgrind binutils libc6-dbg libffi-dev systemtap-sdt-dev
+# library); libnats-dev (nats.c) for libqtbus-nats, and nats-server, which its tests
+# start themselves.
+apt_install deps cmake ninja-build pkg-config valgrind binutils libc6-dbg libffi-dev systemtap-sdt-dev \
+  libnats-dev nats-server
 
 for tool in swift swiftc cc python3; do
   command -v "$tool" >/dev/null 2>&1 || { echo "deps: $tool not found on PATH" >&2; exit 1; }

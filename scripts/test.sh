@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command.  From any directory:  scripts/test.sh
 #
-#   1. builds and installs libqtbus (build/, _install/), as scripts/quickstart.sh does;
+#   1. builds and installs libqtbus and libqtbus-nats (build/, _install/), as
+#      scripts/quickstart.sh does;
 #   2. checks the library: exports == qtbus.h, no Foundation, NEEDED and RUNPATH, header
 #      hygiene, the demo (ctest in build/); and its ABI against the committed baseline
 #      (scripts/abi-check.sh, abidiff); its USDT probes, fired under gdb
@@ -9,7 +10,8 @@
 #   3. pkg-config consumers: examples/demo.c, messaging.c, signals.c, inspect.c and demo.cpp
 #      built with only `pkg-config --cflags --libs qtbus`, run without LD_LIBRARY_PATH;
 #   4. a CMake consumer: cmake/consumer-test, find_package(qtbus) -> qtbus::qtbus;
-#   5. the C tests (CTests/, against the installed library through pkg-config); the
+#   5. the C tests (CTests/, against the installed library through pkg-config; the NATS
+#      bridge's against nats-servers they start and stop themselves); the
 #      out-of-memory sweep (scripts/oom-sweep.sh warm: every run must be clean); the C++
 #      tests (CxxTests/, qtbus.hpp) built with g++ and with clang++;
 #   6. the installed files after --prefix, DESTDIR and a moved prefix; qtbus as a
@@ -39,7 +41,7 @@ export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PAT
 
 
 do_deps() { bash "$ROOT/scripts/deps.sh"; }
-do_build() { build_install "$BUILD" "$PREFIX" -DCMAKE_BUILD_TYPE=Release -DQTBUS_BUILD_TESTS=ON; }
+do_build() { build_install "$BUILD" "$PREFIX" -DCMAKE_BUILD_TYPE=Release -DQTBUS_BUILD_TESTS=ON -DQTBUS_NATS=ON; }
 do_abi_check() { bash "$ROOT/scripts/abi-check.sh" "$BUILD/libqtbus.so" "$ROOT/include/qtbus.h"; }
 do_library_checks() { env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD" --output-on-failure; }
 do_probes() { bash "$ROOT/scripts/probes-test.sh" "$PREFIX"; }
@@ -86,7 +88,7 @@ do_c_tests() {
   [ -f "$ROOT/CTests/CMakeLists.txt" ] || { echo "CTests/CMakeLists.txt not found"; return 1; }
   fresh_if_not_ninja "$BUILD/ctests"
   cmake -G Ninja -S "$ROOT/CTests" -B "$BUILD/ctests" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_PREFIX_PATH="$PREFIX"
+    -DCMAKE_PREFIX_PATH="$PREFIX" -DQTBUS_NATS_TESTS=ON
   cmake --build "$BUILD/ctests"
   env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/ctests" --output-on-failure
 }

@@ -1,0 +1,125 @@
+/*
+ * qtbus_nats.h -- libqtbus-nats: buses in several processes and machines joined
+ * through a NATS server (https://nats.io; Debian: nats-server, libnats-dev).
+ *
+ *     cc app.c $(pkg-config --cflags --libs qtbus-nats)
+ *
+ *     qtbus_nats *bridge;
+ *     qtbus_nats_options options = { .url = "nats://127.0.0.1:4222" };
+ *     if (qtbus_nats_connect(bus, &options, &bridge) != QTBUS_OK)
+ *         fprintf(stderr, "%s\n", qtbus_errmsg());     // which server, and why
+ *     qtbus_nats_export(bridge, "Order");   // local dispatches of Order are published
+ *     qtbus_nats_import(bridge, "Price");   // Price events from NATS are dispatched here
+ *     ...
+ *     qtbus_nats_close(bridge);             // before qtbus_bus_destroy(bus)
+ *
+ * WHAT CROSSES.  An event's type, subtype, data bytes and sticky flag.  Not its
+ * object (a pointer, meaningful in its own process only): an exported event with an
+ * object is published without it.
+ *
+ * SUBJECTS.  An event is published on  <prefix>.<kind>.<type>.<subtype>:
+ *   prefix   options->prefix, default "qtbus" (one or more tokens: "acme.prod");
+ *   kind     "e" an event, "k" a sticky ("kept") event;
+ *   type     the type name, encoded;
+ *   subtype  the subtype, encoded, or "_" when the event has none.
+ * Encoding: the bytes A-Z a-z 0-9 and '-' stand for themselves; every other byte (UTF-8
+ * bytes included) is '_' and two upper-case hex digits: "Order.created" is
+ * Order_2Ecreated, "Prix Δ" is Prix_20_CE_94.  It is one-to-one, so every valid qtbus
+ * name crosses and comes back as it was, and a lone "_" is never a name.  An import
+ * of a whole type subscribes to <prefix>.*.<type>.* (the server filters by type); an
+ * import of one subtype to <prefix>.*.<type>.<subtype> (the server filters by
+ * subtype).
+ *
+ * DELIVERY.  Core NATS: at most once, in order per publisher.  A published event
+ * reaches the processes whose bridge imports its type and is connected at that moment;
+ * while the connection is down, what is published is kept in nats.c's reconnect buffer
+ * (8 MiB) and sent on reconnect; when that is full, the publish fails and is reported
+ * (below).  Received events are dispatched on the bridge's own thread, one at a time,
+ * in the order they arrived: a slow handler delays later imported events, never
+ * nats.c's threads or the publisher.
+ *
+ * NO LOOPS.  The event a bridge dispatches from NATS is not published again by that
+ * bridge, even when its type is both exported and imported.  Events that a handler
+ * dispatches in reaction are new events and are published as usual.
+ *
+ * ERRORS.  Calls return qtbus statuses; qtbus_errmsg() says why (which server, what
+ * nats.c answered), QTBUS_DEBUG=misuse prints it.  Failures that happen away from a
+ * call (a publish from inside a dispatch, a received message that cannot be
+ * dispatched, the server's asynchronous errors) are reported the same way, as
+ * qtbus_report() does, with the function "qtbus_nats_export" / "qtbus_nats_import" /
+ * "qtbus_nats": on the thread where they happen, and to the bus's trace hook as
+ * MISUSE records.  Received messages are dropped, with such a report, when their
+ * subject is not one this encoding produces or when the bridge's backlog of received
+ * events holds more than QTBUS_NATS_MAX_PENDING events or QTBUS_NATS_MAX_PENDING_BYTES.
+ *
+ * THREADS.  Every function may be called from any thread.  A bridge must be closed
+ * before its bus is destroyed, and not used after it is closed.
+ */
+#ifndef QTBUS_NATS_H
+#define QTBUS_NATS_H
+
+#include <qtbus.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define QTBUS_NATS_API __attribute__((visibility("default")))
+#else
+#define QTBUS_NATS_API
+#endif
+
+/* Received events a bridge holds before its thread has dispatched them; beyond either
+ * bound, newly received ones are dropped and reported. */
+#define QTBUS_NATS_MAX_PENDING 65536
+#define QTBUS_NATS_MAX_PENDING_BYTES (64u * 1024 * 1024)
+
+typedef struct qtbus_nats qtbus_nats;
+
+typedef struct qtbus_nats_options {
+    const char *url;               /* "nats://127.0.0.1:4222"; a comma-separated list for a cluster */
+    const char *prefix;            /* subject prefix; NULL: "qtbus" */
+    int         jetstream;         /* sticky events kept in a JetStream stream (last per subject) */
+    int         request_timeout_ms;/* how long a bridged request collects remote replies; 0: 1000 */
+} qtbus_nats_options;
+
+/* Connects `bus` to the NATS server(s) at options->url.  On success *out is the bridge
+ * (exporting and importing nothing yet).  Returns QTBUS_OK; QTBUS_EINVAL (NULL bus,
+ * options, url or out, a prefix that is not a NATS subject without wildcards, a
+ * negative timeout); QTBUS_EIO when no server of the list could be reached
+ * (qtbus_errmsg() names the url and nats.c's reason); QTBUS_ENOMEM.  A failed connect
+ * leaves *out NULL. */
+QTBUS_NATS_API int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_nats **out);
+
+/* From now on, every local dispatch of `type` (any subtype) on the bridge's bus is
+ * published.  The bridge subscribes to `type` for this, at the highest priority (so
+ * qtbus_event_stop() in a local handler cannot keep an event from crossing): the
+ * subscription counts in what qtbus_dispatch() returns and in
+ * qtbus_subscriber_count(), and qtbus_bus_foreach() shows it.  Exporting a type twice
+ * is QTBUS_OK and changes nothing.  QTBUS_EINVAL (NULL, bad name), QTBUS_ECLOSED (the
+ * bus is being destroyed), QTBUS_ENOMEM. */
+QTBUS_NATS_API int qtbus_nats_export(qtbus_nats *bridge, const char *type);
+
+/* From now on, events of `type` (every subtype) published by other bridges with the
+ * same prefix are dispatched on the bridge's bus, on the bridge's thread.  Importing
+ * a type twice is QTBUS_OK and changes nothing.  QTBUS_EINVAL (NULL, bad name), QTBUS_EIO
+ * (the server refused the subscription), QTBUS_ENOMEM. */
+QTBUS_NATS_API int qtbus_nats_import(qtbus_nats *bridge, const char *type);
+
+/* As qtbus_nats_import(), for the events of `type` with this one `subtype`: the server
+ * sends no others.  A type imported whole already receives them. */
+QTBUS_NATS_API int qtbus_nats_import_subtype(qtbus_nats *bridge, const char *type, const char *subtype);
+
+/* Stops exporting and importing, waits until what was published has reached the
+ * server (at most 5 s) and until the bridge's thread has dispatched the events it had
+ * already received, then disconnects and frees the bridge.  Returns QTBUS_OK, or
+ * QTBUS_EIO when the flush did not complete (the bridge is closed and freed all the
+ * same; qtbus_errmsg() says why); QTBUS_EINVAL for NULL. */
+QTBUS_NATS_API int qtbus_nats_close(qtbus_nats *bridge);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QTBUS_NATS_H */

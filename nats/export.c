@@ -1,0 +1,90 @@
+/*
+ * Local dispatches -> NATS.  Each exported type is one subscription on the bus, at the
+ * highest priority so that no local handler can stop an event before it crosses; its
+ * handler publishes on the dispatching thread.  nats.c's publish only appends to the
+ * connection's buffer (its flusher thread writes it out), so a slow or absent remote
+ * costs the dispatch nothing beyond that copy.
+ */
+#include "bridge.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void publish(const qtbus_event *event, void *userdata)
+{
+    qtbus_nats *bridge = userdata;
+    if (qn_is_imported(bridge, event)) return;
+    char subject[QN_SUBJECT_MAX];
+    char kind = qtbus_event_flags(event) & QTBUS_EVENT_STICKY ? QN_KIND_KEPT : QN_KIND_EVENT;
+    qn_subject(subject, bridge->prefix, kind, qtbus_event_type(event), qtbus_event_subtype(event));
+    size_t size = 0;
+    const void *data = qtbus_event_data(event, &size);
+    natsStatus s = size > INT_MAX ? NATS_MAX_PAYLOAD
+                                  : natsConnection_Publish(bridge->conn, subject, data, (int)size);
+    if (s != NATS_OK) {
+        char what[QN_SUBJECT_MAX + 64];
+        snprintf(what, sizeof what, "%zu bytes on %.300s not published", size, subject);
+        qn_fail_nats(bridge, "qtbus_nats_export", s, what);
+    }
+}
+
+static void released(void *userdata)
+{
+    qtbus_nats *bridge = userdata;
+    pthread_mutex_lock(&bridge->lock);
+    if (--bridge->live_exports == 0) pthread_cond_broadcast(&bridge->settled);
+    pthread_mutex_unlock(&bridge->lock);
+}
+
+int qn_export(qtbus_nats *bridge, const char *type)
+{
+    pthread_mutex_lock(&bridge->lock);
+    for (qn_exported *e = bridge->exported; e; e = e->next) {
+        if (strcmp(e->type, type) == 0) {
+            pthread_mutex_unlock(&bridge->lock);
+            return QTBUS_OK;
+        }
+    }
+    size_t n = strlen(type) + 1;
+    qn_exported *e = malloc(sizeof *e + n);
+    if (!e) {
+        pthread_mutex_unlock(&bridge->lock);
+        return qtbus_report(bridge->bus, "qtbus_nats_export", QTBUS_ENOMEM, NULL);
+    }
+    memcpy(e->type, type, n);
+    qtbus_sub_options options = { .priority = INT_MAX };
+    int status = qtbus_subscribe(bridge->bus, type, &options, publish, bridge, released, &e->token);
+    if (status != QTBUS_OK) {
+        pthread_mutex_unlock(&bridge->lock);
+        free(e);
+        /* qtbus_errmsg() tells qtbus_subscribe's reason; say it is the export's. */
+        char why[400];
+        snprintf(why, sizeof why, "%s", qtbus_errmsg());
+        return qtbus_report(bridge->bus, "qtbus_nats_export", status, why);
+    }
+    e->next = bridge->exported;
+    bridge->exported = e;
+    bridge->live_exports++;
+    pthread_mutex_unlock(&bridge->lock);
+    return QTBUS_OK;
+}
+
+void qn_export_stop(qtbus_nats *bridge)
+{
+    pthread_mutex_lock(&bridge->lock);
+    qn_exported *e = bridge->exported;
+    bridge->exported = NULL;
+    pthread_mutex_unlock(&bridge->lock);
+    while (e) {
+        qn_exported *next = e->next;
+        qtbus_token_dispose(e->token);
+        free(e);
+        e = next;
+    }
+    /* A dispatch that found the subscription live may still be in publish(); its
+     * release runs once it has returned. */
+    pthread_mutex_lock(&bridge->lock);
+    while (bridge->live_exports > 0) pthread_cond_wait(&bridge->settled, &bridge->lock);
+    pthread_mutex_unlock(&bridge->lock);
+}

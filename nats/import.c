@@ -1,0 +1,202 @@
+/*
+ * NATS -> local dispatches.  nats.c calls on_message on its own delivery thread; that
+ * only appends the message to the bridge's queue, and the bridge's thread dispatches
+ * the queue in order.  So a slow handler delays later imported events but never
+ * nats.c (whose pending limits would otherwise drop messages as a slow consumer), and
+ * the bridge's own bounds make an overflow a reported drop rather than unbounded
+ * memory.
+ *
+ * No loops: while the thread dispatches an event, it notes (thread-locally) the type
+ * pointer it passed; the export handler of the same bridge, called inside that
+ * dispatch with that very pointer, does not publish it.  A handler dispatching a new
+ * event passes its own pointers, so its event is published.
+ */
+#include "bridge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static __thread const qtbus_nats *importing_bridge;
+static __thread const char *importing_type;
+
+bool qn_is_imported(const qtbus_nats *bridge, const qtbus_event *event)
+{
+    return importing_bridge == bridge && qtbus_event_type(event) == importing_type;
+}
+
+static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+    (void)nc;
+    (void)sub;
+    qtbus_nats *bridge = closure;
+    size_t bytes = (size_t)natsMsg_GetDataLength(msg);
+    qn_pending *p = malloc(sizeof *p);
+    pthread_mutex_lock(&bridge->lock);
+    bool full = bridge->pending_count >= QTBUS_NATS_MAX_PENDING
+             || bridge->pending_bytes + bytes > QTBUS_NATS_MAX_PENDING_BYTES;
+    if (p && !full && !bridge->closing) {
+        p->next = NULL;
+        p->msg = msg;
+        if (bridge->tail) bridge->tail->next = p; else bridge->head = p;
+        bridge->tail = p;
+        bridge->pending_count++;
+        bridge->pending_bytes += bytes;
+        pthread_cond_signal(&bridge->wake);
+        pthread_mutex_unlock(&bridge->lock);
+        return;
+    }
+    size_t count = bridge->pending_count;
+    bool closing = bridge->closing;
+    pthread_mutex_unlock(&bridge->lock);
+    if (!closing) {
+        qn_report(bridge, "qtbus_nats_import", p ? QTBUS_EIO : QTBUS_ENOMEM,
+                  p ? "dropped a %zu-byte event on %.300s: the bridge already holds %zu events not yet dispatched"
+                    : "dropped a %zu-byte event on %.300s: no memory to queue it (%zu waiting)",
+                  bytes, natsMsg_GetSubject(msg), count);
+    }
+    free(p);
+    natsMsg_Destroy(msg);
+}
+
+static void dispatch_message(qtbus_nats *bridge, natsMsg *msg)
+{
+    const char *subject = natsMsg_GetSubject(msg);
+    qn_parsed parsed;
+    const char *why = qn_parse(subject, bridge->prefix_len, &parsed);
+    if (why) {
+        qn_report(bridge, "qtbus_nats_import", QTBUS_EINVAL, "dropped a message on %.300s: its subject has %s",
+                  subject, why);
+        return;
+    }
+    qtbus_event_desc d = {
+        .type = parsed.type,
+        .subtype = parsed.has_subtype ? parsed.subtype : NULL,
+        .data = natsMsg_GetData(msg),
+        .size = (size_t)natsMsg_GetDataLength(msg),
+        .flags = parsed.kind == QN_KIND_KEPT ? QTBUS_EVENT_STICKY : 0,
+    };
+    if (d.size == 0) d.data = NULL;
+    importing_bridge = bridge;
+    importing_type = parsed.type;
+    int status = qtbus_dispatch(bridge->bus, &d);
+    importing_bridge = NULL;
+    importing_type = NULL;
+    if (status < 0) {
+        char why_dispatch[400];
+        snprintf(why_dispatch, sizeof why_dispatch, "dropped a message on %.200s: %s", subject, qtbus_errmsg());
+        qtbus_report(bridge->bus, "qtbus_nats_import", status, why_dispatch);
+    }
+}
+
+static void *thread_main(void *arg)
+{
+    qtbus_nats *bridge = arg;
+    pthread_mutex_lock(&bridge->lock);
+    for (;;) {
+        while (!bridge->head && !bridge->closing) pthread_cond_wait(&bridge->wake, &bridge->lock);
+        qn_pending *p = bridge->head;
+        if (!p) break;  /* closing, and nothing left */
+        bridge->head = p->next;
+        if (!bridge->head) bridge->tail = NULL;
+        bridge->pending_count--;
+        bridge->pending_bytes -= (size_t)natsMsg_GetDataLength(p->msg);
+        pthread_mutex_unlock(&bridge->lock);
+        dispatch_message(bridge, p->msg);
+        natsMsg_Destroy(p->msg);
+        free(p);
+        pthread_mutex_lock(&bridge->lock);
+    }
+    pthread_mutex_unlock(&bridge->lock);
+    nats_ReleaseThreadMemory();
+    return NULL;
+}
+
+int qn_import_start(qtbus_nats *bridge)
+{
+    if (pthread_create(&bridge->thread, NULL, thread_main, bridge) != 0) return QTBUS_ENOMEM;
+    bridge->thread_started = true;
+    return QTBUS_OK;
+}
+
+/* nats.c: the subscription is closed and its handler has returned for the last time. */
+static void on_complete(void *closure)
+{
+    qtbus_nats *bridge = closure;
+    pthread_mutex_lock(&bridge->lock);
+    bridge->live_imports--;
+    pthread_cond_broadcast(&bridge->settled);
+    pthread_mutex_unlock(&bridge->lock);
+}
+
+int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
+{
+    const char *fn = subtype ? "qtbus_nats_import_subtype" : "qtbus_nats_import";
+    char subject[QN_SUBJECT_MAX];
+    qn_import_subject(subject, bridge->prefix, type, subtype);
+    pthread_mutex_lock(&bridge->lock);
+    for (qn_imported *i = bridge->imported; i; i = i->next) {
+        if (strcmp(i->subject, subject) == 0) {
+            pthread_mutex_unlock(&bridge->lock);
+            return QTBUS_OK;
+        }
+    }
+    size_t n = strlen(subject) + 1;
+    qn_imported *i = malloc(sizeof *i + n);
+    if (!i) {
+        pthread_mutex_unlock(&bridge->lock);
+        return qtbus_report(bridge->bus, fn, QTBUS_ENOMEM, NULL);
+    }
+    memcpy(i->subject, subject, n);
+    natsStatus s = natsConnection_Subscribe(&i->sub, bridge->conn, subject, on_message, bridge);
+    if (s != NATS_OK) {
+        pthread_mutex_unlock(&bridge->lock);
+        free(i);
+        char what[QN_SUBJECT_MAX + 32];
+        snprintf(what, sizeof what, "subscribing to %.300s", subject);
+        return qn_fail_nats(bridge, fn, s, what);
+    }
+    /* The bridge's queue is the bound; nats.c's own would drop as a slow consumer first. */
+    natsSubscription_SetPendingLimits(i->sub, -1, -1);
+    if (natsSubscription_SetOnCompleteCB(i->sub, on_complete, bridge) != NATS_OK) {
+        natsSubscription_Unsubscribe(i->sub);
+        natsSubscription_Destroy(i->sub);
+        pthread_mutex_unlock(&bridge->lock);
+        free(i);
+        return qtbus_report(bridge->bus, fn, QTBUS_EIO, "nats.c refused a completion callback");
+    }
+    bridge->live_imports++;
+    i->next = bridge->imported;
+    bridge->imported = i;
+    pthread_mutex_unlock(&bridge->lock);
+    return QTBUS_OK;
+}
+
+void qn_import_stop(qtbus_nats *bridge)
+{
+    pthread_mutex_lock(&bridge->lock);
+    qn_imported *i = bridge->imported;
+    bridge->imported = NULL;
+    pthread_mutex_unlock(&bridge->lock);
+    /* Drained: the server sends no more and what nats.c holds still goes through
+     * on_message, for at most 3 s (then nats.c closes it).  Either way its completion
+     * callback runs once on_message has returned for the last time. */
+    for (qn_imported *d = i; d; d = d->next) {
+        if (natsSubscription_DrainTimeout(d->sub, 3000) != NATS_OK) natsSubscription_Unsubscribe(d->sub);
+    }
+    pthread_mutex_lock(&bridge->lock);
+    while (bridge->live_imports > 0) pthread_cond_wait(&bridge->settled, &bridge->lock);
+    pthread_mutex_unlock(&bridge->lock);
+    while (i) {
+        qn_imported *next = i->next;
+        natsSubscription_Destroy(i->sub);
+        free(i);
+        i = next;
+    }
+    if (!bridge->thread_started) return;
+    pthread_mutex_lock(&bridge->lock);
+    bridge->closing = true;
+    pthread_cond_signal(&bridge->wake);
+    pthread_mutex_unlock(&bridge->lock);
+    pthread_join(bridge->thread, NULL);
+    bridge->thread_started = false;
+}

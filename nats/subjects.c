@@ -1,0 +1,148 @@
+/*
+ * qtbus names <-> NATS subject tokens (the encoding qtbus_nats.h documents).
+ *
+ * A NATS token may not hold '.', '*', '>' or whitespace, and some servers and tools
+ * treat other bytes specially, so only A-Z a-z 0-9 '-' go as they are; every other
+ * byte is '_' and two hex digits.  '_' itself is encoded, which keeps the mapping
+ * one-to-one and leaves the lone "_" free to mean "no subtype".
+ */
+#include "bridge.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool plain_byte(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+bool qn_prefix_valid(const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (n == 0 || n > 256 || prefix[0] == '.' || prefix[n - 1] == '.') return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)prefix[i];
+        if (c <= ' ' || c >= 0x7f || c == '*' || c == '>') return false;
+        if (c == '.' && prefix[i + 1] == '.') return false;
+    }
+    return true;
+}
+
+size_t qn_encode(const char *name, char *out)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        if (plain_byte(*p)) {
+            out[n++] = (char)*p;
+        } else {
+            out[n++] = '_';
+            out[n++] = hex[*p >> 4];
+            out[n++] = hex[*p & 15];
+        }
+    }
+    out[n] = '\0';
+    return n;
+}
+
+void qn_subject(char *out, const char *prefix, char kind, const char *type, const char *subtype)
+{
+    size_t n = (size_t)snprintf(out, QN_SUBJECT_MAX, "%s.%c.", prefix, kind);
+    n += qn_encode(type, out + n);
+    out[n++] = '.';
+    if (subtype) {
+        qn_encode(subtype, out + n);
+    } else {
+        memcpy(out + n, "_", 2);
+    }
+}
+
+void qn_import_subject(char *out, const char *prefix, const char *type, const char *subtype)
+{
+    size_t n = (size_t)snprintf(out, QN_SUBJECT_MAX, "%s.*.", prefix);
+    n += qn_encode(type, out + n);
+    out[n++] = '.';
+    if (subtype) {
+        qn_encode(subtype, out + n);
+    } else {
+        memcpy(out + n, "*", 2);
+    }
+}
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Decodes one token ending at '.' or NUL into out[256]; the end, or NULL when malformed
+ * (`why` set). */
+static const char *decode(const char *p, char *out, const char **why)
+{
+    size_t n = 0;
+    for (; *p && *p != '.'; p++) {
+        if (n == 255) { *why = "a name longer than 255 bytes"; return NULL; }
+        if (plain_byte((unsigned char)*p)) {
+            out[n++] = *p;
+        } else if (*p == '_') {
+            int hi = hex_value(p[1]), lo = hi < 0 ? -1 : hex_value(p[2]);
+            int byte = hi < 0 || lo < 0 ? 0 : hi << 4 | lo;
+            /* A plain byte written as _XX would make a second spelling of the name. */
+            if (byte == 0 || plain_byte((unsigned char)byte)) { *why = "a bad _XX escape"; return NULL; }
+            out[n++] = (char)byte;
+            p += 2;
+        } else {
+            *why = "a byte that the encoding never writes";
+            return NULL;
+        }
+    }
+    if (n == 0) { *why = "an empty name"; return NULL; }
+    out[n] = '\0';
+    return p;
+}
+
+/* The bytes of a valid qtbus name: well-formed UTF-8 (the library checks it too, but a
+ * clear reason here names the subject). */
+static bool utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned char c = *p;
+        int extra = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
+        if (extra < 0 || (extra == 1 && c < 0xC2) || (extra == 3 && c > 0xF4)) return false;
+        unsigned cp = extra == 0 ? c : c & (0x3F >> extra);
+        for (int i = 1; i <= extra; i++) {
+            if ((p[i] & 0xC0) != 0x80) return false;
+            cp = cp << 6 | (p[i] & 0x3F);
+        }
+        if ((extra == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (extra == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return false;
+        p += extra + 1;
+    }
+    return true;
+}
+
+const char *qn_parse(const char *subject, size_t prefix_len, qn_parsed *out)
+{
+    const char *p = subject + prefix_len + 1;
+    if (strlen(subject) <= prefix_len + 1) return "no kind token";
+    if ((p[0] != QN_KIND_EVENT && p[0] != QN_KIND_KEPT) || p[1] != '.') return "an unknown kind token";
+    out->kind = p[0];
+    const char *why = NULL;
+    p = decode(p + 2, out->type, &why);
+    if (!p) return why;
+    if (*p != '.') return "no subtype token";
+    p++;
+    if (p[0] == '_' && p[1] == '\0') {
+        out->has_subtype = false;
+        out->subtype[0] = '\0';
+    } else {
+        p = decode(p, out->subtype, &why);
+        if (!p) return why;
+        if (*p) return "more tokens than <prefix>.<kind>.<type>.<subtype>";
+        out->has_subtype = true;
+    }
+    if (!utf8_valid(out->type) || (out->has_subtype && !utf8_valid(out->subtype))) return "a name that is not UTF-8";
+    return NULL;
+}
