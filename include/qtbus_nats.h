@@ -102,9 +102,11 @@ QTBUS_NATS_API int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *
 QTBUS_NATS_API int qtbus_nats_export(qtbus_nats *bridge, const char *type);
 
 /* From now on, events of `type` (every subtype) published by other bridges with the
- * same prefix are dispatched on the bridge's bus, on the bridge's thread.  Importing
- * a type twice is QTBUS_OK and changes nothing.  QTBUS_EINVAL (NULL, bad name), QTBUS_EIO
- * (the server refused the subscription), QTBUS_ENOMEM. */
+ * same prefix are dispatched on the bridge's bus, on the bridge's thread.  Returns
+ * once the server has the subscription: what is published after that reaches it.
+ * Importing a type twice is QTBUS_OK and changes nothing.  QTBUS_EINVAL (NULL, bad
+ * name), QTBUS_EIO (the server refused the subscription, or did not confirm it within
+ * 2 s: it is kept and sent again on reconnect), QTBUS_ENOMEM. */
 QTBUS_NATS_API int qtbus_nats_import(qtbus_nats *bridge, const char *type);
 
 /* As qtbus_nats_import(), for the events of `type` with this one `subtype`: the server

@@ -13,6 +13,7 @@
  */
 #include "bridge.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,6 +169,15 @@ int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
     i->next = bridge->imported;
     bridge->imported = i;
     pthread_mutex_unlock(&bridge->lock);
+    /* Once the server has the subscription, every event published after this returns
+     * reaches it: a round trip to the server (a publisher elsewhere may still race). */
+    s = natsConnection_FlushTimeout(bridge->conn, 2000);
+    if (s != NATS_OK) {
+        char what[QN_SUBJECT_MAX + 64];
+        snprintf(what, sizeof what, "the server did not confirm the subscription to %.300s (kept; it is sent on reconnect)",
+                 subject);
+        return qn_fail_nats(bridge, fn, s, what);
+    }
     return QTBUS_OK;
 }
 

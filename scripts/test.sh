@@ -9,7 +9,9 @@
 #      (scripts/probes-test.sh);
 #   3. pkg-config consumers: examples/demo.c, messaging.c, signals.c, inspect.c and demo.cpp
 #      built with only `pkg-config --cflags --libs qtbus`, run without LD_LIBRARY_PATH;
-#   4. a CMake consumer: cmake/consumer-test, find_package(qtbus) -> qtbus::qtbus;
+#   4. the NATS example (scripts/nats-demo.sh: examples/nats_publisher.c and
+#      nats_subscriber.c, two processes through a nats-server it starts); a CMake
+#      consumer: cmake/consumer-test, find_package(qtbus) -> qtbus::qtbus;
 #   5. the C tests (CTests/, against the installed library through pkg-config; the NATS
 #      bridge's against nats-servers they start and stop themselves); the
 #      out-of-memory sweep (scripts/oom-sweep.sh warm: every run must be clean); the C++
@@ -77,9 +79,11 @@ do_cxx_tests() {
     env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/cxxtests-$name" --output-on-failure
   done
 }
+do_nats_demo() { bash "$ROOT/scripts/nats-demo.sh" "$PREFIX"; }
 do_cmake_consumer() {
   fresh_if_not_ninja "$BUILD/consumer-test"
-  cmake -G Ninja -S "$ROOT/cmake/consumer-test" -B "$BUILD/consumer-test" -DCMAKE_PREFIX_PATH="$PREFIX"
+  cmake -G Ninja -S "$ROOT/cmake/consumer-test" -B "$BUILD/consumer-test" -DCMAKE_PREFIX_PATH="$PREFIX" \
+    -DREQUIRE_NATS=ON
   cmake --build "$BUILD/consumer-test"
   env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/consumer-test" --output-on-failure
 }
@@ -129,12 +133,13 @@ do_readme() {
 step "dependencies (scripts/deps.sh)" do_deps
 [ "$last" -eq 0 ] || { printf '  %s\n' "${results[@]}"; exit 1; }
 
-step "build + install libqtbus (build/, _install/)" do_build
+step "build + install libqtbus and libqtbus-nats (build/, _install/)" do_build
 if [ "$last" -eq 0 ]; then
   step "library checks: ABI, RUNPATH, header, demo (ctest in build/)" do_library_checks
   step "ABI check: abidiff against abi/ (scripts/abi-check.sh)" do_abi_check
   step "USDT probes fire with their arguments, under gdb (scripts/probes-test.sh)" do_probes
   step "pkg-config consumers: examples/demo.c, messaging.c, signals.c, inspect.c, demo.cpp" do_pkgconfig_consumer
+  step "NATS example: two processes through a local nats-server (scripts/nats-demo.sh)" do_nats_demo
   step "CMake consumer: find_package(qtbus)" do_cmake_consumer
   step "C tests (CTests/, via pkg-config)" do_c_tests
   step "C++ tests (CxxTests/, qtbus.hpp): g++ and clang++" do_cxx_tests

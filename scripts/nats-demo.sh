@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The NATS example, two processes through a local nats-server, in one command:
+#
+#   scripts/nats-demo.sh [PREFIX]     (PREFIX: the install prefix, default _install)
+#
+# Builds examples/nats_subscriber.c and nats_publisher.c with only
+# `pkg-config --cflags --libs qtbus-nats`, starts nats-server on 127.0.0.1 on a free
+# port, starts the subscriber, waits until it says "ready" (it has imported "Order"),
+# runs the publisher, and checks that the subscriber printed the four orders, in order,
+# and exited.  The server is stopped whatever happens.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+prefix=$(realpath "${1:-$ROOT/_install}")
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+server=$(command -v nats-server || echo /usr/sbin/nats-server)
+[ -x "$server" ] || die "nats-server not found (Debian: apt-get install nats-server; scripts/deps.sh does)"
+
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+flags=$(pkg-config --cflags --libs qtbus-nats)
+for half in subscriber publisher; do
+  echo "cc examples/nats_$half.c $flags"
+  # shellcheck disable=SC2086
+  ${CC:-cc} -std=c11 -Wall -Wextra -pedantic -Werror "$ROOT/examples/nats_$half.c" $flags -pthread -o "$work/$half"
+done
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+url="nats://127.0.0.1:$port"
+"$server" -a 127.0.0.1 -p "$port" -l "$work/server.log" &
+pids+=($!)
+for _ in $(seq 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.05
+done
+echo "nats-server on $url"
+
+mkfifo "$work/out"
+env -u LD_LIBRARY_PATH "$work/subscriber" "$url" > "$work/out" &
+sub=$!
+pids+=($sub)
+exec 4< "$work/out"
+read -r -t 10 line <&4 || die "the subscriber did not start"
+[ "$line" = ready ] || die "the subscriber said: $line"
+echo "subscriber: ready"
+
+env -u LD_LIBRARY_PATH "$work/publisher" "$url"
+got=$(timeout 10 cat <&4) || die "the subscriber did not finish"
+wait "$sub" || die "the subscriber failed"
+echo "$got" | sed 's/^/subscriber: /'
+expected='order created: {"id": 1, "item": "tea"}
+order created: {"id": 2, "item": "cake"}
+order paid: {"id": 1}
+order closed: {}'
+[ "$got" = "$expected" ] || die "the subscriber printed something else"
+echo "nats-demo: the four orders crossed, in order"
