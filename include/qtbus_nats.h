@@ -113,6 +113,10 @@ QTBUS_NATS_API int qtbus_nats_import(qtbus_nats *bridge, const char *type);
  * sends no others.  A type imported whole already receives them. */
 QTBUS_NATS_API int qtbus_nats_import_subtype(qtbus_nats *bridge, const char *type, const char *subtype);
 
+/* 1 while the bridge is connected to a server, 0 while it is reconnecting (what is
+ * published then waits in the reconnect buffer); QTBUS_EINVAL for NULL. */
+QTBUS_NATS_API int qtbus_nats_is_connected(qtbus_nats *bridge);
+
 /* Stops exporting and importing, waits until what was published has reached the
  * server (at most 5 s) and until the bridge's thread has dispatched the events it had
  * already received, then disconnects and frees the bridge.  Returns QTBUS_OK, or

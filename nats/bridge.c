@@ -203,6 +203,12 @@ int qtbus_nats_import_subtype(qtbus_nats *bridge, const char *type, const char *
     return import("qtbus_nats_import_subtype", bridge, type, subtype, true);
 }
 
+int qtbus_nats_is_connected(qtbus_nats *bridge)
+{
+    if (!bridge) return qtbus_report(NULL, "qtbus_nats_is_connected", QTBUS_EINVAL, "the bridge is NULL");
+    return natsConnection_Status(bridge->conn) == NATS_CONN_STATUS_CONNECTED;
+}
+
 int qtbus_nats_close(qtbus_nats *bridge)
 {
     static const char fn[] = "qtbus_nats_close";

@@ -24,8 +24,9 @@ static void publish(const qtbus_event *event, void *userdata)
     natsStatus s = size > INT_MAX ? NATS_MAX_PAYLOAD
                                   : natsConnection_Publish(bridge->conn, subject, data, (int)size);
     if (s != NATS_OK) {
-        char what[QN_SUBJECT_MAX + 64];
-        snprintf(what, sizeof what, "%zu bytes on %.300s not published", size, subject);
+        char what[QN_SUBJECT_MAX + 128];
+        snprintf(what, sizeof what, "%zu bytes on %.300s not published%s", size, subject,
+                 s == NATS_INSUFFICIENT_BUFFER ? " (the server is unreachable and the reconnect buffer is full)" : "");
         qn_fail_nats(bridge, "qtbus_nats_export", s, what);
     }
 }
