@@ -3,8 +3,9 @@
  * free port with its own temporary store directory, stopped (and the directory
  * removed) by the test.  NATS_SERVER is the program's path (CMake finds it).
  *
- *   ns_server s;  ns_start(&s, 0);  ... s.url ...  ns_stop(&s);
+ *   ns_server s;  ns_start(&s);  ... s.url ...  ns_stop(&s);
  *   ns_kill(&s) / ns_restart(&s): the server dies / comes back on the same port.
+ *   ns_cluster_start(nodes, 3): a cluster of three on loopback (routes between all). 
  */
 #ifndef QTBUS_NS_SERVER_H
 #define QTBUS_NS_SERVER_H
@@ -27,6 +28,9 @@ typedef struct ns_server {
     int port;
     char dir[64];
     char url[64];
+    /* Cluster members only: */
+    int cluster_port;
+    char routes[256];
 } ns_server;
 
 /* A port nobody listens on now (the kernel's pick for an ephemeral bind). */
@@ -63,8 +67,16 @@ static inline void ns_spawn(ns_server *s)
         /* Quiet unless the test fails: its log goes to the store directory. */
         char log[96];
         snprintf(log, sizeof log, "%s/server.log", s->dir);
-        execl(NATS_SERVER, NATS_SERVER, "-a", "127.0.0.1", "-p", port, "-js", "-sd", s->dir, "-l", log,
-              (char *)NULL);
+        if (s->cluster_port) {
+            /* JetStream stays off: clustered JetStream is another setup. */
+            char cluster[64];
+            snprintf(cluster, sizeof cluster, "nats://127.0.0.1:%d", s->cluster_port);
+            execl(NATS_SERVER, NATS_SERVER, "-a", "127.0.0.1", "-p", port, "-l", log, "--cluster_name", "qtbus",
+                  "--cluster", cluster, "--routes", s->routes, (char *)NULL);
+        } else {
+            execl(NATS_SERVER, NATS_SERVER, "-a", "127.0.0.1", "-p", port, "-js", "-sd", s->dir, "-l", log,
+                  (char *)NULL);
+        }
         _exit(127);
     }
     int64_t until = tu_now_ms() + TU_WAIT_MS;
@@ -76,13 +88,37 @@ static inline void ns_spawn(ns_server *s)
     }
 }
 
-static inline void ns_start(ns_server *s)
+static inline void ns_prepare(ns_server *s)
 {
     snprintf(s->dir, sizeof s->dir, "/tmp/qtbus-nats-XXXXXX");
     if (!mkdtemp(s->dir)) tu_fail(__FILE__, __LINE__, "mkdtemp");
     s->port = ns_free_port();
     snprintf(s->url, sizeof s->url, "nats://127.0.0.1:%d", s->port);
+}
+
+static inline void ns_start(ns_server *s)
+{
+    ns_prepare(s);
     ns_spawn(s);
+}
+
+/* `count` servers, each routed to all the others. */
+static inline void ns_cluster_start(ns_server *nodes, int count)
+{
+    for (int i = 0; i < count; i++) {
+        ns_prepare(&nodes[i]);
+        nodes[i].cluster_port = ns_free_port();
+    }
+    for (int i = 0; i < count; i++) {
+        size_t n = 0;
+        nodes[i].routes[0] = '\0';
+        for (int j = 0; j < count; j++) {
+            if (j == i) continue;
+            n += (size_t)snprintf(nodes[i].routes + n, sizeof nodes[i].routes - n, "%snats://127.0.0.1:%d",
+                                  n ? "," : "", nodes[j].cluster_port);
+        }
+    }
+    for (int i = 0; i < count; i++) ns_spawn(&nodes[i]);
 }
 
 /* SIGKILL: no goodbye to the clients, as a crash or a lost machine. */
