@@ -34,7 +34,8 @@ if(QTBUS_NATS_BUILT)
     ${_nats}/bridge.c
     ${_nats}/subjects.c
     ${_nats}/export.c
-    ${_nats}/import.c)
+    ${_nats}/import.c
+    ${_nats}/requests.c)
   add_library(qtbus::nats ALIAS qtbus_nats)
   target_link_libraries(qtbus_nats PUBLIC qtbus PRIVATE ${_qtbus_nats_link} Threads::Threads)
   set_target_properties(qtbus_nats PROPERTIES

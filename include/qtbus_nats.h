@@ -19,7 +19,7 @@
  *
  * SUBJECTS.  An event is published on  <prefix>.<kind>.<type>.<subtype>:
  *   prefix   options->prefix, default "qtbus" (one or more tokens: "acme.prod");
- *   kind     "e" an event, "k" a sticky ("kept") event;
+ *   kind     "e" an event, "k" a sticky ("kept") event, "q" a request;
  *   type     the type name, encoded;
  *   subtype  the subtype, encoded, or "_" when the event has none.
  * Encoding: the bytes A-Z a-z 0-9 and '-' stand for themselves; every other byte (UTF-8
@@ -37,6 +37,21 @@
  * (below).  Received events are dispatched on the bridge's own thread, one at a time,
  * in the order they arrived: a slow handler delays later imported events, never
  * nats.c's threads or the publisher.
+ *
+ * REQUESTS.  qtbus_request() on an exported type also reaches the handlers of the
+ * processes that import it.  The request is published with a reply subject under the
+ * bridge's inbox; each bridge that receives it acknowledges it at once, dispatches it
+ * as a request on its bus (qtbus_request), sends back every qtbus_event_reply() of its
+ * handlers, and says when its local request has completed.  In the requesting process
+ * each remote reply calls on_reply, on the bridge's thread, with the bytes the remote
+ * handler replied.  The request's completion (its release) runs when the local
+ * handlers are done and the remote ones have answered, which means precisely: every
+ * bridge whose acknowledgement arrived has completed, and the acknowledgement window,
+ * a twentieth of request_timeout_ms (50 ms by default), has passed since the request
+ * was published; or else when request_timeout_ms has passed.  A bridge that answers
+ * later than that is not waited for, and its replies are dropped.  The remote
+ * handlers' count is not in what qtbus_request() returns (the export subscription
+ * counts as one handler).
  *
  * NO LOOPS.  The event a bridge dispatches from NATS is not published again by that
  * bridge, even when its type is both exported and imported.  Events that a handler
@@ -82,6 +97,7 @@ typedef struct qtbus_nats_options {
     const char *prefix;            /* subject prefix; NULL: "qtbus" */
     int         jetstream;         /* sticky events kept in a JetStream stream (last per subject) */
     int         request_timeout_ms;/* how long a bridged request collects remote replies; 0: 1000 */
+    /* jetstream is not supported yet: qtbus_nats_connect() refuses it (QTBUS_EINVAL). */
 } qtbus_nats_options;
 
 /* Connects `bus` to the NATS server(s) at options->url.  On success *out is the bridge

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* How long close waits for the server to confirm what was published. */
 #define CLOSE_FLUSH_MS 5000
@@ -96,6 +97,19 @@ static natsStatus make_options(qtbus_nats *bridge, const char *url, natsOptions 
     return NATS_OK;
 }
 
+void qn_bridge_unref(qtbus_nats *bridge)
+{
+    pthread_mutex_lock(&bridge->lock);
+    bool last = --bridge->refs == 0;
+    pthread_mutex_unlock(&bridge->lock);
+    if (!last) return;
+    natsConnection_Destroy(bridge->conn);
+    pthread_cond_destroy(&bridge->wake);
+    pthread_cond_destroy(&bridge->settled);
+    pthread_mutex_destroy(&bridge->lock);
+    free(bridge);
+}
+
 static void bridge_free(qtbus_nats *bridge)
 {
     pthread_cond_destroy(&bridge->wake);
@@ -125,8 +139,14 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
     strcpy(bridge->prefix, prefix);
     bridge->prefix_len = strlen(prefix);
     bridge->request_timeout_ms = options->request_timeout_ms ? options->request_timeout_ms : 1000;
+    bridge->refs = 1;
     pthread_mutex_init(&bridge->lock, NULL);
-    pthread_cond_init(&bridge->wake, NULL);
+    /* The thread waits for request deadlines measured on CLOCK_MONOTONIC. */
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+    pthread_cond_init(&bridge->wake, &monotonic);
+    pthread_condattr_destroy(&monotonic);
     pthread_cond_init(&bridge->settled, NULL);
 
     natsOptions *opts = NULL;
@@ -224,8 +244,8 @@ int qtbus_nats_close(qtbus_nats *bridge)
         status = qn_fail_nats(bridge, fn, s, what);
     }
     qn_import_stop(bridge);
+    /* Requests this bridge is still answering publish their end to a closed connection. */
     natsConnection_Close(bridge->conn);
-    natsConnection_Destroy(bridge->conn);
-    bridge_free(bridge);
+    qn_bridge_unref(bridge);
     return status;
 }

@@ -4,7 +4,9 @@
  *   subjects.c  qtbus names <-> NATS subject tokens
  *   export.c    local dispatches -> NATS publishes
  *   import.c    NATS messages -> the bridge's thread -> local dispatches
- * Layers call downward: bridge.c uses export.c and import.c, which use subjects.c.
+ *   requests.c  requests across processes: published with a reply inbox, answered
+ * Layers call downward: bridge.c uses export.c and import.c, which use requests.c and
+ * subjects.c.
  */
 #ifndef QTBUS_NATS_BRIDGE_H
 #define QTBUS_NATS_BRIDGE_H
@@ -15,6 +17,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define QTBUS_NATS_INTERNAL __attribute__((visibility("hidden")))
 
@@ -26,8 +29,9 @@
 #define QN_SUBJECT_MAX (256 + 3 + QN_TOKEN_MAX + 1 + QN_TOKEN_MAX + 1)
 
 /* Kinds of published events (the token after the prefix). */
-#define QN_KIND_EVENT 'e'
-#define QN_KIND_KEPT  'k'
+#define QN_KIND_EVENT   'e'
+#define QN_KIND_KEPT    'k'
+#define QN_KIND_REQUEST 'q'
 
 /* Whether `prefix` is usable: tokens of printable ASCII without wildcards, '.'-separated,
  * none empty, at most 256 bytes. */
@@ -70,11 +74,18 @@ typedef struct qn_imported {
 typedef struct qn_pending {
     struct qn_pending *next;
     natsMsg *msg;
+    bool answer;                   /* on the reply inbox: an answer to one of our requests */
 } qn_pending;
+
+struct qn_request;
 
 struct qtbus_nats {
     qtbus_bus *bus;
     natsConnection *conn;
+    /* The bridge itself, and each request it is answering (whose completion may come
+     * after close, from a queued handler): the last one destroys the connection and
+     * frees the bridge.  Guarded by lock. */
+    int refs;
     char prefix[257];
     size_t prefix_len;
     int request_timeout_ms;
@@ -90,7 +101,13 @@ struct qtbus_nats {
     pthread_cond_t settled;        /* live_exports or live_imports went down */
     qn_imported *imported;
 
-    pthread_cond_t wake;           /* pending work, or closing */
+    /* Requests this bridge published and has not completed (requests.c). */
+    struct qn_request *requests;
+    uint64_t last_request_id;
+    natsSubscription *inbox_sub;   /* <inbox>.*, made at the first request */
+    char inbox[64];
+
+    pthread_cond_t wake;           /* pending work, a request's deadline, or closing (CLOCK_MONOTONIC) */
     qn_pending *head, *tail;
     size_t pending_count, pending_bytes;
     bool closing;
@@ -105,6 +122,8 @@ QTBUS_NATS_INTERNAL void qn_report(qtbus_nats *bridge, const char *function, int
     __attribute__((format(printf, 4, 5)));
 /* A nats.c status as a qtbus status, with qtbus_errmsg() saying what nats.c said. */
 QTBUS_NATS_INTERNAL int qn_fail_nats(qtbus_nats *bridge, const char *function, natsStatus s, const char *what);
+/* Drops a reference (refs); the last one disconnects and frees. */
+QTBUS_NATS_INTERNAL void qn_bridge_unref(qtbus_nats *bridge);
 
 /* ---- export.c -------------------------------------------------------------------- */
 
@@ -113,7 +132,26 @@ QTBUS_NATS_INTERNAL int qn_export(qtbus_nats *bridge, const char *type);
  * start (their releases have run). */
 QTBUS_NATS_INTERNAL void qn_export_stop(qtbus_nats *bridge);
 
+/* ---- requests.c ------------------------------------------------------------------ */
+
+/* From the export handler: publishes a request on `subject`, keeping it open. */
+QTBUS_NATS_INTERNAL void qn_request_publish(qtbus_nats *bridge, const qtbus_event *event, const char *subject,
+                                            const void *data, int size);
+/* On the bridge's thread: an answer ('a', 'r' + bytes, 'd') to one of our requests. */
+QTBUS_NATS_INTERNAL void qn_request_answer(qtbus_nats *bridge, natsMsg *msg);
+/* On the bridge's thread: completes the requests that are due (all of them when
+ * `all`); returns the next deadline (CLOCK_MONOTONIC ns), INT64_MAX when none. */
+QTBUS_NATS_INTERNAL int64_t qn_requests_due(qtbus_nats *bridge, bool all);
+/* From nats.c's thread, at once: tells the requester this bridge has its request. */
+QTBUS_NATS_INTERNAL void qn_request_acknowledge(qtbus_nats *bridge, natsMsg *msg);
+/* On the bridge's thread: dispatches a received request; its answers go to `reply`. */
+QTBUS_NATS_INTERNAL int qn_request_dispatch(qtbus_nats *bridge, const qtbus_event_desc *desc, const char *reply);
+
 /* ---- import.c -------------------------------------------------------------------- */
+
+/* nats.c callbacks: a message on the reply inbox; a subscription closed for good. */
+QTBUS_NATS_INTERNAL void qn_on_inbox_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure);
+QTBUS_NATS_INTERNAL void qn_on_subscription_complete(void *closure);
 
 QTBUS_NATS_INTERNAL int qn_import(qtbus_nats *bridge, const char *type, const char *subtype);
 QTBUS_NATS_INTERNAL int qn_import_start(qtbus_nats *bridge);

@@ -17,10 +17,15 @@ static void publish(const qtbus_event *event, void *userdata)
     qtbus_nats *bridge = userdata;
     if (qn_is_imported(bridge, event)) return;
     char subject[QN_SUBJECT_MAX];
-    char kind = qtbus_event_flags(event) & QTBUS_EVENT_STICKY ? QN_KIND_KEPT : QN_KIND_EVENT;
+    uint32_t flags = qtbus_event_flags(event);
+    char kind = flags & QTBUS_EVENT_REQUEST ? QN_KIND_REQUEST : flags & QTBUS_EVENT_STICKY ? QN_KIND_KEPT : QN_KIND_EVENT;
     qn_subject(subject, bridge->prefix, kind, qtbus_event_type(event), qtbus_event_subtype(event));
     size_t size = 0;
     const void *data = qtbus_event_data(event, &size);
+    if (kind == QN_KIND_REQUEST && size <= INT_MAX) {
+        qn_request_publish(bridge, event, subject, data, (int)size);
+        return;
+    }
     natsStatus s = size > INT_MAX ? NATS_MAX_PAYLOAD
                                   : natsConnection_Publish(bridge->conn, subject, data, (int)size);
     if (s != NATS_OK) {

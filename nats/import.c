@@ -25,11 +25,9 @@ bool qn_is_imported(const qtbus_nats *bridge, const qtbus_event *event)
     return importing_bridge == bridge && qtbus_event_type(event) == importing_type;
 }
 
-static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+/* Appends `msg` to the bridge's queue (or drops and reports it). */
+static void enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer)
 {
-    (void)nc;
-    (void)sub;
-    qtbus_nats *bridge = closure;
     size_t bytes = (size_t)natsMsg_GetDataLength(msg);
     qn_pending *p = malloc(sizeof *p);
     pthread_mutex_lock(&bridge->lock);
@@ -38,6 +36,7 @@ static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, 
     if (p && !full && !bridge->closing) {
         p->next = NULL;
         p->msg = msg;
+        p->answer = answer;
         if (bridge->tail) bridge->tail->next = p; else bridge->head = p;
         bridge->tail = p;
         bridge->pending_count++;
@@ -59,6 +58,28 @@ static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, 
     natsMsg_Destroy(msg);
 }
 
+static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+    (void)nc;
+    (void)sub;
+    qtbus_nats *bridge = closure;
+    /* A request is acknowledged at once, before it waits in the queue: the requester
+     * counts who has it (requests.c). */
+    const char *subject = natsMsg_GetSubject(msg);
+    if (natsMsg_GetReply(msg) && strlen(subject) > bridge->prefix_len + 2
+        && subject[bridge->prefix_len + 1] == QN_KIND_REQUEST && subject[bridge->prefix_len + 2] == '.') {
+        qn_request_acknowledge(bridge, msg);
+    }
+    enqueue(bridge, msg, false);
+}
+
+void qn_on_inbox_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+    (void)nc;
+    (void)sub;
+    enqueue(closure, msg, true);
+}
+
 static void dispatch_message(qtbus_nats *bridge, natsMsg *msg)
 {
     const char *subject = natsMsg_GetSubject(msg);
@@ -77,9 +98,11 @@ static void dispatch_message(qtbus_nats *bridge, natsMsg *msg)
         .flags = parsed.kind == QN_KIND_KEPT ? QTBUS_EVENT_STICKY : 0,
     };
     if (d.size == 0) d.data = NULL;
+    const char *reply = natsMsg_GetReply(msg);
     importing_bridge = bridge;
     importing_type = parsed.type;
-    int status = qtbus_dispatch(bridge->bus, &d);
+    int status = parsed.kind == QN_KIND_REQUEST && reply ? qn_request_dispatch(bridge, &d, reply)
+                                                         : qtbus_dispatch(bridge->bus, &d);
     importing_bridge = NULL;
     importing_type = NULL;
     if (status < 0) {
@@ -89,12 +112,30 @@ static void dispatch_message(qtbus_nats *bridge, natsMsg *msg)
     }
 }
 
+/* The bridge's thread: received messages in order, and the requests' deadlines. */
 static void *thread_main(void *arg)
 {
     qtbus_nats *bridge = arg;
+    int64_t next_deadline = INT64_MAX;
     pthread_mutex_lock(&bridge->lock);
     for (;;) {
-        while (!bridge->head && !bridge->closing) pthread_cond_wait(&bridge->wake, &bridge->lock);
+        while (!bridge->head && !bridge->closing) {
+            if (bridge->requests) {
+                /* A request published since the last look may be due first. */
+                pthread_mutex_unlock(&bridge->lock);
+                next_deadline = qn_requests_due(bridge, false);
+                pthread_mutex_lock(&bridge->lock);
+                if (bridge->head || bridge->closing) break;
+            } else {
+                next_deadline = INT64_MAX;
+            }
+            if (next_deadline == INT64_MAX) {
+                pthread_cond_wait(&bridge->wake, &bridge->lock);
+            } else {
+                struct timespec until = { .tv_sec = next_deadline / 1000000000, .tv_nsec = next_deadline % 1000000000 };
+                pthread_cond_timedwait(&bridge->wake, &bridge->lock, &until);
+            }
+        }
         qn_pending *p = bridge->head;
         if (!p) break;  /* closing, and nothing left */
         bridge->head = p->next;
@@ -102,10 +143,20 @@ static void *thread_main(void *arg)
         bridge->pending_count--;
         bridge->pending_bytes -= (size_t)natsMsg_GetDataLength(p->msg);
         pthread_mutex_unlock(&bridge->lock);
-        dispatch_message(bridge, p->msg);
+        if (p->answer) {
+            qn_request_answer(bridge, p->msg);
+        } else {
+            dispatch_message(bridge, p->msg);
+        }
         natsMsg_Destroy(p->msg);
         free(p);
         pthread_mutex_lock(&bridge->lock);
+        /* Deadlines pass during a flood too. */
+        if (bridge->requests) {
+            pthread_mutex_unlock(&bridge->lock);
+            qn_requests_due(bridge, false);
+            pthread_mutex_lock(&bridge->lock);
+        }
     }
     pthread_mutex_unlock(&bridge->lock);
     nats_ReleaseThreadMemory();
@@ -120,7 +171,7 @@ int qn_import_start(qtbus_nats *bridge)
 }
 
 /* nats.c: the subscription is closed and its handler has returned for the last time. */
-static void on_complete(void *closure)
+void qn_on_subscription_complete(void *closure)
 {
     qtbus_nats *bridge = closure;
     pthread_mutex_lock(&bridge->lock);
@@ -158,7 +209,7 @@ int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
     }
     /* The bridge's queue is the bound; nats.c's own would drop as a slow consumer first. */
     natsSubscription_SetPendingLimits(i->sub, -1, -1);
-    if (natsSubscription_SetOnCompleteCB(i->sub, on_complete, bridge) != NATS_OK) {
+    if (natsSubscription_SetOnCompleteCB(i->sub, qn_on_subscription_complete, bridge) != NATS_OK) {
         natsSubscription_Unsubscribe(i->sub);
         natsSubscription_Destroy(i->sub);
         pthread_mutex_unlock(&bridge->lock);
@@ -194,6 +245,11 @@ void qn_import_stop(qtbus_nats *bridge)
         if (natsSubscription_DrainTimeout(d->sub, 3000) != NATS_OK) natsSubscription_Unsubscribe(d->sub);
     }
     pthread_mutex_lock(&bridge->lock);
+    natsSubscription *inbox = bridge->inbox_sub;
+    bridge->inbox_sub = NULL;
+    pthread_mutex_unlock(&bridge->lock);
+    if (inbox && natsSubscription_DrainTimeout(inbox, 3000) != NATS_OK) natsSubscription_Unsubscribe(inbox);
+    pthread_mutex_lock(&bridge->lock);
     while (bridge->live_imports > 0) pthread_cond_wait(&bridge->settled, &bridge->lock);
     pthread_mutex_unlock(&bridge->lock);
     while (i) {
@@ -202,6 +258,7 @@ void qn_import_stop(qtbus_nats *bridge)
         free(i);
         i = next;
     }
+    natsSubscription_Destroy(inbox);
     if (!bridge->thread_started) return;
     pthread_mutex_lock(&bridge->lock);
     bridge->closing = true;
@@ -209,4 +266,6 @@ void qn_import_stop(qtbus_nats *bridge)
     pthread_mutex_unlock(&bridge->lock);
     pthread_join(bridge->thread, NULL);
     bridge->thread_started = false;
+    /* Our requests still open complete now: no answer can come any more. */
+    qn_requests_due(bridge, true);
 }

@@ -127,7 +127,8 @@ const char *qn_parse(const char *subject, size_t prefix_len, qn_parsed *out)
 {
     const char *p = subject + prefix_len + 1;
     if (strlen(subject) <= prefix_len + 1) return "no kind token";
-    if ((p[0] != QN_KIND_EVENT && p[0] != QN_KIND_KEPT) || p[1] != '.') return "an unknown kind token";
+    if ((p[0] != QN_KIND_EVENT && p[0] != QN_KIND_KEPT && p[0] != QN_KIND_REQUEST) || p[1] != '.')
+        return "an unknown kind token";
     out->kind = p[0];
     const char *why = NULL;
     p = decode(p + 2, out->type, &why);
