@@ -35,7 +35,8 @@ if(QTBUS_NATS_BUILT)
     ${_nats}/subjects.c
     ${_nats}/export.c
     ${_nats}/import.c
-    ${_nats}/requests.c)
+    ${_nats}/requests.c
+    ${_nats}/sticky.c)
   add_library(qtbus::nats ALIAS qtbus_nats)
   target_link_libraries(qtbus_nats PUBLIC qtbus PRIVATE ${_qtbus_nats_link} Threads::Threads)
   set_target_properties(qtbus_nats PROPERTIES

@@ -53,6 +53,20 @@
  * handlers' count is not in what qtbus_request() returns (the export subscription
  * counts as one handler).
  *
+ * STICKY EVENTS KEPT BY THE SERVER (options->jetstream).  Without it a sticky event is
+ * kept by the buses that receive it, but a process that starts later has missed it.
+ * With it, the bridge makes (if missing) a JetStream stream "qtbus-sticky-<prefix,
+ * encoded>" on <prefix>.k.> that keeps the last message of each subject, that is the
+ * last sticky event of each type and subtype; and an import takes the sticky events
+ * from that stream: first the kept one of each subtype, in the order they were
+ * dispatched, then new ones as they come, each once.  So a process that imports a
+ * type later receives what was kept, its bus keeps it, and its QTBUS_SUB_REPLAY
+ * subscribers get it.  Sticky events then come through the stream and plain ones
+ * straight from the server: each kind keeps its order, but a plain event may overtake
+ * a sticky one dispatched before it.  A bridge without jetstream still feeds the
+ * stream (it takes every message on its subjects) but imports without the replay.
+ * Connecting with jetstream to a server without JetStream is QTBUS_EIO.
+ *
  * NO LOOPS.  The event a bridge dispatches from NATS is not published again by that
  * bridge, even when its type is both exported and imported.  Events that a handler
  * dispatches in reaction are new events and are published as usual.
@@ -97,7 +111,6 @@ typedef struct qtbus_nats_options {
     const char *prefix;            /* subject prefix; NULL: "qtbus" */
     int         jetstream;         /* sticky events kept in a JetStream stream (last per subject) */
     int         request_timeout_ms;/* how long a bridged request collects remote replies; 0: 1000 */
-    /* jetstream is not supported yet: qtbus_nats_connect() refuses it (QTBUS_EINVAL). */
 } qtbus_nats_options;
 
 /* Connects `bus` to the NATS server(s) at options->url.  On success *out is the bridge

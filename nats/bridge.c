@@ -103,6 +103,7 @@ void qn_bridge_unref(qtbus_nats *bridge)
     bool last = --bridge->refs == 0;
     pthread_mutex_unlock(&bridge->lock);
     if (!last) return;
+    jsCtx_Destroy(bridge->js);
     natsConnection_Destroy(bridge->conn);
     pthread_cond_destroy(&bridge->wake);
     pthread_cond_destroy(&bridge->settled);
@@ -131,7 +132,6 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
                             "options->prefix is not a NATS subject without wildcards (1 to 256 printable bytes, "
                             "'.'-separated tokens, no '*', '>' or spaces)");
     if (options->request_timeout_ms < 0) return qtbus_report(bus, fn, QTBUS_EINVAL, "options->request_timeout_ms is negative");
-    if (options->jetstream) return qtbus_report(bus, fn, QTBUS_EINVAL, "options->jetstream is not supported yet");
 
     qtbus_nats *bridge = calloc(1, sizeof *bridge);
     if (!bridge) return qtbus_report(bus, fn, QTBUS_ENOMEM, NULL);
@@ -165,8 +165,16 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
         bridge_free(bridge);
         return status;
     }
-    int status = qn_import_start(bridge);
+    int status = options->jetstream ? qn_sticky_open(bridge) : QTBUS_OK;
     if (status != QTBUS_OK) {
+        jsCtx_Destroy(bridge->js);
+        natsConnection_Destroy(bridge->conn);
+        bridge_free(bridge);
+        return status;
+    }
+    status = qn_import_start(bridge);
+    if (status != QTBUS_OK) {
+        jsCtx_Destroy(bridge->js);
         natsConnection_Destroy(bridge->conn);
         bridge_free(bridge);
         return qtbus_report(bus, fn, status, "the bridge's thread could not be started");

@@ -5,6 +5,7 @@
  *   export.c    local dispatches -> NATS publishes
  *   import.c    NATS messages -> the bridge's thread -> local dispatches
  *   requests.c  requests across processes: published with a reply inbox, answered
+ *   sticky.c    sticky events kept by JetStream, replayed to bridges that import later
  * Layers call downward: bridge.c uses export.c and import.c, which use requests.c and
  * subjects.c.
  */
@@ -42,8 +43,10 @@ QTBUS_NATS_INTERNAL size_t qn_encode(const char *name, char *out);
 /* <prefix>.<kind>.<type>.<subtype or "_"> into out (QN_SUBJECT_MAX bytes). */
 QTBUS_NATS_INTERNAL void qn_subject(char *out, const char *prefix, char kind, const char *type,
                                     const char *subtype);
-/* The subscription subject of an import: kind "*", subtype "*" when NULL. */
-QTBUS_NATS_INTERNAL void qn_import_subject(char *out, const char *prefix, const char *type, const char *subtype);
+/* A subscription subject: <prefix>.<kinds>.<type>.<subtype, or * when NULL>; kinds is
+ * one kind or "*". */
+QTBUS_NATS_INTERNAL void qn_pattern(char *out, const char *prefix, const char *kinds, const char *type,
+                                    const char *subtype);
 
 typedef struct qn_parsed {
     char kind;
@@ -64,9 +67,12 @@ typedef struct qn_exported {
     char type[];
 } qn_exported;
 
+/* One import: one subscription to <prefix>.*.<type>.<subtype or *>, or with JetStream
+ * three (events and requests from the server, sticky events from the stream). */
 typedef struct qn_imported {
     struct qn_imported *next;
-    natsSubscription *sub;
+    natsSubscription *subs[3];
+    int count;
     char subject[];
 } qn_imported;
 
@@ -89,6 +95,7 @@ struct qtbus_nats {
     char prefix[257];
     size_t prefix_len;
     int request_timeout_ms;
+    jsCtx *js;                     /* options->jetstream: sticky events go through the stream */
 
     pthread_mutex_t lock;          /* guards the lists and the pending queue below */
     qn_exported *exported;
@@ -146,6 +153,17 @@ QTBUS_NATS_INTERNAL int64_t qn_requests_due(qtbus_nats *bridge, bool all);
 QTBUS_NATS_INTERNAL void qn_request_acknowledge(qtbus_nats *bridge, natsMsg *msg);
 /* On the bridge's thread: dispatches a received request; its answers go to `reply`. */
 QTBUS_NATS_INTERNAL int qn_request_dispatch(qtbus_nats *bridge, const qtbus_event_desc *desc, const char *reply);
+
+/* ---- sticky.c -------------------------------------------------------------------- */
+
+/* At connect, with options->jetstream: the JetStream context and the stream that keeps
+ * the last sticky event of each subject (made if missing).  QTBUS_OK or a reported
+ * failure. */
+QTBUS_NATS_INTERNAL int qn_sticky_open(qtbus_nats *bridge);
+/* Subscribes `handler` to the kept events of <prefix>.k.<type>.<subtype or *>: the last
+ * of each subject first, in the order they were published, then new ones as they come. */
+QTBUS_NATS_INTERNAL natsStatus qn_sticky_subscribe(qtbus_nats *bridge, const char *type, const char *subtype,
+                                                   natsMsgHandler handler, natsSubscription **out);
 
 /* ---- import.c -------------------------------------------------------------------- */
 

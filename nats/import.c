@@ -180,43 +180,67 @@ void qn_on_subscription_complete(void *closure)
     pthread_mutex_unlock(&bridge->lock);
 }
 
+/* Under bridge->lock: one subscription of an import, counted in live_imports. */
+static natsStatus subscribe_one(qtbus_nats *bridge, const char *kinds, const char *type, const char *subtype,
+                                natsSubscription **out, char *subject)
+{
+    qn_pattern(subject, bridge->prefix, kinds, type, subtype);
+    natsStatus s = kinds[0] == QN_KIND_KEPT ? qn_sticky_subscribe(bridge, type, subtype, on_message, out)
+                                            : natsConnection_Subscribe(out, bridge->conn, subject, on_message, bridge);
+    if (s != NATS_OK) return s;
+    /* The bridge's queue is the bound; nats.c's own would drop as a slow consumer first. */
+    natsSubscription_SetPendingLimits(*out, -1, -1);
+    s = natsSubscription_SetOnCompleteCB(*out, qn_on_subscription_complete, bridge);
+    if (s != NATS_OK) {
+        natsSubscription_Unsubscribe(*out);
+        natsSubscription_Destroy(*out);
+        return s;
+    }
+    bridge->live_imports++;
+    return NATS_OK;
+}
+
 int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
 {
     const char *fn = subtype ? "qtbus_nats_import_subtype" : "qtbus_nats_import";
-    char subject[QN_SUBJECT_MAX];
-    qn_import_subject(subject, bridge->prefix, type, subtype);
+    char key[QN_SUBJECT_MAX];
+    qn_pattern(key, bridge->prefix, "*", type, subtype);
     pthread_mutex_lock(&bridge->lock);
     for (qn_imported *i = bridge->imported; i; i = i->next) {
-        if (strcmp(i->subject, subject) == 0) {
+        if (strcmp(i->subject, key) == 0) {
             pthread_mutex_unlock(&bridge->lock);
             return QTBUS_OK;
         }
     }
-    size_t n = strlen(subject) + 1;
+    size_t n = strlen(key) + 1;
     qn_imported *i = malloc(sizeof *i + n);
     if (!i) {
         pthread_mutex_unlock(&bridge->lock);
         return qtbus_report(bridge->bus, fn, QTBUS_ENOMEM, NULL);
     }
-    memcpy(i->subject, subject, n);
-    natsStatus s = natsConnection_Subscribe(&i->sub, bridge->conn, subject, on_message, bridge);
+    memcpy(i->subject, key, n);
+    i->count = 0;
+    /* Without JetStream every kind comes from the server; with it the sticky ones come
+     * from the stream (sticky.c), so they are not taken twice. */
+    static const char *const all[] = { "*" }, *const split[] = { "e", "q", "k" };
+    const char *const *kinds = bridge->js ? split : all;
+    int wanted = bridge->js ? 3 : 1;
+    char subject[QN_SUBJECT_MAX];
+    natsStatus s = NATS_OK;
+    while (i->count < wanted && s == NATS_OK) {
+        s = subscribe_one(bridge, kinds[i->count], type, subtype, &i->subs[i->count], subject);
+        if (s == NATS_OK) i->count++;
+    }
     if (s != NATS_OK) {
+        /* Undone: their completions run (live_imports goes back down) as they close. */
+        for (int k = 0; k < i->count; k++) natsSubscription_Unsubscribe(i->subs[k]);
         pthread_mutex_unlock(&bridge->lock);
+        for (int k = 0; k < i->count; k++) natsSubscription_Destroy(i->subs[k]);
         free(i);
         char what[QN_SUBJECT_MAX + 32];
         snprintf(what, sizeof what, "subscribing to %.300s", subject);
         return qn_fail_nats(bridge, fn, s, what);
     }
-    /* The bridge's queue is the bound; nats.c's own would drop as a slow consumer first. */
-    natsSubscription_SetPendingLimits(i->sub, -1, -1);
-    if (natsSubscription_SetOnCompleteCB(i->sub, qn_on_subscription_complete, bridge) != NATS_OK) {
-        natsSubscription_Unsubscribe(i->sub);
-        natsSubscription_Destroy(i->sub);
-        pthread_mutex_unlock(&bridge->lock);
-        free(i);
-        return qtbus_report(bridge->bus, fn, QTBUS_EIO, "nats.c refused a completion callback");
-    }
-    bridge->live_imports++;
     i->next = bridge->imported;
     bridge->imported = i;
     pthread_mutex_unlock(&bridge->lock);
@@ -226,7 +250,7 @@ int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
     if (s != NATS_OK) {
         char what[QN_SUBJECT_MAX + 64];
         snprintf(what, sizeof what, "the server did not confirm the subscription to %.300s (kept; it is sent on reconnect)",
-                 subject);
+                 key);
         return qn_fail_nats(bridge, fn, s, what);
     }
     return QTBUS_OK;
@@ -242,7 +266,9 @@ void qn_import_stop(qtbus_nats *bridge)
      * on_message, for at most 3 s (then nats.c closes it).  Either way its completion
      * callback runs once on_message has returned for the last time. */
     for (qn_imported *d = i; d; d = d->next) {
-        if (natsSubscription_DrainTimeout(d->sub, 3000) != NATS_OK) natsSubscription_Unsubscribe(d->sub);
+        for (int k = 0; k < d->count; k++) {
+            if (natsSubscription_DrainTimeout(d->subs[k], 3000) != NATS_OK) natsSubscription_Unsubscribe(d->subs[k]);
+        }
     }
     pthread_mutex_lock(&bridge->lock);
     natsSubscription *inbox = bridge->inbox_sub;
@@ -254,7 +280,7 @@ void qn_import_stop(qtbus_nats *bridge)
     pthread_mutex_unlock(&bridge->lock);
     while (i) {
         qn_imported *next = i->next;
-        natsSubscription_Destroy(i->sub);
+        for (int k = 0; k < i->count; k++) natsSubscription_Destroy(i->subs[k]);
         free(i);
         i = next;
     }

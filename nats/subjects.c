@@ -57,9 +57,9 @@ void qn_subject(char *out, const char *prefix, char kind, const char *type, cons
     }
 }
 
-void qn_import_subject(char *out, const char *prefix, const char *type, const char *subtype)
+void qn_pattern(char *out, const char *prefix, const char *kinds, const char *type, const char *subtype)
 {
-    size_t n = (size_t)snprintf(out, QN_SUBJECT_MAX, "%s.*.", prefix);
+    size_t n = (size_t)snprintf(out, QN_SUBJECT_MAX, "%s.%s.", prefix, kinds);
     n += qn_encode(type, out + n);
     out[n++] = '.';
     if (subtype) {

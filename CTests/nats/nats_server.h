@@ -28,6 +28,7 @@ typedef struct ns_server {
     int port;
     char dir[64];
     char url[64];
+    int no_jetstream;              /* set before ns_start: a server without JetStream */
     /* Cluster members only: */
     int cluster_port;
     char routes[256];
@@ -73,6 +74,8 @@ static inline void ns_spawn(ns_server *s)
             snprintf(cluster, sizeof cluster, "nats://127.0.0.1:%d", s->cluster_port);
             execl(NATS_SERVER, NATS_SERVER, "-a", "127.0.0.1", "-p", port, "-l", log, "--cluster_name", "qtbus",
                   "--cluster", cluster, "--routes", s->routes, (char *)NULL);
+        } else if (s->no_jetstream) {
+            execl(NATS_SERVER, NATS_SERVER, "-a", "127.0.0.1", "-p", port, "-l", log, (char *)NULL);
         } else {
             execl(NATS_SERVER, NATS_SERVER, "-a", "127.0.0.1", "-p", port, "-js", "-sd", s->dir, "-l", log,
                   (char *)NULL);
