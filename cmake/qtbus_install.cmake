@@ -62,16 +62,17 @@ install(FILES
   DESTINATION ${QTBUS_CMAKE_DIR}
   COMPONENT Development)
 
-# libqtbus-nats (cmake/qtbus_nats.cmake), when built: component Nats, everything of it
-# (the library, qtbus_nats.h, qtbus-nats.pc, find_package(qtbus COMPONENTS nats) ->
-# qtbus::nats).
+# libqtbus-nats (cmake/qtbus_nats.cmake), when built: components NatsRuntime (the
+# library and its SONAME link) and NatsDevelopment (the namelink, qtbus_nats.h,
+# qtbus-nats.pc, find_package(qtbus COMPONENTS nats) -> qtbus::nats).
 if(QTBUS_NATS_BUILT)
   install(TARGETS qtbus_nats EXPORT qtbusNatsTargets
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-    COMPONENT Nats)
+      COMPONENT NatsRuntime
+      NAMELINK_COMPONENT NatsDevelopment)
   install(FILES ${PROJECT_SOURCE_DIR}/include/qtbus_nats.h
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-    COMPONENT Nats)
+    COMPONENT NatsDevelopment)
   install(CODE "
     set(QTBUS_PC_TEMPLATE [[${PROJECT_SOURCE_DIR}/pkgconfig/qtbus-nats.pc.in]])
     set(QTBUS_PC_STAGE [[${PROJECT_BINARY_DIR}/pkgconfig-install/qtbus-nats.pc]])
@@ -82,10 +83,10 @@ if(QTBUS_NATS_BUILT)
     set(QTBUS_PC_DESCRIPTION [[qtbus buses joined across processes and machines through NATS]])
     set(QTBUS_PC_REQUIRES_PRIVATE [[Requires.private: libnats]])
     include([[${PROJECT_SOURCE_DIR}/cmake/qtbus_pc.cmake]])
-  " COMPONENT Nats)
+  " COMPONENT NatsDevelopment)
   install(EXPORT qtbusNatsTargets
     NAMESPACE qtbus::
     FILE qtbusNatsTargets.cmake
     DESTINATION ${QTBUS_CMAKE_DIR}
-    COMPONENT Nats)
+    COMPONENT NatsDevelopment)
 endif()

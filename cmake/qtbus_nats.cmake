@@ -53,8 +53,11 @@ if(QTBUS_NATS_BUILT)
     INSTALL_RPATH "$ORIGIN"
     BUILD_WITH_INSTALL_RPATH ON)
   target_compile_options(qtbus_nats PRIVATE $<$<C_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Werror=implicit-function-declaration>)
+  # Plain C of our own: the usual hardening (Debian's defaults for packages).
+  target_compile_definitions(qtbus_nats PRIVATE $<$<NOT:$<CONFIG:Debug>>:_FORTIFY_SOURCE=2>)
   target_link_options(qtbus_nats PRIVATE
-    "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/qtbus_nats.map")
+    "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/qtbus_nats.map"
+    "LINKER:-z,relro" "LINKER:-z,now")
   if(NOT QTBUS_SANITIZE)
     target_link_options(qtbus_nats PRIVATE "LINKER:-z,defs")
   endif()

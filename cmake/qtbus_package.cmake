@@ -6,6 +6,13 @@
 #                  (libffi8 too with QTBUS_STATIC_LIBFFI=OFF; by default it is linked in)
 #   libqtbus-dev   component Development: the namelink, qtbus.h, qtbus.pc and the CMake
 #                  package; Depends: libqtbus0 (= this version)
+# and, when libqtbus-nats is built (cmake/qtbus_nats.cmake):
+#   libqtbus-nats0     component NatsRuntime: libqtbus-nats.so.0*, shlibs; Depends from
+#                      dpkg-shlibdeps (libnats, libc) and libqtbus0 (= this version)
+#   libqtbus-nats-dev  component NatsDevelopment: the namelink, qtbus_nats.h,
+#                      qtbus-nats.pc, the CMake targets of qtbus::nats; Depends:
+#                      libqtbus-nats0 (= this version), libqtbus-dev (= this version),
+#                      libnats-dev (qtbus-nats.pc's Requires.private)
 # Each carries /usr/share/doc/<package>/copyright (DEP-5, MIT) and a changelog.Debian.gz.
 # scripts/package-test.sh builds, lints, installs and uses them.
 
@@ -39,6 +46,9 @@ set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_COMPONENTS_ALL Runtime Development)
+if(QTBUS_NATS_BUILT)
+  list(APPEND CPACK_COMPONENTS_ALL NatsRuntime NatsDevelopment)
+endif()
 
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
@@ -102,14 +112,46 @@ ${_long_description}
 This package holds the C header, the pkg-config file and the CMake package
 (find_package(qtbus) gives qtbus::qtbus).")
 
+set(_nats_soname libqtbus-nats${PROJECT_VERSION_MAJOR})
+set(CPACK_DEBIAN_NATSRUNTIME_PACKAGE_NAME ${_nats_soname})
+set(CPACK_DEBIAN_NATSRUNTIME_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_NATSRUNTIME_PACKAGE_SHLIBDEPS ON)
+# dpkg-shlibdeps finds libqtbus.so.0 in the build tree, but no package of it to
+# depend on: that dependency is written here (this version, as libqtbus-dev's).
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR})
+set(CPACK_DEBIAN_NATSRUNTIME_PACKAGE_DEPENDS "${_soname} (= ${_debver})")
+set(CPACK_DEBIAN_NATSRUNTIME_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/debian-control/triggers)
+set(CPACK_DEBIAN_NATSRUNTIME_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+set(CPACK_DEBIAN_NATSRUNTIME_DESCRIPTION "qtbus buses joined across processes through NATS
+${_long_description}
+
+This package holds libqtbus-nats, which joins buses in several processes and
+machines through a NATS server: exported types are published, imported ones
+dispatched, requests answered across processes, sticky events kept by
+JetStream.")
+set(CPACK_DEBIAN_NATSDEVELOPMENT_PACKAGE_NAME libqtbus-nats-dev)
+set(CPACK_DEBIAN_NATSDEVELOPMENT_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_NATSDEVELOPMENT_PACKAGE_DEPENDS
+  "${_nats_soname} (= ${_debver}), libqtbus-dev (= ${_debver}), libnats-dev")
+set(CPACK_DEBIAN_NATSDEVELOPMENT_DESCRIPTION "qtbus buses joined across processes through NATS (development files)
+${_long_description}
+
+This package holds the C header of libqtbus-nats, its pkg-config file
+(qtbus-nats) and its CMake targets (find_package(qtbus COMPONENTS nats) gives
+qtbus::nats).")
+
 # /usr/share/doc/<package>/{copyright,changelog.Debian.gz}, per package.
 # The build date, or SOURCE_DATE_EPOCH when set (reproducible builds).
 string(TIMESTAMP _date "%a, %d %b %Y %H:%M:%S +0000" UTC)
-foreach(_component Runtime Development)
+foreach(_component IN LISTS CPACK_COMPONENTS_ALL)
   if(_component STREQUAL Runtime)
     set(_pkg ${_soname})
-  else()
+  elseif(_component STREQUAL Development)
     set(_pkg libqtbus-dev)
+  elseif(_component STREQUAL NatsRuntime)
+    set(_pkg ${_nats_soname})
+  else()
+    set(_pkg libqtbus-nats-dev)
   endif()
   set(_dir ${PROJECT_BINARY_DIR}/debian-doc/${_pkg})
   # The licence text of LICENSE without its title and copyright line (the Copyright
@@ -148,6 +190,14 @@ License: Expat
 "# Not uploaded to Debian: there is no ITP bug to close.
 ${_pkg}: initial-upload-closes-no-bugs
 ")
+  if(_component STREQUAL NatsRuntime)
+    file(APPEND ${_dir}/lintian-overrides
+"# CPack writes ldconfig calls into postinst/postrm for every library under /usr/lib;
+# the package also has the ldconfig trigger, which is what dpkg runs.
+${_pkg}: maintscript-calls-ldconfig [postinst]
+${_pkg}: maintscript-calls-ldconfig [postrm]
+")
+  endif()
   if(_component STREQUAL Runtime)
     file(APPEND ${_dir}/lintian-overrides
 "# CPack writes ldconfig calls into postinst/postrm for every library under /usr/lib;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Debian packages, built, checked, linted, installed and used:
-#   1. configures build/package for /usr (multiarch libdir), builds, `cpack -G DEB`;
+#   1. configures build/package for /usr (multiarch libdir), builds, `cpack -G DEB`:
+#      libqtbus0 and libqtbus-dev, and libqtbus-nats0 and libqtbus-nats-dev;
 #   2. prints each package's `dpkg-deb -I` and `-c`, checks what is where (the library,
 #      0644 and stripped, alone in libqtbus0 with its shlibs file; every header of
 #      include/, the namelink, qtbus.pc and the CMake package in libqtbus-dev, which
@@ -10,8 +11,10 @@
 #      did not install is there; one run at a time on the machine) and purges them at
 #      the end, also on failure; otherwise extracts them with `dpkg-deb -x` into a
 #      temporary root (QTBUS_PACKAGE_TEST_EXTRACT=1 asks for that as root too);
-#   4. builds examples/demo.c with `pkg-config --cflags --libs qtbus` alone and runs it;
-#      after dpkg -i also cmake/consumer-test with find_package(qtbus) and no prefix path.
+#   4. builds examples/demo.c with `pkg-config --cflags --libs qtbus` alone and runs it,
+#      and examples/nats_publisher.c with `pkg-config --cflags --libs qtbus-nats`; after
+#      dpkg -i also cmake/consumer-test with find_package(qtbus COMPONENTS nats) and no
+#      prefix path.
 # Installs what it uses and a fresh Debian machine with a Swift toolchain lacks (as root
 # or through sudo -n).
 # usage: scripts/package-test.sh
@@ -19,24 +22,29 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 
-# cmake, ninja, pkg-config, readelf; dpkg-shlibdeps (dpkg-dev); lintian; file.
-apt_install package-test cmake ninja-build pkg-config binutils dpkg-dev lintian file
+# cmake, ninja, pkg-config, readelf; dpkg-shlibdeps (dpkg-dev); lintian; file; nats.c
+# (libqtbus-nats0 depends on it).
+apt_install package-test cmake ninja-build pkg-config binutils dpkg-dev lintian file libnats-dev
 
 dir=$ROOT/build/package
 log "build and package (cpack -G DEB in $dir)"
 fresh_if_not_ninja "$dir"
 cmake -G Ninja -S "$ROOT" -B "$dir" -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_BUILD_TYPE=Release \
-  -DQTBUS_BUILD_TESTS=OFF >/dev/null
+  -DQTBUS_BUILD_TESTS=OFF -DQTBUS_NATS=ON >/dev/null
 cmake --build "$dir"
 rm -f "$dir"/*.deb
 (cd "$dir" && cpack -G DEB)
 runtime=$(ls "$dir"/libqtbus0_*.deb)
 dev=$(ls "$dir"/libqtbus-dev_*.deb)
+nats_runtime=$(ls "$dir"/libqtbus-nats0_*.deb)
+nats_dev=$(ls "$dir"/libqtbus-nats-dev_*.deb)
+debs=("$runtime" "$dev" "$nats_runtime" "$nats_dev")
+packages="libqtbus-nats-dev libqtbus-nats0 libqtbus-dev libqtbus0"
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 libdir=usr/lib/$multiarch
 
 log "the packages"
-for deb in "$runtime" "$dev"; do
+for deb in "${debs[@]}"; do
   echo "--- dpkg-deb -I $(basename "$deb")"
   dpkg-deb -I "$deb"
   echo "--- dpkg-deb -c $(basename "$deb")"
@@ -49,9 +57,10 @@ installed=0
 cleanup() {
   local status=$?
   if [ "$installed" = 1 ]; then
-    echo "purging libqtbus-dev libqtbus0"
-    if ! dpkg --purge libqtbus-dev libqtbus0 >/dev/null; then
-      echo "package-test: dpkg --purge libqtbus-dev libqtbus0 failed; they may still be installed" >&2
+    echo "purging $packages"
+    # shellcheck disable=SC2086 # a list of words
+    if ! dpkg --purge $packages >/dev/null; then
+      echo "package-test: dpkg --purge $packages failed; they may still be installed" >&2
       status=1
     fi
   fi
@@ -81,7 +90,7 @@ version=$(dpkg-deb -f "$runtime" Version)
 soname=$(readelf -d "$dir/libqtbus.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libqtbus.so.0 ] && [ "$(dpkg-deb -f "$runtime" Package)" = libqtbus0 ] \
   || die "SONAME $soname, package $(dpkg-deb -f "$runtime" Package): the name should follow the SONAME"
-for deb in "$runtime" "$dev"; do
+for deb in "${debs[@]}"; do
   others=$(dpkg-deb -c "$deb" | awk '$2 != "root/root" {print $6}')
   [ -z "$others" ] || die "$(basename "$deb"): not owned by root: $others"
 done
@@ -96,7 +105,8 @@ dpkg-deb -e "$runtime" "$work/runtime-control"
 echo "shlibs: $(cat "$work/runtime-control/shlibs")"
 [ "$(dpkg-deb -f "$dev" Depends)" = "libqtbus0 (= $version)" ] \
   || die "libqtbus-dev Depends: $(dpkg-deb -f "$dev" Depends), not libqtbus0 (= $version)"
-for header in include/*; do expect "$dev" "usr/$header" -rw-r--r--; done
+for header in include/qtbus.h include/qtbus.hpp; do expect "$dev" "usr/$header" -rw-r--r--; done
+absent "$dev" 'qtbus_nats|qtbus-nats|Nats'
 expect "$dev" "$libdir/libqtbus.so" lrwxrwxrwx
 expect "$dev" "$libdir/pkgconfig/qtbus.pc" -rw-r--r--
 for f in qtbusConfig.cmake qtbusConfigVersion.cmake qtbusTargets.cmake; do
@@ -106,11 +116,34 @@ absent "$dev" '/libqtbus\.so\.'
 expect "$runtime" usr/share/doc/libqtbus0/copyright -rw-r--r--
 expect "$dev" usr/share/doc/libqtbus-dev/copyright -rw-r--r--
 echo "ok: libqtbus0 $version holds $libdir/libqtbus.so.0{,.1.0} (0644, stripped, shlibs);" \
-  "libqtbus-dev holds $(cd include && echo *), the namelink, qtbus.pc, the CMake package"
+  "libqtbus-dev holds qtbus.h, qtbus.hpp, the namelink, qtbus.pc, the CMake package"
+
+# The bridge: its library alone in libqtbus-nats0 (depending on this libqtbus0 and on
+# nats.c), its development files in libqtbus-nats-dev.
+expect "$nats_runtime" "$libdir/libqtbus-nats.so.0.1.0" -rw-r--r--
+expect "$nats_runtime" "$libdir/libqtbus-nats.so.0" lrwxrwxrwx
+absent "$nats_runtime" '^\./usr/include/|\.pc$|/cmake/|\.so$'
+nats_depends=$(dpkg-deb -f "$nats_runtime" Depends)
+case $nats_depends in
+  *"libqtbus0 (= $version)"*libnats*|*libnats*"libqtbus0 (= $version)"*) ;;
+  *) die "libqtbus-nats0 Depends: $nats_depends (wants libqtbus0 (= $version) and nats.c's library)" ;;
+esac
+dpkg-deb -e "$nats_runtime" "$work/nats-control"
+[ -s "$work/nats-control/shlibs" ] || die "libqtbus-nats0 has no shlibs file"
+[ "$(dpkg-deb -f "$nats_dev" Depends)" = "libqtbus-nats0 (= $version), libqtbus-dev (= $version), libnats-dev" ] \
+  || die "libqtbus-nats-dev Depends: $(dpkg-deb -f "$nats_dev" Depends)"
+expect "$nats_dev" usr/include/qtbus_nats.h -rw-r--r--
+expect "$nats_dev" "$libdir/libqtbus-nats.so" lrwxrwxrwx
+expect "$nats_dev" "$libdir/pkgconfig/qtbus-nats.pc" -rw-r--r--
+expect "$nats_dev" "$libdir/cmake/qtbus/qtbusNatsTargets.cmake" -rw-r--r--
+expect "$nats_runtime" usr/share/doc/libqtbus-nats0/copyright -rw-r--r--
+expect "$nats_dev" usr/share/doc/libqtbus-nats-dev/copyright -rw-r--r--
+echo "ok: libqtbus-nats0 holds libqtbus-nats.so.0{,.1.0}, Depends: $nats_depends;" \
+  "libqtbus-nats-dev holds qtbus_nats.h, the namelink, qtbus-nats.pc, qtbus::nats"
 
 log "lintian"
 # Errors fail the step; warnings and the informational tags are printed.
-lintian --fail-on error --display-level '>=pedantic' --allow-root "$runtime" "$dev"
+lintian --fail-on error --display-level '>=pedantic' --allow-root "${debs[@]}"
 
 # loads_from PROGRAM DIR: the loader finds PROGRAM's libqtbus.so.0 in DIR (/lib and
 # /usr/lib are one directory on a merged-/usr system, hence readlink).
@@ -134,11 +167,13 @@ if [ "$(id -u)" -eq 0 ] && [ -z "${QTBUS_PACKAGE_TEST_EXTRACT:-}" ]; then
     echo "waiting for another scripts/package-test.sh to finish ($lock)"
     flock -w 900 9 || die "another scripts/package-test.sh still holds $lock"
   fi
-  if dpkg -s libqtbus0 >/dev/null 2>&1 || dpkg -s libqtbus-dev >/dev/null 2>&1; then
-    die "a libqtbus0 or libqtbus-dev is already installed; not replacing it (dpkg --purge them first)"
-  fi
+  for p in $packages; do
+    if dpkg -s "$p" >/dev/null 2>&1; then
+      die "$p is already installed; not replacing it (dpkg --purge $packages first)"
+    fi
+  done
   installed=1
-  dpkg -i "$runtime" "$dev"
+  dpkg -i "${debs[@]}"
   flags=$(pkg-config --cflags --libs qtbus)
   echo "pkg-config --cflags --libs qtbus = '$flags'"
   case $flags in *rpath*|*-L*|*-I*) die "the /usr qtbus.pc should give just -lqtbus" ;; esac
@@ -147,17 +182,26 @@ if [ "$(id -u)" -eq 0 ] && [ -z "${QTBUS_PACKAGE_TEST_EXTRACT:-}" ]; then
   echo "demo needs: $(readelf -d "$work/demo" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
   loads_from "$work/demo" "/$libdir"
   "$work/demo" | tail -1
-  cmake -G Ninja -S cmake/consumer-test -B "$work/consumer" >/dev/null
+  nats_flags=$(pkg-config --cflags --libs qtbus-nats)
+  echo "pkg-config --cflags --libs qtbus-nats = '$nats_flags'"
+  # shellcheck disable=SC2086 # a list of words
+  ${CC:-cc} -std=c11 -Wall -Wextra -Werror examples/nats_publisher.c $nats_flags -o "$work/nats_publisher"
+  echo "nats_publisher needs: $(readelf -d "$work/nats_publisher" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
+  # No server on port 1: it must load, run and say so.
+  if out=$("$work/nats_publisher" nats://127.0.0.1:1 2>&1); then die "nats_publisher succeeded with no server"; fi
+  echo "nats_publisher without a server: $out"
+  case $out in *"no server at nats://127.0.0.1:1"*) ;; *) die "nats_publisher did not run as expected" ;; esac
+  cmake -G Ninja -S cmake/consumer-test -B "$work/consumer" -DREQUIRE_NATS=ON >/dev/null
   cmake --build "$work/consumer" >/dev/null
   found=$(sed -n 's/^qtbus_DIR:PATH=//p' "$work/consumer/CMakeCache.txt")
   echo "find_package(qtbus): $found"
   [ "$found" = "/$libdir/cmake/qtbus" ] || die "find_package(qtbus) found $found, not the package's"
   "$work/consumer/consumer"
+  "$work/consumer/consumer-nats"
 else
   log "dpkg-deb -x into a temporary root (no dpkg -i)"
   root=$work/root
-  dpkg-deb -x "$runtime" "$root"
-  dpkg-deb -x "$dev" "$root"
+  for deb in "${debs[@]}"; do dpkg-deb -x "$deb" "$root"; done
   export PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$root/$libdir/pkgconfig
   flags=$(pkg-config --cflags --libs qtbus)
   echo "pkg-config --cflags --libs qtbus = '$flags'"
@@ -166,4 +210,4 @@ else
   LD_LIBRARY_PATH=$root/$libdir loads_from "$work/demo" "$root/$libdir"
   LD_LIBRARY_PATH=$root/$libdir "$work/demo" | tail -1
 fi
-echo "package-test: libqtbus0 and libqtbus-dev built, checked, linted, installed and used"
+echo "package-test: libqtbus0, libqtbus-dev, libqtbus-nats0 and libqtbus-nats-dev built, checked, linted, installed and used"
