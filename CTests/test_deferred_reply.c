@@ -20,7 +20,10 @@ static void on_reply(const qtbus_event *reply, void *userdata)
     CHECK_EQ_STR(qtbus_event_type(reply), "Lookup");
     CHECK_EQ_STR(qtbus_event_subtype(reply), "users");
     CHECK_EQ_INT(qtbus_event_flags(reply), 0);
-    if (size < sizeof s->last) { memcpy(s->last, data, size); s->last[size] = '\0'; }
+    if (size < sizeof s->last) {
+        if (size) memcpy(s->last, data, size);  /* a reply of no bytes has data NULL */
+        s->last[size] = '\0';
+    }
     atomic_fetch_add(&s->replies, 1);
 }
 

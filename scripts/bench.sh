@@ -12,7 +12,10 @@
 #   scripts/bench.sh --smoke    every case of both with tiny counts (seconds, plus the
 #                               builds), every handler count checked, the JSON/Markdown/PNG
 #                               made in a temporary directory; writes nothing to docs/
-#   scripts/bench.sh --only c|swift   one of the two benchmarks (with or without --smoke)
+#   scripts/bench.sh --only c|swift|nats   one of the benchmarks (with or without --smoke);
+#                               nats: bench-nats (Benchmarks/NATS/), one process to another
+#                               through a nats-server it starts, raw nats.c beside the
+#                               qtbus bridge; writes docs/bench-nats.json and .md
 #   scripts/bench.sh [--smoke] -- ARGS   passes ARGS to bench-c (e.g. --reps 11 --rep-ms 200);
 #                               BENCH_SWIFT_ARGS="..." does the same for swift-bench
 #
@@ -28,10 +31,11 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 
-usage="usage: scripts/bench.sh [--smoke] [--only c|swift] [-- bench-c args]"
+usage="usage: scripts/bench.sh [--smoke] [--only c|swift|nats] [-- bench-c args]"
 smoke=0
 run_c=1
 run_swift=1
+run_nats=1
 extra=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -39,8 +43,9 @@ while [ $# -gt 0 ]; do
     --only)
       [ $# -ge 2 ] || die "$usage"
       case $2 in
-        c) run_swift=0 ;;
-        swift) run_c=0 ;;
+        c) run_swift=0; run_nats=0 ;;
+        swift) run_c=0; run_nats=0 ;;
+        nats) run_c=0; run_swift=0 ;;
         *) die "$usage" ;;
       esac
       shift ;;
@@ -84,6 +89,13 @@ if [ "$run_c" -eq 1 ]; then
   fi
   c_meta=(--meta "swiftc=$(swiftc --version 2>/dev/null | head -1)"
           --meta "qtbus revision=$c_rev" --meta "libqtbus sha256=$lib_sum")
+fi
+
+if [ "$run_nats" -eq 1 ]; then
+  log "build libqtbus-nats and Benchmarks/NATS/ into build/bench-nats/ (pkg-config qtbus-nats)"
+  bash "$ROOT/scripts/deps.sh"   # libnats-dev, nats-server
+  build_install "$ROOT/build" "$PREFIX" -DCMAKE_BUILD_TYPE=Release -DQTBUS_NATS=ON
+  make -C "$ROOT/Benchmarks/NATS" --no-print-directory -j2 OUT="$ROOT/build/bench-nats"
 fi
 
 if [ "$run_swift" -eq 1 ]; then
@@ -157,6 +169,20 @@ if [ "$run_swift" -eq 1 ]; then
     mkdir -p "$DOCS"
     cp "$work/bench-swift.json" "$work/bench-swift.md" "$work/bench-swift.png" "$DOCS/"
     echo "wrote docs/bench-swift.json, docs/bench-swift.md, docs/bench-swift.png"
+  fi
+fi
+if [ "$run_nats" -eq 1 ]; then
+  log "run bench-nats"
+  args=(--json "$work/bench-nats.json" --md "$work/bench-nats.md")
+  [ "$smoke" -eq 1 ] && args=(--smoke "${args[@]}")
+  env -u LD_LIBRARY_PATH "$ROOT/build/bench-nats/bench-nats" "${args[@]}"
+  if [ "$smoke" -eq 1 ]; then
+    "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["rows"]) == 4' "$work/bench-nats.json"
+    echo "bench: NATS smoke run passed (JSON and Markdown made and discarded)"
+  else
+    mkdir -p "$DOCS"
+    cp "$work/bench-nats.json" "$work/bench-nats.md" "$DOCS/"
+    echo "wrote docs/bench-nats.json, docs/bench-nats.md"
   fi
 fi
 log "done"
