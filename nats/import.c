@@ -45,14 +45,17 @@ static void enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer)
         pthread_mutex_unlock(&bridge->lock);
         return;
     }
-    size_t count = bridge->pending_count;
+    size_t count = bridge->pending_count, held = bridge->pending_bytes;
     bool closing = bridge->closing;
     pthread_mutex_unlock(&bridge->lock);
-    if (!closing) {
-        qn_report(bridge, "qtbus_nats_import", p ? QTBUS_EIO : QTBUS_ENOMEM,
-                  p ? "dropped a %zu-byte event on %.300s: the bridge already holds %zu events not yet dispatched"
-                    : "dropped a %zu-byte event on %.300s: no memory to queue it (%zu waiting)",
-                  bytes, natsMsg_GetSubject(msg), count);
+    if (!closing && p) {
+        qn_report(bridge, "qtbus_nats_import", QTBUS_EIO,
+                  "dropped a %zu-byte event on %.300s: the bridge already holds %zu events (%zu bytes) not yet "
+                  "dispatched, its bound (QTBUS_NATS_MAX_PENDING, QTBUS_NATS_MAX_PENDING_BYTES)",
+                  bytes, natsMsg_GetSubject(msg), count, held);
+    } else if (!closing) {
+        qn_report(bridge, "qtbus_nats_import", QTBUS_ENOMEM, "dropped a %zu-byte event on %.300s: no memory to queue it",
+                  bytes, natsMsg_GetSubject(msg));
     }
     free(p);
     natsMsg_Destroy(msg);
