@@ -57,6 +57,9 @@ static int subscriber(const char *url, int delay_us)
     return 0;
 }
 
+/* This program, as started (not /proc/self/exe: under valgrind that is the tool). */
+static const char *self;
+
 typedef struct child {
     pid_t pid;
     FILE *out;
@@ -75,7 +78,7 @@ static child spawn(const char *url, int delay_us)
         dup2(fds[1], 1);
         close(fds[0]);
         close(fds[1]);
-        execl("/proc/self/exe", "test_nats_processes", "subscriber", url, delay, (char *)NULL);
+        execl(self, self, "subscriber", url, delay, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
@@ -102,6 +105,7 @@ static void finish(child *c, const char *name)
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "subscriber") == 0) return subscriber(argv[2], atoi(argv[3]));
+    self = argv[0];
 
     static ns_server server;
     ns_start(&server);
