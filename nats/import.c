@@ -29,20 +29,41 @@ bool qn_is_imported(const qtbus_nats *bridge, const qtbus_event *event)
 static void enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer)
 {
     size_t bytes = (size_t)natsMsg_GetDataLength(msg);
-    qn_pending *p = malloc(sizeof *p);
+    const char *subject = natsMsg_GetSubject(msg), *reply = natsMsg_GetReply(msg);
+    bool copy = bytes <= QN_COPY_MAX;
+    size_t subject_size = strlen(subject) + 1, reply_size = reply ? strlen(reply) + 1 : 0;
+    qn_pending *p = malloc(sizeof *p + (copy ? bytes + subject_size + reply_size : 0));
+    if (p) {
+        p->next = NULL;
+        p->answer = answer;
+        p->size = bytes;
+        if (copy) {
+            p->msg = NULL;
+            if (bytes) memcpy(p->copy, natsMsg_GetData(msg), bytes);
+            p->data = p->copy;
+            p->subject = memcpy(p->copy + bytes, subject, subject_size);
+            p->reply = reply ? memcpy(p->copy + bytes + subject_size, reply, reply_size) : NULL;
+        } else {
+            p->msg = msg;
+            p->data = natsMsg_GetData(msg);
+            p->subject = subject;
+            p->reply = reply;
+        }
+    }
     pthread_mutex_lock(&bridge->lock);
     bool full = bridge->pending_count >= QTBUS_NATS_MAX_PENDING
              || bridge->pending_bytes + bytes > QTBUS_NATS_MAX_PENDING_BYTES;
     if (p && !full && !bridge->closing) {
-        p->next = NULL;
-        p->msg = msg;
-        p->answer = answer;
+        bool was_empty = !bridge->head;
         if (bridge->tail) bridge->tail->next = p; else bridge->head = p;
         bridge->tail = p;
         bridge->pending_count++;
         bridge->pending_bytes += bytes;
-        pthread_cond_signal(&bridge->wake);
+        /* The thread waits only on an empty queue: a wake-up per message would cost a
+         * futex call each during a burst. */
+        if (was_empty) pthread_cond_signal(&bridge->wake);
         pthread_mutex_unlock(&bridge->lock);
+        if (copy) natsMsg_Destroy(msg);
         return;
     }
     size_t count = bridge->pending_count, held = bridge->pending_bytes;
@@ -83,28 +104,31 @@ void qn_on_inbox_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg
     enqueue(closure, msg, true);
 }
 
-static void dispatch_message(qtbus_nats *bridge, natsMsg *msg)
+static void dispatch_message(qtbus_nats *bridge, const qn_pending *msg)
 {
-    const char *subject = natsMsg_GetSubject(msg);
-    qn_parsed parsed;
-    const char *why = qn_parse(subject, bridge->prefix_len, &parsed);
-    if (why) {
-        qn_report(bridge, "qtbus_nats_import", QTBUS_EINVAL, "dropped a message on %.300s: its subject has %s",
-                  subject, why);
-        return;
+    const char *subject = msg->subject;
+    const qn_parsed *parsed = &bridge->parsed;
+    if (strcmp(subject, bridge->parsed_subject) != 0) {
+        const char *why = qn_parse(subject, bridge->prefix_len, &bridge->parsed);
+        if (why) {
+            bridge->parsed_subject[0] = '\0';
+            qn_report(bridge, "qtbus_nats_import", QTBUS_EINVAL, "dropped a message on %.300s: its subject has %s",
+                      subject, why);
+            return;
+        }
+        snprintf(bridge->parsed_subject, sizeof bridge->parsed_subject, "%s", subject);
     }
     qtbus_event_desc d = {
-        .type = parsed.type,
-        .subtype = parsed.has_subtype ? parsed.subtype : NULL,
-        .data = natsMsg_GetData(msg),
-        .size = (size_t)natsMsg_GetDataLength(msg),
-        .flags = parsed.kind == QN_KIND_KEPT ? QTBUS_EVENT_STICKY : 0,
+        .type = parsed->type,
+        .subtype = parsed->has_subtype ? parsed->subtype : NULL,
+        .data = msg->size ? msg->data : NULL,
+        .size = msg->size,
+        .flags = parsed->kind == QN_KIND_KEPT ? QTBUS_EVENT_STICKY : 0,
     };
-    if (d.size == 0) d.data = NULL;
-    const char *reply = natsMsg_GetReply(msg);
+    const char *reply = msg->reply;
     importing_bridge = bridge;
-    importing_type = parsed.type;
-    int status = parsed.kind == QN_KIND_REQUEST && reply ? qn_request_dispatch(bridge, &d, reply)
+    importing_type = parsed->type;
+    int status = parsed->kind == QN_KIND_REQUEST && reply ? qn_request_dispatch(bridge, &d, reply)
                                                          : qtbus_dispatch(bridge->bus, &d);
     importing_bridge = NULL;
     importing_type = NULL;
@@ -139,21 +163,29 @@ static void *thread_main(void *arg)
                 pthread_cond_timedwait(&bridge->wake, &bridge->lock, &until);
             }
         }
-        qn_pending *p = bridge->head;
-        if (!p) break;  /* closing, and nothing left */
-        bridge->head = p->next;
-        if (!bridge->head) bridge->tail = NULL;
-        bridge->pending_count--;
-        bridge->pending_bytes -= (size_t)natsMsg_GetDataLength(p->msg);
+        /* The whole queue at once: one lock per batch, not per message. */
+        qn_pending *batch = bridge->head;
+        if (!batch) break;  /* closing, and nothing left */
+        bridge->head = bridge->tail = NULL;
         pthread_mutex_unlock(&bridge->lock);
-        if (p->answer) {
-            qn_request_answer(bridge, p->msg);
-        } else {
-            dispatch_message(bridge, p->msg);
+        size_t count = 0, bytes = 0;
+        while (batch) {
+            qn_pending *p = batch;
+            batch = p->next;
+            count++;
+            bytes += p->size;
+            if (p->answer) {
+                qn_request_answer(bridge, p);
+            } else {
+                dispatch_message(bridge, p);
+            }
+            natsMsg_Destroy(p->msg);
+            free(p);
         }
-        natsMsg_Destroy(p->msg);
-        free(p);
         pthread_mutex_lock(&bridge->lock);
+        /* Counted out only now: what the thread holds is still the bridge's backlog. */
+        bridge->pending_count -= count;
+        bridge->pending_bytes -= bytes;
         /* Deadlines pass during a flood too. */
         if (bridge->requests) {
             pthread_mutex_unlock(&bridge->lock);

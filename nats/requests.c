@@ -116,13 +116,13 @@ void qn_request_publish(qtbus_nats *bridge, const qtbus_event *event, const char
 }
 
 /* On the bridge's thread: an answer on <inbox>.<id>. */
-void qn_request_answer(qtbus_nats *bridge, natsMsg *msg)
+void qn_request_answer(qtbus_nats *bridge, const qn_pending *msg)
 {
-    const char *subject = natsMsg_GetSubject(msg);
+    const char *subject = msg->subject;
     const char *dot = strrchr(subject, '.');
     uint64_t id = dot ? strtoull(dot + 1, NULL, 10) : 0;
-    const char *data = natsMsg_GetData(msg);
-    int size = natsMsg_GetDataLength(msg);
+    const char *data = msg->data;
+    int size = (int)msg->size;
     if (size < 1 || (data[0] != 'a' && data[0] != 'r' && data[0] != 'd')) {
         qn_report(bridge, "qtbus_nats_export", QTBUS_EINVAL, "dropped a malformed answer on %.300s", subject);
         return;

@@ -177,7 +177,7 @@ if [ "$run_nats" -eq 1 ]; then
   [ "$smoke" -eq 1 ] && args=(--smoke "${args[@]}")
   env -u LD_LIBRARY_PATH "$ROOT/build/bench-nats/bench-nats" "${args[@]}"
   if [ "$smoke" -eq 1 ]; then
-    "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["rows"]) == 4' "$work/bench-nats.json"
+    "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["rows"]) == 6' "$work/bench-nats.json"
     echo "bench: NATS smoke run passed (JSON and Markdown made and discarded)"
   else
     mkdir -p "$DOCS"

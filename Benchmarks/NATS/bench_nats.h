@@ -13,10 +13,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum mode { MODE_RAW, MODE_BRIDGE };
+/* MODE_RAW_ASAP: the raw pair with natsOptions_SetSendAsap (each publish written out
+ * at once instead of by nats.c's flusher thread), for the latency it allows. */
+enum mode { MODE_RAW, MODE_BRIDGE, MODE_RAW_ASAP };
 enum test { TEST_THROUGHPUT, TEST_LATENCY };
 
-static inline const char *mode_name(enum mode m) { return m == MODE_RAW ? "raw nats.c" : "qtbus bridge"; }
+static inline const char *mode_name(enum mode m)
+{
+    return m == MODE_RAW ? "raw nats.c" : m == MODE_BRIDGE ? "qtbus bridge" : "raw, SendAsap";
+}
 
 int64_t now_ns(void);
 

@@ -42,8 +42,13 @@ pub_result publish_events(enum mode mode, const char *url, enum test test, size_
     natsConnection *nc = NULL;
     qtbus_bus *bus = NULL;
     qtbus_nats *bridge = NULL;
-    if (mode == MODE_RAW) {
-        check(natsConnection_ConnectTo(&nc, url) == NATS_OK, "raw publisher: connect");
+    if (mode != MODE_BRIDGE) {
+        natsOptions *o = NULL;
+        check(natsOptions_Create(&o) == NATS_OK && natsOptions_SetURL(o, url) == NATS_OK
+                  && natsOptions_SetSendAsap(o, mode == MODE_RAW_ASAP) == NATS_OK,
+              "raw publisher: options");
+        check(natsConnection_Connect(&nc, o) == NATS_OK, "raw publisher: connect");
+        natsOptions_Destroy(o);
     } else {
         bus = qtbus_bus_create();
         qtbus_nats_options o = { .url = url };
@@ -59,13 +64,13 @@ pub_result publish_events(enum mode mode, const char *url, enum test test, size_
             int64_t sent = now_ns();
             memcpy(buffer, &sent, sizeof sent);
         }
-        if (mode == MODE_RAW) {
+        if (mode != MODE_BRIDGE) {
             natsConnection_Publish(nc, SUBJECT, buffer, (int)size);
         } else {
             qtbus_dispatch(bus, &d);
         }
     }
-    if (mode == MODE_RAW) {
+    if (mode != MODE_BRIDGE) {
         natsConnection_Flush(nc);
         r.end_ns = now_ns();
         natsConnection_Destroy(nc);
@@ -139,7 +144,7 @@ int subscriber_main(enum mode mode, const char *url, enum test test, size_t size
     natsSubscription *sub = NULL;
     qtbus_bus *bus = NULL;
     qtbus_nats *bridge = NULL;
-    if (mode == MODE_RAW) {
+    if (mode != MODE_BRIDGE) {
         check(natsConnection_ConnectTo(&nc, url) == NATS_OK, "raw subscriber: connect");
         check(natsConnection_Subscribe(&sub, nc, SUBJECT, on_raw, &r) == NATS_OK, "raw subscriber: subscribe");
         natsSubscription_SetPendingLimits(sub, -1, -1);
@@ -179,7 +184,7 @@ int subscriber_main(enum mode mode, const char *url, enum test test, size_t size
                n ? (long long)r.latencies[(n * 99) / 100] : 0LL);
     }
     fflush(stdout);
-    if (mode == MODE_RAW) {
+    if (mode != MODE_BRIDGE) {
         natsSubscription_Destroy(sub);
         natsConnection_Destroy(nc);
     } else {
