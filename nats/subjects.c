@@ -45,19 +45,9 @@ size_t qn_encode(const char *name, char *out)
     return n;
 }
 
-void qn_subject(char *out, const char *prefix, char kind, const char *type, const char *subtype)
-{
-    size_t n = (size_t)snprintf(out, QN_SUBJECT_MAX, "%s.%c.", prefix, kind);
-    n += qn_encode(type, out + n);
-    out[n++] = '.';
-    if (subtype) {
-        qn_encode(subtype, out + n);
-    } else {
-        memcpy(out + n, "_", 2);
-    }
-}
-
-void qn_pattern(char *out, const char *prefix, const char *kinds, const char *type, const char *subtype)
+/* <prefix>.<kinds>.<type>.<subtype, or `none` when NULL>. */
+static void compose(char *out, const char *prefix, const char *kinds, const char *type, const char *subtype,
+                    const char *none)
 {
     size_t n = (size_t)snprintf(out, QN_SUBJECT_MAX, "%s.%s.", prefix, kinds);
     n += qn_encode(type, out + n);
@@ -65,8 +55,19 @@ void qn_pattern(char *out, const char *prefix, const char *kinds, const char *ty
     if (subtype) {
         qn_encode(subtype, out + n);
     } else {
-        memcpy(out + n, "*", 2);
+        memcpy(out + n, none, 2);
     }
+}
+
+void qn_subject(char *out, const char *prefix, char kind, const char *type, const char *subtype)
+{
+    const char kinds[2] = { kind, '\0' };
+    compose(out, prefix, kinds, type, subtype, "_");
+}
+
+void qn_pattern(char *out, const char *prefix, const char *kinds, const char *type, const char *subtype)
+{
+    compose(out, prefix, kinds, type, subtype, "*");
 }
 
 static int hex_value(char c)

@@ -19,6 +19,17 @@ func makeRequest(onReply: qtbus_reply_handler?, userdata: UnsafeMutableRawPointe
     return r
 }
 
+/// Drops one of the references `refs` counts for `object`: true for the last one, whose
+/// holder then frees it.  ThreadSanitizer is told of the hand-over (the atomic alone is
+/// not an acquire it follows).
+@inline(__always)
+private func droppedLastReference<T>(_ object: UnsafeMutablePointer<T>, _ refs: UnsafeMutablePointer<UInt64>) -> Bool {
+    qtshim_tsan_release(object)
+    guard qtshim_atomic_fetch_sub_u64(refs, 1) == 1 else { return false }
+    qtshim_tsan_acquire(object)
+    return true
+}
+
 extension UnsafeMutablePointer where Pointee == Request {
     @inline(__always)
     func retain() {
@@ -27,9 +38,7 @@ extension UnsafeMutablePointer where Pointee == Request {
 
     /// Drops a reference; the last one completes the request.
     func release() {
-        qtshim_tsan_release(self)
-        guard qtshim_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
-        qtshim_tsan_acquire(self)
+        guard droppedLastReference(self, field(\.refs)) else { return }
         let complete = pointee.release
         let userdata = pointee.userdata
         deinitialize(count: 1)
@@ -74,9 +83,7 @@ extension UnsafeMutablePointer where Pointee == DeferredReply {
 
     /// Drops a reference; the last one drops the request's (which may complete it).
     func release() {
-        qtshim_tsan_release(self)
-        guard qtshim_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
-        qtshim_tsan_acquire(self)
+        guard droppedLastReference(self, field(\.refs)) else { return }
         let request = pointee.request
         deinitialize(count: 1)
         free(self)
