@@ -69,12 +69,16 @@ static void fail(const char *what)
 
 /* A subscribe: counted when made; a failed one must not have released. */
 static void subscribe(qtbus_bus *bus, const char *type, const qtbus_sub_options *o, qtbus_token *t);
+static qtbus_deferred deferred;
+static int deferred_rc = 1, completions;
 static void handler(const qtbus_event *e, void *u)
 {
     (void)u;
     handled++;
     if (qtbus_event_subtype(e) && strcmp(qtbus_event_subtype(e), "reply") == 0) qtbus_event_reply(e, "r", 1);
+    if (qtbus_event_subtype(e) && strcmp(qtbus_event_subtype(e), "defer") == 0) deferred_rc = qtbus_event_defer(e, &deferred);
 }
+static void complete(void *u) { (void)u; completions++; }
 static void release(void *u) { (void)u; released++; }
 static void on_reply(const qtbus_event *e, void *u) { (void)e; (void)u; }
 static void execute(const qtbus_event *in, qtbus_execution x, void *u)
@@ -162,6 +166,28 @@ static void scenario(void)
     call("qtbus_request");
     qtbus_event_desc r = {.type = "E", .subtype = "reply"};
     expect(qtbus_request(bus, &r, on_reply, NULL, NULL), 0, 1);
+    /* A deferred reply: the request completes once, when it is finished (or at once
+     * when the defer or the request itself ran out of memory). */
+    qtbus_token td = {0};
+    call("qtbus_subscribe (deferring)");
+    subscribe(bus, "D", NULL, &td);
+    call("qtbus_event_defer");
+    qtbus_event_desc dr = {.type = "D", .subtype = "defer"};
+    int before = completions;
+    deferred_rc = 1;
+    int reached = qtbus_request(bus, &dr, on_reply, NULL, complete);
+    expect(reached, 0, 1);
+    if (reached > 0 && deferred_rc == QTBUS_OK) {
+        if (completions != before) fail("a deferred request completed before it was finished");
+        call("qtbus_deferred_reply");
+        expect(qtbus_deferred_reply(deferred, "x", 1), 0, 0);
+        call("qtbus_deferred_finish");
+        expect(qtbus_deferred_finish(deferred), 0, 0);
+    } else if (reached > 0) {
+        expect(deferred_rc, 0, 1);
+    }
+    if (reached >= 0 && completions != before + 1) fail("a request did not complete exactly once");
+    if (td.id) qtbus_token_dispose(td);
     static const qtbus_arg text_int[] = {QTBUS_ARG_STRING, QTBUS_ARG_INT32};
     call("qtbus_signal_define");
     int defined = qtbus_signal_define(bus, "G", text_int, 2);
