@@ -573,8 +573,9 @@ QTBUS_API int qtbus_event_reply(const qtbus_event *event, const void *data, size
  * finished keeps its request from completing: finish each one exactly once. */
 typedef struct { uint64_t id; } qtbus_deferred;
 
-/* From inside a handler of a request.  QTBUS_OK and *out set; QTBUS_EINVAL for NULL or
- * an event that is not a request, QTBUS_ENOMEM.  On failure *out (nullable) is {0}. */
+/* From inside a handler of a request (queued handlers too).  QTBUS_OK and *out set;
+ * QTBUS_EINVAL for a NULL event or out, or an event that is not a request; QTBUS_ENOMEM.
+ * On failure *out, when not NULL, is {0}. */
 QTBUS_API int qtbus_event_defer(const qtbus_event *event, qtbus_deferred *out);
 /* QTBUS_OK; QTBUS_ESTALE when finished or never made; QTBUS_EINVAL for data NULL with
  * size > 0. */
