@@ -19,6 +19,7 @@ from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 STYLE = {  # key: (label, color, marker, linewidth)
     "qtbus": ("qtbus", "#d62728", "o", 2.6),
+    "qtbus_id": ("qtbus by type id", "#8c564b", "o", 2.0),
     "qtbus_cxx": ("qtbus.hpp (C++ API)", "#e377c2", "o", 1.5),
     "glib": ("GLib GSignal", "#1f77b4", "s", 1.5),
     "sigc": ("libsigc++ 3 (not thread-safe)", "#2ca02c", "^", 1.5),

@@ -75,6 +75,8 @@ int main(void)
     int (*p_qtbus_deferred_finish)(qtbus_deferred) = qtbus_deferred_finish;
     uint32_t (*p_qtbus_event_flags)(const qtbus_event *) = qtbus_event_flags;
     int (*p_qtbus_report)(qtbus_bus *, const char *, int, const char *) = qtbus_report;
+    int (*p_qtbus_type_lookup)(qtbus_bus *, const char *, qtbus_type_id *) = qtbus_type_lookup;
+    int (*p_qtbus_dispatch_id)(qtbus_bus *, qtbus_type_id, const qtbus_event_desc *) = qtbus_dispatch_id;
     /* Commands */
     int (*p_qtbus_command_create)(qtbus_bus *, const char *, uint32_t, qtbus_execute_fn, void *, qtbus_release,
                                   qtbus_command *) = qtbus_command_create;
@@ -131,11 +133,12 @@ int main(void)
         FN(qtbus_signal_requestv),  FN(qtbus_event_args),
         FN(qtbus_report),           FN(qtbus_event_flags),
         FN(qtbus_event_defer),      FN(qtbus_deferred_reply),
-        FN(qtbus_deferred_finish),
+        FN(qtbus_deferred_finish),  FN(qtbus_type_lookup),
+        FN(qtbus_dispatch_id),
     };
     const int count = (int)(sizeof fns / sizeof fns[0]);
-    /* 56 QTBUS_API functions in the header (scripts/check-exports.sh counts them from the text). */
-    CHECK_EQ_INT(count, 56);
+    /* 58 QTBUS_API functions in the header (scripts/check-exports.sh counts them from the text). */
+    CHECK_EQ_INT(count, 58);
     for (int i = 0; i < count; i++) {
         CHECK_MSG(fns[i].address != NULL, "%s has no address", fns[i].name);
         for (int j = 0; j < i; j++)
@@ -157,6 +160,7 @@ int main(void)
     _Static_assert(sizeof(qtbus_token) == 8, "token is 64 bits");
     _Static_assert(sizeof(qtbus_bag) == 8, "bag is 64 bits");
     _Static_assert(sizeof(qtbus_deferred) == 8, "deferred reply is 64 bits");
+    _Static_assert(sizeof(qtbus_type_id) == 8, "type id is 64 bits");
     _Static_assert(sizeof(qtbus_command) == 8, "command is 64 bits");
     _Static_assert(sizeof(qtbus_execution) == 8, "execution is 64 bits");
     _Static_assert(sizeof(qtbus_source) == 8, "source is 64 bits");

@@ -52,6 +52,7 @@ set(QTBUS_SWIFT_SOURCES
   ${_engine}/Dispose.swift
   ${_engine}/Owners.swift
   ${_engine}/Introspection.swift
+  ${_engine}/TypeIds.swift
   ${_engine}/Trace.swift
   # Dispatch
   ${_engine}/Dispatch.swift

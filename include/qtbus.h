@@ -479,6 +479,33 @@ typedef struct qtbus_event_desc {
  * QTBUS_ENOMEM; on failure object_release is not called. */
 QTBUS_API int qtbus_dispatch(qtbus_bus *bus, const qtbus_event_desc *event);
 
+/* Type ids, for hot loops: GLib's signal ids (g_signal_lookup) for this bus.  A
+ * dispatch by name measures, hashes and looks up the name each time; resolve it once
+ * and dispatch by id instead:
+ *
+ *     qtbus_type_id tick;
+ *     qtbus_type_lookup(bus, "Tick", &tick);                    // once
+ *     qtbus_event_desc e = { .data = &sample, .size = sizeof sample };
+ *     for (;;) qtbus_dispatch_id(bus, tick, &e);                // event->type not read
+ *
+ * An id is valid on its bus for as long as the bus lives (types are never forgotten);
+ * the same name gives the same id.  An id is bound to its bus: one used on another bus
+ * (or made by a bus since destroyed) is refused with QTBUS_EINVAL, as is 0 or one never
+ * made; never a crash. */
+typedef struct { uint64_t id; } qtbus_type_id;
+
+/* The id of `type` on `bus`; the bus makes the type if it has not seen it yet (an
+ * empty one: nothing is subscribed by this).  QTBUS_OK with *out set; QTBUS_EINVAL
+ * (NULL bus or out, bad name), QTBUS_ECLOSED, QTBUS_ENOMEM.  On failure *out, when not
+ * NULL, is {0}. */
+QTBUS_API int qtbus_type_lookup(qtbus_bus *bus, const char *type, qtbus_type_id *out);
+
+/* qtbus_dispatch() of `event` as an event of the type `type` stands for: everything
+ * qtbus_dispatch() says holds (subtype, data, object, QTBUS_EVENT_STICKY, order,
+ * return value); event->type is not read.  QTBUS_EINVAL also for an id of another bus,
+ * 0, or one never made. */
+QTBUS_API int qtbus_dispatch_id(qtbus_bus *bus, qtbus_type_id type, const qtbus_event_desc *event);
+
 /* Copies the event and returns QTBUS_OK at once; the bus's own serial queue then
  * dispatches it as qtbus_dispatch() would.  Posts are delivered in the order they were
  * made, per bus.  QTBUS_EINVAL, QTBUS_ECLOSED, QTBUS_ENOMEM as qtbus_dispatch(). */

@@ -74,7 +74,8 @@ typedef struct bench_lib {
     const char *(*version)(void);                     /* the library's version, static */
 } bench_lib;
 
-extern const bench_lib bench_qtbus, bench_qtbus_cxx, bench_glib, bench_sigc, bench_boost, bench_fnptr, bench_mutex;
+extern const bench_lib bench_qtbus, bench_qtbus_id, bench_qtbus_cxx, bench_glib, bench_sigc, bench_boost, bench_fnptr,
+    bench_mutex;
 
 /* Queued delivery through one serial queue: qtbus (subscription on a qtbus_queue) and
  * bare libdispatch (dispatch_async_f).  run() posts n items and waits until the

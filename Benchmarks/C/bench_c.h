@@ -22,8 +22,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum { C_QTBUS, C_QTBUSXX, C_GLIB, C_SIGC, C_BOOST, C_FNPTR, C_MUTEX, C_BARE, NCOL };
-#define NLIB 7 /* the columns with a bench_lib adapter */
+enum { C_QTBUS, C_QTBUSID, C_QTBUSXX, C_GLIB, C_SIGC, C_BOOST, C_FNPTR, C_MUTEX, C_BARE, NCOL };
+#define NLIB 8 /* the columns with a bench_lib adapter */
 #define MAXREP 64
 
 typedef struct {

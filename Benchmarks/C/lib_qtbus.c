@@ -90,6 +90,30 @@ const bench_lib bench_qtbus = {
     .version = qtbus_version,
 };
 
+/* The same bus, dispatched by type id (qtbus_type_lookup once, then qtbus_dispatch_id):
+ * the hot-loop form.  Subscribe + dispose is the same calls as above. */
+static void q_dispatch_id(void *s, uint64_t iters)
+{
+    qctx *c = s;
+    qtbus_type_id type;
+    if (qtbus_type_lookup(c->bus, TYPE, &type) != QTBUS_OK)
+        bench_fail("qtbus: qtbus_type_lookup: %s", qtbus_errmsg());
+    const qtbus_event_desc desc = {0};
+    int64_t reached = 0;
+    for (uint64_t i = 0; i < iters; i++)
+        reached += qtbus_dispatch_id(c->bus, type, &desc);
+    if (reached != (int64_t)(iters * c->n))
+        bench_fail("qtbus: qtbus_dispatch_id reported %lld deliveries, expected %llu",
+                   (long long)reached, (unsigned long long)(iters * c->n));
+}
+
+const bench_lib bench_qtbus_id = {
+    .key = "qtbus_id", .name = "qtbus (type id)", .thread_safe = 1,
+    .create = q_create, .reserve = q_reserve, .connect_n = q_connect_n,
+    .dispatch = q_dispatch_id, .sub_dispose = q_sub_dispose, .destroy = q_destroy,
+    .version = qtbus_version,
+};
+
 /* ---- queued delivery: one subscription on a serial qtbus_queue ------------------- */
 
 typedef struct {

@@ -119,7 +119,7 @@ static const char *na_text(const cell *c) { return c->na && strncmp(c->na, "n/a"
 
 void print_table(FILE *f, int spread)
 {
-    static const char *const ratio_head[NCOL] = {"", "q/hpp", "q/GLib", "q/sigc", "q/Boost",
+    static const char *const ratio_head[NCOL] = {"", "q/id", "q/hpp", "q/GLib", "q/sigc", "q/Boost",
                                                  "q/fnptr", "q/mutex", "q/bare"};
     fprintf(f, "%-31s %-10s", spread ? "spread: min..max" : "median of repetitions", "unit");
     for (int i = 0; i < NCOL; i++)

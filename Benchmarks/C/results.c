@@ -22,13 +22,14 @@
 
 extern char **environ;
 
-const bench_lib *const libs[NLIB] = {&bench_qtbus, &bench_qtbus_cxx, &bench_glib, &bench_sigc,
+const bench_lib *const libs[NLIB] = {&bench_qtbus, &bench_qtbus_id, &bench_qtbus_cxx, &bench_glib, &bench_sigc,
                                             &bench_boost, &bench_fnptr, &bench_mutex};
-const char *const col_key[NCOL] = {"qtbus", "qtbus_cxx", "glib", "sigc", "boost", "fnptr", "mutex", "bare"};
-const char *const col_head[NCOL] = {"qtbus",  "qtbus.hpp", "GLib",       "libsigc++", "Boost",
+const char *const col_key[NCOL] = {"qtbus", "qtbus_id", "qtbus_cxx", "glib", "sigc", "boost", "fnptr", "mutex", "bare"};
+const char *const col_head[NCOL] = {"qtbus",  "qtbus id", "qtbus.hpp", "GLib",       "libsigc++", "Boost",
                                            "fn-ptr", "mutex+snap", "bare"};
 const char *const col_long[NCOL] = {
-    "qtbus (C ABI)", "qtbus.hpp (C++ API: lambdas, qtbus::subscription)", "GLib GSignal", "libsigc++ 3 (not thread-safe)", "Boost.Signals2",
+    "qtbus (C ABI)", "qtbus by type id (qtbus_type_lookup once, qtbus_dispatch_id)",
+    "qtbus.hpp (C++ API: lambdas, qtbus::subscription)", "GLib GSignal", "libsigc++ 3 (not thread-safe)", "Boost.Signals2",
     "limit: fn-ptr array", "limit, safe: mutex + refcounted snapshot",
     "libdispatch dispatch_async_f to a serial queue (queued rows); a C program linking nothing (start-up rows)"};
 

@@ -203,3 +203,11 @@ int qtshim_main_queue_poll(int timeout_ms)
     do { r = poll(&p, 1, timeout_ms); } while (r < 0 && errno_is_eintr());
     return r;
 }
+
+uint32_t qtshim_next_bus_serial(void)
+{
+    static uint32_t last;
+    uint32_t serial;
+    do serial = __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED); while (serial == 0);
+    return serial;
+}

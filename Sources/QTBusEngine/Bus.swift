@@ -19,6 +19,11 @@ struct Bus {
     var trace: UnsafeMutableRawPointer? = nil
     /// Atomic: NameTable of TypeEntry.
     var types: UnsafeMutableRawPointer? = nil
+    /// Atomic, grown under the registry lock: the ResolvedTypes table of type ids
+    /// (TypeIds.swift), nil until the first qtbus_type_lookup.
+    var resolved: UnsafeMutableRawPointer? = nil
+    /// Never 0, unique per bus made: the high half of its type ids.
+    let serial = qtshim_next_bus_serial()
     /// The bus's own pin plus one per qtbus_dispatch_on_* post in flight.
     var pins: UInt64 = 1
     /// Atomic: live subscriptions of QTNoSubscriberEvent, so an event nobody receives
@@ -68,6 +73,7 @@ func unpinBus(_ bus: UnsafeMutablePointer<Bus>) {
     qtshim_tsan_acquire(bus)
     NameTable<TypeEntry>.forEach(bus.pointee.types, freeTypeEntry)
     NameTable<TypeEntry>.free(bus.pointee.types)
+    free(bus.pointee.resolved)
     qtshim_dq_release(bus.pointee.queue)
     bus.pointee.commands.free()
     bus.pointee.sources.free()

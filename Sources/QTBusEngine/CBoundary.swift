@@ -340,6 +340,59 @@ private func refuseEvent(_ desc: UnsafePointer<qtbus_event_desc>?) {
     return reported("qtbus_dispatch", on: bus, result)
 }
 
+@_cdecl("qtbus_type_lookup")
+@usableFromInline package func _qtbus_type_lookup(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
+                                                  _ out: UnsafeMutablePointer<qtbus_type_id>?) -> Int32 {
+    out?.pointee = qtbus_type_id(id: 0)
+    guard let b = busPointer(bus) else { return reported("qtbus_type_lookup", on: bus, failNull("the bus is NULL")) }
+    guard let out else { return reported("qtbus_type_lookup", on: bus, failNull("out is NULL")) }
+    guard let name = checkedName(type, .type) else { return reported("qtbus_type_lookup", on: bus, QTBUS_EINVAL.rawValue) }
+    var id: UInt64 = 0
+    let status = lookupTypeId(b, name, &id)
+    if status == QTBUS_OK.rawValue { out.pointee = qtbus_type_id(id: id) }
+    return reported("qtbus_type_lookup", on: bus, status)
+}
+
+@_cdecl("qtbus_dispatch_id")
+@usableFromInline package func _qtbus_dispatch_id(_ bus: OpaquePointer?, _ type: qtbus_type_id,
+                                                  _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
+    guard let b = busPointer(bus) else { return reported("qtbus_dispatch_id", on: bus, failNull("the bus is NULL")) }
+    // As `outgoing` checks, but the type is the id's: event->type is not read.
+    guard let d = desc?.pointee, d.flags & ~knownEventFlags == 0, d.data != nil || d.size == 0 else {
+        return reported("qtbus_dispatch_id", on: bus, refuseEventById(desc))
+    }
+    var subtype: CName? = nil
+    if let text = d.subtype {
+        guard let s = CName(text) else { return reported("qtbus_dispatch_id", on: bus, failName(text, .subtype)) }
+        subtype = s
+    }
+    if qtshim_debug_enabled() {
+        return reported("qtbus_dispatch_id", on: bus, withEpoch { dispatchById(b, type.id, d, subtype) })
+    }
+    let record = epochEnter()
+    let result = dispatchById(b, type.id, d, subtype)
+    epochExit(record)
+    return reported("qtbus_dispatch_id", on: bus, result)
+}
+
+/// Inside an epoch (the resolved table stays).
+@inline(__always)
+private func dispatchById(_ bus: UnsafeMutablePointer<Bus>, _ id: UInt64, _ d: qtbus_event_desc, _ subtype: CName?) -> Int32 {
+    guard let type = resolvedType(bus, id) else { return failTypeId(bus, id) }
+    var event = Outgoing(type: type.pointee.name.cName, subtype: subtype, data: d.data, size: d.size,
+                         object: d.object, objectRelease: d.object_release)
+    return dispatchResolved(bus, type, &event, flags: d.flags)
+}
+
+@inline(never)
+private func refuseEventById(_ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
+    guard let d = desc?.pointee else { return failNull("the event is NULL") }
+    if d.flags & ~knownEventFlags != 0 {
+        return fail(QTBUS_EINVAL, "unknown flag bits 0x%llx in event->flags", value: UInt64(d.flags & ~knownEventFlags))
+    }
+    return fail(QTBUS_EINVAL, "event->data is NULL with a size of %llu", value: UInt64(UInt(bitPattern: d.size)))
+}
+
 /// Copies the event and posts its dispatch to `queue`.
 private func post(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?,
                   _ queue: (UnsafeMutablePointer<Bus>) -> qtshim_dispatch_queue_t, isMain: Bool) -> Int32 {

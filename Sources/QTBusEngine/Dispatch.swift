@@ -26,6 +26,14 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
         if !event.type.isValidUTF8 { return failName(event.type.bytes, .type) }
         type = learnType(bus, event.type)
     }
+    return dispatchResolved(bus, type, &event, flags: flags)
+}
+
+/// `dispatchEvent` once the type is known (nil: a type nobody subscribed to and not
+/// learned); qtbus_dispatch_id starts here, with `event.type` the entry's name.
+@inline(__always)
+func dispatchResolved(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
+                      _ event: inout Outgoing, flags: UInt32) -> Int32 {
     // One test for a closed bus and a traced one (Trace.swift): nothing else here
     // knows about tracing.
     let busFlags = qtshim_atomic_load_u32(bus.field(\.flags))

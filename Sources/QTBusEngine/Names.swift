@@ -32,6 +32,14 @@ struct CName {
         self.hash = hashBytes(UnsafeRawPointer(bytes), n)
     }
 
+    /// A name scanned before (a stored one's `cName`).
+    @inline(__always)
+    init(bytes: UnsafePointer<CChar>, length: Int, hash: UInt64) {
+        self.bytes = bytes
+        self.length = length
+        self.hash = hash
+    }
+
     /// Whether two scanned names are the same bytes.
     @inline(__always)
     func isSame(as other: CName) -> Bool {
@@ -71,6 +79,10 @@ struct StoredName {
     }
 
     func free() { Glibc.free(bytes) }
+
+    /// The stored name as a scanned one (nothing scanned again).
+    @inline(__always)
+    var cName: CName { CName(bytes: bytes, length: length, hash: hash) }
 
     @inline(__always)
     func isSame(as name: CName) -> Bool {

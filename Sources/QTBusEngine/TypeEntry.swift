@@ -27,6 +27,8 @@ struct TypeEntry: NamedEntry {
     /// Atomic: the typed signal signature (signals.c), set once under the registry lock;
     /// the entry holds one reference.
     var signature: UnsafeMutableRawPointer? = nil
+    /// Registry lock: this type's index in its bus's ResolvedTypes, or -1 (TypeIds.swift).
+    var resolvedIndex: Int32 = -1
 
     static let hasOwned: UInt64 = 1 << 47
 }

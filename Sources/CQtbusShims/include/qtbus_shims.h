@@ -105,6 +105,10 @@ QTBUS_INTERNAL const char *qtshim_errmsg(void);
 /* How many failed calls this thread has finished: a C entry point that calls others
  * (signals.c) finishes its own failure only when no inner call finished one. */
 QTBUS_INTERNAL unsigned qtshim_failures(void);
+
+/* A serial number for a new bus (never 0): type ids carry it, so an id used on
+ * another bus is told apart (TypeIds.swift). */
+QTBUS_INTERNAL uint32_t qtshim_next_bus_serial(void);
 /* Puts "function: " before the text an inner call finished (not printed again). */
 QTBUS_INTERNAL void qtshim_failed_outer(const char *function);
 
