@@ -10,6 +10,7 @@
  *   machine.c  what the run says about the machine (CPU, kernel, load, compilers)
  *   case_signals.c  the typed-signal case, with its own columns and table
  *   case_trace.c    the trace-hook case, with its own columns and table
+ *   case_growth.c   costs against the number of types, subtypes and subscriptions
  */
 #ifndef BENCH_C_H
 #define BENCH_C_H
@@ -108,6 +109,11 @@ void write_signals_json(FILE *f);
 void case_trace(void);
 void print_trace(FILE *f, int markdown);
 void write_trace_json(FILE *f);
+
+/* case_growth.c */
+void case_growth(void);
+void print_growth(FILE *f, int markdown);
+void write_growth_json(FILE *f);
 
 /* report.c */
 void print_table(FILE *f, int spread);

@@ -3,7 +3,7 @@
  * Boost.Signals2 and two hand-written limits, side by side in one run.
  *
  *   bench-c [--smoke] [--json FILE] [--md FILE] [--reps N] [--rep-ms MS]
- *           [--case dispatch|subscribe|threads|memory|queue|startup|signals|trace]... [--meta KEY=VALUE]...
+ *           [--case dispatch|subscribe|threads|memory|queue|startup|signals|trace|growth]... [--meta KEY=VALUE]...
  *
  * Method (PERFORMANCE.md's): every case calibrates an iteration count per library so
  * that one repetition lasts >= 100 ms, then runs the repetitions with the libraries
@@ -29,6 +29,8 @@
  *      qtbus handler for the per-handler cost (case_signals.c; its own table)
  *   8. tracing: dispatch to 0, 1, 10 handlers with no trace hook, a DISPATCH hook, and a
  *      DISPATCH + DELIVER hook (case_trace.c; its own table)
+ *   9. growth: dispatch and subscribe + dispose against the number of types, subtypes
+ *      and subscriptions, 1 to 100,000 (case_growth.c; its own table)
  * Files: this one (options, the order of the cases), results.c, timing.c, cases.c,
  * report.c, machine.c (bench_c.h says what each holds); the adapters lib_*.c and the
  * handlers (handlers.c) are unchanged by the split.
@@ -75,7 +77,7 @@ static int wanted(const char *name)
 static void usage(void)
 {
     fprintf(stderr, "usage: bench-c [--smoke] [--json FILE] [--md FILE] [--reps N] [--rep-ms MS] "
-                    "[--case dispatch|subscribe|threads|memory|queue|startup|signals|trace]... "
+                    "[--case dispatch|subscribe|threads|memory|queue|startup|signals|trace|growth]... "
                     "[--meta KEY=VALUE]...\n");
     exit(2);
 }
@@ -173,6 +175,10 @@ int main(int argc, char **argv)
         printf("running: trace hooks\n");
         case_trace();
     }
+    if (wanted("growth")) {
+        printf("running: costs against the number of types, subtypes and subscriptions\n");
+        case_growth();
+    }
     double wall = now() - t_start;
     other_cpu_share = ((machine_cpu_seconds() - machine0) - (own_cpu_seconds() - own0)) / wall;
     if (other_cpu_share < 0)
@@ -190,6 +196,7 @@ int main(int argc, char **argv)
     printf("\n");
     print_signals(stdout, 0);
     print_trace(stdout, 0);
+    print_growth(stdout, 0);
     printf("\nTargets of PERFORMANCE.md in this run%s:\n", opt.smoke ? " (smoke: not meaningful)" : "");
     print_targets(stdout, 0);
     printf("\nother programs used %.0f%% of one CPU during the run (%.0f s)%s\n",

@@ -300,6 +300,8 @@ void write_json(const char *path)
     write_signals_json(f);
     fprintf(f, ",\n  ");
     write_trace_json(f);
+    fprintf(f, ",\n  ");
+    write_growth_json(f);
     fprintf(f, ",\n  \"targets\": [\n");
     for (size_t k = 0; k < NTARGET; k++) {
         target_result res = check_target(&targets[k]);
@@ -399,6 +401,7 @@ void write_md(const char *path)
             opt.mem_subs, opt.startup_runs);
     print_signals(f, 1);
     print_trace(f, 1);
+    print_growth(f, 1);
     fprintf(f, "\n");
     fprintf(f, "![ns per dispatch against handler count](bench-c.png)\n\n");
     fprintf(f, "## Targets of PERFORMANCE.md in this run\n\n");
