@@ -33,6 +33,21 @@ uint64_t bench_count(void);
 extern __thread uint64_t bench_counter __attribute__((tls_model("local-exec")));
 void bench_count_reset(void);
 
+/* The work every synchronous handler does: count, and, while bench_touch_on() is in
+ * force, also read and write one cache line of a 256 KiB buffer (a different line each
+ * call), as a handler with real work touches memory.  Without it a handler is a
+ * register increment, and a library's per-handler cost is flattered (its own memory
+ * stays in L1).  Inline, so the C++ lambdas do the same work in their own body. */
+extern uint64_t *bench_touch_lines;
+extern uint64_t bench_touch_mask; /* 0: off; else the line count - 1 */
+static inline void bench_work(void)
+{
+    bench_counter++;
+    if (__builtin_expect(bench_touch_mask != 0, 0))
+        bench_touch_lines[((bench_counter * 2654435761u) & bench_touch_mask) * 8]++;
+}
+void bench_touch_on(int on);
+
 struct qtbus_event;
 void h_plain(void *userdata);                                   /* fn-ptr array, mutex+snapshot */
 void h_qtbus(const struct qtbus_event *event, void *userdata);  /* qtbus_handler */

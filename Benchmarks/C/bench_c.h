@@ -92,7 +92,8 @@ void run_interleaved(row *r, subject s[NCOL]);
 void expect_count(const char *lib, const char *what, uint64_t got, uint64_t want);
 
 /* cases.c */
-void case_dispatch(int handlers);
+/* touch: the handlers also touch memory (bench_work), for 10 and 100 handlers. */
+void case_dispatch(int handlers, int touch);
 void case_sub_dispose(void);
 void case_two_threads(void);
 int child_mem(const char *key, size_t n);

@@ -41,15 +41,18 @@ static double measure_dispatch(void *p, uint64_t n)
     return t;
 }
 
-void case_dispatch(int handlers)
+void case_dispatch(int handlers, int touch)
 {
     static const char *ids[] = {"dispatch_0", "dispatch_1", "dispatch_10", "dispatch_100"};
     static const char *titles[] = {"dispatch, 0 handlers", "dispatch, 1 handler",
                                    "dispatch, 10 handlers", "dispatch, 100 handlers"};
+    static const char *touch_ids[] = {"", "", "dispatch_10_touching", "dispatch_100_touching"};
+    static const char *touch_titles[] = {"", "", "dispatch, 10 touching memory", "dispatch, 100 touching memory"};
     int k = handlers == 0 ? 0 : handlers == 1 ? 1 : handlers == 10 ? 2 : 3;
-    row *r = new_row(ids[k], titles[k], "ns", "lower");
+    row *r = touch ? new_row(touch_ids[k], touch_titles[k], "ns", "lower") : new_row(ids[k], titles[k], "ns", "lower");
     r->handlers = handlers;
     r->peer_row = 1;
+    bench_touch_on(touch);
     sig_arg args[NLIB];
     subject s[NCOL] = {{0}};
     for (int i = 0; i < NLIB; i++) {
@@ -58,6 +61,7 @@ void case_dispatch(int handlers)
         s[i] = (subject){measure_dispatch, &args[i], 64};
     }
     run_interleaved(r, s);
+    bench_touch_on(0);
     for (int i = 0; i < NLIB; i++)
         libs[i]->destroy(args[i].sig);
 }

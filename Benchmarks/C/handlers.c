@@ -16,20 +16,31 @@ __thread uint64_t bench_counter;
 uint64_t bench_count(void) { return count; }
 void bench_count_reset(void) { count = 0; }
 
-BENCH_NOINLINE void h_plain(void *userdata) { (void)userdata; count++; }
+uint64_t *bench_touch_lines;
+uint64_t bench_touch_mask;
+
+void bench_touch_on(int on)
+{
+    enum { LINES = 256 * 1024 / 64 };
+    if (on && !bench_touch_lines && !(bench_touch_lines = calloc(LINES, 64)))
+        bench_fail("out of memory");
+    bench_touch_mask = on ? LINES - 1 : 0;
+}
+
+BENCH_NOINLINE void h_plain(void *userdata) { (void)userdata; bench_work(); }
 BENCH_NOINLINE void h_qtbus(const struct qtbus_event *event, void *userdata)
 {
     (void)event;
     (void)userdata;
-    count++;
+    bench_work();
 }
 BENCH_NOINLINE void h_glib(void *instance, void *userdata)
 {
     (void)instance;
     (void)userdata;
-    count++;
+    bench_work();
 }
-BENCH_NOINLINE void h_void(void) { count++; }
+BENCH_NOINLINE void h_void(void) { bench_work(); }
 /* Typed signal handlers of (const char *, int32_t): the same work, the arguments unread
  * (as the other handlers leave their event unread). */
 BENCH_NOINLINE void h_signal(const char *text, int32_t number, void *userdata)
@@ -37,7 +48,7 @@ BENCH_NOINLINE void h_signal(const char *text, int32_t number, void *userdata)
     (void)text;
     (void)number;
     (void)userdata;
-    count++;
+    bench_work();
 }
 BENCH_NOINLINE void h_glib_signal(void *instance, const char *text, int number, void *userdata)
 {
@@ -45,7 +56,7 @@ BENCH_NOINLINE void h_glib_signal(void *instance, const char *text, int number, 
     (void)text;
     (void)number;
     (void)userdata;
-    count++;
+    bench_work();
 }
 
 /* Queued handlers run one at a time on a serial queue; the semaphore orders the

@@ -27,7 +27,7 @@ void reserve(void *s, std::size_t n)
 void connect_n(void *s, std::size_t n)
 {
     Ctx *c = static_cast<Ctx *>(s);
-    for (std::size_t i = 0; i < n; i++) c->subs.push_back(c->bus.subscribe(type, [] { bench_counter++; }));
+    for (std::size_t i = 0; i < n; i++) c->subs.push_back(c->bus.subscribe(type, [] { bench_work(); }));
 }
 
 void dispatch(void *s, std::uint64_t iters)
@@ -44,7 +44,7 @@ void sub_dispose(void *s, std::uint64_t iters)
 {
     Ctx *c = static_cast<Ctx *>(s);
     for (std::uint64_t i = 0; i < iters; i++) {
-        qtbus::subscription sub = c->bus.subscribe(type, [] { bench_counter++; });
+        qtbus::subscription sub = c->bus.subscribe(type, [] { bench_work(); });
         sub.dispose();
     }
 }

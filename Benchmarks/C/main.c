@@ -140,11 +140,16 @@ int main(int argc, char **argv)
            opt.rep_seconds * 1e3);
 
     static const int counts[] = {0, 1, 10, 100};
-    if (wanted("dispatch"))
+    if (wanted("dispatch")) {
         for (int k = 0; k < 4; k++) {
             printf("running: dispatch to %d handler%s\n", counts[k], counts[k] == 1 ? "" : "s");
-            case_dispatch(counts[k]);
+            case_dispatch(counts[k], 0);
         }
+        for (int k = 2; k < 4; k++) {
+            printf("running: dispatch to %d handlers touching memory\n", counts[k]);
+            case_dispatch(counts[k], 1);
+        }
+    }
     if (wanted("subscribe")) {
         printf("running: subscribe + dispose\n");
         case_sub_dispose();
