@@ -180,6 +180,54 @@ static void requests()
     qtbus::set_exception_handler(prev);
 }
 
+// Deferred replies, event flags and type ids.
+static void deferred_flags_and_type_ids()
+{
+    qtbus::bus bus;
+    std::vector<qtbus::deferred_reply> held;
+    auto later = bus.subscribe("Later", [&](const qtbus::event &e) {
+        CHECK(e.is_request());
+        CHECK(!e.sticky());
+        held.push_back(e.defer());
+    });
+    std::vector<std::string> replies;
+    int completions = 0;
+    CHECK_EQ(bus.request("Later", "", [&](const qtbus::event &r) { replies.push_back(std::string(r.data())); },
+                         [&] { completions++; }),
+             1);
+    CHECK_EQ(completions, 0);
+    held[0].reply("one");
+    CHECK_EQ(replies.size(), 1u);
+    CHECK_EQ(replies[0], std::string("one"));
+    held.clear();  // the destructor finishes it
+    CHECK_EQ(completions, 1);
+    qtbus::deferred_reply gone;
+    gone.finish();  // an empty one: nothing to finish
+
+    bool sticky_seen = false;
+    auto s = bus.subscribe("Kept", [&](const qtbus::event &e) { sticky_seen = e.sticky() && !e.is_request(); });
+    qtbus_event_desc d{};
+    d.type = "Kept";
+    d.flags = QTBUS_EVENT_STICKY;
+    CHECK_EQ(bus.dispatch(d), 1);
+    CHECK(sticky_seen);
+
+    int ticks = 0;
+    std::string last;
+    auto t = bus.subscribe("Tick", [&](const qtbus::event &e) {
+        ticks++;
+        last = std::string(e.data());
+        CHECK(e.type() == "Tick");
+    });
+    qtbus_type_id tick = bus.type_id("Tick");
+    CHECK_EQ(bus.type_id("Tick").id, tick.id);
+    for (int i = 0; i < 3; i++) CHECK_EQ(bus.dispatch(tick, "t"), 1);
+    CHECK_EQ(ticks, 3);
+    CHECK_EQ(last, std::string("t"));
+    CHECK_THROWS(QTBUS_EINVAL, bus.dispatch(qtbus_type_id{0}));
+    CHECK_THROWS(QTBUS_EINVAL, bus.type_id(""));
+}
+
 static void commands_and_sources()
 {
     qtbus::bus bus;
@@ -283,6 +331,7 @@ int main()
     options_and_stop();
     bags();
     requests();
+    deferred_flags_and_type_ids();
     commands_and_sources();
     errors();
     shared_bus_and_c_interop();

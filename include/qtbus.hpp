@@ -163,6 +163,8 @@ inline exception_handler set_exception_handler(exception_handler h)
 
 /* ---- the event a callable receives ---- */
 
+class deferred_reply;
+
 /* A view of qtbus_event, valid only during the call that received it: copy what you
  * keep (std::string(e.data())). */
 class event {
@@ -193,6 +195,14 @@ public:
     {
         detail::check(qtbus_event_reply(e_, detail::bytes(bytes), bytes.size()), "qtbus_event_reply");
     }
+    /* From a handler of a request that answers after it returns: the request stays
+     * open until the deferred_reply is finished (qtbus_event_defer).  Throws
+     * qtbus::error (QTBUS_EINVAL) when the event is not a request. */
+    deferred_reply defer() const;
+    /* QTBUS_EVENT_STICKY and QTBUS_EVENT_REQUEST bits (qtbus_event_flags). */
+    uint32_t flags() const noexcept { return qtbus_event_flags(e_); }
+    bool sticky() const noexcept { return (flags() & QTBUS_EVENT_STICKY) != 0; }
+    bool is_request() const noexcept { return (flags() & QTBUS_EVENT_REQUEST) != 0; }
     const qtbus_event *c_event() const noexcept { return e_; }
 
 private:
@@ -267,6 +277,30 @@ public:
     using owned_handle::release;
     qtbus_token c_token() const noexcept { return h_; }
 };
+
+/* A request answered later (event::defer()): reply() from any thread; the request
+ * completes once this is finished, by finish() or by the destructor, so one that goes
+ * out of scope never holds its request open.  Move-only. */
+class deferred_reply : public detail::owned_handle<qtbus_deferred, qtbus_deferred_finish> {
+public:
+    deferred_reply() noexcept = default;
+    explicit deferred_reply(qtbus_deferred d) noexcept : owned_handle(d) {}
+    /* The requester's reply callable runs now, on this thread.  Throws qtbus::error
+     * (QTBUS_ESTALE) once finished. */
+    void reply(std::string_view bytes) const
+    {
+        detail::check(qtbus_deferred_reply(h_, detail::bytes(bytes), bytes.size()), "qtbus_deferred_reply");
+    }
+    void finish() noexcept { dispose(); }
+    qtbus_deferred c_deferred() const noexcept { return h_; }
+};
+
+inline deferred_reply event::defer() const
+{
+    qtbus_deferred d{0};
+    detail::check(qtbus_event_defer(e_, &d), "qtbus_event_defer");
+    return deferred_reply(d);
+}
 
 /* Disposes every subscription put in it, in its destructor or dispose(). */
 class bag : public detail::owned_handle<qtbus_bag, qtbus_bag_dispose> {
@@ -542,6 +576,22 @@ public:
         return detail::check(qtbus_dispatch(b_, &d), "qtbus_dispatch");
     }
     int dispatch(const qtbus_event_desc &desc) { return detail::check(qtbus_dispatch(b_, &desc), "qtbus_dispatch"); }
+
+    /* Type ids, for hot loops (qtbus.h): look the type up once, dispatch by id. */
+    qtbus_type_id type_id(std::string_view type)
+    {
+        detail::name t(type, "qtbus_type_lookup");
+        qtbus_type_id id{0};
+        detail::check(qtbus_type_lookup(b_, t.c_str(), &id), "qtbus_type_lookup");
+        return id;
+    }
+    int dispatch(qtbus_type_id type, std::string_view data = {})
+    {
+        qtbus_event_desc d{};
+        d.data = detail::bytes(data);
+        d.size = data.size();
+        return detail::check(qtbus_dispatch_id(b_, type, &d), "qtbus_dispatch_id");
+    }
 
     /* A request: `on_reply(const event &)` runs once per reply, on the replying thread;
      * returns how many handlers were reached.  The overload with `on_complete()` calls
