@@ -13,9 +13,10 @@
 #                               builds), every handler count checked, the JSON/Markdown/PNG
 #                               made in a temporary directory; writes nothing to docs/
 #   scripts/bench.sh --only c|swift|nats   one of the benchmarks (with or without --smoke);
-#                               nats: bench-nats (Benchmarks/NATS/), one process to another
-#                               through a nats-server it starts, raw nats.c beside the
-#                               qtbus bridge; writes docs/bench-nats.json and .md
+#                               nats: bench-nats (Benchmarks/NATS/, about 1 minute), one
+#                               process to another through a nats-server it starts, raw
+#                               nats.c beside the qtbus bridge; writes docs/bench-nats.json
+#                               and .md
 #   scripts/bench.sh [--smoke] -- ARGS   passes ARGS to bench-c (e.g. --reps 11 --rep-ms 200);
 #                               BENCH_SWIFT_ARGS="..." does the same for swift-bench
 #
@@ -96,6 +97,15 @@ if [ "$run_nats" -eq 1 ]; then
   bash "$ROOT/scripts/deps.sh"   # libnats-dev, nats-server
   build_install "$ROOT/build" "$PREFIX" -DCMAKE_BUILD_TYPE=Release -DQTBUS_NATS=ON
   make -C "$ROOT/Benchmarks/NATS" --no-print-directory -j2 OUT="$ROOT/build/bench-nats"
+
+  nats_lib=$(readlink -f "$PREFIX/lib/libqtbus-nats.so")
+  nats_sum=$(sha256sum "$nats_lib" | cut -c1-16)
+  # What the bridge is built from, besides the engine.
+  nats_rev=$rev
+  if [ -n "$(git -C "$ROOT" status --porcelain -- nats include Sources/QTBusEngine Sources/CQtbusShims 2>/dev/null)" ]; then
+    nats_rev="$rev + uncommitted changes to nats/, include/ or the engine"
+  fi
+  nats_meta=(--meta "qtbus revision=$nats_rev" --meta "libqtbus-nats sha256=$nats_sum")
 fi
 
 if [ "$run_swift" -eq 1 ]; then
@@ -173,11 +183,15 @@ if [ "$run_swift" -eq 1 ]; then
 fi
 if [ "$run_nats" -eq 1 ]; then
   log "run bench-nats"
-  args=(--json "$work/bench-nats.json" --md "$work/bench-nats.md")
+  args=(--json "$work/bench-nats.json" --md "$work/bench-nats.md" "${nats_meta[@]}")
   [ "$smoke" -eq 1 ] && args=(--smoke "${args[@]}")
   env -u LD_LIBRARY_PATH "$ROOT/build/bench-nats/bench-nats" "${args[@]}"
+  if [ "$(sha256sum "$nats_lib" | cut -c1-16)" != "$nats_sum" ]; then
+    die "libqtbus-nats.so was rebuilt during the run: results discarded, run scripts/bench.sh again"
+  fi
   if [ "$smoke" -eq 1 ]; then
-    "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["rows"]) == 6' "$work/bench-nats.json"
+    # Both sizes, four pairs each (bench-nats itself fails on a lost or reordered event).
+    "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["rows"]) == 8' "$work/bench-nats.json"
     echo "bench: NATS smoke run passed (JSON and Markdown made and discarded)"
   else
     mkdir -p "$DOCS"
