@@ -32,10 +32,27 @@ static void enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer)
     const char *subject = natsMsg_GetSubject(msg), *reply = natsMsg_GetReply(msg);
     bool copy = bytes <= QN_COPY_MAX;
     size_t subject_size = strlen(subject) + 1, reply_size = reply ? strlen(reply) + 1 : 0;
-    qn_pending *p = malloc(sizeof *p + (copy ? bytes + subject_size + reply_size : 0));
+    size_t need = copy ? bytes + subject_size + reply_size : 0;
+    bool recycled = need <= QN_NODE_COPY;
+    /* A pooled node is filled under the lock, which enqueueing takes anyway; on a miss
+     * the allocation is made outside it, where it delays nobody. */
+    qn_pending *p = NULL;
+    if (recycled) {
+        pthread_mutex_lock(&bridge->lock);
+        p = bridge->pool;
+        if (p) {
+            bridge->pool = p->next;
+            bridge->pool_count--;
+        } else {
+            pthread_mutex_unlock(&bridge->lock);
+        }
+    }
+    bool locked = p != NULL;
+    if (!p) p = malloc(sizeof *p + (recycled ? QN_NODE_COPY : need));
     if (p) {
         p->next = NULL;
         p->answer = answer;
+        p->recycled = recycled;
         p->size = bytes;
         if (copy) {
             p->msg = NULL;
@@ -50,7 +67,7 @@ static void enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer)
             p->reply = reply;
         }
     }
-    pthread_mutex_lock(&bridge->lock);
+    if (!locked) pthread_mutex_lock(&bridge->lock);
     bool full = bridge->pending_count >= QTBUS_NATS_MAX_PENDING
              || bridge->pending_bytes + bytes > QTBUS_NATS_MAX_PENDING_BYTES;
     if (p && !full && !bridge->closing) {
@@ -139,6 +156,15 @@ static void dispatch_message(qtbus_nats *bridge, const qn_pending *msg)
     }
 }
 
+static void free_nodes(qn_pending *p)
+{
+    while (p) {
+        qn_pending *next = p->next;
+        free(p);
+        p = next;
+    }
+}
+
 /* The bridge's thread: received messages in order, and the requests' deadlines. */
 static void *thread_main(void *arg)
 {
@@ -169,6 +195,7 @@ static void *thread_main(void *arg)
         bridge->head = bridge->tail = NULL;
         pthread_mutex_unlock(&bridge->lock);
         size_t count = 0, bytes = 0;
+        qn_pending *spare = NULL;
         while (batch) {
             qn_pending *p = batch;
             batch = p->next;
@@ -180,12 +207,30 @@ static void *thread_main(void *arg)
                 dispatch_message(bridge, p);
             }
             natsMsg_Destroy(p->msg);
-            free(p);
+            if (p->recycled) {
+                p->next = spare;
+                spare = p;
+            } else {
+                free(p);
+            }
         }
         pthread_mutex_lock(&bridge->lock);
         /* Counted out only now: what the thread holds is still the bridge's backlog. */
         bridge->pending_count -= count;
         bridge->pending_bytes -= bytes;
+        while (spare && bridge->pool_count < QN_POOL_MAX) {
+            qn_pending *p = spare;
+            spare = p->next;
+            p->next = bridge->pool;
+            bridge->pool = p;
+            bridge->pool_count++;
+        }
+        if (spare) {
+            /* Beyond the pool's bound (after a backlog of more): freed outside the lock. */
+            pthread_mutex_unlock(&bridge->lock);
+            free_nodes(spare);
+            pthread_mutex_lock(&bridge->lock);
+        }
         /* Deadlines pass during a flood too. */
         if (bridge->requests) {
             pthread_mutex_unlock(&bridge->lock);
@@ -193,7 +238,13 @@ static void *thread_main(void *arg)
             pthread_mutex_lock(&bridge->lock);
         }
     }
+    /* No message is queued after the thread has stopped (the subscriptions completed
+     * before closing was set), so the pool goes with it. */
+    qn_pending *pool = bridge->pool;
+    bridge->pool = NULL;
+    bridge->pool_count = 0;
     pthread_mutex_unlock(&bridge->lock);
+    free_nodes(pool);
     nats_ReleaseThreadMemory();
     return NULL;
 }
