@@ -133,7 +133,15 @@ int main(void)
     tu_threads threads;
     tu_threads_start(&threads, THREADS, dispatcher, NULL);
     qtbus_type_id ids[64];
+    /* The lookups must overlap the dispatches, also where threads run one at a time
+     * (valgrind): wait for the dispatchers to have started, then for progress now and
+     * then. */
+    CHECK_WAIT(atomic_load(&stress_calls) > 0, TU_WAIT_MS);
     for (int i = 0; i < TYPES; i++) {
+        if (i % 500 == 0) {
+            int seen = atomic_load(&stress_calls);
+            CHECK_WAIT(atomic_load(&stress_calls) > seen, TU_WAIT_MS);
+        }
         char name[32];
         snprintf(name, sizeof name, "T%d", i);
         qtbus_type_id id;
