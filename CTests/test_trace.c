@@ -208,17 +208,20 @@ static void every_kind(void)
     CHECK_ENTRY(&log, 21, QTBUS_TRACE_DELIVER, "", "K", c.id);
     CHECK_EQ_INT(log.e[21].queued, 0);
 
-    /* A queued delivery: its DELIVER comes from the queue's thread, queued 1. */
+    /* A queued delivery: its DELIVER comes from the queue's thread, queued 1.  The queue
+     * may run it before the dispatch returns, so the DELIVER and DISPATCH records come
+     * in either order. */
     qtbus_queue *queue = qtbus_queue_create("trace");
     qtbus_token q;
     CHECK_EQ_INT(qtbus_subscribe(bus, "Q", &(qtbus_sub_options){ .queue = queue }, nop, NULL, NULL, &q), QTBUS_OK);
     CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "Q", .data = "x", .size = 1 }), 1);
     CHECK_WAIT(log_count(&log) == 25, TU_WAIT_MS);
     CHECK_ENTRY(&log, 22, QTBUS_TRACE_SUBSCRIBE, "", "Q", q.id);
-    CHECK_ENTRY(&log, 23, QTBUS_TRACE_DISPATCH, "", "Q", 0);
-    CHECK_ENTRY(&log, 24, QTBUS_TRACE_DELIVER, "", "Q", q.id);
-    CHECK_EQ_INT(log.e[24].queued, 1);
-    CHECK(!pthread_equal(log.e[24].thread, pthread_self()));
+    int delivered = log.e[23].kind == QTBUS_TRACE_DELIVER ? 23 : 24;
+    CHECK_ENTRY(&log, 47 - delivered, QTBUS_TRACE_DISPATCH, "", "Q", 0);
+    CHECK_ENTRY(&log, delivered, QTBUS_TRACE_DELIVER, "", "Q", q.id);
+    CHECK_EQ_INT(log.e[delivered].queued, 1);
+    CHECK(!pthread_equal(log.e[delivered].thread, pthread_self()));
 
     /* The hook calls the library: nothing it does is traced (a dispatch, a misuse). */
     log_set_bus(&log, bus);

@@ -362,9 +362,10 @@ typedef enum qtbus_trace_kind {
  *              dispatch returns, also in status), duration_ns (the whole dispatch: the
  *              synchronous handlers included).  A refused dispatch is not one: it is
  *              a MISUSE record.
- *   DELIVER    type, subtype, token, queued (1: on the subscription's queue, after the
- *              dispatch returned; 0: on the dispatching thread, replays included),
- *              duration_ns (the handler's call).
+ *   DELIVER    type, subtype, token, queued (1: on the subscription's queue, which
+ *              may run it before the dispatch has returned, so this record can come
+ *              before the dispatch's DISPATCH one; 0: on the dispatching thread,
+ *              replays included), duration_ns (the handler's call).
  *   SUBSCRIBE  type, token.
  *   DISPOSE    type, token, function: how it ended: "qtbus_token_dispose",
  *              "qtbus_bag_dispose", "qtbus_bus_destroy", "QTBUS_SUB_ONCE" (its one

@@ -45,7 +45,8 @@ public struct QTTraceRecord: Sendable, Equatable {
     public let status: Int32
     /// The subscriptions a dispatch reached (ran or queued).
     public let reached: Int
-    /// A delivery ran on a queue after its dispatch returned.
+    /// A delivery ran on the subscription's queue (possibly before its dispatch
+    /// returned, so its record may come before the DISPATCH one).
     public let queued: Bool
     /// How long the dispatch, or the handler call, took.
     public let duration: Duration
