@@ -97,12 +97,9 @@ static natsStatus make_options(qtbus_nats *bridge, const char *url, natsOptions 
     return NATS_OK;
 }
 
-void qn_bridge_unref(qtbus_nats *bridge)
+/* The connection and JetStream context may be NULL (a connect that failed early). */
+static void bridge_free(qtbus_nats *bridge)
 {
-    pthread_mutex_lock(&bridge->lock);
-    bool last = --bridge->refs == 0;
-    pthread_mutex_unlock(&bridge->lock);
-    if (!last) return;
     jsCtx_Destroy(bridge->js);
     natsConnection_Destroy(bridge->conn);
     pthread_cond_destroy(&bridge->wake);
@@ -111,12 +108,12 @@ void qn_bridge_unref(qtbus_nats *bridge)
     free(bridge);
 }
 
-static void bridge_free(qtbus_nats *bridge)
+void qn_bridge_unref(qtbus_nats *bridge)
 {
-    pthread_cond_destroy(&bridge->wake);
-    pthread_cond_destroy(&bridge->settled);
-    pthread_mutex_destroy(&bridge->lock);
-    free(bridge);
+    pthread_mutex_lock(&bridge->lock);
+    bool last = --bridge->refs == 0;
+    pthread_mutex_unlock(&bridge->lock);
+    if (last) bridge_free(bridge);
 }
 
 int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_nats **out)
@@ -167,15 +164,11 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
     }
     int status = options->jetstream ? qn_sticky_open(bridge) : QTBUS_OK;
     if (status != QTBUS_OK) {
-        jsCtx_Destroy(bridge->js);
-        natsConnection_Destroy(bridge->conn);
         bridge_free(bridge);
         return status;
     }
     status = qn_import_start(bridge);
     if (status != QTBUS_OK) {
-        jsCtx_Destroy(bridge->js);
-        natsConnection_Destroy(bridge->conn);
         bridge_free(bridge);
         return qtbus_report(bus, fn, status, "the bridge's thread could not be started");
     }

@@ -41,11 +41,11 @@ QTBUS_NATS_INTERNAL bool qn_prefix_valid(const char *prefix);
  * returns its length. */
 QTBUS_NATS_INTERNAL size_t qn_encode(const char *name, char *out);
 /* <prefix>.<kind>.<type>.<subtype or "_"> into out (QN_SUBJECT_MAX bytes). */
-QTBUS_NATS_INTERNAL void qn_subject(char *out, const char *prefix, char kind, const char *type,
+QTBUS_NATS_INTERNAL void qn_subject(char *out, const qtbus_nats *bridge, char kind, const char *type,
                                     const char *subtype);
 /* A subscription subject: <prefix>.<kinds>.<type>.<subtype, or * when NULL>; kinds is
  * one kind or "*". */
-QTBUS_NATS_INTERNAL void qn_pattern(char *out, const char *prefix, const char *kinds, const char *type,
+QTBUS_NATS_INTERNAL void qn_pattern(char *out, const qtbus_nats *bridge, const char *kinds, const char *type,
                                     const char *subtype);
 
 typedef struct qn_parsed {

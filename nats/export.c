@@ -19,7 +19,7 @@ static void publish(const qtbus_event *event, void *userdata)
     char subject[QN_SUBJECT_MAX];
     uint32_t flags = qtbus_event_flags(event);
     char kind = flags & QTBUS_EVENT_REQUEST ? QN_KIND_REQUEST : flags & QTBUS_EVENT_STICKY ? QN_KIND_KEPT : QN_KIND_EVENT;
-    qn_subject(subject, bridge->prefix, kind, qtbus_event_type(event), qtbus_event_subtype(event));
+    qn_subject(subject, bridge, kind, qtbus_event_type(event), qtbus_event_subtype(event));
     size_t size = 0;
     const void *data = qtbus_event_data(event, &size);
     if (kind == QN_KIND_REQUEST && size <= INT_MAX) {

@@ -270,7 +270,7 @@ void qn_on_subscription_complete(void *closure)
 static natsStatus subscribe_one(qtbus_nats *bridge, const char *kinds, const char *type, const char *subtype,
                                 natsSubscription **out, char *subject)
 {
-    qn_pattern(subject, bridge->prefix, kinds, type, subtype);
+    qn_pattern(subject, bridge, kinds, type, subtype);
     natsStatus s = kinds[0] == QN_KIND_KEPT ? qn_sticky_subscribe(bridge, type, subtype, on_message, out)
                                             : natsConnection_Subscribe(out, bridge->conn, subject, on_message, bridge);
     if (s != NATS_OK) return s;
@@ -290,7 +290,7 @@ int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
 {
     const char *fn = subtype ? "qtbus_nats_import_subtype" : "qtbus_nats_import";
     char key[QN_SUBJECT_MAX];
-    qn_pattern(key, bridge->prefix, "*", type, subtype);
+    qn_pattern(key, bridge, "*", type, subtype);
     pthread_mutex_lock(&bridge->lock);
     for (qn_imported *i = bridge->imported; i; i = i->next) {
         if (strcmp(i->subject, key) == 0) {

@@ -65,7 +65,7 @@ natsStatus qn_sticky_subscribe(qtbus_nats *bridge, const char *type, const char 
                                natsSubscription **out)
 {
     char subject[QN_SUBJECT_MAX];
-    qn_pattern(subject, bridge->prefix, "k", type, subtype);
+    qn_pattern(subject, bridge, "k", type, subtype);
     char name[16 + QN_TOKEN_MAX];
     stream_name(bridge, name);
     jsSubOptions options;

@@ -48,11 +48,11 @@ size_t qn_encode(const char *name, char *out)
  * formatted: every exported event composes its subject, and snprintf cost it more than
  * the rest of the export handler (callgrind: about 870 instructions of 2,400 per
  * publish).  The prefix is at most 256 bytes and kinds one byte, so it fits. */
-static void compose(char *out, const char *prefix, const char *kinds, const char *type, const char *subtype,
+static void compose(char *out, const qtbus_nats *bridge, const char *kinds, const char *type, const char *subtype,
                     const char *none)
 {
-    size_t prefix_len = strlen(prefix), kinds_len = strlen(kinds);
-    memcpy(out, prefix, prefix_len);
+    size_t prefix_len = bridge->prefix_len, kinds_len = strlen(kinds);
+    memcpy(out, bridge->prefix, prefix_len);
     out[prefix_len] = '.';
     memcpy(out + prefix_len + 1, kinds, kinds_len);
     size_t n = prefix_len + 1 + kinds_len;
@@ -66,15 +66,15 @@ static void compose(char *out, const char *prefix, const char *kinds, const char
     }
 }
 
-void qn_subject(char *out, const char *prefix, char kind, const char *type, const char *subtype)
+void qn_subject(char *out, const qtbus_nats *bridge, char kind, const char *type, const char *subtype)
 {
     const char kinds[2] = { kind, '\0' };
-    compose(out, prefix, kinds, type, subtype, "_");
+    compose(out, bridge, kinds, type, subtype, "_");
 }
 
-void qn_pattern(char *out, const char *prefix, const char *kinds, const char *type, const char *subtype)
+void qn_pattern(char *out, const qtbus_nats *bridge, const char *kinds, const char *type, const char *subtype)
 {
-    compose(out, prefix, kinds, type, subtype, "*");
+    compose(out, bridge, kinds, type, subtype, "*");
 }
 
 static int hex_value(char c)

@@ -68,9 +68,7 @@ func pinBus(_ bus: UnsafeMutablePointer<Bus>) {
 /// Drops a pin; the last one frees the bus with its tables and entries (every list is
 /// empty by then: destroy unlinked all subscriptions under the lock).
 func unpinBus(_ bus: UnsafeMutablePointer<Bus>) {
-    qtshim_tsan_release(bus)
-    guard qtshim_atomic_fetch_sub_u64(bus.field(\.pins), 1) == 1 else { return }
-    qtshim_tsan_acquire(bus)
+    guard droppedLastReference(bus, bus.field(\.pins)) else { return }
     NameTable<TypeEntry>.forEach(bus.pointee.types, freeTypeEntry)
     NameTable<TypeEntry>.free(bus.pointee.types)
     free(bus.pointee.resolved)

@@ -316,16 +316,16 @@ private func outgoing(_ desc: UnsafePointer<qtbus_event_desc>?) -> Outgoing? {
 
 /// Records why `outgoing` refused `desc`.  It checks again, out of line, what
 /// `outgoing`'s one combined guard found wrong: a guard per reason, each recording its
-/// own, cost every dispatch 4 instructions more (callgrind).
-@inline(never)
-private func refuseEvent(_ desc: UnsafePointer<qtbus_event_desc>?) {
-    guard let d = desc?.pointee else { _ = failNull("the event is NULL"); return }
-    if d.type == nil || CName(d.type!) == nil { _ = failName(d.type, .type); return }
+/// own, cost every dispatch 4 instructions more (callgrind).  `readsType`: false for
+/// qtbus_dispatch_id, which does not read event->type.
+@inline(never) @discardableResult
+private func refuseEvent(_ desc: UnsafePointer<qtbus_event_desc>?, readsType: Bool = true) -> Int32 {
+    guard let d = desc?.pointee else { return failNull("the event is NULL") }
+    if readsType && (d.type == nil || CName(d.type!) == nil) { return failName(d.type, .type) }
     if d.flags & ~knownEventFlags != 0 {
-        _ = fail(QTBUS_EINVAL, "unknown flag bits 0x%llx in event->flags", value: UInt64(d.flags & ~knownEventFlags))
-        return
+        return fail(QTBUS_EINVAL, "unknown flag bits 0x%llx in event->flags", value: UInt64(d.flags & ~knownEventFlags))
     }
-    _ = fail(QTBUS_EINVAL, "event->data is NULL with a size of %llu", value: UInt64(UInt(bitPattern: d.size)))
+    return fail(QTBUS_EINVAL, "event->data is NULL with a size of %llu", value: UInt64(UInt(bitPattern: d.size)))
 }
 
 @_cdecl("qtbus_dispatch")
@@ -359,7 +359,7 @@ private func refuseEvent(_ desc: UnsafePointer<qtbus_event_desc>?) {
     guard let b = busPointer(bus) else { return reported("qtbus_dispatch_id", on: bus, failNull("the bus is NULL")) }
     // As `outgoing` checks, but the type is the id's: event->type is not read.
     guard let d = desc?.pointee, d.flags & ~knownEventFlags == 0, d.data != nil || d.size == 0 else {
-        return reported("qtbus_dispatch_id", on: bus, refuseEventById(desc))
+        return reported("qtbus_dispatch_id", on: bus, refuseEvent(desc, readsType: false))
     }
     var subtype: CName? = nil
     if let text = d.subtype {
@@ -382,15 +382,6 @@ private func dispatchById(_ bus: UnsafeMutablePointer<Bus>, _ id: UInt64, _ d: q
     var event = Outgoing(type: type.pointee.name.cName, subtype: subtype, data: d.data, size: d.size,
                          object: d.object, objectRelease: d.object_release)
     return dispatchResolved(bus, type, &event, flags: d.flags)
-}
-
-@inline(never)
-private func refuseEventById(_ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
-    guard let d = desc?.pointee else { return failNull("the event is NULL") }
-    if d.flags & ~knownEventFlags != 0 {
-        return fail(QTBUS_EINVAL, "unknown flag bits 0x%llx in event->flags", value: UInt64(d.flags & ~knownEventFlags))
-    }
-    return fail(QTBUS_EINVAL, "event->data is NULL with a size of %llu", value: UInt64(UInt(bitPattern: d.size)))
 }
 
 /// Copies the event and posts its dispatch to `queue`.

@@ -1,4 +1,5 @@
-// The engine's allocations, and what happens when one fails.
+// The engine's allocations, what happens when one fails, and how a reference-counted
+// block knows its last reference went (`droppedLastReference`).
 //
 // Two kinds, chosen by where the call stands:
 // - Before a call has changed anything or run a callback, an allocation may fail:
@@ -9,6 +10,7 @@
 //   continuations.
 // Swift's `allocate(capacity:)` and growing Swift arrays are not used: the runtime ends
 // the process when they fail.  Everything here is malloc'd and freed with `free`.
+import CQtbusShims
 import Glibc
 
 /// malloc'd storage for `capacity` values (uninitialised), or nil when out of memory.
@@ -34,6 +36,17 @@ func waitForMemory<R>(_ attempt: () -> R?) -> R {
         if let r = attempt() { return r }
         pause = Swift.min(pause * 2, 100_000)
     }
+}
+
+/// Drops one of the references `refs` counts for `object`: true for the last one, whose
+/// holder then frees it.  ThreadSanitizer is told of the hand-over (the atomic alone is
+/// not an acquire it follows).
+@inline(__always)
+func droppedLastReference<T>(_ object: UnsafeMutablePointer<T>, _ refs: UnsafeMutablePointer<UInt64>) -> Bool {
+    qtshim_tsan_release(object)
+    guard qtshim_atomic_fetch_sub_u64(refs, 1) == 1 else { return false }
+    qtshim_tsan_acquire(object)
+    return true
 }
 
 /// A growable array of trivial values (pointers, ids) in malloc'd storage, whose growth

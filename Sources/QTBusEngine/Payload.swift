@@ -111,9 +111,7 @@ extension UnsafeMutablePointer where Pointee == Payload {
 
     /// Drops a reference; the last one frees the payload and releases its object.
     func release() {
-        qtshim_tsan_release(self)
-        guard qtshim_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
-        qtshim_tsan_acquire(self)
+        guard droppedLastReference(self, field(\.refs)) else { return }
         let object = pointee.object
         let objectRelease = pointee.objectRelease
         let parent = pointee.parent

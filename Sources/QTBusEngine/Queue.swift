@@ -117,9 +117,7 @@ extension UnsafeMutablePointer where Pointee == Queue {
     /// Work already posted keeps the libdispatch queue alive by itself.
     func release() {
         guard !pointee.isMain else { return }
-        qtshim_tsan_release(self)
-        guard qtshim_atomic_fetch_sub_u64(field(\.refs), 1) == 1 else { return }
-        qtshim_tsan_acquire(self)
+        guard droppedLastReference(self, field(\.refs)) else { return }
         qtshim_dq_release(pointee.dq)
         deinitialize(count: 1)
         free(self)

@@ -19,17 +19,6 @@ func makeRequest(onReply: qtbus_reply_handler?, userdata: UnsafeMutableRawPointe
     return r
 }
 
-/// Drops one of the references `refs` counts for `object`: true for the last one, whose
-/// holder then frees it.  ThreadSanitizer is told of the hand-over (the atomic alone is
-/// not an acquire it follows).
-@inline(__always)
-private func droppedLastReference<T>(_ object: UnsafeMutablePointer<T>, _ refs: UnsafeMutablePointer<UInt64>) -> Bool {
-    qtshim_tsan_release(object)
-    guard qtshim_atomic_fetch_sub_u64(refs, 1) == 1 else { return false }
-    qtshim_tsan_acquire(object)
-    return true
-}
-
 extension UnsafeMutablePointer where Pointee == Request {
     @inline(__always)
     func retain() {

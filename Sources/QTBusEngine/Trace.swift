@@ -148,9 +148,7 @@ private func retainHook(_ hook: UnsafeMutablePointer<TraceHook>) {
 }
 
 private func unrefHook(_ hook: UnsafeMutablePointer<TraceHook>) {
-    qtshim_tsan_release(hook)
-    guard qtshim_atomic_fetch_sub_u64(hook.field(\.refs), 1) == 1 else { return }
-    qtshim_tsan_acquire(hook)
+    guard droppedLastReference(hook, hook.field(\.refs)) else { return }
     hook.deinitialize(count: 1)
     free(hook)
 }
