@@ -35,6 +35,7 @@ if(QTBUS_NATS_BUILT)
     ${_nats}/subjects.c
     ${_nats}/export.c
     ${_nats}/import.c
+    ${_nats}/handoff.c
     ${_nats}/requests.c
     ${_nats}/sticky.c)
   add_library(qtbus::nats ALIAS qtbus_nats)

@@ -102,9 +102,10 @@ static void bridge_free(qtbus_nats *bridge)
 {
     jsCtx_Destroy(bridge->js);
     natsConnection_Destroy(bridge->conn);
-    pthread_cond_destroy(&bridge->wake);
     pthread_cond_destroy(&bridge->settled);
     pthread_mutex_destroy(&bridge->lock);
+    qn_handoff_free(bridge);
+    pthread_mutex_destroy(&bridge->pool_lock);
     free(bridge);
 }
 
@@ -130,20 +131,17 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
                             "'.'-separated tokens, no '*', '>' or spaces)");
     if (options->request_timeout_ms < 0) return qtbus_report(bus, fn, QTBUS_EINVAL, "options->request_timeout_ms is negative");
 
-    qtbus_nats *bridge = calloc(1, sizeof *bridge);
+    /* Aligned for handoff's cache lines (sizeof is a multiple of the alignment). */
+    qtbus_nats *bridge = aligned_alloc(_Alignof(qtbus_nats), sizeof *bridge);
     if (!bridge) return qtbus_report(bus, fn, QTBUS_ENOMEM, NULL);
+    memset(bridge, 0, sizeof *bridge);
     bridge->bus = bus;
     strcpy(bridge->prefix, prefix);
     bridge->prefix_len = strlen(prefix);
     bridge->request_timeout_ms = options->request_timeout_ms ? options->request_timeout_ms : 1000;
     bridge->refs = 1;
     pthread_mutex_init(&bridge->lock, NULL);
-    /* The thread waits for request deadlines measured on CLOCK_MONOTONIC. */
-    pthread_condattr_t monotonic;
-    pthread_condattr_init(&monotonic);
-    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
-    pthread_cond_init(&bridge->wake, &monotonic);
-    pthread_condattr_destroy(&monotonic);
+    pthread_mutex_init(&bridge->pool_lock, NULL);
     pthread_cond_init(&bridge->settled, NULL);
 
     natsOptions *opts = NULL;

@@ -4,10 +4,11 @@
  *   subjects.c  qtbus names <-> NATS subject tokens
  *   export.c    local dispatches -> NATS publishes
  *   import.c    NATS messages -> the bridge's thread -> local dispatches
+ *   handoff.c   received messages from nats.c's threads to the bridge's, lock-free
  *   requests.c  requests across processes: published with a reply inbox, answered
  *   sticky.c    sticky events kept by JetStream, replayed to bridges that import later
- * Layers call downward: bridge.c uses export.c and import.c, which use requests.c and
- * subjects.c.
+ * Layers call downward: bridge.c uses export.c and import.c, which use requests.c,
+ * handoff.c and subjects.c.
  */
 #ifndef QTBUS_NATS_BRIDGE_H
 #define QTBUS_NATS_BRIDGE_H
@@ -16,6 +17,7 @@
 
 #include <nats/nats.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,8 +87,8 @@ typedef struct qn_imported {
 #define QN_COPY_MAX 512
 /* A message whose copy (data, subject, reply) fits in QN_NODE_COPY bytes, or that is
  * kept, goes in a node of that size, and the bridge's thread gives the node back to
- * the bridge's pool (up to QN_POOL_MAX of them) for the next message rather than
- * freeing it: a node allocated on nats.c's thread and freed on the bridge's never
+ * the bridge's pool (at most QN_POOL_MAX such nodes exist) for the next message rather
+ * than freeing it: a node allocated on nats.c's thread and freed on the bridge's never
  * returns to the allocating thread's malloc cache, which made malloc and free cost more
  * than qtbus_dispatch (callgrind: about 470 instructions per 64 B event). */
 #define QN_NODE_COPY 200
@@ -95,7 +97,7 @@ typedef struct qn_pending {
     struct qn_pending *next;
     bool answer;                   /* on the reply inbox: an answer to one of our requests */
     bool recycled;                 /* QN_NODE_COPY bytes of copy[]: goes back to the pool */
-    natsMsg *msg;                  /* kept (large), or NULL (copied into copy[]) */
+    natsMsg *msg;                  /* kept (large; destroyed and NULL once dispatched), or NULL */
     const char *data;
     size_t size;
     const char *subject;
@@ -104,6 +106,16 @@ typedef struct qn_pending {
 } qn_pending;
 
 struct qn_request;
+
+/* handoff.c's shared words, apart from the rest of the bridge: nats.c's threads write
+ * them for every message. */
+typedef struct qn_handoff {
+    _Alignas(64) _Atomic(qn_pending *) incoming;  /* pushed by nats.c's threads, newest first */
+    _Atomic uint64_t backlog;                     /* events << 40 | bytes, not yet dispatched */
+    _Atomic bool sleeping;                        /* the bridge's thread waits on wake_seq */
+    _Atomic uint32_t wake_seq;                    /* a futex word: moved on to wake the thread */
+    _Alignas(64) _Atomic(qn_pending *) returned;  /* nodes the bridge's thread gave back */
+} qn_handoff;
 
 struct qtbus_nats {
     qtbus_bus *bus;
@@ -134,16 +146,15 @@ struct qtbus_nats {
     natsSubscription *inbox_sub;   /* <inbox>.*, made at the first request */
     char inbox[64];
 
-    pthread_cond_t wake;           /* pending work, a request's deadline, or closing (CLOCK_MONOTONIC) */
     /* The bridge's thread only: the last subject it parsed, since a stream of one
      * type and subtype repeats it (decoding and checking it again cost as much as the
      * dispatch). */
     char parsed_subject[QN_SUBJECT_MAX];
     qn_parsed parsed;
-    qn_pending *head, *tail;
-    size_t pending_count, pending_bytes;
-    qn_pending *pool;              /* recycled nodes, while the thread runs */
-    size_t pool_count;
+    qn_handoff handoff;
+    pthread_mutex_t pool_lock;     /* taken by nats.c's threads only, for pool */
+    qn_pending *pool;              /* recycled nodes ready for the next message */
+    _Atomic size_t pool_nodes;     /* recycled nodes in existence, at most QN_POOL_MAX */
     bool closing;
     pthread_t thread;
     bool thread_started;
@@ -191,6 +202,30 @@ QTBUS_NATS_INTERNAL int qn_sticky_open(qtbus_nats *bridge);
  * of each subject first, in the order they were published, then new ones as they come. */
 QTBUS_NATS_INTERNAL natsStatus qn_sticky_subscribe(qtbus_nats *bridge, const char *type, const char *subtype,
                                                    natsMsgHandler handler, natsSubscription **out);
+
+/* ---- handoff.c ------------------------------------------------------------------- */
+
+/* A node with `need` bytes of copy[] (0 for a kept message): pooled when it fits
+ * QN_NODE_COPY, else allocated; NULL when out of memory. */
+QTBUS_NATS_INTERNAL qn_pending *qn_node_get(qtbus_nats *bridge, size_t need);
+/* From nats.c's threads: queues `p` for the bridge's thread and wakes it if it sleeps;
+ * false (nothing queued) when the backlog bound is reached, with what it holds. */
+QTBUS_NATS_INTERNAL bool qn_handoff_push(qtbus_nats *bridge, qn_pending *p, size_t *held_events, size_t *held_bytes);
+/* The bridge's thread: everything queued, in arrival order (NULL when none). */
+QTBUS_NATS_INTERNAL qn_pending *qn_handoff_take(qtbus_nats *bridge);
+/* Wakes the bridge's thread: after a change it must see (a request, closing). */
+QTBUS_NATS_INTERNAL void qn_handoff_wake(qtbus_nats *bridge);
+/* The bridge's thread: the wake count, read before it looks at what there is to do... */
+QTBUS_NATS_INTERNAL uint32_t qn_handoff_seq(qtbus_nats *bridge);
+/* ...and, having found nothing, sleeps until a message comes, the count moves on from
+ * `seen`, or deadline_ns (CLOCK_MONOTONIC; INT64_MAX: none). */
+QTBUS_NATS_INTERNAL void qn_handoff_wait(qtbus_nats *bridge, uint32_t seen, int64_t deadline_ns);
+/* The bridge's thread, after a batch: takes `events` and `bytes` off the backlog and
+ * gives the recycled nodes spare...spare_last back to the pool. */
+QTBUS_NATS_INTERNAL void qn_handoff_done(qtbus_nats *bridge, size_t events, size_t bytes, qn_pending *spare,
+                                         qn_pending *spare_last);
+/* At the bridge's end: frees every node left. */
+QTBUS_NATS_INTERNAL void qn_handoff_free(qtbus_nats *bridge);
 
 /* ---- import.c -------------------------------------------------------------------- */
 

@@ -32,71 +32,44 @@ static void enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer)
     const char *subject = natsMsg_GetSubject(msg), *reply = natsMsg_GetReply(msg);
     bool copy = bytes <= QN_COPY_MAX;
     size_t subject_size = strlen(subject) + 1, reply_size = reply ? strlen(reply) + 1 : 0;
-    size_t need = copy ? bytes + subject_size + reply_size : 0;
-    bool recycled = need <= QN_NODE_COPY;
-    /* A pooled node is filled under the lock, which enqueueing takes anyway; on a miss
-     * the allocation is made outside it, where it delays nobody. */
-    qn_pending *p = NULL;
-    if (recycled) {
-        pthread_mutex_lock(&bridge->lock);
-        p = bridge->pool;
-        if (p) {
-            bridge->pool = p->next;
-            bridge->pool_count--;
-        } else {
-            pthread_mutex_unlock(&bridge->lock);
-        }
+    qn_pending *p = qn_node_get(bridge, copy ? bytes + subject_size + reply_size : 0);
+    if (!p) {
+        qn_report(bridge, "qtbus_nats_import", QTBUS_ENOMEM, "dropped a %zu-byte event on %.300s: no memory to queue it",
+                  bytes, subject);
+        natsMsg_Destroy(msg);
+        return;
     }
-    bool locked = p != NULL;
-    if (!p) p = malloc(sizeof *p + (recycled ? QN_NODE_COPY : need));
-    if (p) {
-        p->next = NULL;
-        p->answer = answer;
-        p->recycled = recycled;
-        p->size = bytes;
-        if (copy) {
-            p->msg = NULL;
-            if (bytes) memcpy(p->copy, natsMsg_GetData(msg), bytes);
-            p->data = p->copy;
-            p->subject = memcpy(p->copy + bytes, subject, subject_size);
-            p->reply = reply ? memcpy(p->copy + bytes + subject_size, reply, reply_size) : NULL;
-        } else {
-            p->msg = msg;
-            p->data = natsMsg_GetData(msg);
-            p->subject = subject;
-            p->reply = reply;
-        }
+    p->answer = answer;
+    p->size = bytes;
+    if (copy) {
+        p->msg = NULL;
+        if (bytes) memcpy(p->copy, natsMsg_GetData(msg), bytes);
+        p->data = p->copy;
+        p->subject = memcpy(p->copy + bytes, subject, subject_size);
+        p->reply = reply ? memcpy(p->copy + bytes + subject_size, reply, reply_size) : NULL;
+    } else {
+        p->msg = msg;
+        p->data = natsMsg_GetData(msg);
+        p->subject = subject;
+        p->reply = reply;
     }
-    if (!locked) pthread_mutex_lock(&bridge->lock);
-    bool full = bridge->pending_count >= QTBUS_NATS_MAX_PENDING
-             || bridge->pending_bytes + bytes > QTBUS_NATS_MAX_PENDING_BYTES;
-    if (p && !full && !bridge->closing) {
-        bool was_empty = !bridge->head;
-        if (bridge->tail) bridge->tail->next = p; else bridge->head = p;
-        bridge->tail = p;
-        bridge->pending_count++;
-        bridge->pending_bytes += bytes;
-        /* The thread waits only on an empty queue: a wake-up per message would cost a
-         * futex call each during a burst. */
-        if (was_empty) pthread_cond_signal(&bridge->wake);
-        pthread_mutex_unlock(&bridge->lock);
+    size_t held_events, held_bytes;
+    if (qn_handoff_push(bridge, p, &held_events, &held_bytes)) {
         if (copy) natsMsg_Destroy(msg);
         return;
     }
-    size_t count = bridge->pending_count, held = bridge->pending_bytes;
-    bool closing = bridge->closing;
-    pthread_mutex_unlock(&bridge->lock);
-    if (!closing && p) {
-        qn_report(bridge, "qtbus_nats_import", QTBUS_EIO,
-                  "dropped a %zu-byte event on %.300s: the bridge already holds %zu events (%zu bytes) not yet "
-                  "dispatched, its bound (QTBUS_NATS_MAX_PENDING, QTBUS_NATS_MAX_PENDING_BYTES)",
-                  bytes, natsMsg_GetSubject(msg), count, held);
-    } else if (!closing) {
-        qn_report(bridge, "qtbus_nats_import", QTBUS_ENOMEM, "dropped a %zu-byte event on %.300s: no memory to queue it",
-                  bytes, natsMsg_GetSubject(msg));
-    }
-    free(p);
+    qn_report(bridge, "qtbus_nats_import", QTBUS_EIO,
+              "dropped a %zu-byte event on %.300s: the bridge already holds %zu events (%zu bytes) not yet "
+              "dispatched, its bound (QTBUS_NATS_MAX_PENDING, QTBUS_NATS_MAX_PENDING_BYTES)",
+              bytes, subject, held_events, held_bytes);
+    p->msg = NULL;
     natsMsg_Destroy(msg);
+    /* Not queued: a pooled node goes back as a dispatched one would. */
+    if (p->recycled) {
+        qn_handoff_done(bridge, 0, 0, p, p);
+    } else {
+        free(p);
+    }
 }
 
 static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
@@ -156,46 +129,30 @@ static void dispatch_message(qtbus_nats *bridge, const qn_pending *msg)
     }
 }
 
-static void free_nodes(qn_pending *p)
-{
-    while (p) {
-        qn_pending *next = p->next;
-        free(p);
-        p = next;
-    }
-}
-
 /* The bridge's thread: received messages in order, and the requests' deadlines. */
 static void *thread_main(void *arg)
 {
     qtbus_nats *bridge = arg;
-    int64_t next_deadline = INT64_MAX;
-    pthread_mutex_lock(&bridge->lock);
     for (;;) {
-        while (!bridge->head && !bridge->closing) {
-            if (bridge->requests) {
+        /* Read before looking: whatever changes after the look moves it on. */
+        uint32_t seen = qn_handoff_seq(bridge);
+        qn_pending *batch = qn_handoff_take(bridge);
+        if (!batch) {
+            pthread_mutex_lock(&bridge->lock);
+            bool closing = bridge->closing, requests = bridge->requests != NULL;
+            pthread_mutex_unlock(&bridge->lock);
+            if (closing) {
+                /* Set once nothing can queue any more: this look is the last. */
+                if (!(batch = qn_handoff_take(bridge))) break;
+            } else {
                 /* A request published since the last look may be due first. */
-                pthread_mutex_unlock(&bridge->lock);
-                next_deadline = qn_requests_due(bridge, false);
-                pthread_mutex_lock(&bridge->lock);
-                if (bridge->head || bridge->closing) break;
-            } else {
-                next_deadline = INT64_MAX;
-            }
-            if (next_deadline == INT64_MAX) {
-                pthread_cond_wait(&bridge->wake, &bridge->lock);
-            } else {
-                struct timespec until = { .tv_sec = next_deadline / 1000000000, .tv_nsec = next_deadline % 1000000000 };
-                pthread_cond_timedwait(&bridge->wake, &bridge->lock, &until);
+                int64_t deadline = requests ? qn_requests_due(bridge, false) : INT64_MAX;
+                qn_handoff_wait(bridge, seen, deadline);
+                continue;
             }
         }
-        /* The whole queue at once: one lock per batch, not per message. */
-        qn_pending *batch = bridge->head;
-        if (!batch) break;  /* closing, and nothing left */
-        bridge->head = bridge->tail = NULL;
-        pthread_mutex_unlock(&bridge->lock);
         size_t count = 0, bytes = 0;
-        qn_pending *spare = NULL;
+        qn_pending *spare = NULL, *spare_last = NULL;
         while (batch) {
             qn_pending *p = batch;
             batch = p->next;
@@ -207,44 +164,23 @@ static void *thread_main(void *arg)
                 dispatch_message(bridge, p);
             }
             natsMsg_Destroy(p->msg);
+            p->msg = NULL;
             if (p->recycled) {
+                if (!spare) spare_last = p;
                 p->next = spare;
                 spare = p;
             } else {
                 free(p);
             }
         }
-        pthread_mutex_lock(&bridge->lock);
         /* Counted out only now: what the thread holds is still the bridge's backlog. */
-        bridge->pending_count -= count;
-        bridge->pending_bytes -= bytes;
-        while (spare && bridge->pool_count < QN_POOL_MAX) {
-            qn_pending *p = spare;
-            spare = p->next;
-            p->next = bridge->pool;
-            bridge->pool = p;
-            bridge->pool_count++;
-        }
-        if (spare) {
-            /* Beyond the pool's bound (after a backlog of more): freed outside the lock. */
-            pthread_mutex_unlock(&bridge->lock);
-            free_nodes(spare);
-            pthread_mutex_lock(&bridge->lock);
-        }
+        qn_handoff_done(bridge, count, bytes, spare, spare_last);
         /* Deadlines pass during a flood too. */
-        if (bridge->requests) {
-            pthread_mutex_unlock(&bridge->lock);
-            qn_requests_due(bridge, false);
-            pthread_mutex_lock(&bridge->lock);
-        }
+        pthread_mutex_lock(&bridge->lock);
+        bool requests = bridge->requests != NULL;
+        pthread_mutex_unlock(&bridge->lock);
+        if (requests) qn_requests_due(bridge, false);
     }
-    /* No message is queued after the thread has stopped (the subscriptions completed
-     * before closing was set), so the pool goes with it. */
-    qn_pending *pool = bridge->pool;
-    bridge->pool = NULL;
-    bridge->pool_count = 0;
-    pthread_mutex_unlock(&bridge->lock);
-    free_nodes(pool);
     nats_ReleaseThreadMemory();
     return NULL;
 }
@@ -374,8 +310,8 @@ void qn_import_stop(qtbus_nats *bridge)
     if (!bridge->thread_started) return;
     pthread_mutex_lock(&bridge->lock);
     bridge->closing = true;
-    pthread_cond_signal(&bridge->wake);
     pthread_mutex_unlock(&bridge->lock);
+    qn_handoff_wake(bridge);
     pthread_join(bridge->thread, NULL);
     bridge->thread_started = false;
     /* Our requests still open complete now: no answer can come any more. */

@@ -98,9 +98,9 @@ void qn_request_publish(qtbus_nats *bridge, const qtbus_event *event, const char
     bridge->requests = r;
     char reply[sizeof bridge->inbox + 24];
     snprintf(reply, sizeof reply, "%s.%llu", bridge->inbox, (unsigned long long)r->id);
-    /* The bridge's thread times the request out: it must wake for this deadline. */
-    pthread_cond_signal(&bridge->wake);
     pthread_mutex_unlock(&bridge->lock);
+    /* The bridge's thread times the request out: it must wake for this deadline. */
+    qn_handoff_wake(bridge);
 
     natsStatus s = natsConnection_PublishRequest(bridge->conn, subject, reply, data, size);
     if (s != NATS_OK) {
@@ -110,8 +110,8 @@ void qn_request_publish(qtbus_nats *bridge, const qtbus_event *event, const char
         /* Nobody can answer it: it completes when the thread next looks (now). */
         pthread_mutex_lock(&bridge->lock);
         r->deadline_ns = 0;
-        pthread_cond_signal(&bridge->wake);
         pthread_mutex_unlock(&bridge->lock);
+        qn_handoff_wake(bridge);
     }
 }
 
