@@ -36,7 +36,9 @@
  * (8 MiB) and sent on reconnect; when that is full, the publish fails and is reported
  * (below).  Received events are dispatched on the bridge's own thread, one at a time,
  * in the order they arrived: a slow handler delays later imported events, never
- * nats.c's threads or the publisher.
+ * nats.c's threads or the publisher.  That thread runs under SCHED_BATCH (its nice
+ * value unchanged): waking it does not preempt the thread that received the event, so
+ * on a busy machine a stream is dispatched in batches rather than one switch per event.
  *
  * REQUESTS.  qtbus_request() on an exported type also reaches the handlers of the
  * processes that import it.  The request is published with a reply subject under the

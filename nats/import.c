@@ -11,8 +11,10 @@
  * dispatch with that very pointer, does not publish it.  A handler dispatching a new
  * event passes its own pointers, so its event is published.
  */
+#define _GNU_SOURCE  /* SCHED_BATCH */
 #include "bridge.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +135,13 @@ static void dispatch_message(qtbus_nats *bridge, const qn_pending *msg)
 static void *thread_main(void *arg)
 {
     qtbus_nats *bridge = arg;
+    /* Woken, it does not preempt nats.c's thread that woke it: on a machine with more
+     * runnable threads than CPUs, each wake-up switched to this thread for a few events
+     * and back (bench-nats, 64 B: the subscriber process's context switches per million
+     * events 30,152 -> 13,363; events/s over raw nats.c's, 8 alternated runs, median
+     * 0.825 -> 0.855).  Failing to set it changes nothing else. */
+    struct sched_param none = { 0 };
+    pthread_setschedparam(pthread_self(), SCHED_BATCH, &none);
     for (;;) {
         /* Read before looking: whatever changes after the look moves it on. */
         uint32_t seen = qn_handoff_seq(bridge);
