@@ -132,6 +132,40 @@ void qn_handoff_done(qtbus_nats *bridge, size_t events, size_t bytes, qn_pending
                                                     memory_order_relaxed));
 }
 
+void qn_handoff_trim(qtbus_nats *bridge)
+{
+    pthread_mutex_lock(&bridge->pool_lock);
+    qn_pending **link = &bridge->pool;
+    size_t kept = 0;
+    while (*link && kept < QN_POOL_KEEP) {
+        link = &(*link)->next;
+        kept++;
+    }
+    if (!*link) *link = atomic_exchange_explicit(&bridge->handoff.returned, NULL, memory_order_acquire);
+    while (*link && kept < QN_POOL_KEEP) {
+        link = &(*link)->next;
+        kept++;
+    }
+    qn_pending *beyond = *link;
+    *link = NULL;
+    pthread_mutex_unlock(&bridge->pool_lock);
+    size_t freed = 0;
+    while (beyond) {
+        qn_pending *next = beyond->next;
+        free(beyond);
+        beyond = next;
+        freed++;
+    }
+    atomic_fetch_sub_explicit(&bridge->pool_nodes, freed, memory_order_relaxed);
+}
+
+int64_t qn_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 static void free_list(qn_pending *p)
 {
     while (p) {

@@ -142,6 +142,7 @@ static void *thread_main(void *arg)
      * 0.825 -> 0.855).  Failing to set it changes nothing else. */
     struct sched_param none = { 0 };
     pthread_setschedparam(pthread_self(), SCHED_BATCH, &none);
+    int64_t idle_since = 0;  /* with more than QN_POOL_KEEP nodes pooled; 0: not idle */
     for (;;) {
         /* Read before looking: whatever changes after the look moves it on. */
         uint32_t seen = qn_handoff_seq(bridge);
@@ -156,10 +157,21 @@ static void *thread_main(void *arg)
             } else {
                 /* A request published since the last look may be due first. */
                 int64_t deadline = requests ? qn_requests_due(bridge, false) : INT64_MAX;
+                if (atomic_load_explicit(&bridge->pool_nodes, memory_order_relaxed) > QN_POOL_KEEP) {
+                    int64_t now = qn_now_ns();
+                    if (!idle_since) idle_since = now;
+                    if (now - idle_since >= QN_POOL_IDLE_NS) {
+                        qn_handoff_trim(bridge);
+                        idle_since = 0;
+                        continue;
+                    }
+                    if (idle_since + QN_POOL_IDLE_NS < deadline) deadline = idle_since + QN_POOL_IDLE_NS;
+                }
                 qn_handoff_wait(bridge, seen, deadline);
                 continue;
             }
         }
+        idle_since = 0;
         size_t count = 0, bytes = 0;
         qn_pending *spare = NULL, *spare_last = NULL;
         while (batch) {

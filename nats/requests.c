@@ -33,12 +33,6 @@ typedef struct qn_request {
     int64_t ack_deadline_ns, deadline_ns;
 } qn_request;
 
-static int64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 /* ---- the requesting side ------------------------------------------------------------ */
 
@@ -91,7 +85,7 @@ void qn_request_publish(qtbus_nats *bridge, const qtbus_event *event, const char
     }
     r->id = ++bridge->last_request_id;
     r->deferred = deferred;
-    int64_t now = now_ns();
+    int64_t now = qn_now_ns();
     r->ack_deadline_ns = now + (int64_t)bridge->request_timeout_ms * 1000000 / 20;
     r->deadline_ns = now + (int64_t)bridge->request_timeout_ms * 1000000;
     r->next = bridge->requests;
@@ -145,7 +139,7 @@ void qn_request_answer(qtbus_nats *bridge, const qn_pending *msg)
 
 int64_t qn_requests_due(qtbus_nats *bridge, bool all)
 {
-    int64_t now = now_ns(), next = INT64_MAX;
+    int64_t now = qn_now_ns(), next = INT64_MAX;
     qn_request *finished = NULL;
     pthread_mutex_lock(&bridge->lock);
     for (qn_request **p = &bridge->requests; *p;) {
