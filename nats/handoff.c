@@ -132,31 +132,33 @@ void qn_handoff_done(qtbus_nats *bridge, size_t events, size_t bytes, qn_pending
                                                     memory_order_relaxed));
 }
 
+/* Frees a list of nodes (and the messages they still hold); how many there were. */
+static size_t free_list(qn_pending *p)
+{
+    size_t n = 0;
+    while (p) {
+        qn_pending *next = p->next;
+        natsMsg_Destroy(p->msg);
+        free(p);
+        p = next;
+        n++;
+    }
+    return n;
+}
+
 void qn_handoff_trim(qtbus_nats *bridge)
 {
     pthread_mutex_lock(&bridge->pool_lock);
+    /* The nodes given back join the pool's end; the first QN_POOL_KEEP stay. */
     qn_pending **link = &bridge->pool;
-    size_t kept = 0;
-    while (*link && kept < QN_POOL_KEEP) {
-        link = &(*link)->next;
-        kept++;
-    }
-    if (!*link) *link = atomic_exchange_explicit(&bridge->handoff.returned, NULL, memory_order_acquire);
-    while (*link && kept < QN_POOL_KEEP) {
-        link = &(*link)->next;
-        kept++;
-    }
+    while (*link) link = &(*link)->next;
+    *link = atomic_exchange_explicit(&bridge->handoff.returned, NULL, memory_order_acquire);
+    link = &bridge->pool;
+    for (size_t kept = 0; *link && kept < QN_POOL_KEEP; kept++) link = &(*link)->next;
     qn_pending *beyond = *link;
     *link = NULL;
     pthread_mutex_unlock(&bridge->pool_lock);
-    size_t freed = 0;
-    while (beyond) {
-        qn_pending *next = beyond->next;
-        free(beyond);
-        beyond = next;
-        freed++;
-    }
-    atomic_fetch_sub_explicit(&bridge->pool_nodes, freed, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&bridge->pool_nodes, free_list(beyond), memory_order_relaxed);
 }
 
 int64_t qn_now_ns(void)
@@ -164,16 +166,6 @@ int64_t qn_now_ns(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static void free_list(qn_pending *p)
-{
-    while (p) {
-        qn_pending *next = p->next;
-        natsMsg_Destroy(p->msg);
-        free(p);
-        p = next;
-    }
 }
 
 void qn_handoff_free(qtbus_nats *bridge)

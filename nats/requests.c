@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct qn_request {
     struct qn_request *next;
@@ -32,7 +31,6 @@ typedef struct qn_request {
     int acked, done;
     int64_t ack_deadline_ns, deadline_ns;
 } qn_request;
-
 
 /* ---- the requesting side ------------------------------------------------------------ */
 
