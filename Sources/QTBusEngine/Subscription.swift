@@ -48,12 +48,14 @@ enum SubState {
 let subOnce = UInt8(QTBUS_SUB_ONCE)
 let subReplay = UInt8(QTBUS_SUB_REPLAY)
 
-/// One subscribe call, however many subtypes it names: an 88-byte record of the
+/// One subscribe call, however many subtypes it names: an 80-byte record of the
 /// registry's pool (`SubscriptionPool`), with its first list node inline.  A token is
 /// the record's pool index and generation, so a subscription costs no allocation and
-/// no handle-table slot of its own (the memory target is 96 bytes a subscription).
+/// no handle-table slot of its own (the memory target is 96 bytes a subscription, and
+/// a Swift subscription's 150 counts this record).
 /// A queue, further subtypes' nodes and a REPLAY backlog live in `extra`, allocated
-/// only for the subscriptions that have one.
+/// only for the subscriptions that have one; the release hook then lives there too,
+/// so that the record has one word for either.
 struct Subscription {
     /// The handle generation of this pool record; moves on when the record is given
     /// back after the release, so the token stays the same while any dispatch can see
@@ -71,11 +73,51 @@ struct Subscription {
     /// Registry lock: the bag's slot + 1 while live and in a bag (0: none); the next
     /// free record + 1 while the record is free.
     var bagOrFreeLink: UInt32 = 0
+    /// Whether `releaseOrExtra` is the extra (in what was the header's padding).
+    let hasExtra: Bool
     var handler: qtbus_handler
     var userdata: UnsafeMutableRawPointer?
-    var release: qtbus_release?
-    var extra: UnsafeMutablePointer<SubscriptionExtra>?
+    /// The release hook, or the extra, which then holds it (`hasExtra`).  Neither is
+    /// on the direct delivery path: only routed deliveries and the release read them.
+    private var releaseOrExtra: UnsafeMutableRawPointer?
     var node: ListNode
+
+    init(generation: UInt32, index: UInt32, state: UInt8, flags: UInt8, nodeCount: UInt16, priority: Int32,
+         handler: @escaping qtbus_handler, userdata: UnsafeMutableRawPointer?, release: qtbus_release?,
+         extra: UnsafeMutablePointer<SubscriptionExtra>?, node: ListNode) {
+        self.generation = generation
+        self.index = index
+        self.state = state
+        self.flags = flags
+        self.nodeCount = nodeCount
+        self.priority = priority
+        self.hasExtra = extra != nil
+        self.handler = handler
+        self.userdata = userdata
+        self.node = node
+        if let extra {
+            extra.pointee.release = release
+            releaseOrExtra = UnsafeMutableRawPointer(extra)
+        } else {
+            releaseOrExtra = unsafeBitCast(release, to: UnsafeMutableRawPointer?.self)
+        }
+    }
+
+    var extra: UnsafeMutablePointer<SubscriptionExtra>? {
+        @inline(__always) get { hasExtra ? releaseOrExtra.unsafelyUnwrapped.assumingMemoryBound(to: SubscriptionExtra.self) : nil }
+    }
+
+    /// Cleared (set to nil) before the call, so it can never run twice.
+    var release: qtbus_release? {
+        get { hasExtra ? extra.unsafelyUnwrapped.pointee.release : unsafeBitCast(releaseOrExtra, to: qtbus_release?.self) }
+        set {
+            if hasExtra {
+                extra.unsafelyUnwrapped.pointee.release = newValue
+            } else {
+                releaseOrExtra = unsafeBitCast(newValue, to: UnsafeMutableRawPointer?.self)
+            }
+        }
+    }
 
     /// The queue deliveries run on; nil: on the dispatching thread.
     @inline(__always)
@@ -115,6 +157,8 @@ struct Subscription {
 /// What only some subscriptions need, followed in memory by `nodeCount - 1` ListNodes.
 struct SubscriptionExtra {
     let sub: UnsafeMutablePointer<Subscription>
+    /// The subscription's release hook (`Subscription.release`).
+    var release: qtbus_release? = nil
     var queue: UnsafeMutablePointer<Queue>? = nil
     var backlog: UnsafeMutablePointer<Backlog>? = nil
     /// A Swift `freeWith` subscription's owner check, and its place in the type's

@@ -7,7 +7,7 @@ import Glibc
 /// is stable for the registry's life; free records form a list through `bagOrFreeLink`.
 /// Registry lock only.
 struct SubscriptionPool {
-    // 512 records of 88 bytes are exactly eleven pages (see `take`).
+    // 512 records of 80 bytes are exactly ten pages (see `take`).
     private static let chunkShift = 9
     private static let chunkSize = 1 << chunkShift
     private var chunks: UnsafeMutablePointer<UnsafeMutablePointer<Subscription>>? = nil
