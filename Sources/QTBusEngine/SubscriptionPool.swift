@@ -29,6 +29,9 @@ struct SubscriptionPool {
             freeHead = r.pointee.bagOrFreeLink
             return (r, UInt32(index), r.pointee.generation)
         }
+        // Index bit 31 stays clear in every token (`_qtEngineTokenSpareBit`); 2^31
+        // records would take 160 GiB, so this refuses nothing a program can reach.
+        if count == Int(_qtEngineTokenSpareBit) { return nil }
         if count == chunkCapacity * Self.chunkSize {
             guard let grown = tryAllocate(UnsafeMutablePointer<Subscription>.self, capacity: max(8, chunkCapacity * 2)) else {
                 return nil

@@ -160,18 +160,18 @@ extension QTEventBus {
             source = { bus, subTypes in sourced.startSource(on: bus, subTypes: subTypes) }
         }
         return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options,
-                          source: source) { token, sourceEnd in
-            _QTRequestSubscription(value: _qtTypedValue(E.self), requestHandler: handler, token: token,
-                                   options: options, sourceEnd: sourceEnd)
+                          source: source) { sourceEnd in
+            _QTRequestSubscription(value: _qtTypedValue(E.self), requestHandler: handler,
+                                   extras: _QTSubscriptionExtras.make(options: options, sourceEnd: sourceEnd))
         }
     }
 
     /// Subscribes to the named type `type` with a handler that gets a request context.
     func _subscribeNamedRequest(_ type: String, options: _QTSubscribeOptions,
                                 handler: @escaping @Sendable (QTNamedEvent, QTRequestContext) -> Void) -> QTEventToken {
-        _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil) { token, sourceEnd in
-            _QTRequestSubscription(value: { QTNamedEvent(copying: $0) }, requestHandler: handler, token: token,
-                                   options: options, sourceEnd: sourceEnd)
+        _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil) { sourceEnd in
+            _QTRequestSubscription(value: { QTNamedEvent(copying: $0) }, requestHandler: handler,
+                                   extras: _QTSubscriptionExtras.make(options: options, sourceEnd: sourceEnd))
         }
     }
 }
@@ -217,33 +217,56 @@ func _qtTypedValue<E: QTEvent>(_: E.Type) -> @Sendable (OpaquePointer) -> E? {
 /// has returned.  The inherited plain handler is unused (every delivery takes this slow
 /// path: requests are not the hot path).
 final class _QTRequestSubscription<V: Sendable>: _QTHandlerSubscription<V>, @unchecked Sendable {
-    // @unchecked: immutable after init.
+    // @unchecked: immutable after init but for `calls`, which only the release hook
+    // writes, after the engine's last call.
+    private let storedExtras: _QTSubscriptionExtras?
+    /// The closures, the user's among them; nil once released, so that a token kept
+    /// after the subscription ended holds none (a hop carries its own reference).
+    @exclusivity(unchecked) private var calls: _QTRequestCalls<V>?
+
+    init(value: @escaping @Sendable (OpaquePointer) -> V?,
+         requestHandler: @escaping @Sendable (V, QTRequestContext) -> Void, extras: _QTSubscriptionExtras?) {
+        storedExtras = extras
+        calls = _QTRequestCalls(value: value, requestHandler: requestHandler)
+        super.init(deliver: _qtSlowDeliverFunction, handler: { _ in })
+    }
+
+    override var extras: _QTSubscriptionExtras? { storedExtras }
+
+    override var owner: AnyObject? { storedExtras?.owner }
+
+    override func slowDeliver(_ event: OpaquePointer) {
+        guard let calls, let v = calls.value(event) else { return }
+        let held = _QTHeldRequest(event)
+        let extras = storedExtras
+        guard let queue = extras?.queue else {
+            QTRequestContext.run(held, v, calls.requestHandler)
+            return
+        }
+        queue.async { [self] in
+            if isCancelled || expireIfOwnerGone(extras) {
+                held?.release()
+                return
+            }
+            QTRequestContext.run(held, v, calls.requestHandler)
+        }
+    }
+
+    override func released() {
+        super.released()
+        calls = nil
+    }
+}
+
+/// What a `_QTRequestSubscription` calls.
+final class _QTRequestCalls<V: Sendable>: Sendable {
     let value: @Sendable (OpaquePointer) -> V?
     let requestHandler: @Sendable (V, QTRequestContext) -> Void
 
     init(value: @escaping @Sendable (OpaquePointer) -> V?,
-         requestHandler: @escaping @Sendable (V, QTRequestContext) -> Void, token: QTEventToken,
-         options: _QTSubscribeOptions, sourceEnd: (@Sendable () -> Void)?) {
+         requestHandler: @escaping @Sendable (V, QTRequestContext) -> Void) {
         self.value = value
         self.requestHandler = requestHandler
-        super.init(deliver: _qtSlowDeliverFunction, handler: { _ in }, token: token, options: options,
-                   sourceEnd: sourceEnd)
-    }
-
-    override func slowDeliver(_ event: OpaquePointer) {
-        guard let v = value(event) else { return }
-        let held = _QTHeldRequest(event)
-        guard let queue = extras?.queue else {
-            QTRequestContext.run(held, v, requestHandler)
-            return
-        }
-        queue.async { [self] in
-            if token.isCancelled || expireIfOwnerGone() {
-                held?.release()
-                return
-            }
-            QTRequestContext.run(held, v, requestHandler)
-        }
     }
 }
 

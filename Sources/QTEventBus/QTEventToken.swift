@@ -1,14 +1,15 @@
-// The handle of one Swift subscription.
+// The handle of one Swift subscription, and the base class of the subscription itself
+// (_Subscription.swift): a plain subscription is one Swift object, this token.
 //
 // State of a subscription, as the Swift layer sees it:
 //   made      the engine token is not known yet (inside subscribe; a REPLAY delivery
 //             can already run, and may dispose);
-//   live      `engineID` set, not cancelled;
+//   live      the engine id set, not cancelled;
 //   cancelled `dispose()` ran (or the subscription was released, or its freeWith object
 //             is gone): hops already queued by `atQueue` are dropped, and the engine
 //             token is disposed by whichever of `dispose()` and the end of subscribe
-//             sees both the id and the flag (both may try: the second gets ESTALE,
-//             which generations make harmless).
+//             comes second (id and flag share one atomic word, so exactly one of them
+//             sees both).
 // The engine owns the rest (lifetime rules 1-3 of qtbus.h).
 import CQtbusShims
 import QTBusEngine
@@ -23,40 +24,48 @@ import Synchronization
 ///
 /// A token does not dispose its subscription when it is deallocated (as in
 /// QTEventBus): keep the token, put it in a ``QTDisposeBag``, or use
-/// ``QTEventSubscriberMaker/freeWith(_:)``. The token does not retain the handler.
-public final class QTEventToken: Hashable, Sendable, CustomStringConvertible {
-    private let engineID = Atomic<UInt64>(0)
-    private let cancelled = Atomic<Bool>(false)
+/// ``QTEventSubscriberMaker/freeWith(_:)``. Once the subscription has ended (disposed,
+/// fired once, its freeWith object gone, its bus destroyed) and no call of the handler
+/// is running, the token no longer holds the handler closure.
+public class QTEventToken: Hashable, @unchecked Sendable, CustomStringConvertible {
+    // Not final: each subscription is its token, a subclass (_Subscription.swift), so
+    // that a plain subscription is one object. Not open: nothing outside subclasses it.
+    // @unchecked: `state` is atomic; the subclasses say why theirs are safe.
+    /// The engine token's id, and `cancelledBit` (a bit no id has: the engine keeps it
+    /// clear) once cancelled.
+    private let state = Atomic<UInt64>(0)
+
+    @inline(__always)
+    private static var cancelledBit: UInt64 { _qtEngineTokenSpareBit }
 
     init() {}
 
     /// Ends the subscription (see ``QTEventToken``). Safe from any thread, from inside
     /// the handler, and more than once.
-    public func dispose() {
-        guard !cancelled.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        let id = engineID.load(ordering: .sequentiallyConsistent)
-        if id != 0 { _ = _qtbus_token_dispose(qtbus_token(id: id)) }
+    public final func dispose() {
+        let old = state.bitwiseOr(Self.cancelledBit, ordering: .sequentiallyConsistent).oldValue
+        if old != 0 && old & Self.cancelledBit == 0 { _ = _qtbus_token_dispose(qtbus_token(id: old)) }
     }
 
     /// Whether the subscription is live: made, not disposed, not fired (``QTEventSubscriberMaker/once()``),
     /// and its bus still exists.
-    public var isActive: Bool {
-        let id = engineID.load(ordering: .acquiring)
-        return id != 0 && !isCancelled && _qtbus_token_is_active(qtbus_token(id: id)) == 1
+    public final var isActive: Bool {
+        let s = state.load(ordering: .acquiring)
+        return s != 0 && s & Self.cancelledBit == 0 && _qtbus_token_is_active(qtbus_token(id: s)) == 1
     }
 
     /// Always nil: a subscription the bus refuses traps instead, with a message naming
     /// the name and the reason (``QTEventSubscriberMaker/next(_:)-33cel``).
     @available(*, deprecated, message: "a subscription the bus refuses traps; a token always describes a made one")
-    public var error: QTBusError? { nil }
+    public final var error: QTBusError? { nil }
 
     /// The engine token's id (`qtbus_token.id`), 0 when the subscription was not made.
     /// C code in the same process may dispose it with `qtbus_token_dispose`.
-    public var id: UInt64 { engineID.load(ordering: .acquiring) }
+    public final var id: UInt64 { state.load(ordering: .acquiring) & ~Self.cancelledBit }
 
     /// Puts the token in `bag`, which disposes it when the bag is disposed or
     /// deallocated.
-    public func disposed(by bag: QTDisposeBag) {
+    public final func disposed(by bag: QTDisposeBag) {
         bag.insert(self)
     }
 
@@ -64,21 +73,21 @@ public final class QTEventToken: Hashable, Sendable, CustomStringConvertible {
     public static func == (a: QTEventToken, b: QTEventToken) -> Bool { a === b }
 
     /// Identity.
-    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    public final func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
     /// `QTEventToken(id, active)`.
-    public var description: String { "QTEventToken(\(id), \(isActive ? "active" : "inactive"))" }
+    public final var description: String { "QTEventToken(\(id), \(isActive ? "active" : "inactive"))" }
 
     // MARK: internal
 
-    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+    final var isCancelled: Bool { state.load(ordering: .acquiring) & Self.cancelledBit != 0 }
 
     /// Marks the subscription ended without disposing it (its release hook ran).
-    func markCancelled() { cancelled.store(true, ordering: .releasing) }
+    final func markCancelled() { state.bitwiseOr(Self.cancelledBit, ordering: .releasing) }
 
     /// The end of a successful subscribe.
-    func made(_ id: UInt64) {
-        engineID.store(id, ordering: .sequentiallyConsistent)
-        if cancelled.load(ordering: .sequentiallyConsistent) { _ = _qtbus_token_dispose(qtbus_token(id: id)) }
+    final func made(_ id: UInt64) {
+        let old = state.bitwiseOr(id, ordering: .sequentiallyConsistent).oldValue
+        if old & Self.cancelledBit != 0 { _ = _qtbus_token_dispose(qtbus_token(id: id)) }
     }
 }

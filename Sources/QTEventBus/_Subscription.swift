@@ -13,7 +13,8 @@
 //
 // Subscription state: made (subscribe in progress) -> live (engine token known) ->
 // cancelled (token disposed, freeWith object gone, or released) -> released (release
-// hook ran; the box goes when the last queued hop holding it has run).
+// hook ran, the handler dropped; the box, which is the token, goes when the caller's
+// references and the last queued hop holding it are gone).
 //
 // The delivery path. `_qtDeliver` borrows the box (no reference counting: the engine
 // keeps the userdata alive during the call) and calls its `deliver` closure. For a plain
@@ -27,10 +28,14 @@
 // else (freeWith, hops, events that arrived as bytes) goes through the box's
 // `slowDeliver` method (unspecialized code).
 //
-// Memory: the box is the only Swift object of a plain subscription besides its token
-// (and the handler closure's own context, if it captures anything): deliver, handler
-// and state in one object, the slow path a method rather than a closure with a context
-// of its own; options (queue, freeWith, source) add one `_QTSubscriptionExtras`.
+// Memory: the box is the token (a `QTEventToken` subclass), and the only Swift object
+// of a plain subscription (besides the handler closure's own context, if it captures
+// anything): token state, deliver and handler, 56 bytes, a 64-byte malloc chunk, beside
+// the engine's 80-byte record. The slow path is a method rather than a closure with a
+// context of its own; options (queue, freeWith, source, ONCE with a queue) make a
+// subclass with one `_QTSubscriptionExtras`. The token does not keep the handler alive
+// past the subscription: the release hook drops the handler's closure context
+// (`dropHandler`), so a token kept after its subscription ended holds no user closure.
 import CQtbusShims
 import Dispatch
 import QTBusEngine
@@ -55,18 +60,19 @@ struct _QTSubscribeOptions {
 typealias _QTDeliverFunction = @Sendable (_QTSubscription, OpaquePointer) -> Void
 
 /// The engine's userdata for one Swift subscription, and the whole Swift side of it:
-/// one object (with the token) per subscription. This base holds what `_qtDeliver`
-/// reads; `_QTHandlerSubscription` puts the handler right after it, so that a plain
-/// delivery reads one line, and the rest of the state after that.
+/// one object per subscription, which is also its token. This base holds what
+/// `_qtDeliver` reads; `_QTHandlerSubscription` puts the handler right after it, so that
+/// a plain delivery reads one line.
 @usableFromInline
-class _QTSubscription: @unchecked Sendable {
-    // @unchecked: immutable after init.
+class _QTSubscription: QTEventToken, @unchecked Sendable {
+    // @unchecked: immutable after init (the token's state is atomic).
     /// Called by `_qtDeliver` for every delivery. (Not optional: an optional closure is
     /// stored at maximal abstraction and costs two reabstraction thunks per call.)
     @usableFromInline let deliver: _QTDeliverFunction
 
     init(deliver: @escaping _QTDeliverFunction) {
         self.deliver = deliver
+        super.init()
     }
 
     /// Everything the fast path does not handle (freeWith, hops, events that arrived
@@ -84,18 +90,19 @@ class _QTSubscription: @unchecked Sendable {
 let _qtSlowDeliverFunction: _QTDeliverFunction = { subscription, event in subscription.slowDeliver(event) }
 
 /// What only subscriptions with options need: a queue, a freeWith object, a source
-/// claim. Apart so that a plain subscription does not carry it (32 bytes less per
-/// subscription).
+/// claim. Apart (in a subclass's field) so that a plain subscription does not carry it.
 final class _QTSubscriptionExtras: @unchecked Sendable {
     // @unchecked: every stored property is a `let` set in init except `owner`, a weak
     // reference also written only in init (the runtime makes weak loads thread-safe).
     let queue: DispatchQueue?
     weak var owner: AnyObject?
     let hasOwner: Bool
+    /// ONCE: released as it fires, which must not drop its queued hop.
+    let once: Bool
     /// Ends the claim a `QTSourcedEvent` made for this subscription.
     let sourceEnd: (@Sendable () -> Void)?
 
-    /// Nil when there is nothing to keep.
+    /// Nil when there is nothing to keep (without a queue, ONCE needs nothing here).
     static func make(options: _QTSubscribeOptions, sourceEnd: (@Sendable () -> Void)?) -> _QTSubscriptionExtras? {
         if options.queue == nil && options.owner == nil && sourceEnd == nil { return nil }
         return _QTSubscriptionExtras(options: options, sourceEnd: sourceEnd)
@@ -105,6 +112,7 @@ final class _QTSubscriptionExtras: @unchecked Sendable {
         queue = options.queue
         owner = options.owner
         hasOwner = options.owner != nil
+        once = options.once
         self.sourceEnd = sourceEnd
     }
 }
@@ -112,38 +120,38 @@ final class _QTSubscriptionExtras: @unchecked Sendable {
 /// A subscription whose handler takes `V`: the typed event, or QTNamedEvent.
 @usableFromInline
 class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable {
-    // @unchecked: immutable after init.
-    /// First: the fast path reads it right after `deliver`.
-    @usableFromInline let handler: @Sendable (V) -> Void
-    let token: QTEventToken
-    let extras: _QTSubscriptionExtras?
-    let once: Bool
+    // @unchecked: immutable after init but for the context of `handler`, which only
+    // the release hook drops, after the engine's last call (see `dropHandler`).
+    /// First: the fast path reads it right after `deliver`. A `let`, although
+    /// `dropHandler` writes it: calling a closure read from a `var` retains and releases
+    /// its context around the call (an atomic write to memory every dispatching thread
+    /// shares, on each delivery).
+    @usableFromInline let handler: _QTHandler<V>
 
-    init(deliver: @escaping _QTDeliverFunction, handler: @escaping @Sendable (V) -> Void, token: QTEventToken,
-         options: _QTSubscribeOptions, sourceEnd: (@Sendable () -> Void)?) {
-        self.handler = handler
-        self.token = token
-        self.extras = _QTSubscriptionExtras.make(options: options, sourceEnd: sourceEnd)
-        self.once = options.once
+    init(deliver: @escaping _QTDeliverFunction, handler: @escaping @Sendable (V) -> Void) {
+        self.handler = _QTHandler(call: handler)
         super.init(deliver: deliver)
     }
 
-    override final var owner: AnyObject? { extras?.owner }
+    /// The options, in the subclasses that have any (a plain subscription has none),
+    /// for the release. Deliveries pass theirs along instead: the value this returns
+    /// is retained and released at every call.
+    var extras: _QTSubscriptionExtras? { nil }
 
     /// Whether a freeWith object was given and is gone; if so, ends the subscription.
     /// A hop asks when it runs; a delivery needs not: the engine asked just before it.
     @inline(__always)
-    final func expireIfOwnerGone() -> Bool {
+    final func expireIfOwnerGone(_ extras: _QTSubscriptionExtras?) -> Bool {
         guard let extras, extras.hasOwner && extras.owner == nil else { return false }
-        token.dispose()
+        dispose()
         return true
     }
 
     /// Calls the handler with `value` now, or after a hop to the subscription's queue
-    /// if it is still live then (the hop keeps this object, so the handler, alive). A
+    /// (in `extras`) if it is still live then (the hop keeps this object alive). A
     /// request (`event`) stays open until the hop has run, so its completion comes after
     /// this handler, as after an engine-queued one.
-    final func run(_ value: V, _ event: OpaquePointer) {
+    final func run(_ value: V, _ event: OpaquePointer, _ extras: _QTSubscriptionExtras?) {
         guard let queue = extras?.queue else {
             handler(value)
             return
@@ -152,32 +160,86 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
         // closure's context made its destruction fetch `Optional<...>` metadata through
         // the runtime on every hop (the Swift benchmark's queued rows).
         let heldBits = UInt(bitPattern: _QTHeldRequest(event)?.raw)  // 0: not a request
+        // The hop carries the handler: a ONCE subscription is released (its handler
+        // dropped) as it fires, before its hop runs.
+        let handler = self.handler
         queue.async { [self] in
-            if !(token.isCancelled || expireIfOwnerGone()) { handler(value) }
+            if !(isCancelled || expireIfOwnerGone(extras)) { handler(value) }
             if heldBits != 0 { _qtEngineReleaseHeldRequest(OpaquePointer(bitPattern: heldBits)!) }
         }
     }
 
-    override final func released() {
+    override func released() {
+        let extras = self.extras
         // A ONCE subscription is released as it fires: its hop must still run.
-        if !once { token.markCancelled() }
+        if !(extras?.once ?? false) { markCancelled() }
         extras?.sourceEnd?()
+        dropHandler()
+    }
+
+    /// Lets go of the handler closure's context (the release hook: the engine will make
+    /// no further call), so that a token kept after its subscription ended holds no
+    /// user closure. Swift has no value of `(V) -> Void` to put in its place without
+    /// allocating a context (a closure in this generic class captures `V`), so the field
+    /// keeps its function with a nil context, and is never called again: every call
+    /// reads it during a delivery, which the release follows, and a hop took its own
+    /// copy. A thick function is a function pointer then its context, a native object
+    /// or nil (Swift's function layout); releasing nil, in deinit, does nothing.
+    private final func dropHandler() {
+        let field = Unmanaged.passUnretained(self).toOpaque() + Self.handlerOffset
+        let word = MemoryLayout<UInt>.size
+        // A bit cast, not withUnsafeBytes(of:), which would look up `_QTHandler<V>`'s
+        // metadata on every release.
+        let bits = unsafeBitCast(handler, to: (UInt, UInt).self)
+        let found = bits.0 == field.load(as: UInt.self) && bits.1 == field.load(fromByteOffset: word, as: UInt.self)
+        precondition(found, "QTEventBus: _QTHandlerSubscription.handlerOffset is not where the handler is")
+        guard let context = field.load(fromByteOffset: word, as: UnsafeRawPointer?.self) else { return }
+        field.storeBytes(of: nil, toByteOffset: word, as: UnsafeRawPointer?.self)
+        Unmanaged<AnyObject>.fromOpaque(context).release()
+    }
+
+    /// Where `handler` is in the object: after the object header (two words), the
+    /// token's state and `deliver`, as Swift lays out a class's stored properties (those
+    /// of its superclasses first, each at its alignment, like a struct's).
+    /// `dropHandler` checks it against the value it reads.
+    private static var handlerOffset: Int {
+        MemoryLayout<(UInt, UInt, UInt64, _QTDeliverFunction)>.size
     }
 }
 
-/// A subscription to the typed event `E`: the fast path reads `handler` from here.
+/// A subscription's handler closure, in a struct so that `dropHandler` can compare
+/// its bits (a bare function passed to a generic parameter is reabstracted: a new
+/// closure context).
 @usableFromInline
-final class _QTTypedSubscription<E: QTEvent>: _QTHandlerSubscription<E>, @unchecked Sendable {
+struct _QTHandler<V>: Sendable {
+    @usableFromInline let call: @Sendable (V) -> Void
+
+    init(call: @escaping @Sendable (V) -> Void) { self.call = call }
+
+    @inlinable @inline(__always)
+    func callAsFunction(_ value: V) { call(value) }
+}
+
+/// A subscription to the typed event `E`: the fast path reads `handler` from here.
+/// Plain (no options): exactly this class; else `_QTTypedOptionsSubscription`.
+@usableFromInline
+class _QTTypedSubscription<E: QTEvent>: _QTHandlerSubscription<E>, @unchecked Sendable {
     // @unchecked: no stored properties of its own.
 
-    /// The general delivery: hops, decoding (and freeWith, which the engine checked).
+    /// A plain subscription's slow path: events that arrived as bytes, or from another
+    /// Swift type with the same engine name.
     override func slowDeliver(_ event: OpaquePointer) {
+        deliver(event, nil)
+    }
+
+    /// The general delivery: hops, decoding (and freeWith, which the engine checked).
+    final func deliver(_ event: OpaquePointer, _ extras: _QTSubscriptionExtras?) {
         if let cell = _qtbus_event_object(event),
            cell.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(E.self)) {
-            run((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee, event)
+            run((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee, event, extras)
             return
         }
-        deliverDecoded(event)
+        deliverDecoded(event, extras)
     }
 
     /// No Swift value of type E: C dispatched it, or a Swift named dispatch did.  Out of
@@ -185,22 +247,52 @@ final class _QTTypedSubscription<E: QTEvent>: _QTHandlerSubscription<E>, @unchec
     /// metadata of `Optional<E>` on entry to a function that has one, at about 320
     /// instructions a call (callgrind), even on the path that never uses it.
     @inline(never)
-    private func deliverDecoded(_ event: OpaquePointer) {
+    private func deliverDecoded(_ event: OpaquePointer, _ extras: _QTSubscriptionExtras?) {
         guard let bytesType = E.self as? any QTBytesEvent.Type else { return }
         var size = 0
         let data = _qtbus_event_data(event, &size)
         let subType = _qtbus_event_subtype(event).map { String(cString: $0) }
         guard let value = bytesType.init(eventBytes: UnsafeRawBufferPointer(start: data, count: size),
                                          subType: subType) as? E else { return }
-        run(value, event)
+        run(value, event, extras)
+    }
+}
+
+/// A typed subscription with options (queue, freeWith, source).
+final class _QTTypedOptionsSubscription<E: QTEvent>: _QTTypedSubscription<E>, @unchecked Sendable {
+    // @unchecked: immutable after init.
+    private let storedExtras: _QTSubscriptionExtras
+
+    init(handler: @escaping @Sendable (E) -> Void, extras: _QTSubscriptionExtras) {
+        storedExtras = extras
+        super.init(deliver: _qtSlowDeliverFunction, handler: handler)
+    }
+
+    override var extras: _QTSubscriptionExtras? { storedExtras }
+
+    override var owner: AnyObject? { storedExtras.owner }
+
+    override func slowDeliver(_ event: OpaquePointer) {
+        deliver(event, storedExtras)
     }
 }
 
 /// A subscription to a named type: every delivery copies the event.
 final class _QTNamedSubscription: _QTHandlerSubscription<QTNamedEvent>, @unchecked Sendable {
-    // @unchecked: no stored properties of its own.
+    // @unchecked: immutable after init.
+    private let storedExtras: _QTSubscriptionExtras?
+
+    init(handler: @escaping @Sendable (QTNamedEvent) -> Void, extras: _QTSubscriptionExtras?) {
+        storedExtras = extras
+        super.init(deliver: _qtSlowDeliverFunction, handler: handler)
+    }
+
+    override var extras: _QTSubscriptionExtras? { storedExtras }
+
+    override var owner: AnyObject? { storedExtras?.owner }
+
     override func slowDeliver(_ event: OpaquePointer) {
-        run(QTNamedEvent(copying: event), event)
+        run(QTNamedEvent(copying: event), event, storedExtras)
     }
 }
 
@@ -254,37 +346,37 @@ extension QTEventBus {
         if let sourced = E.self as? any QTSourcedEvent.Type {
             source = { bus, subTypes in sourced.startSource(on: bus, subTypes: subTypes) }
         }
-        // Plain (no queue, no freeWith): the specialized fast path; else the slow one.
-        let plain = options.queue == nil && options.owner == nil
         return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options,
-                          source: source) { token, sourceEnd in
-            _QTTypedSubscription(deliver: plain ? fast : _qtSlowDeliverFunction, handler: handler, token: token, options: options,
-                                 sourceEnd: sourceEnd)
+                          source: source) { sourceEnd in
+            // Plain (no queue, no freeWith): the specialized fast path; else the slow one.
+            guard let extras = _QTSubscriptionExtras.make(options: options, sourceEnd: sourceEnd) else {
+                return _QTTypedSubscription(deliver: fast, handler: handler)
+            }
+            return _QTTypedOptionsSubscription(handler: handler, extras: extras)
         }
     }
 
     /// Subscribes to the named type `type`.
     func _subscribeNamed(_ type: String, options: _QTSubscribeOptions,
                          handler: @escaping @Sendable (QTNamedEvent) -> Void) -> QTEventToken {
-        _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil) { token, sourceEnd in
-            _QTNamedSubscription(deliver: _qtSlowDeliverFunction, handler: handler, token: token, options: options,
-                                 sourceEnd: sourceEnd)
+        _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil) { sourceEnd in
+            _QTNamedSubscription(handler: handler,
+                                 extras: _QTSubscriptionExtras.make(options: options, sourceEnd: sourceEnd))
         }
     }
 
-    /// Makes one engine subscription for `name`.
+    /// Makes one engine subscription for `name`; its box is its token.
     func _subscribe(name: _QTNameInfo, options: _QTSubscribeOptions,
                             source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)?,
-                            makeBox: (QTEventToken, (@Sendable () -> Void)?) -> _QTSubscription)
+                            makeBox: ((@Sendable () -> Void)?) -> _QTSubscription)
         -> QTEventToken {
-        let token = QTEventToken()
         guard let cName = name.cName, options.subTypes.allSatisfy(_qtIsValidName) else {
             _qtRefusedSubscription(name.name, options.subTypes, QTBUS_EINVAL.rawValue)
         }
         // Claimed before the engine subscription exists: the source is running before
         // the first event can be expected.
         let sourceEnd = source?(self, options.subTypes)
-        let box = makeBox(token, sourceEnd)
+        let box = makeBox(sourceEnd)
         let userdata = Unmanaged.passRetained(box).toOpaque()
 
         let subtypes = options.subTypes.map { UnsafePointer(_qtCString($0)) as UnsafePointer<CChar>? }
@@ -307,9 +399,9 @@ extension QTEventBus {
             Unmanaged<_QTSubscription>.fromOpaque(userdata).takeRetainedValue().released()
             _qtRefusedSubscription(name.name, options.subTypes, status)
         }
-        token.made(engineToken.id)
-        options.bag?.insert(token)
-        return token
+        box.made(engineToken.id)
+        options.bag?.insert(box)
+        return box
     }
 }
 

@@ -2,6 +2,7 @@
  * on any thread. */
 #include "cpeer.h"
 #include <qtbus.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -299,4 +300,8 @@ int cpeer_stop(int slot)
     slots[slot].used = 0;
     pthread_mutex_unlock(&lock);
     return status;
+}
+
+size_t cpeer_malloc_usable_size(const void *pointer) {
+    return malloc_usable_size((void *)pointer);
 }

@@ -65,4 +65,8 @@ int cpeer_command_set_enabled(uint64_t command, int enabled);
 int cpeer_command_is_executing(uint64_t command);
 int cpeer_source_connect(uint64_t source);
 
+/* Not the peer's: malloc_usable_size(pointer), which Swift's Glibc module does not
+ * declare. */
+size_t cpeer_malloc_usable_size(const void *pointer);
+
 #endif
