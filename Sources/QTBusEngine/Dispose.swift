@@ -91,9 +91,8 @@ private func probeRelease(_ userdata: UnsafeMutableRawPointer?) { qtshim_probe_r
 
 @inline(__always)
 private func releaseRecord(_ sub: UnsafeMutablePointer<Subscription>) {
-    let release = sub.pointee.release
+    let release = Subscription.takeRelease(sub)
     let userdata = sub.pointee.userdata
-    sub.pointee.release = nil  // cleared before the call: it can never run twice
     if let extra = sub.pointee.extra { SubscriptionExtra.free(extra) }
     withRegistry { state in state.pool.give(sub) }
     qtshim_tsan_before_release_hooks()

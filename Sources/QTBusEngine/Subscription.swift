@@ -107,16 +107,23 @@ struct Subscription {
         @inline(__always) get { hasExtra ? releaseOrExtra.unsafelyUnwrapped.assumingMemoryBound(to: SubscriptionExtra.self) : nil }
     }
 
-    /// Cleared (set to nil) before the call, so it can never run twice.
     var release: qtbus_release? {
-        get { hasExtra ? extra.unsafelyUnwrapped.pointee.release : unsafeBitCast(releaseOrExtra, to: qtbus_release?.self) }
-        set {
-            if hasExtra {
-                extra.unsafelyUnwrapped.pointee.release = newValue
-            } else {
-                releaseOrExtra = unsafeBitCast(newValue, to: UnsafeMutableRawPointer?.self)
-            }
+        hasExtra ? extra.unsafelyUnwrapped.pointee.release : unsafeBitCast(releaseOrExtra, to: qtbus_release?.self)
+    }
+
+    /// Takes the release hook out of the record, which then has none: it can never run
+    /// twice.  Through the field's address (`field(_:)`): a write through `pointee` is,
+    /// to ThreadSanitizer, a write of the whole record, which a lookup under the
+    /// registry lock may be reading meanwhile (a stale token's).
+    static func takeRelease(_ sub: UnsafeMutablePointer<Subscription>) -> qtbus_release? {
+        if let extra = sub.pointee.extra {
+            let field = extra.field(\.release)
+            defer { field.pointee = nil }
+            return field.pointee
         }
+        let field = sub.field(\.releaseOrExtra)
+        defer { field.pointee = nil }
+        return unsafeBitCast(field.pointee, to: qtbus_release?.self)
     }
 
     /// The queue deliveries run on; nil: on the dispatching thread.
