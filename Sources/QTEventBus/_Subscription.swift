@@ -192,7 +192,13 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
         // metadata on every release.
         let bits = unsafeBitCast(handler, to: (UInt, UInt).self)
         let found = bits.0 == field.load(as: UInt.self) && bits.1 == field.load(fromByteOffset: word, as: UInt.self)
-        precondition(found, "QTEventBus: _QTHandlerSubscription.handlerOffset is not where the handler is")
+        // A compiler that laid the object out otherwise: keep the closure until the
+        // token goes (the tests, built with assertions, stop here) rather than write
+        // into a field this code does not know.
+        guard found else {
+            assertionFailure("QTEventBus: _QTHandlerSubscription.handlerOffset is not where the handler is")
+            return
+        }
         guard let context = field.load(fromByteOffset: word, as: UnsafeRawPointer?.self) else { return }
         field.storeBytes(of: nil, toByteOffset: word, as: UnsafeRawPointer?.self)
         Unmanaged<AnyObject>.fromOpaque(context).release()
