@@ -41,13 +41,17 @@ import Glibc
 /// `copy(object)` at most once, when a delivery must outlive the call, and releases the
 /// copy with `release` after the copy's last delivery. On failure (< 0) the engine made
 /// no copy and kept nothing. The checks are `qtbus_dispatch`'s.
-@usableFromInline package func _qtEngineDispatchBorrowed(_ bus: OpaquePointer, type: UnsafePointer<CChar>,
+///
+/// `typeId`: the type's `qtbus_type_lookup` id on this bus, which the Swift API keeps per
+/// bus and type (`_TypeIds.swift`): the dispatch then starts as `qtbus_dispatch_id` does,
+/// without measuring, hashing and finding `type`. 0, or an id this bus did not make:
+/// by `type`, as `qtbus_dispatch`.
+@usableFromInline package func _qtEngineDispatchBorrowed(_ bus: OpaquePointer, typeId: UInt64, type: UnsafePointer<CChar>,
                                      subtype: UnsafePointer<CChar>?, data: UnsafeRawPointer?, size: Int,
                                      object: UnsafeMutableRawPointer, copy: _QTEngineObjectCopy,
                                      release: qtbus_release, flags: UInt32) -> Int32 {
     // Refused as qtbus_dispatch refuses (the Swift API passes valid flags and bytes).
     let f: StaticString = "qtbus_dispatch"
-    guard let typeName = CName(type) else { return reported(f, on: bus, failName(type, .type)) }
     guard flags & ~UInt32(QTBUS_EVENT_STICKY) == 0, data != nil || size == 0 else {
         return reported(f, on: bus, QTBUS_EINVAL.rawValue)
     }
@@ -56,24 +60,49 @@ import Glibc
         guard let s = CName(subtype) else { return reported(f, on: bus, failName(subtype, .subtype)) }
         subtypeName = s
     }
-    var event = Outgoing(type: typeName, subtype: subtypeName, data: data, size: size, object: object,
-                         objectRelease: nil)
-    event.borrowed = BorrowedObject(copy: copy, release: release)
     let engineBus = UnsafeMutablePointer<Bus>(bus)
+    let borrowed = BorrowedObject(copy: copy, release: release)
     if qtshim_debug_enabled() {
         return reported(f, on: bus, withEpoch {
-            let result = dispatchEvent(engineBus, &event, flags: flags)
-            if result < 0 { event.finish() }
-            return result
+            dispatchBorrowed(engineBus, typeId, type, subtypeName, data, size, object, borrowed, flags)
         })
     }
     let record = epochEnter()
-    let result = dispatchEvent(engineBus, &event, flags: flags)
+    let result = dispatchBorrowed(engineBus, typeId, type, subtypeName, data, size, object, borrowed, flags)
+    epochExit(record)
+    return reported(f, on: bus, result)
+}
+
+/// `_qtEngineDispatchBorrowed` inside its epoch (the table an id is read from stays).
+@inline(__always)
+private func dispatchBorrowed(_ bus: UnsafeMutablePointer<Bus>, _ typeId: UInt64, _ type: UnsafePointer<CChar>,
+                              _ subtype: CName?, _ data: UnsafeRawPointer?, _ size: Int,
+                              _ object: UnsafeMutableRawPointer, _ borrowed: BorrowedObject, _ flags: UInt32) -> Int32 {
+    let resolved = typeId == 0 ? nil : resolvedType(bus, typeId)
+    let typeName: CName
+    if let resolved {
+        typeName = resolved.pointee.name.cName
+    } else {
+        guard let name = CName(type) else { return failName(type, .type) }
+        typeName = name
+    }
+    var event = Outgoing(type: typeName, subtype: subtype, data: data, size: size, object: object, objectRelease: nil)
+    event.borrowed = borrowed
+    let result = if let resolved {
+        dispatchResolved(bus, resolved, &event, flags: flags)
+    } else {
+        dispatchEvent(bus, &event, flags: flags)
+    }
     // dispatchEvent fails before it copies anything today; should a later check fail
     // after a copy, the copy is the engine's to release, never the caller's object.
     if result < 0 { event.finish() }
-    epochExit(record)
-    return reported(f, on: bus, result)
+    return result
+}
+
+/// Swift-only: the bus's serial, the high half of every type id it makes (the Swift
+/// API keeps only the low half of each, `_TypeIds.swift`).
+@usableFromInline package func _qtEngineBusSerial(_ bus: OpaquePointer) -> UInt32 {
+    UnsafeMutablePointer<Bus>(bus).pointee.serial
 }
 
 /// Swift-only: `qtbus_subscribe` of a subscription that ends when its owner is gone

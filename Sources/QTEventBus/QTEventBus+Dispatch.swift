@@ -70,30 +70,32 @@ extension QTEventBus {
         let isBytes = record.pointee.isBytes
         guard mode == .now else {
             // Posted: the whole event outlives this call, so its cell is on the heap.
-            return _qtSendCell(event, isBytes, cName, _qtMakeCell(event), borrowed: false, flags, mode)
+            return _qtSendCell(event, isBytes, cName, _qtMakeCell(event), borrowed: false, typeId: 0, flags, mode)
         }
         // Synchronous: the cell lives in this frame and the engine borrows it; it asks
-        // `_qtEventCellCopy` for a heap copy only if a delivery outlives the call.
+        // `_qtEventCellCopy` for a heap copy only if a delivery outlives the call. The
+        // type goes by its id on this bus (`_TypeIds.swift`).
+        let typeId = typeIds.id(record, bus: raw)
         return withUnsafeTemporaryAllocation(byteCount: _qtCellByteCount(E.self),
                                              alignment: max(16, MemoryLayout<E>.alignment)) { buffer in
             let cell = buffer.baseAddress.unsafelyUnwrapped
             _qtInitializeCell(cell, event)
             defer { (cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).deinitialize(count: 1) }
-            return _qtSendCell(event, isBytes, cName, cell, borrowed: true, flags, mode)
+            return _qtSendCell(event, isBytes, cName, cell, borrowed: true, typeId: typeId, flags, mode)
         }
     }
 
     @inlinable
     func _qtSendCell<E: QTEvent>(_ event: E, _ isBytes: Bool, _ cName: UnsafePointer<CChar>,
-                                 _ cell: UnsafeMutableRawPointer, borrowed: Bool, _ flags: UInt32,
+                                 _ cell: UnsafeMutableRawPointer, borrowed: Bool, typeId: UInt64, _ flags: UInt32,
                                  _ mode: _QTSendMode) -> Int32 {
         if isBytes, let bytesEvent = event as? any QTBytesEvent {
-            return _qtSendBytes(raw, cName, event.eventSubType, bytesEvent.eventBytes, cell, borrowed, flags, mode)
+            return _qtSendBytes(raw, cName, event.eventSubType, bytesEvent.eventBytes, cell, borrowed, typeId, flags, mode)
         }
         guard let subType = event.eventSubType else {
-            return _qtSend(raw, cName, nil, nil, 0, cell, borrowed, flags, mode)
+            return _qtSend(raw, cName, nil, nil, 0, cell, borrowed, typeId, flags, mode)
         }
-        return subType.withCString { _qtSend(raw, cName, $0, nil, 0, cell, borrowed, flags, mode) }
+        return subType.withCString { _qtSend(raw, cName, $0, nil, 0, cell, borrowed, typeId, flags, mode) }
     }
 
     // MARK: Named events
@@ -109,7 +111,7 @@ extension QTEventBus {
     public func dispatch(named type: String, subType: String? = nil, bytes: [UInt8] = [],
                          sticky: Bool = false) -> Int {
         Int(type.withCString { cName in
-            _qtSendBytes(raw, cName, subType, bytes, nil, false, sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, .now)
+            _qtSendBytes(raw, cName, subType, bytes, nil, false, 0, sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, .now)
         })
     }
 
@@ -134,24 +136,25 @@ extension QTEventBus {
 /// Sends with `bytes` as the data, NUL-terminated (not counted).
 @usableFromInline
 func _qtSendBytes(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ subType: String?, _ bytes: [UInt8],
-                  _ object: UnsafeMutableRawPointer?, _ borrowed: Bool, _ flags: UInt32,
+                  _ object: UnsafeMutableRawPointer?, _ borrowed: Bool, _ typeId: UInt64, _ flags: UInt32,
                   _ mode: _QTSendMode) -> Int32 {
     _withNULTerminated(bytes) { base, count in
-        guard let subType else { return _qtSend(bus, type, nil, base, count, object, borrowed, flags, mode) }
-        return subType.withCString { _qtSend(bus, type, $0, base, count, object, borrowed, flags, mode) }
+        guard let subType else { return _qtSend(bus, type, nil, base, count, object, borrowed, typeId, flags, mode) }
+        return subType.withCString { _qtSend(bus, type, $0, base, count, object, borrowed, typeId, flags, mode) }
     }
 }
 
 /// The one call into the engine's dispatch entry points. A `borrowed` cell (on the
 /// caller's stack, `.now` only) goes to `_qtEngineDispatchBorrowed`, which copies it if
-/// a delivery outlives the call; the engine owns any other cell once the dispatch
-/// succeeds, and on failure it took nothing, so the cell is freed here.
+/// a delivery outlives the call, with `typeId` (0: none) standing for `type`; the engine
+/// owns any other cell once the dispatch succeeds, and on failure it took nothing, so
+/// the cell is freed here.
 @usableFromInline
 func _qtSend(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ subType: UnsafePointer<CChar>?,
              _ data: UnsafeRawPointer?, _ size: Int, _ object: UnsafeMutableRawPointer?, _ borrowed: Bool,
-             _ flags: UInt32, _ mode: _QTSendMode) -> Int32 {
+             _ typeId: UInt64, _ flags: UInt32, _ mode: _QTSendMode) -> Int32 {
     if borrowed, let object {
-        return _qtEngineDispatchBorrowed(bus, type: type, subtype: subType, data: data, size: size, object: object,
+        return _qtEngineDispatchBorrowed(bus, typeId: typeId, type: type, subtype: subType, data: data, size: size, object: object,
                                         copy: _qtEventCellCopy, release: _qtEventCellRelease, flags: flags)
     }
     var desc = qtbus_event_desc(type: type, subtype: subType, data: data, size: size, object: object,

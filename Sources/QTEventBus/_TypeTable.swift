@@ -28,6 +28,9 @@ struct _QTTypeRecord {
     @usableFromInline let isBytes: Bool
     /// The name's info, shared by every type with this engine name.
     @usableFromInline let names: Unmanaged<_QTNameInfo>
+    /// The records made before this one: where each bus keeps this type's engine id
+    /// (`_TypeIds.swift`).
+    @usableFromInline let index: UInt32
 }
 
 @usableFromInline
@@ -95,7 +98,8 @@ enum _QTTypeTable {
             if let found = find(key) { return found }
             let record = UnsafeMutablePointer<_QTTypeRecord>.allocate(capacity: 1)
             record.initialize(to: _QTTypeRecord(cName: names.cName, isBytes: isBytes,
-                                                names: Unmanaged.passUnretained(names)))
+                                                names: Unmanaged.passUnretained(names),
+                                                index: UInt32(truncatingIfNeeded: count)))
             guard let current = qtshim_atomic_load_ptr(&head) else {
                 let table = makeTable(capacity: 64)
                 place(table.assumingMemoryBound(to: UInt.self), key: key, value: UInt(bitPattern: record), publish: false)
