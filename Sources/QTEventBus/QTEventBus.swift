@@ -75,7 +75,8 @@ public final class QTEventBus: @unchecked Sendable {
         QTEventSubscriberMaker(bus: self, isDirect: true, installRequest: { bus, options, handler in
             bus._subscribeTypedRequest(E.self, options: options, handler: handler)
         }) { bus, options, handler in
-            bus._subscribeTyped(E.self, options: options, fast: _qtTypedFastDeliver(E.self), handler: handler)
+            bus._subscribeTyped(E.self, options: options, fast: _qtTypedFastDeliver(E.self), hop: _qtTypedHopDeliver(E.self),
+                             handler: handler)
         }
     }
 

@@ -159,7 +159,8 @@ extension QTEventSubscriberMaker where Event: QTEvent {
     @discardableResult
     public func next(_ handler: @escaping @Sendable (Event) -> Void) -> QTEventToken {
         guard isDirect else { return install(bus, options, handler) }
-        return bus._subscribeTyped(Event.self, options: options, fast: _qtTypedFastDeliver(Event.self), handler: handler)
+        return bus._subscribeTyped(Event.self, options: options, fast: _qtTypedFastDeliver(Event.self),
+                                   hop: _qtTypedHopDeliver(Event.self), handler: handler)
     }
 }
 

@@ -91,10 +91,11 @@ let _qtSlowDeliverFunction: _QTDeliverFunction = { subscription, event in subscr
 
 /// What only subscriptions with options need: a queue, a freeWith object, a source
 /// claim. Apart (in a subclass's field) so that a plain subscription does not carry it.
+@usableFromInline
 final class _QTSubscriptionExtras: @unchecked Sendable {
     // @unchecked: every stored property is a `let` set in init except `owner`, a weak
     // reference also written only in init (the runtime makes weak loads thread-safe).
-    let queue: DispatchQueue?
+    @usableFromInline let queue: DispatchQueue?
     weak var owner: AnyObject?
     let hasOwner: Bool
     /// ONCE: released as it fires, which must not drop its queued hop.
@@ -147,6 +148,13 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
         return true
     }
 
+    /// Whether a hop that has reached its queue calls the handler: the subscription is
+    /// live (lifetime rule 2) and its freeWith object, if any, is still there.
+    @usableFromInline
+    final func hopMayRun(_ extras: _QTSubscriptionExtras?) -> Bool {
+        !(isCancelled || expireIfOwnerGone(extras))
+    }
+
     /// Calls the handler with `value` now, or after a hop to the subscription's queue
     /// (in `extras`) if it is still live then (the hop keeps this object alive). A
     /// request (`event`) stays open until the hop has run, so its completion comes after
@@ -164,7 +172,7 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
         // dropped) as it fires, before its hop runs.
         let handler = self.handler
         queue.async { [self] in
-            if !(isCancelled || expireIfOwnerGone(extras)) { handler(value) }
+            if hopMayRun(extras) { handler(value) }
             if heldBits != 0 { _qtEngineReleaseHeldRequest(OpaquePointer(bitPattern: heldBits)!) }
         }
     }
@@ -264,14 +272,35 @@ class _QTTypedSubscription<E: QTEvent>: _QTHandlerSubscription<E>, @unchecked Se
     }
 }
 
-/// A typed subscription with options (queue, freeWith, source).
+/// A typed subscription with options (queue, freeWith, source). With a queue, its
+/// `deliver` is `_qtTypedHopDeliver`, specialized for E in the subscriber's module.
+@usableFromInline
 final class _QTTypedOptionsSubscription<E: QTEvent>: _QTTypedSubscription<E>, @unchecked Sendable {
     // @unchecked: immutable after init.
-    private let storedExtras: _QTSubscriptionExtras
+    @usableFromInline let storedExtras: _QTSubscriptionExtras
 
-    init(handler: @escaping @Sendable (E) -> Void, extras: _QTSubscriptionExtras) {
+    init(deliver: @escaping _QTDeliverFunction, handler: @escaping @Sendable (E) -> Void,
+         extras: _QTSubscriptionExtras) {
         storedExtras = extras
-        super.init(deliver: _qtSlowDeliverFunction, handler: handler)
+        super.init(deliver: deliver, handler: handler)
+    }
+
+    /// `run`'s hop, for a value of type E read in place: inlined into
+    /// `_qtTypedHopDeliver`, so the closure posted to the queue is specialized (its
+    /// context has E's layout; unspecialized, copying the value in and destroying it
+    /// after go through E's value witnesses, and the context's layout is computed from
+    /// E's metadata on each hop).
+    @inlinable @inline(__always)
+    final func hop(_ value: E, _ event: OpaquePointer) {
+        let extras = storedExtras
+        // As in `run`: a request stays open until the hop has run; the held request
+        // travels as an integer.
+        let heldBits = UInt(bitPattern: _qtEngineHoldRequest(event))
+        let handler = self.handler
+        extras.queue.unsafelyUnwrapped.async { [self] in
+            if hopMayRun(extras) { handler(value) }
+            if heldBits != 0 { _qtEngineReleaseHeldRequest(OpaquePointer(bitPattern: heldBits)!) }
+        }
     }
 
     override var extras: _QTSubscriptionExtras? { storedExtras }
@@ -320,6 +349,23 @@ func _qtTypedFastDeliver<E: QTEvent>(_: E.Type) -> _QTDeliverFunction {
     }
 }
 
+/// The delivery of a typed subscription with a queue (`atQueue`), built like
+/// `_qtTypedFastDeliver` by the subscriber's module: a Swift value of type E posts the
+/// specialized hop (`_QTTypedOptionsSubscription.hop`); anything else (bytes from C, a
+/// value of another type with the same name) takes the slow path, which decodes first.
+@inlinable
+func _qtTypedHopDeliver<E: QTEvent>(_: E.Type) -> _QTDeliverFunction {
+    { subscription, event in
+        if let cell = _qtEngineEventObject(event),
+           cell.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(E.self)) {
+            unsafeDowncast(subscription, to: _QTTypedOptionsSubscription<E>.self)
+                .hop((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee, event)
+        } else {
+            _qtSlowDeliver(subscription, event)
+        }
+    }
+}
+
 /// The fast path's way out, out of line: the call in place kept registers live across
 /// it, which made every fast delivery save and restore three more registers.
 @usableFromInline @inline(never)
@@ -341,11 +387,12 @@ let _qtSubscriptionRelease: qtbus_release = { userdata in
 }
 
 extension QTEventBus {
-    /// Subscribes to the typed event `E`. `fast` is the plain-subscription path, built
-    /// by the (specialized) caller with `_qtTypedFastDeliver`.
+    /// Subscribes to the typed event `E`. `fast` is the plain-subscription path and
+    /// `hop` the path with a queue, built by the (specialized) caller with
+    /// `_qtTypedFastDeliver` and `_qtTypedHopDeliver`.
     @usableFromInline
     func _subscribeTyped<E: QTEvent>(_ type: E.Type, options: _QTSubscribeOptions,
-                                     fast: @escaping _QTDeliverFunction,
+                                     fast: @escaping _QTDeliverFunction, hop: @escaping _QTDeliverFunction,
                                      handler: @escaping @Sendable (E) -> Void) -> QTEventToken {
         let record = _QTTypeTable.record(for: E.self)
         var source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)? = nil
@@ -354,11 +401,13 @@ extension QTEventBus {
         }
         return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options,
                           source: source) { sourceEnd in
-            // Plain (no queue, no freeWith): the specialized fast path; else the slow one.
+            // Plain (no queue, no freeWith): the specialized fast path; with a queue, the
+            // specialized hop; else the slow path.
             guard let extras = _QTSubscriptionExtras.make(options: options, sourceEnd: sourceEnd) else {
                 return _QTTypedSubscription(deliver: fast, handler: handler)
             }
-            return _QTTypedOptionsSubscription(handler: handler, extras: extras)
+            return _QTTypedOptionsSubscription(deliver: extras.queue == nil ? _qtSlowDeliverFunction : hop,
+                                               handler: handler, extras: extras)
         }
     }
 
