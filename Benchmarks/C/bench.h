@@ -106,6 +106,13 @@ typedef struct bench_queue_impl {
 
 extern const bench_queue_impl bench_queue_qtbus, bench_queue_libdispatch;
 
+/* Memory per qtbus subscription with a subtype (lib_qtbus.c): n subscriptions naming
+ * one subtype (distinct = 0) or a subtype each (distinct = 1).  Sets the RSS and heap
+ * growth per subscription; the caller's storage and first-use allocations are not
+ * counted, as in the memory case. */
+void qtbus_subtype_memory(size_t n, int distinct, double rss(void), double heap(void), double *rss_out,
+                          double *heap_out);
+
 /* The compilers that built the C and the C++ parts (their __VERSION__). */
 const char *bench_cxx_compiler(void);
 

@@ -204,6 +204,12 @@ static double rss_bytes(void)
 /* The child: bench-c --child-mem KEY N.  Prints "RSS HEAP" bytes per subscription. */
 int child_mem(const char *key, size_t n)
 {
+    if (strcmp(key, "qtbus-subtype") == 0 || strcmp(key, "qtbus-subtypes") == 0) {
+        double rss, heap;
+        qtbus_subtype_memory(n, key[strlen(key) - 1] == 's', rss_bytes, bench_heap_bytes, &rss, &heap);
+        printf("%.3f %.3f\n", rss, heap);
+        return 0;
+    }
     for (int i = 0; i < NLIB; i++) {
         if (strcmp(libs[i]->key, key) != 0)
             continue;
@@ -250,33 +256,56 @@ static double spawn_wait(const char *path, char *const argv[], int out_fd)
     return t;
 }
 
+/* Runs `bench-c --child-mem key N` in a fresh process; its RSS and heap per subscription. */
+static void mem_child(const char *key, const char *name, double *rss, double *heap)
+{
+    char self[PATH_MAX + 64], count[32];
+    snprintf(self, sizeof self, "%s/bench-c", opt.exe_dir);
+    snprintf(count, sizeof count, "%zu", opt.mem_subs);
+    char *argv[] = {self, "--child-mem", (char *)key, count, NULL};
+    FILE *out = tmpfile();
+    if (!out)
+        bench_fail("tmpfile: %s", strerror(errno));
+    spawn_wait(self, argv, fileno(out));
+    rewind(out);
+    if (fscanf(out, "%lf %lf", rss, heap) != 2)
+        bench_fail("%s: the memory child printed nothing", name);
+    fclose(out);
+}
+
 void case_memory(void)
 {
     row *r = new_row("memory_per_subscription", "memory per subscription (RSS)", "bytes", "lower");
     r->peer_row = 1;
     row *h = new_row("heap_per_subscription", "memory per subscription (heap)", "bytes", "lower");
     h->in_table = 0;
-    char self[PATH_MAX + 64], count[32];
-    snprintf(self, sizeof self, "%s/bench-c", opt.exe_dir);
-    snprintf(count, sizeof count, "%zu", opt.mem_subs);
-    for (int rep = 0; rep < opt.reps; rep++)
+    /* qtbus only: the same with a subtype, shared by all, or one of its own each (a new
+     * subtype entry per subscription). */
+    row *one = new_row("memory_one_subtype", "memory, one subtype shared (RSS)", "bytes", "lower");
+    row *each = new_row("memory_subtype_each", "memory, a subtype each (RSS)", "bytes", "lower");
+    for (int rep = 0; rep < opt.reps; rep++) {
         for (int i = 0; i < NLIB; i++) {
             if (i == C_QTBUSID)
                 continue; /* the same subscriptions as qtbus's */
-            char *argv[] = {self, "--child-mem", (char *)libs[i]->key, count, NULL};
-            FILE *out = tmpfile();
-            if (!out)
-                bench_fail("tmpfile: %s", strerror(errno));
-            spawn_wait(self, argv, fileno(out));
             double rss, heap;
-            rewind(out);
-            if (fscanf(out, "%lf %lf", &rss, &heap) != 2)
-                bench_fail("%s: the memory child printed nothing", libs[i]->name);
-            fclose(out);
+            mem_child(libs[i]->key, libs[i]->name, &rss, &heap);
             r->c[i].rep[r->c[i].nrep++] = rss;
             h->c[i].rep[h->c[i].nrep++] = heap;
             r->c[i].iters = h->c[i].iters = opt.mem_subs;
         }
+        row *sub_rows[] = {one, each};
+        const char *keys[] = {"qtbus-subtype", "qtbus-subtypes"};
+        for (int k = 0; k < 2; k++) {
+            double rss, heap;
+            mem_child(keys[k], "qtbus", &rss, &heap);
+            cell *c = &sub_rows[k]->c[C_QTBUS];
+            c->rep[c->nrep++] = rss;
+            c->iters = opt.mem_subs;
+        }
+    }
+    for (int i = 0; i < NCOL; i++)
+        if (i != C_QTBUS)
+            one->c[i].na = each->c[i].na = "-";
     for (int i = 0; i < NLIB; i++) {
         if (i == C_QTBUSID) {
             r->c[i].na = h->c[i].na = "-";
@@ -285,6 +314,8 @@ void case_memory(void)
         finish(&r->c[i]);
         finish(&h->c[i]);
     }
+    finish(&one->c[C_QTBUS]);
+    finish(&each->c[C_QTBUS]);
 }
 
 /* ---- case 5: queued delivery --------------------------------------------------- */

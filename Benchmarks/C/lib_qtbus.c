@@ -6,6 +6,7 @@
 #include "bench.h"
 
 #include <qtbus.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define TYPE "BenchEvent"
@@ -113,6 +114,49 @@ const bench_lib bench_qtbus_id = {
     .dispatch = q_dispatch_id, .sub_dispose = q_sub_dispose, .destroy = q_destroy,
     .version = qtbus_version,
 };
+
+/* ---- memory per subscription with a subtype --------------------------------------- */
+
+void qtbus_subtype_memory(size_t n, int distinct, double rss(void), double heap(void), double *rss_out,
+                          double *heap_out)
+{
+    qctx *c = q_create();
+    q_reserve(c, n);
+    /* The names are the caller's storage, made before measuring. */
+    char (*names)[24] = malloc(n * sizeof *names);
+    if (!names)
+        bench_fail("qtbus: out of memory");
+    for (size_t i = 0; i < n; i++)
+        snprintf(names[i], sizeof names[i], "s%zu", distinct ? i : 0);
+    /* First use (the type, the pool's first chunk) is not counted. */
+    qtbus_sub_options warm = {.subtypes = (const char *const[]){"warm"}, .subtype_count = 1};
+    for (int i = 0; i < 16; i++) {
+        qtbus_token t;
+        if (qtbus_subscribe(c->bus, TYPE, &warm, h_qtbus, NULL, NULL, &t) != QTBUS_OK || qtbus_token_dispose(t) != QTBUS_OK)
+            bench_fail("qtbus: subscribe/dispose with a subtype failed");
+    }
+    double rss0 = rss(), heap0 = heap();
+    for (size_t i = 0; i < n; i++) {
+        const char *subtype = names[i];
+        qtbus_sub_options options = {.subtypes = &subtype, .subtype_count = 1};
+        int rc = qtbus_subscribe(c->bus, TYPE, &options, h_qtbus, NULL, NULL, &c->tokens[i]);
+        if (rc != QTBUS_OK)
+            bench_fail("qtbus: qtbus_subscribe with a subtype: %s", qtbus_strerror(rc));
+    }
+    double rss1 = rss(), heap1 = heap();
+    /* Each subscription is reached by its subtype's dispatch, once. */
+    int64_t reached = 0;
+    for (size_t i = 0; i < (distinct ? n : 1); i++) {
+        qtbus_event_desc desc = {.type = TYPE, .subtype = names[i]};
+        reached += qtbus_dispatch(c->bus, &desc);
+    }
+    if (reached != (int64_t)n)
+        bench_fail("qtbus: dispatches by subtype reached %lld of %zu subscriptions", (long long)reached, n);
+    *rss_out = (rss1 - rss0) / (double)n;
+    *heap_out = (heap1 - heap0) / (double)n;
+    free(names);
+    q_destroy(c);
+}
 
 /* ---- queued delivery: one subscription on a serial qtbus_queue ------------------- */
 
