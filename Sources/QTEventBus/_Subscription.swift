@@ -156,18 +156,28 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
     }
 
     /// Calls the handler with `value` now, or after a hop to the subscription's queue
-    /// (in `extras`) if it is still live then (the hop keeps this object alive). A
-    /// request (`event`) stays open until the hop has run, so its completion comes after
-    /// this handler, as after an engine-queued one.
+    /// (in `extras`).
     final func run(_ value: V, _ event: OpaquePointer, _ extras: _QTSubscriptionExtras?) {
         guard let queue = extras?.queue else {
             handler(value)
             return
         }
+        hop(value, event, to: queue, extras)
+    }
+
+    /// Calls the handler with `value` on `queue` if the subscription is still live then
+    /// (the hop keeps this object alive). A request (`event`) stays open until the hop
+    /// has run, so its completion comes after this handler, as after an engine-queued
+    /// one. Inlinable: `_qtTypedHopDeliver` gets it specialized for the event type, so
+    /// the closure's context has the value's layout (unspecialized, the value is copied
+    /// in and destroyed through its value witnesses, and the context's layout computed
+    /// from its metadata, on each hop).
+    @inlinable @inline(__always)
+    final func hop(_ value: V, _ event: OpaquePointer, to queue: DispatchQueue, _ extras: _QTSubscriptionExtras?) {
         // The held request travels as an integer, not as an Optional: an Optional in the
         // closure's context made its destruction fetch `Optional<...>` metadata through
         // the runtime on every hop (the Swift benchmark's queued rows).
-        let heldBits = UInt(bitPattern: _QTHeldRequest(event)?.raw)  // 0: not a request
+        let heldBits = UInt(bitPattern: _qtEngineHoldRequest(event))  // 0: not a request
         // The hop carries the handler: a ONCE subscription is released (its handler
         // dropped) as it fires, before its hop runs.
         let handler = self.handler
@@ -285,24 +295,6 @@ final class _QTTypedOptionsSubscription<E: QTEvent>: _QTTypedSubscription<E>, @u
         super.init(deliver: deliver, handler: handler)
     }
 
-    /// `run`'s hop, for a value of type E read in place: inlined into
-    /// `_qtTypedHopDeliver`, so the closure posted to the queue is specialized (its
-    /// context has E's layout; unspecialized, copying the value in and destroying it
-    /// after go through E's value witnesses, and the context's layout is computed from
-    /// E's metadata on each hop).
-    @inlinable @inline(__always)
-    final func hop(_ value: E, _ event: OpaquePointer) {
-        let extras = storedExtras
-        // As in `run`: a request stays open until the hop has run; the held request
-        // travels as an integer.
-        let heldBits = UInt(bitPattern: _qtEngineHoldRequest(event))
-        let handler = self.handler
-        extras.queue.unsafelyUnwrapped.async { [self] in
-            if hopMayRun(extras) { handler(value) }
-            if heldBits != 0 { _qtEngineReleaseHeldRequest(OpaquePointer(bitPattern: heldBits)!) }
-        }
-    }
-
     override var extras: _QTSubscriptionExtras? { storedExtras }
 
     override var owner: AnyObject? { storedExtras.owner }
@@ -350,16 +342,18 @@ func _qtTypedFastDeliver<E: QTEvent>(_: E.Type) -> _QTDeliverFunction {
 }
 
 /// The delivery of a typed subscription with a queue (`atQueue`), built like
-/// `_qtTypedFastDeliver` by the subscriber's module: a Swift value of type E posts the
-/// specialized hop (`_QTTypedOptionsSubscription.hop`); anything else (bytes from C, a
+/// `_qtTypedFastDeliver` by the subscriber's module: a Swift value of type E takes the
+/// specialized hop (`_QTHandlerSubscription.hop`); anything else (bytes from C, a
 /// value of another type with the same name) takes the slow path, which decodes first.
 @inlinable
 func _qtTypedHopDeliver<E: QTEvent>(_: E.Type) -> _QTDeliverFunction {
     { subscription, event in
         if let cell = _qtEngineEventObject(event),
            cell.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(E.self)) {
-            unsafeDowncast(subscription, to: _QTTypedOptionsSubscription<E>.self)
-                .hop((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee, event)
+            let options = unsafeDowncast(subscription, to: _QTTypedOptionsSubscription<E>.self)
+            let extras = options.storedExtras
+            options.hop((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee, event,
+                        to: extras.queue.unsafelyUnwrapped, extras)
         } else {
             _qtSlowDeliver(subscription, event)
         }
