@@ -244,7 +244,7 @@ final class _QTRequestSubscription<V: Sendable>: _QTHandlerSubscription<V>, @unc
             return
         }
         queue.async { [self] in
-            if isCancelled || expireIfOwnerGone(extras) {
+            guard hopMayRun(extras) else {
                 held?.release()
                 return
             }
