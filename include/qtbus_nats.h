@@ -74,14 +74,28 @@
  * dispatches in reaction are new events and are published as usual.
  *
  * ERRORS.  Calls return qtbus statuses; qtbus_errmsg() says why (which server, what
- * nats.c answered), QTBUS_DEBUG=misuse prints it.  Failures that happen away from a
- * call (a publish from inside a dispatch, a received message that cannot be
- * dispatched, the server's asynchronous errors) are reported the same way, as
- * qtbus_report() does, with the function "qtbus_nats_export" / "qtbus_nats_import" /
- * "qtbus_nats": on the thread where they happen, and to the bus's trace hook as
- * MISUSE records.  Received messages are dropped, with such a report, when their
- * subject is not one this encoding produces or when the bridge's backlog of received
- * events holds more than QTBUS_NATS_MAX_PENDING events or QTBUS_NATS_MAX_PENDING_BYTES.
+ * nats.c answered), QTBUS_DEBUG=misuse prints it, and a failed call given a bridge (or,
+ * for qtbus_nats_connect, a bus) is a MISUSE record for that bus's trace hook; a NULL
+ * bridge has no bus to report to.  A call that fails changes nothing, unless its
+ * comment says otherwise.  Failures that happen away from a call (a publish from
+ * inside a dispatch, a received message that cannot be dispatched, the server's
+ * asynchronous errors) are reported the same way, as qtbus_report() does, with the
+ * function "qtbus_nats_export" / "qtbus_nats_import" / "qtbus_nats": on the thread
+ * where they happen, and to the bus's trace hook as MISUSE records.  Received messages
+ * are dropped, with such a report, when their subject is not one this encoding
+ * produces (a name in it that is not a qtbus name included: NAMES, below) or when the
+ * bridge's backlog of received events holds more than QTBUS_NATS_MAX_PENDING events
+ * or QTBUS_NATS_MAX_PENDING_BYTES.
+ *
+ * NAMES.  Every call that takes a type or a subtype checks it with one rule, qtbus's
+ * (qtbus.h, NAMES: NUL-terminated UTF-8 of 1 to 255 bytes), before anything is
+ * subscribed on the bus or on the server: NULL, "", 256 bytes or more, and invalid
+ * UTF-8 (a stray or missing continuation byte, a sequence cut short, an overlong form,
+ * a surrogate, a scalar above U+10FFFF) are QTBUS_EINVAL, with qtbus_errmsg() in the
+ * bus's own words under the call's name:
+ *     qtbus_nats_import: the type name "\xff" is not valid UTF-8
+ * So an import refuses every name an export refuses, and the other way round: a name
+ * the bus could not dispatch is never imported only to have its events dropped.
  *
  * THREADS.  Every function may be called from any thread.  A bridge must be closed
  * before its bus is destroyed, and not used after it is closed.
@@ -117,10 +131,15 @@ typedef struct qtbus_nats_options {
 
 /* Connects `bus` to the NATS server(s) at options->url.  On success *out is the bridge
  * (exporting and importing nothing yet).  Returns QTBUS_OK; QTBUS_EINVAL (NULL bus,
- * options, url or out, a prefix that is not a NATS subject without wildcards, a
- * negative timeout); QTBUS_EIO when no server of the list could be reached
- * (qtbus_errmsg() names the url and nats.c's reason); QTBUS_ENOMEM.  A failed connect
- * leaves *out NULL. */
+ * options, url or out; a url that lists no server; a negative timeout; a prefix that
+ * is not a NATS subject without wildcards); QTBUS_EIO when no server of the list could
+ * be reached (qtbus_errmsg() names the url and nats.c's reason), or, with jetstream,
+ * when the server has no JetStream; QTBUS_ENOMEM.  A failed connect leaves *out NULL.
+ *
+ * The prefix is not a qtbus name but the first tokens of every subject, written as it
+ * is, so it has NATS's rule, made strict: 1 to 256 bytes of printable ASCII (0x21 to
+ * 0x7E: no space, no control byte, nothing above 0x7E, so never invalid UTF-8), in
+ * '.'-separated tokens none of them empty, and no '*' or '>' anywhere. */
 QTBUS_NATS_API int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_nats **out);
 
 /* From now on, every local dispatch of `type` (any subtype) on the bridge's bus is
@@ -128,24 +147,32 @@ QTBUS_NATS_API int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *
  * qtbus_event_stop() in a local handler cannot keep an event from crossing): the
  * subscription counts in what qtbus_dispatch() returns and in
  * qtbus_subscriber_count(), and qtbus_bus_foreach() shows it.  Exporting a type twice
- * is QTBUS_OK and changes nothing.  QTBUS_EINVAL (NULL, bad name), QTBUS_ECLOSED (the
- * bus is being destroyed), QTBUS_ENOMEM. */
+ * is QTBUS_OK and changes nothing.  Refuses: QTBUS_EINVAL for a NULL bridge or a type
+ * that is not a qtbus name (NAMES, above); QTBUS_ECLOSED (the bus is being destroyed);
+ * QTBUS_ENOMEM.  A refused export subscribes nothing.  Later failures to publish are
+ * reported as they happen (ERRORS, above), not by this call. */
 QTBUS_NATS_API int qtbus_nats_export(qtbus_nats *bridge, const char *type);
 
 /* From now on, events of `type` (every subtype) published by other bridges with the
  * same prefix are dispatched on the bridge's bus, on the bridge's thread.  Returns
  * once the server has the subscription: what is published after that reaches it.
- * Importing a type twice is QTBUS_OK and changes nothing.  QTBUS_EINVAL (NULL, bad
- * name), QTBUS_EIO (the server refused the subscription, or did not confirm it within
- * 2 s: it is kept and sent again on reconnect), QTBUS_ENOMEM. */
+ * Importing a type twice is QTBUS_OK and changes nothing.  Refuses: QTBUS_EINVAL for
+ * a NULL bridge or a type that is not a qtbus name (NAMES, above: exactly the types
+ * qtbus_nats_export refuses), with nothing subscribed; QTBUS_EIO when nats.c could
+ * not subscribe (nothing kept) or the server did not confirm the subscription within
+ * 2 s (then it is kept, and sent again on reconnect); QTBUS_ENOMEM.  Received
+ * messages that cannot be dispatched are reported as they come (ERRORS, above). */
 QTBUS_NATS_API int qtbus_nats_import(qtbus_nats *bridge, const char *type);
 
 /* As qtbus_nats_import(), for the events of `type` with this one `subtype`: the server
- * sends no others.  A type imported whole already receives them. */
+ * sends no others.  A type imported whole already receives them.  Refuses as
+ * qtbus_nats_import() does, and QTBUS_EINVAL for a subtype that is not a qtbus name
+ * (NAMES, above), NULL included (qtbus_nats_import() takes the whole type). */
 QTBUS_NATS_API int qtbus_nats_import_subtype(qtbus_nats *bridge, const char *type, const char *subtype);
 
 /* 1 while the bridge is connected to a server, 0 while it is reconnecting (what is
- * published then waits in the reconnect buffer); QTBUS_EINVAL for NULL. */
+ * published then waits in the reconnect buffer); QTBUS_EINVAL for NULL (qtbus_errmsg()
+ * says so; there is no bus to trace it to). */
 QTBUS_NATS_API int qtbus_nats_is_connected(qtbus_nats *bridge);
 
 /* Stops exporting and importing, waits until what was published has reached the

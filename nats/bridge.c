@@ -174,52 +174,79 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
     return QTBUS_OK;
 }
 
-/* A name as the bus accepts it: checked here so that a bad one is refused before
- * anything is subscribed on either side. */
-static const char *name_problem(const char *name)
+/* Bytes of a name shown in a message, as the engine shows them. */
+#define NAME_SHOWN 48
+
+/* `name` quoted as the engine quotes names in qtbus_errmsg(): printable ASCII as it
+ * is, other bytes as \xNN, at most NAME_SHOWN bytes of it. */
+static void quote(char *out, size_t size, const char *name)
 {
-    if (!name) return "is NULL";
-    size_t n = strlen(name);
-    if (n == 0) return "is empty";
-    if (n > 255) return "is longer than 255 bytes";
-    return NULL;
+    size_t n = 0, i = 0;
+    const unsigned char *p = (const unsigned char *)name;
+    out[n++] = '"';
+    for (; p[i] && i < NAME_SHOWN && n + 6 < size; i++) {
+        if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '"' && p[i] != '\\') {
+            out[n++] = (char)p[i];
+        } else {
+            n += (size_t)snprintf(out + n, size - n, "\\x%02x", p[i]);
+        }
+    }
+    if (p[i] && n + 5 < size) {
+        memcpy(out + n, "...", 3);
+        n += 3;
+    }
+    out[n++] = '"';
+    out[n] = '\0';
+}
+
+/* QTBUS_OK when `name` is a qtbus name, else QTBUS_EINVAL reported for `fn`, saying
+ * which name (`role`) and why in the engine's words. */
+static int check_name(qtbus_nats *bridge, const char *fn, const char *role, const char *name)
+{
+    const char *problem = qn_name_problem(name);
+    if (!problem) return QTBUS_OK;
+    if (!name) {
+        qn_report(bridge, fn, QTBUS_EINVAL, "the %s %s", role, problem);
+    } else {
+        char quoted[NAME_SHOWN * 4 + 8];
+        quote(quoted, sizeof quoted, name);
+        qn_report(bridge, fn, QTBUS_EINVAL, "the %s %s %s", role, quoted, problem);
+    }
+    return QTBUS_EINVAL;
+}
+
+/* The arguments of every call that takes names (export, import, import_subtype),
+ * checked by this one function before anything is subscribed on the bus or on the
+ * server, so that the calls refuse the same names with the same reason.  An import
+ * must refuse what the bus refuses: events of a name the bus cannot dispatch would
+ * be received only to be dropped.  `subtype` is checked when `with_subtype`. */
+static int check_call(const char *fn, qtbus_nats *bridge, const char *type, const char *subtype, bool with_subtype)
+{
+    if (!bridge) return qtbus_report(NULL, fn, QTBUS_EINVAL, "the bridge is NULL");
+    int status = check_name(bridge, fn, "type name", type);
+    if (status == QTBUS_OK && with_subtype) status = check_name(bridge, fn, "subtype", subtype);
+    return status;
 }
 
 int qtbus_nats_export(qtbus_nats *bridge, const char *type)
 {
     static const char fn[] = "qtbus_nats_export";
-    if (!bridge) return qtbus_report(NULL, fn, QTBUS_EINVAL, "the bridge is NULL");
-    const char *problem = name_problem(type);
-    if (problem) {
-        qn_report(bridge, fn, QTBUS_EINVAL, "the type name %s", problem);
-        return QTBUS_EINVAL;
-    }
-    return qn_export(bridge, type);
-}
-
-static int import(const char *fn, qtbus_nats *bridge, const char *type, const char *subtype, bool with_subtype)
-{
-    if (!bridge) return qtbus_report(NULL, fn, QTBUS_EINVAL, "the bridge is NULL");
-    const char *problem = name_problem(type);
-    if (problem) {
-        qn_report(bridge, fn, QTBUS_EINVAL, "the type name %s", problem);
-        return QTBUS_EINVAL;
-    }
-    if (with_subtype && (problem = name_problem(subtype)) != NULL) {
-        qn_report(bridge, fn, QTBUS_EINVAL, "the subtype %s", problem);
-        return QTBUS_EINVAL;
-    }
-    return qn_import(bridge, type, subtype);
+    int status = check_call(fn, bridge, type, NULL, false);
+    return status == QTBUS_OK ? qn_export(bridge, type) : status;
 }
 
 int qtbus_nats_import(qtbus_nats *bridge, const char *type)
 {
-    return import("qtbus_nats_import", bridge, type, NULL, false);
+    static const char fn[] = "qtbus_nats_import";
+    int status = check_call(fn, bridge, type, NULL, false);
+    return status == QTBUS_OK ? qn_import(bridge, type, NULL) : status;
 }
 
 int qtbus_nats_import_subtype(qtbus_nats *bridge, const char *type, const char *subtype)
 {
-    return import("qtbus_nats_import_subtype", bridge, type, subtype, true);
+    static const char fn[] = "qtbus_nats_import_subtype";
+    int status = check_call(fn, bridge, type, subtype, true);
+    return status == QTBUS_OK ? qn_import(bridge, type, subtype) : status;
 }
 
 int qtbus_nats_is_connected(qtbus_nats *bridge)

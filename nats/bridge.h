@@ -26,8 +26,10 @@
 
 /* ---- subjects.c ------------------------------------------------------------------ */
 
+/* The longest qtbus name, in bytes (qtbus.h, NAMES). */
+#define QN_NAME_MAX 255
 /* The longest encoded name: 255 bytes, each at most 3 characters. */
-#define QN_TOKEN_MAX (255 * 3)
+#define QN_TOKEN_MAX (QN_NAME_MAX * 3)
 /* prefix + ".k." + type + "." + subtype + NUL */
 #define QN_SUBJECT_MAX (256 + 3 + QN_TOKEN_MAX + 1 + QN_TOKEN_MAX + 1)
 
@@ -39,6 +41,16 @@
 /* Whether `prefix` is usable: tokens of printable ASCII without wildcards, '.'-separated,
  * none empty, at most 256 bytes. */
 QTBUS_NATS_INTERNAL bool qn_prefix_valid(const char *prefix);
+/* Why `name` is not a qtbus name (qtbus.h, NAMES: NUL-terminated UTF-8 of 1 to 255
+ * bytes), in the engine's words ("is NULL", "is empty", "is longer than 255 bytes",
+ * "is not valid UTF-8"); NULL when it is one.  The one rule for every name the bridge
+ * takes, from a caller or from a received subject.  The engine has no call that only
+ * checks a name: qtbus_type_lookup() makes the type for good, and
+ * qtbus_subscriber_count() reports a refusal as its own (a MISUSE record and a
+ * QTBUS_DEBUG line naming a call the application did not make).  So the engine's rule
+ * is written again here, and test_nats_names compares the two over every lead byte
+ * and every kind of byte after it. */
+QTBUS_NATS_INTERNAL const char *qn_name_problem(const char *name);
 /* Writes the encoding of `name` (NUL-terminated) to out (QN_TOKEN_MAX + 1 bytes);
  * returns its length. */
 QTBUS_NATS_INTERNAL size_t qn_encode(const char *name, char *out);

@@ -110,25 +110,60 @@ static const char *decode(const char *p, char *out, const char **why)
     return p;
 }
 
-/* The bytes of a valid qtbus name: well-formed UTF-8 (the library checks it too, but a
- * clear reason here names the subject). */
-static bool utf8_valid(const char *s)
+/* Strict UTF-8 of `n` bytes, as the engine checks it (Unicode Table 3-7): the range of
+ * a sequence's second byte depends on its lead byte, which is what refuses overlong
+ * forms (C0, C1, E0 80-9F, F0 80-8F), surrogates (ED A0-BF) and scalars above U+10FFFF
+ * (F4 90-BF, F5-FF); a sequence cut short by the end of the name is refused too. */
+static bool utf8_valid(const unsigned char *p, size_t n)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned char c = *p;
-        int extra = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
-        if (extra < 0 || (extra == 1 && c < 0xC2) || (extra == 3 && c > 0xF4)) return false;
-        unsigned cp = extra == 0 ? c : c & (0x3F >> extra);
-        for (int i = 1; i <= extra; i++) {
-            if ((p[i] & 0xC0) != 0x80) return false;
-            cp = cp << 6 | (p[i] & 0x3F);
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
         }
-        if ((extra == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (extra == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
-            return false;
-        p += extra + 1;
+        size_t trail;
+        unsigned char low = 0x80, high = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF) {
+            trail = 1;
+        } else if (c == 0xE0) {
+            trail = 2;
+            low = 0xA0;
+        } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+            trail = 2;
+        } else if (c == 0xED) {
+            trail = 2;
+            high = 0x9F;
+        } else if (c == 0xF0) {
+            trail = 3;
+            low = 0x90;
+        } else if (c >= 0xF1 && c <= 0xF3) {
+            trail = 3;
+        } else if (c == 0xF4) {
+            trail = 3;
+            high = 0x8F;
+        } else {
+            return false;  /* a continuation byte with no lead, or a lead that starts none */
+        }
+        if (n - i <= trail) return false;
+        if (p[i + 1] < low || p[i + 1] > high) return false;
+        for (size_t k = 2; k <= trail; k++) {
+            if ((p[i + k] & 0xC0) != 0x80) return false;
+        }
+        i += trail + 1;
     }
     return true;
+}
+
+const char *qn_name_problem(const char *name)
+{
+    if (!name) return "is NULL";
+    size_t n = strlen(name);
+    if (n == 0) return "is empty";
+    if (n > QN_NAME_MAX) return "is longer than 255 bytes";
+    if (!utf8_valid((const unsigned char *)name, n)) return "is not valid UTF-8";
+    return NULL;
 }
 
 const char *qn_parse(const char *subject, size_t prefix_len, qn_parsed *out)
@@ -152,6 +187,8 @@ const char *qn_parse(const char *subject, size_t prefix_len, qn_parsed *out)
         if (*p) return "more tokens than <prefix>.<kind>.<type>.<subtype>";
         out->has_subtype = true;
     }
-    if (!utf8_valid(out->type) || (out->has_subtype && !utf8_valid(out->subtype))) return "a name that is not UTF-8";
+    /* decode() made each name 1 to 255 bytes without NUL: UTF-8 is what is left. */
+    if (qn_name_problem(out->type) || (out->has_subtype && qn_name_problem(out->subtype)))
+        return "a name that is not UTF-8";
     return NULL;
 }
