@@ -164,6 +164,39 @@ int main(void)
         o.bag.id = live_bag.id ^ (1ull << 40);
         sub_fails(bus, "T", &o, nop_handler, QTBUS_ESTALE, "forged bag");
     }
+    /* The QTBUS_SUB* macros, whose bag is the subscription's only handle: a bag never
+     * created ({0}) or disposed subscribes nothing on the shared bus, and says why. */
+    {
+        qtbus_bag zero = {0}, dead;
+        CHECK_EQ_INT(qtbus_bag_create(&dead), QTBUS_OK);
+        CHECK_EQ_INT(qtbus_bag_dispose(dead), QTBUS_OK);
+        int before = qtbus_subscriber_count(qtbus_shared(), "BadInputMacro", NULL);
+        int json_before = qtbus_subscriber_count(qtbus_shared(), QTBUS_JSON_TYPE, "BadInputMacro");
+        CHECK_EQ_INT(before, 0);
+        CHECK_EQ_INT(QTBUS_SUB(zero, "BadInputMacro", nop_handler, NULL), QTBUS_EINVAL);
+        CHECK_MSG(strstr(qtbus_errmsg(), "QTBUS_SUB: the bag is {0}") == qtbus_errmsg(), "%s", qtbus_errmsg());
+        CHECK_EQ_INT(QTBUS_SUB_MAIN(zero, "BadInputMacro", nop_handler, NULL), QTBUS_EINVAL);
+        CHECK_MSG(strstr(qtbus_errmsg(), "QTBUS_SUB_MAIN: the bag is {0}") == qtbus_errmsg(), "%s", qtbus_errmsg());
+        CHECK_EQ_INT(QTBUS_SUB_JSON(zero, "BadInputMacro", nop_handler, NULL), QTBUS_EINVAL);
+        CHECK_MSG(strstr(qtbus_errmsg(), "QTBUS_SUB_JSON: the bag is {0}") == qtbus_errmsg(), "%s", qtbus_errmsg());
+        CHECK_EQ_INT(QTBUS_SUB(dead, "BadInputMacro", nop_handler, NULL), QTBUS_ESTALE);
+        CHECK_MSG(strstr(qtbus_errmsg(), "bag") != NULL, "%s", qtbus_errmsg());
+        CHECK_EQ_INT(QTBUS_SUB_MAIN(dead, "BadInputMacro", nop_handler, NULL), QTBUS_ESTALE);
+        CHECK_EQ_INT(QTBUS_SUB_JSON(dead, "BadInputMacro", nop_handler, NULL), QTBUS_ESTALE);
+        CHECK_EQ_INT(qtbus_subscriber_count(qtbus_shared(), "BadInputMacro", NULL), 0);
+        CHECK_EQ_INT(qtbus_subscriber_count(qtbus_shared(), QTBUS_JSON_TYPE, "BadInputMacro"), json_before);
+        /* A live bag works, and disposing it removes what the macros made. */
+        qtbus_bag live;
+        CHECK_EQ_INT(qtbus_bag_create(&live), QTBUS_OK);
+        CHECK_EQ_INT(QTBUS_SUB(live, "BadInputMacro", nop_handler, NULL), QTBUS_OK);
+        CHECK_EQ_INT(QTBUS_SUB_JSON(live, "BadInputMacro", nop_handler, NULL), QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscriber_count(qtbus_shared(), "BadInputMacro", NULL), 1);
+        CHECK_EQ_INT(qtbus_bag_dispose(live), QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscriber_count(qtbus_shared(), "BadInputMacro", NULL), 0);
+        CHECK_EQ_INT(qtbus_subscriber_count(qtbus_shared(), QTBUS_JSON_TYPE, "BadInputMacro"), json_before);
+        failures_checked += 6;
+    }
+
     /* Nothing was subscribed by any of that. */
     CHECK_EQ_INT(qtbus_subscriber_count(bus, "T", NULL), 0);
     CHECK_EQ_INT(qtbus_subscriber_count(bus, "T", "ok"), 0);

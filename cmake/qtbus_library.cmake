@@ -84,6 +84,7 @@ add_library(qtbus_shims STATIC
   ${_shims}/shims.c
   ${_shims}/status.c
   ${_shims}/misuse.c
+  ${_shims}/engines.c
   ${_shims}/probes.c
   ${_shims}/trace.c)
 target_include_directories(qtbus_shims PRIVATE ${_shims}/include ${PROJECT_SOURCE_DIR}/include)

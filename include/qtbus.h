@@ -25,13 +25,26 @@
  *   Every function the library calls (handler, release hook, object_release, reply
  *   handler, execute function, source start and stop, trace hook) returns normally.  A C++
  *   exception or a longjmp() out of a callback is outside this contract: the library
- *   cannot unwind its own state (a dispatch left that way stays "in progress", and no
- *   release hook in the process runs again).  C++ code catches inside the callback.
- *   With the environment variable QTBUS_DEBUG=1 (read when the library is loaded; see
- *   qtbus_errmsg() for its other values), the
- *   next call on that thread reports such an escape on stderr, once.  (A callback that
- *   switches stacks, as a coroutine library does, and calls the library from the other
- *   stack may be reported too.)
+ *   cannot unwind what the interrupted call was doing (the rest of that dispatch is
+ *   lost: later handlers, a request's completion, an object's release), and C++ code
+ *   catches inside the callback.  What the library does repair is its own record of the
+ *   calls in progress, which would otherwise stop every release hook in the process for
+ *   good: the thread's next call into the library (or the thread's end) notices that the
+ *   callback's frame is gone, closes the calls it interrupted, and says so on stderr
+ *   (once per process) and in qtbus_errmsg() on that thread.  A return to a handler of an
+ *   outer dispatch on the same thread (a longjmp() out of a nested dispatch) is closed
+ *   when that outer dispatch returns.  A callback that switches stacks (a coroutine) and
+ *   calls the library from the other stack is never taken for an escape.
+ *
+ * ONE ENGINE PER PROCESS
+ *   A Swift program that uses the QTEventBus package carries its own copy of the engine;
+ *   a C library it dlopen()s that links libqtbus.so shares that copy only if the program
+ *   exports the engine's C entry points (README, "One engine per process").  Otherwise
+ *   two engines run side by side, each with its own qtbus_shared(), and events do not
+ *   cross.  That is never silent: the first call that makes a bus or a queue in the
+ *   second engine (qtbus_shared() included) says so on stderr and in qtbus_errmsg() on
+ *   its thread, naming that README section.  Finding the other engine is a walk of the
+ *   loaded objects made once per engine; no other call pays for it.
  *
  * OUT OF MEMORY
  *   A function that lists QTBUS_ENOMEM (or NULL for it) returns it when one of the
@@ -135,13 +148,16 @@ QTBUS_API const char *qtbus_strerror(int status);
  * bus, the wrong thread...), as sqlite3_errmsg() or dlerror() do:
  *     qtbus_subscribe: the subtype "\xff" is not valid UTF-8
  * Per thread; valid until this thread's next failed call; "" before any.  Successful
- * calls leave it.  Never NULL; written without allocating, so it holds after
+ * calls leave it, with two exceptions that are warnings, also printed on stderr once:
+ * the call that noticed a callback which did not return (CALLBACKS MUST RETURN, above),
+ * and the first call that made a bus or queue in a second engine (ONE ENGINE PER
+ * PROCESS, above).  Never NULL; written without allocating, so it holds after
  * QTBUS_ENOMEM too (a name in it is cut at 48 bytes).
  *
  * QTBUS_DEBUG, read from the environment when the library is loaded, is a comma-
- * separated list: "misuse" prints that text to stderr for every failed call
- * ("qtbus: " before it); "escapes" (or "1") reports callbacks that did not return
- * (CALLBACKS MUST RETURN, above); "all" is both. */
+ * separated list: "misuse" (or "1", or "all") prints that text to stderr for every
+ * failed call ("qtbus: " before it); "escapes" is accepted and adds nothing (escapes
+ * are always reported now). */
 QTBUS_API const char *qtbus_errmsg(void);
 
 /* The library's version, e.g. "0.1.0"; equal to QTBUS_VERSION_STRING of the header it
@@ -425,13 +441,17 @@ QTBUS_API int qtbus_report(qtbus_bus *bus, const char *function, int status, con
  * qtbus_subscribe() on the shared bus, the token going into `bag`.
  *   QTBUS_SUB(bag, type, handler, userdata)        on the dispatching thread
  *   QTBUS_SUB_MAIN(bag, type, handler, userdata)   on the main queue
- *   QTBUS_SUB_JSON(bag, name, handler, userdata)   JSON events named `name` */
+ *   QTBUS_SUB_JSON(bag, name, handler, userdata)   JSON events named `name`
+ * The bag is the subscription's only handle, so it must be live: a bag of id 0 (never
+ * created, e.g. `qtbus_bag bag = {0};`) is QTBUS_EINVAL and a disposed one QTBUS_ESTALE,
+ * and nothing is subscribed (qtbus_errmsg() names the macro's call and the bag).  To
+ * subscribe with no bag at all, call qtbus_subscribe() with a token_out. */
 #define QTBUS_SUB(bag, type, handler, userdata) \
-    qtbus__sub_in_bag((bag), (type), NULL, NULL, (handler), (userdata))
+    qtbus__sub_in_bag("QTBUS_SUB", (bag), (type), NULL, NULL, (handler), (userdata))
 #define QTBUS_SUB_MAIN(bag, type, handler, userdata) \
-    qtbus__sub_in_bag((bag), (type), NULL, qtbus_queue_main(), (handler), (userdata))
+    qtbus__sub_in_bag("QTBUS_SUB_MAIN", (bag), (type), NULL, qtbus_queue_main(), (handler), (userdata))
 #define QTBUS_SUB_JSON(bag, name, handler, userdata) \
-    qtbus__sub_in_bag((bag), QTBUS_JSON_TYPE, (name), NULL, (handler), (userdata))
+    qtbus__sub_in_bag("QTBUS_SUB_JSON", (bag), QTBUS_JSON_TYPE, (name), NULL, (handler), (userdata))
 
 /* ---------------------------------------------------------------------------------
  * Dispatching
@@ -853,11 +873,18 @@ QTBUS_API int qtbus_source_dispose(qtbus_source source);
 /* ---------------------------------------------------------------------------------
  * Internal helper behind the QTBUS_SUB* macros; not API.
  * ------------------------------------------------------------------------------- */
-static inline int qtbus__sub_in_bag(qtbus_bag bag, const char *type, const char *subtype,
-                                    qtbus_queue *queue, qtbus_handler handler, void *userdata)
+static inline int qtbus__sub_in_bag(const char *macro, qtbus_bag bag, const char *type,
+                                    const char *subtype, qtbus_queue *queue,
+                                    qtbus_handler handler, void *userdata)
 {
     const char *subtypes[1];
     qtbus_sub_options options;
+    /* {0} means "in no bag" to qtbus_subscribe(), which with no token_out would leave a
+     * subscription on the shared bus that nothing can dispose. */
+    if (bag.id == 0)
+        return qtbus_report(qtbus_shared(), macro, QTBUS_EINVAL,
+                            "the bag is {0} (never created with qtbus_bag_create): nothing could "
+                            "dispose the subscription, so none was made");
     subtypes[0] = subtype;
     options.subtypes = subtype ? subtypes : NULL;
     options.subtype_count = subtype ? 1u : 0u;

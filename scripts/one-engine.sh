@@ -7,7 +7,9 @@
 #   1. the host linked with --dynamic-list (exporting qtbus_*) exports exactly the C ABI
 #      libqtbus.so exports, and the plugin and the Swift code share one qtbus_shared()
 #      with events crossing both ways (exit 0 expected);
-#   2. the control, the same host linked without it, finds two engines (exit 3 expected).
+#   2. the control, the same host linked without it, finds two engines (exit 3 expected),
+#      and the library said so: once on stderr, and in qtbus_errmsg() of the plugin's
+#      thread (the host checks that; qtbus.h, ONE ENGINE PER PROCESS).
 #
 # Uses the installed library pkg-config finds: PKG_CONFIG_PATH as scripts/test.sh sets it
 # ($ROOT/_install/lib/pkgconfig), which is also the default here.  Scratch: .build-oneengine/.
@@ -47,24 +49,30 @@ n=$(exports "$BIN/one-engine-host-noexport" | wc -l)
 echo "one-engine-host-noexport exports $n"
 
 failed=0
-# expect STATUS WHAT-IT-MEANS HOST: runs HOST on the plugin and wants exit STATUS.
+warning='two qtbus engines are in use in this process'
+# expect STATUS WARNS WHAT-IT-MEANS HOST: runs HOST on the plugin and wants exit STATUS,
+# and the second-engine warning on stderr exactly once (WARNS=1) or not at all (0).
 expect() {
-  local want=$1 meaning=$2 host=$3 status
+  local want=$1 warns=$2 meaning=$3 host=$4 status err count
+  err=$(mktemp)
   set +e
-  env -u LD_LIBRARY_PATH "$BIN/$host" "$PLUGIN"
+  env -u LD_LIBRARY_PATH "$BIN/$host" "$PLUGIN" 2>"$err"
   status=$?
   set -e
-  if [ "$status" -eq "$want" ]; then
+  cat "$err" >&2
+  count=$(grep -c "$warning" "$err" || true)
+  rm -f "$err"
+  if [ "$status" -eq "$want" ] && [ "$count" -eq "$warns" ]; then
     echo "$meaning"
   else
-    echo "FAIL: $host exited $status (expected $want: $meaning)"
+    echo "FAIL: $host exited $status and warned $count times (expected $want and $warns: $meaning)"
     failed=1
   fi
 }
 log "one engine: host linked with --dynamic-list"
-expect 0 "one engine: the plugin and the Swift code share qtbus_shared()" one-engine-host
+expect 0 0 "one engine: the plugin and the Swift code share qtbus_shared(), and nothing warns" one-engine-host
 log "control: the same host without the export"
-expect 3 "control: without the export, two engines (as expected; otherwise the check above proves nothing)" \
+expect 3 1 "control: without the export, two engines (as expected; otherwise the check above proves nothing), said once on stderr and in the plugin's qtbus_errmsg()" \
   one-engine-host-noexport
 
 [ "$failed" -eq 0 ] || exit 1

@@ -89,6 +89,11 @@ void qtshim_fail_name(int status, const char *what, const char *name, const char
     reason_status = status;
 }
 
+void qtshim_note(const char *text)
+{
+    snprintf(message, sizeof message, "%s", text);
+}
+
 void qtshim_failed(const char *function, int status)
 {
     if (reason_status == status && reason[0]) {

@@ -42,7 +42,6 @@ void qtshim_tls_set(void *record, void (*on_exit)(void *))
 }
 
 QTBUS_INTERNAL bool qtshim_fast_exit;
-QTBUS_INTERNAL bool qtshim_debug;
 
 /* Whether the comma-separated list `list` holds `word`. */
 static bool lists(const char *list, const char *word)
@@ -62,10 +61,8 @@ __attribute__((constructor)) static void qtshim_debug_init(void)
 {
     const char *v = getenv("QTBUS_DEBUG");
     if (v == NULL || *v == '\0' || strcmp(v, "0") == 0) return;
-    /* "1" keeps its first meaning (escapes); "all" is every check. */
-    bool all = lists(v, "all");
-    qtshim_debug = all || lists(v, "1") || lists(v, "escapes");
-    qtshim_debug_misuse = all || lists(v, "misuse");
+    /* "escapes" is accepted and adds nothing: escapes are always reported now. */
+    qtshim_debug_misuse = lists(v, "all") || lists(v, "1") || lists(v, "misuse");
 }
 
 #if defined(__has_include)
@@ -83,6 +80,37 @@ __attribute__((noinline, no_sanitize("address"))) uint64_t qtshim_stack_peek(con
     VALGRIND_MAKE_MEM_DEFINED(&v, sizeof v);
 #endif
     return v;
+}
+
+bool qtshim_on_thread_stack(uintptr_t address)
+{
+    /* The bounds are asked once per thread, and only when a call runs above an open
+     * section's frame (Reclamation.swift): for the main thread glibc reads
+     * /proc/self/maps. */
+    static __thread uintptr_t low, high;
+    if (high == 0) {
+        pthread_attr_t attr;
+        void *base;
+        size_t size;
+        if (pthread_getattr_np(pthread_self(), &attr) != 0) return false;
+        int got = pthread_attr_getstack(&attr, &base, &size);
+        pthread_attr_destroy(&attr);
+        if (got != 0) return false;
+        low = (uintptr_t)base;
+        high = low + size;
+    }
+    return address >= low && address < high;
+}
+
+static int escape_reported;
+
+void qtshim_escape_noticed(const char *text)
+{
+    qtshim_note(text);
+    if (__atomic_exchange_n(&escape_reported, 1, __ATOMIC_RELAXED)) return;
+    qtshim_warn("qtbus: ");
+    qtshim_warn(text);
+    qtshim_warn(" (reported once per process)\n");
 }
 
 void qtshim_warn(const char *text)

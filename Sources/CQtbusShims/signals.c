@@ -331,6 +331,8 @@ struct emit_frame {
 };
 static __thread struct emit_frame *current_emit __attribute__((tls_model("initial-exec")));
 
+void qtshim_signals_forget_emits(void) { current_emit = NULL; }
+
 /* Where the engine's event view keeps the bytes (qtshim_event_layout), so the handler
  * trampoline loads them instead of calling qtbus_event_data for every typed handler.
  * Learned by the first define, which every connect follows. */

@@ -43,6 +43,7 @@ nonisolated(unsafe) let sharedBus: UnsafeMutablePointer<Bus> = makeBus(shared: t
 
 /// nil when out of memory.
 func makeBus(shared: Bool) -> UnsafeMutablePointer<Bus>? {
+    qtshim_engine_used()
     guard let bus = tryAllocate(Bus.self) else { return nil }
     // libdispatch waits for memory itself: it never returns NULL.
     bus.initialize(to: Bus(queue: qtshim_dq_create_serial(shared ? "qtbus.shared" : "qtbus.bus")!, isShared: shared))

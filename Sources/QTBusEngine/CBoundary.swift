@@ -333,11 +333,7 @@ private func refuseEvent(_ desc: UnsafePointer<qtbus_event_desc>?, readsType: Bo
     guard let bus = busPointer(bus) else { return reported("qtbus_dispatch", on: bus, failNull("the bus is NULL")) }
     guard var event = outgoing(desc) else { return reported("qtbus_dispatch", on: bus, QTBUS_EINVAL.rawValue) }
     let flags = desc.unsafelyUnwrapped.pointee.flags
-    if qtshim_debug_enabled() { return reported("qtbus_dispatch", on: bus, withEpoch { dispatchEvent(bus, &event, flags: flags) }) }
-    let record = epochEnter()
-    let result = dispatchEvent(bus, &event, flags: flags)
-    epochExit(record)
-    return reported("qtbus_dispatch", on: bus, result)
+    return reported("qtbus_dispatch", on: bus, withEpoch { dispatchEvent(bus, &event, flags: flags) })
 }
 
 @_cdecl("qtbus_type_lookup")
@@ -366,17 +362,11 @@ private func refuseEvent(_ desc: UnsafePointer<qtbus_event_desc>?, readsType: Bo
         guard let s = CName(text) else { return reported("qtbus_dispatch_id", on: bus, failName(text, .subtype)) }
         subtype = s
     }
-    if qtshim_debug_enabled() {
-        return reported("qtbus_dispatch_id", on: bus, withEpoch { dispatchById(b, type.id, d, subtype) })
-    }
-    let record = epochEnter()
-    let result = dispatchById(b, type.id, d, subtype)
-    epochExit(record)
-    return reported("qtbus_dispatch_id", on: bus, result)
+    return reported("qtbus_dispatch_id", on: bus, withEpoch { dispatchById(b, type.id, d, subtype) })
 }
 
 /// Inside an epoch (the resolved table stays).
-@inline(__always)
+@inline(never)
 private func dispatchById(_ bus: UnsafeMutablePointer<Bus>, _ id: UInt64, _ d: qtbus_event_desc, _ subtype: CName?) -> Int32 {
     guard let type = resolvedType(bus, id) else { return failTypeId(bus, id) }
     var event = Outgoing(type: type.pointee.name.cName, subtype: subtype, data: d.data, size: d.size,

@@ -6,6 +6,7 @@ import Glibc
 
 /// Never freed; its only mutable field (refs) is not used for the main queue.
 nonisolated(unsafe) let mainQueue: UnsafeMutablePointer<Queue> = {
+    qtshim_engine_used()
     // Make libdispatch create the main queue's eventfd now: work posted before it
     // exists would not make it readable.
     _ = qtshim_main_queue_fd()

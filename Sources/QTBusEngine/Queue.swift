@@ -37,6 +37,7 @@ struct WorkNode {
 
 /// nil when out of memory.
 func makeQueue(label: UnsafePointer<CChar>?) -> UnsafeMutablePointer<Queue>? {
+    qtshim_engine_used()
     guard let q = tryAllocate(Queue.self) else { return nil }
     // libdispatch waits for memory itself: it never returns NULL.
     let dq = (label.map { qtshim_dq_create_serial($0) } ?? qtshim_dq_create_serial("qtbus.queue"))!

@@ -58,11 +58,18 @@ struct ThreadRecord {
     /// The same pair for memory sections; only the owning thread touches the depth.
     var memoryDepth: Int = 0
     var memoryEpoch: UInt64 = 0
-    /// QTBUS_DEBUG only: a value in the frame of the outermost dispatch section (see
-    /// `withEscapeCanary`), and whether this thread was told of an escape already.
+    /// Where the outermost dispatch section and the outermost memory section keep their
+    /// canary (see `withEscapeCanary`): how a callback that left without returning is
+    /// noticed.  Read only while the section is open; only the owning thread touches them.
     var canary: UnsafeMutableRawPointer? = nil
-    var canaryValue: UInt64 = 0
-    var escapeReported = false
+    var memoryCanary: UnsafeMutableRawPointer? = nil
+}
+
+extension UnsafeMutablePointer where Pointee == ThreadRecord {
+    /// The value a section of this record keeps in its frame: one per record and kind,
+    /// so that a frame left by another thread's record or section does not match.
+    @inline(__always) var canaryValue: UInt64 { 0x7142_5553_CA4A_2701 ^ UInt64(UInt(bitPattern: self)) }
+    @inline(__always) var memoryCanaryValue: UInt64 { 0x6D42_5553_CA4A_2702 ^ UInt64(UInt(bitPattern: self)) }
 }
 
 typealias Finalizer = @convention(c) (UnsafeMutableRawPointer?) -> Void
@@ -96,8 +103,6 @@ final class Reclaimer: @unchecked Sendable {
                 let r = raw.assumingMemoryBound(to: ThreadRecord.self)
                 if !r.pointee.inUse {
                     r.pointee.inUse = true
-                    r.pointee.depth = 0
-                    r.pointee.memoryDepth = 0
                     return r
                 }
                 cursor = qtshim_atomic_load_ptr(r.field(\.next))
@@ -120,7 +125,15 @@ final class Reclaimer: @unchecked Sendable {
         return record
     }
 
+    /// A thread ending inside a section left it without returning (pthread_exit() or a
+    /// cancellation in a callback): its sections end with it, or no release would run
+    /// again.  The record is then clean for the next thread that takes it.
     fileprivate func releaseRecord(_ record: UnsafeMutablePointer<ThreadRecord>) {
+        if record.pointee.depth != 0 || record.pointee.memoryDepth != 0 {
+            closeDispatchSection(record)
+            closeMemorySection(record)
+            reportEscape()
+        }
         lock.withLock { record.pointee.inUse = false }
     }
 
@@ -238,58 +251,114 @@ func epochEnter() -> UnsafeMutablePointer<ThreadRecord> {
     } else {
         record = reclaimer.registerThread()
     }
+    if record.pointee.depth != 0 { repairEscapedSections(record) }
     if record.pointee.depth == 0 {
         _ = qtshim_atomic_exchange_u64(record.field(\.epoch), qtshim_epoch_now())
-    } else if qtshim_debug_enabled() {
-        checkCallbacksReturned(record)
     }
     record.pointee.depth += 1
     return record
 }
 
-// MARK: - QTBUS_DEBUG: callbacks that do not return
+// MARK: - Callbacks that do not return
 //
-// A C++ exception or longjmp() out of a callback leaves the dispatch section it ran in
-// open for ever: the thread's record keeps its epoch, and no release in the process
-// runs again.  Nothing can repair that (the library cannot know what the callback left
-// half done), but with QTBUS_DEBUG the next call on that thread says so.  The outermost
-// dispatch section keeps a canary in its own frame: a call made inside it (a handler
-// calling back) runs deeper on the stack with the canary intact; after an escape the
-// frame is gone, so the call runs above it or has overwritten it.
+// A C++ exception or longjmp() out of a callback leaves the section it ran in open for
+// ever: the thread's record keeps its epoch, and no release in the process would run
+// again.  The library cannot know what the callback left half done, but it can close
+// the sections that were left, at that thread's next call (or when the thread ends), and
+// say so once.  The outermost section keeps a canary in its own frame: a call made
+// inside it (a handler calling back) runs deeper on the stack with the canary intact;
+// after an escape the frame is gone, so the call runs above it or has overwritten it.
+// Above it counts only on this thread's own stack: a coroutine's stack may lie anywhere,
+// and a section must never be closed while its frame is live.  A call that comes back
+// deeper than the lost frame without having overwritten the canary is not told apart
+// from a nested one; it closes the sections when it returns above them.
 
-/// Runs an outermost dispatch section's `body` with the canary in this frame.
-@inline(never)
-func withEscapeCanary<R>(_ record: UnsafeMutablePointer<ThreadRecord>, _ body: () throws -> R) rethrows -> R {
-    var canary: UInt64 = 0x7142_5553_CA4A_2701 ^ UInt64(UInt(bitPattern: record))
-    return try withUnsafeMutablePointer(to: &canary) { p in
-        record.pointee.canary = UnsafeMutableRawPointer(p)
-        record.pointee.canaryValue = p.pointee
-        defer { record.pointee.canary = nil }
-        return try body()
+/// Runs an outermost section's `body` with the canary in the caller's frame (inlined:
+/// the frame of the call that opened the section, live until it returns), its address
+/// in `slot`.  Two stores on the dispatch path; nothing clears the slot, which is read
+/// only while the section is open.
+@inline(__always)
+func withEscapeCanary<R>(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ value: UInt64,
+                         _ body: () -> R) -> R {
+    var canary = value
+    // Unprotected: a stack protector would cost the dispatch path more than the
+    // canary itself, for a pointer no code writes through.
+    return _withUnprotectedUnsafeMutablePointer(to: &canary) { p in
+        slot.pointee = UnsafeMutableRawPointer(p)
+        return body()
     }
 }
 
-/// Reports, once per thread, a dispatch section that was left without returning.
-@inline(never)
-func checkCallbacksReturned(_ record: UnsafeMutablePointer<ThreadRecord>) {
-    guard record.pointee.depth > 0, !record.pointee.escapeReported, let canary = record.pointee.canary else { return }
-    let frameGone = qtshim_frame() > UInt(bitPattern: canary)
-    guard frameGone || qtshim_stack_peek(canary) != record.pointee.canaryValue else { return }
-    record.pointee.escapeReported = true
-    qtshim_warn("""
-        qtbus: a callback on this thread did not return normally (a C++ exception or \
-        longjmp() out of a handler, release hook or other callback): the dispatch it \
-        interrupted never ended, so no release hook in this process will run again \
-        (qtbus.h: CALLBACKS MUST RETURN)
+/// Whether the frame holding `canary` is gone: this call runs above it on this thread's
+/// stack, or something else was written there.
+private func frameGone(_ canary: UnsafeMutableRawPointer, _ value: UInt64) -> Bool {
+    let here = qtshim_frame()
+    let address = UInt(bitPattern: canary)
+    if here > address && qtshim_on_thread_stack(here) && qtshim_on_thread_stack(address) { return true }
+    return here < address && qtshim_stack_peek(canary) != value
+}
 
+private func closeDispatchSection(_ record: UnsafeMutablePointer<ThreadRecord>) {
+    record.pointee.depth = 0
+    record.pointee.canary = nil
+    // An emit's frame in that dispatch is gone too: no typed handler may read it.
+    qtshim_signals_forget_emits()
+    _ = qtshim_atomic_exchange_u64(record.field(\.epoch), 0)
+}
+
+private func closeMemorySection(_ record: UnsafeMutablePointer<ThreadRecord>) {
+    record.pointee.memoryDepth = 0
+    record.pointee.memoryCanary = nil
+    _ = qtshim_atomic_exchange_u64(record.field(\.memoryEpoch), 0)
+}
+
+private func reportEscape() {
+    qtshim_escape_noticed("""
+        a callback on this thread did not return normally (a C++ exception or longjmp() \
+        out of a handler, release hook or other callback): the library closed the \
+        dispatch it interrupted, so releases go on, but what that dispatch had not done \
+        is lost (qtbus.h: CALLBACKS MUST RETURN)
         """)
 }
 
-/// QTBUS_DEBUG: the same check from a call that enters no dispatch section.
+/// Closes the sections of this thread whose frames are gone, and reports it: on the
+/// thread's next call after a callback left without returning.  Not on the fast path:
+/// only a call made while a section is open (a nested one, or one after an escape).
+@inline(never)
+func repairEscapedSections(_ record: UnsafeMutablePointer<ThreadRecord>) {
+    var escaped = false
+    if record.pointee.depth > 0, let canary = record.pointee.canary,
+       frameGone(canary, record.canaryValue) {
+        closeDispatchSection(record)
+        escaped = true
+    }
+    if record.pointee.memoryDepth > 0, let canary = record.pointee.memoryCanary,
+       frameGone(canary, record.memoryCanaryValue) {
+        closeMemorySection(record)
+        escaped = true
+    }
+    guard escaped else { return }
+    reportEscape()
+    // What waited for the closed sections may be freed now; this call's own section,
+    // if it opens one, cannot hold it up (it takes a newer epoch).
+    if qtshim_pending_load() != 0 { reclaimer.reclaim() }
+}
+
+/// An outermost section returns with a deeper count than it had: a callback left a
+/// section nested in it without returning, back into a handler of this one.  The
+/// count is set right as the outermost section ends.
+@inline(never)
+func innerSectionEscaped(_ depth: WritableKeyPath<ThreadRecord, Int>, _ record: UnsafeMutablePointer<ThreadRecord>) {
+    record.pointee[keyPath: depth] = 1
+    reportEscape()
+}
+
+/// The same repair from a call that enters no section (before it takes the registry lock).
 @inline(__always)
 func checkCallbacksReturned() {
-    guard qtshim_debug_enabled(), let raw = qtshim_tls_get() else { return }
-    checkCallbacksReturned(raw.assumingMemoryBound(to: ThreadRecord.self))
+    guard let raw = qtshim_tls_get() else { return }
+    let record = raw.assumingMemoryBound(to: ThreadRecord.self)
+    if record.pointee.depth != 0 || record.pointee.memoryDepth != 0 { repairEscapedSections(record) }
 }
 
 @inline(__always)
@@ -307,26 +376,35 @@ func epochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
     }
 }
 
-/// Runs `body` inside a dispatch section.
+/// Runs `body` inside a dispatch section.  Written without `defer`, which the
+/// optimizer leaves as a call of its own on every dispatch: `body` does not throw.
 @inline(__always)
-func withEpoch<R>(_ body: () throws -> R) rethrows -> R {
+func withEpoch<R>(_ body: () -> R) -> R {
     let record = epochEnter()
-    defer { epochExit(record) }
-    if qtshim_debug_enabled() && record.pointee.depth == 1 { return try withEscapeCanary(record, body) }
-    return try body()
+    if record.pointee.depth != 1 {
+        let result = body()
+        epochExit(record)
+        return result
+    }
+    let result = withEscapeCanary(record.field(\.canary), record.canaryValue, body)
+    // The outermost section ends here, whatever count a callback that left an inner
+    // one without returning left behind.
+    if record.pointee.depth != 1 { innerSectionEscaped(\.depth, record) }
+    epochExit(record)
+    return result
 }
 
 /// Runs `body` inside a memory section: what it reads of the store stays allocated, but
 /// no release waits for it (see the top of this file).
 @inline(__always)
-func withMemoryEpoch<R>(_ body: () throws -> R) rethrows -> R {
+func withMemoryEpoch<R>(_ body: () -> R) -> R {
     let record: UnsafeMutablePointer<ThreadRecord>
     if let raw = qtshim_tls_get() {
         record = raw.assumingMemoryBound(to: ThreadRecord.self)
     } else {
         record = reclaimer.registerThread()
     }
-    if qtshim_debug_enabled() { checkCallbacksReturned(record) }
+    if record.pointee.depth != 0 || record.pointee.memoryDepth != 0 { repairEscapedSections(record) }
     if record.pointee.memoryDepth == 0 {
         _ = qtshim_atomic_exchange_u64(record.field(\.memoryEpoch), qtshim_epoch_now())
     }
@@ -339,5 +417,9 @@ func withMemoryEpoch<R>(_ body: () throws -> R) rethrows -> R {
             if qtshim_pending_load() != 0 { reclaimer.reclaim(memoryOnly: true) }
         }
     }
-    return try body()
+    if record.pointee.memoryDepth == 1 {
+        defer { if record.pointee.memoryDepth != 1 { innerSectionEscaped(\.memoryDepth, record) } }
+        return withEscapeCanary(record.field(\.memoryCanary), record.memoryCanaryValue, body)
+    }
+    return body()
 }

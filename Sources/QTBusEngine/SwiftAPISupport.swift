@@ -62,15 +62,9 @@ import Glibc
     }
     let engineBus = UnsafeMutablePointer<Bus>(bus)
     let borrowed = BorrowedObject(copy: copy, release: release)
-    if qtshim_debug_enabled() {
-        return reported(f, on: bus, withEpoch {
-            dispatchBorrowed(engineBus, typeId, type, subtypeName, data, size, object, borrowed, flags)
-        })
-    }
-    let record = epochEnter()
-    let result = dispatchBorrowed(engineBus, typeId, type, subtypeName, data, size, object, borrowed, flags)
-    epochExit(record)
-    return reported(f, on: bus, result)
+    return reported(f, on: bus, withEpoch {
+        dispatchBorrowed(engineBus, typeId, type, subtypeName, data, size, object, borrowed, flags)
+    })
 }
 
 /// `_qtEngineDispatchBorrowed` inside its epoch (the table an id is read from stays).

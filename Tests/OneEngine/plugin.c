@@ -21,6 +21,8 @@ static int received;
 static int released;
 static char last_data[256];
 static char last_subtype[256];
+/* What qtbus_errmsg() said on this thread right after plugin_start()'s qtbus_shared(). */
+static char start_errmsg[512];
 
 static void copy_text(char *dst, size_t cap, const char *src, size_t n)
 {
@@ -56,10 +58,15 @@ static void on_release(void *userdata)
 PLUGIN_API qtbus_bus *plugin_start(const char *type)
 {
     qtbus_bus *bus = qtbus_shared();
+    strncpy(start_errmsg, qtbus_errmsg(), sizeof start_errmsg - 1);
     if (qtbus_subscribe(bus, type, NULL, on_event, NULL, on_release, &token) != QTBUS_OK)
         return NULL;
     return bus;
 }
+
+/* qtbus_errmsg() as plugin_start() read it after its first qtbus_shared(): the library's
+ * warning when this plugin got an engine of its own. */
+PLUGIN_API const char *plugin_start_errmsg(void) { return start_errmsg; }
 
 /* Dispatches a C event (no object) on qtbus_shared(); returns what qtbus_dispatch()
  * returns: the number of subscriptions reached, or a negative status. */

@@ -77,18 +77,20 @@ QTBUS_INTERNAL void qtshim_membarrier(void);
 static inline uint64_t qtshim_pending_load_relaxed(void) { return __atomic_load_n(&qtshim_retire_pending, __ATOMIC_RELAXED); }
 
 /* ---- QTBUS_DEBUG ----
- * Read from the environment when the library is loaded: a comma-separated list of
- * "escapes" (checks that would otherwise cost something, such as noticing that a
- * callback did not return: qtbus.h, CALLBACKS MUST RETURN) and "misuse" (each failed
- * call's qtbus_errmsg() text on stderr); "1" is "escapes" (its first meaning), "all"
- * both, empty or "0" neither. */
-QTBUS_INTERNAL extern bool qtshim_debug;
+ * Read from the environment when the library is loaded: a comma-separated list in
+ * which "misuse", "1" or "all" print each failed call's qtbus_errmsg() text on stderr
+ * ("escapes", which once turned on noticing callbacks that did not return, is accepted
+ * and adds nothing: that is always on). */
 QTBUS_INTERNAL extern bool qtshim_debug_misuse;
-static inline bool qtshim_debug_enabled(void) { return __builtin_expect(qtshim_debug, 0); }
 /* An address in the calling frame (the stack grows down). */
 static inline uintptr_t qtshim_frame(void) { return (uintptr_t)__builtin_frame_address(0); }
 /* Writes `text` to stderr: no stdio buffer, no allocation. */
 QTBUS_INTERNAL void qtshim_warn(const char *text);
+/* Whether `address` lies in the calling thread's own stack (not a coroutine's). */
+QTBUS_INTERNAL bool qtshim_on_thread_stack(uintptr_t address);
+/* A callback left without returning and the library closed what it left open: says so
+ * in qtbus_errmsg() on this thread, and on stderr once per process. */
+QTBUS_INTERNAL void qtshim_escape_noticed(const char *text);
 /* Reads 8 bytes of this thread's stack that may now belong to another frame (its
  * redzone under ASan, undefined for memcheck): no sanitizer report, no memcheck error. */
 QTBUS_INTERNAL uint64_t qtshim_stack_peek(const void *p);
@@ -102,6 +104,9 @@ QTBUS_INTERNAL void qtshim_fail_value(int status, const char *format, unsigned l
 QTBUS_INTERNAL void qtshim_fail_name(int status, const char *what, const char *name, const char *problem);
 QTBUS_INTERNAL void qtshim_failed(const char *function, int status);
 QTBUS_INTERNAL const char *qtshim_errmsg(void);
+/* Puts `text` in qtbus_errmsg() without a failed call: a warning the caller should see
+ * although its call succeeded (a second engine in the process, engines.c). */
+QTBUS_INTERNAL void qtshim_note(const char *text);
 /* How many failed calls this thread has finished: a C entry point that calls others
  * (signals.c) finishes its own failure only when no inner call finished one. */
 QTBUS_INTERNAL unsigned qtshim_failures(void);
@@ -111,6 +116,11 @@ QTBUS_INTERNAL unsigned qtshim_failures(void);
 QTBUS_INTERNAL uint32_t qtshim_next_bus_serial(void);
 /* Puts "function: " before the text an inner call finished (not printed again). */
 QTBUS_INTERNAL void qtshim_failed_outer(const char *function);
+
+/* ---- One engine per process (engines.c) ----
+ * Marks this copy of the engine as used, the first time it makes a bus or a queue, and
+ * then reports (qtbus_errmsg() on this thread, and stderr) another copy in use. */
+QTBUS_INTERNAL void qtshim_engine_used(void);
 
 /* ---- trace hooks (Trace.swift) ----
  * The trace hook whose call is running on this thread (NULL: none): nothing is traced
@@ -233,6 +243,9 @@ QTBUS_INTERNAL int qtshim_signature_use(qtbus_bus *bus, const char *type, bool d
                                         qtshim_signature_body body, void *context);
 /* Inside a dispatching body: qtbus_dispatch() of `type` on `bus` (those of the handle)
  * with this subtype, bytes and flags, without scanning the type's name again. */
+/* Forgets this thread's emits in progress: a callback left them without returning, and
+ * the library closed the dispatch they ran in (Reclamation.swift). */
+QTBUS_INTERNAL void qtshim_signals_forget_emits(void);
 QTBUS_INTERNAL int qtshim_signature_dispatch(void *handle, const char *subtype, const void *data, size_t size,
                                              uint32_t flags);
 /* The offsets of the bytes and their size in what `const qtbus_event *` points to. */

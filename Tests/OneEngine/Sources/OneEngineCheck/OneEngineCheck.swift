@@ -40,6 +40,7 @@ private typealias ReceivedFn = @convention(c) (UnsafeMutablePointer<UInt8>?,
                                                UnsafeMutablePointer<UInt8>?, Int) -> Int32
 private typealias CountFn = @convention(c) () -> Int32
 private typealias AddressFn = @convention(c) () -> UnsafeMutableRawPointer?
+private typealias TextFn = @convention(c) () -> UnsafePointer<CChar>?
 private typealias ObjectOfFn = @convention(c) (UnsafeRawPointer?) -> UnsafePointer<CChar>?
 
 private func fail(_ message: String) -> Never {
@@ -82,6 +83,7 @@ public func oneEngineCheck(variant: String, control: Bool = false) -> Never {
         return unsafeBitCast(sym, to: type)
     }
     let pluginStart = symbol("plugin_start", as: StartFn.self)
+    let pluginStartErrmsg = symbol("plugin_start_errmsg", as: TextFn.self)
     let pluginDispatch = symbol("plugin_dispatch", as: DispatchFn.self)
     let pluginReceived = symbol("plugin_received", as: ReceivedFn.self)
     let pluginReleased = symbol("plugin_released", as: CountFn.self)
@@ -115,6 +117,12 @@ public func oneEngineCheck(variant: String, control: Bool = false) -> Never {
     guard let pluginBus else { fail("plugin_start: qtbus_subscribe failed") }
     let sameBus = pluginBus == swiftBus
     check("the plugin's qtbus_shared() is Swift's", sameBus, "plugin \(pluginBus), Swift \(swiftBus)")
+    // The library's own word on it: qtbus_errmsg() on the plugin's thread after its
+    // first qtbus_shared() warns of a second engine, and only then (qtbus.h).
+    let startErrmsg = pluginStartErrmsg().map { String(cString: $0) } ?? ""
+    let warned = startErrmsg.contains("One engine per process")
+    check("qtbus_errmsg() after the plugin's qtbus_shared() warns of no second engine", !warned,
+          "\"\(startErrmsg)\"")
 
     // 2. C → Swift.
     let cReached = pluginDispatch("OneEnginePong", "c", "hello from C")
@@ -151,7 +159,7 @@ public func oneEngineCheck(variant: String, control: Bool = false) -> Never {
         print("result: one engine: the plugin and the Swift code share qtbus_shared() \(swiftBus)")
         exit(0)
     }
-    if !sameBus && cReached == 0 && swiftGot.isEmpty && swiftReached == 0 && c.count == 0 {
+    if !sameBus && cReached == 0 && swiftGot.isEmpty && swiftReached == 0 && c.count == 0 && warned {
         print("result: two engines: the plugin's qtbus_* run libqtbus.so's own engine (bus \(pluginBus)),"
               + " not this executable's (bus \(swiftBus)); link the executable with"
               + " -Xlinker --dynamic-list=<file with { qtbus_*; };> (README: One engine per process)")
