@@ -57,7 +57,7 @@ int main(int argc, char **argv)
         x.finish();
         throw std::runtime_error("execute");
     });
-    cmd.execute();
+    CHECK(cmd.execute());  // it ran: what it threw was routed, not a refusal
     CHECK_EQ(last, std::string("execute"));
     auto src = bus.source("S", [](qtbus::bus_ref) { throw std::runtime_error("start"); },
                           [] { throw std::runtime_error("stop"); });

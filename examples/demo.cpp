@@ -93,7 +93,7 @@ int main()
         x.send(input ? std::string("saved ") + std::string(input->data()) : std::string("saved nothing"));
         x.finish();
     });
-    save.execute("Document", "notes.txt");
+    check(save.execute("Document", "notes.txt"), "the command ran (false: disabled or busy, nothing ran)");
     check(saved == "saved notes.txt", "the execution's value published");
 
     std::puts("7. an exception from a handler reaches the program's handler, not the library");

@@ -23,13 +23,42 @@
  *     source's start/stop is caught and passed to the function given to
  *     qtbus::set_exception_handler(), on the thread it was thrown on.  The default is
  *     std::terminate(), as a noexcept function would do.
- *   - A failing call throws qtbus::error, which carries the status (qtbus_status) and
- *     says which call failed; it then changed nothing, and a callable it was given is
- *     destroyed (never called).  Destructors, dispose() and release() never throw.
+ *   - A failing call throws qtbus::error; it then changed nothing, and a callable it was
+ *     given is destroyed (never called).  status() is the qtbus_status; what() is the
+ *     reason in qtbus_errmsg()'s words, read on the failing thread as soon as the C call
+ *     returned, before any other call could replace it:
+ *         qtbus_subscribe: the type name "" is empty
+ *     (when the library left no reason naming that call: "qtbus_subscribe: " and
+ *     qtbus_strerror(status)).  A failure this header finds itself (a NUL byte in a
+ *     name, an empty subscription given to a bag) goes through qtbus_report(), so
+ *     qtbus_errmsg(), QTBUS_DEBUG=misuse and the bus's trace hook see it as they see
+ *     the library's own.
+ *   - Destructors, dispose(), finish() and release() never throw.  Ending what has
+ *     already ended (its bus destroyed, its bag disposed, a once that fired) is not a
+ *     failure: there is nothing left to end.
+ *   - Handles that end what they hold in their destructor are [[nodiscard]]: the classes
+ *     subscription, bag, bus, queue, command, source and deferred_reply, and the
+ *     functions that make them (bus_ref::subscribe, command and source, event::defer),
+ *     with a message under C++20 that says what dropping one does.  Unlike a dropped
+ *     Boost.Signals2 or sigc++ connection, which stays connected, a dropped subscription
+ *     ends at once (its handler never runs), so `bus.subscribe("Tick", f);` alone is a
+ *     warning, and an error under -Werror.  Keep the handle, move a subscription into a
+ *     qtbus::bag, or call .release() to let it live on (until its bus is destroyed or
+ *     its token disposed); `(void)` says ending at once is meant.  The classes are
+ *     marked, not only this header's functions, so that a function of yours returning
+ *     one by value warns the same way (clang also warns for a temporary made and
+ *     dropped: `qtbus::subscription(token);` disposes `token`).  release() is how to
+ *     let go without ending, so its result (a qtbus_token) may be dropped.  Non-owning
+ *     types (bus_ref, event, execution, options) are not marked.
+ *   - A refusal a correct program cannot prevent is a result the caller must look at:
+ *     command::execute() returns false when the command, disabled or busy, ran nothing,
+ *     and is [[nodiscard]].  event::stop() returns false where nothing can be stopped
+ *     (a queued delivery, a replay) but is not marked: in a handler on the dispatching
+ *     thread, where it is meant to be used, it always stops.
  *   - Names are passed as std::string_view (copied to NUL-terminated storage for the C
  *     call) or as const char * (used as is); a name holding a NUL byte is QTBUS_EINVAL.
- *   - Every class owns at most one handle and is move-only; a moved-from object is
- *     empty and its destructor does nothing.
+ *   - Every owning class (the [[nodiscard]] ones above) holds at most one handle and is
+ *     move-only; a moved-from object is empty and its destructor does nothing.
  */
 #ifndef QTBUS_HPP
 #define QTBUS_HPP
@@ -51,18 +80,37 @@
 #include <utility>
 #include <vector>
 
+/* [[nodiscard]] with its message under C++20; C++17 has the attribute without one (a
+ * message there is a C++20 extension, which -pedantic reports). */
+#if __cplusplus >= 202002L
+#define QTBUS_CXX_NODISCARD(message) [[nodiscard(message)]]
+#else
+#define QTBUS_CXX_NODISCARD(message) [[nodiscard]]
+#endif
+
 namespace qtbus {
 
 /* ---- errors ---- */
 
-/* A failed call: status() is the qtbus_status the C function returned. */
+/* A failed call: status() is the qtbus_status; what() says which call failed and why. */
 class error : public std::runtime_error {
 public:
-    explicit error(int status, const char *call = nullptr)
-        : std::runtime_error(std::string(call ? call : "qtbus") + ": " + qtbus_strerror(status)), status_(status) {}
+    /* what(): "call: " and qtbus_strerror(status) ("qtbus: ..." when call is nullptr). */
+    explicit error(int status, const char *call = nullptr) : std::runtime_error(text(status, call)), status_(status) {}
+    /* what(): `reason` as given, in qtbus_errmsg()'s form ("call: why"); when it is
+     * empty, the text of the constructor above.  The header's own calls pass what
+     * qtbus_errmsg() said at the failure. */
+    error(int status, const char *call, std::string_view reason)
+        : std::runtime_error(reason.empty() ? text(status, call) : std::string(reason)), status_(status)
+    {
+    }
     int status() const noexcept { return status_; }
 
 private:
+    static std::string text(int status, const char *call)
+    {
+        return std::string(call ? call : "qtbus") + ": " + qtbus_strerror(status);
+    }
     int status_;
 };
 
@@ -99,19 +147,74 @@ inline void route_current_exception() noexcept
     }
 }
 
+/* The error for `call`, which just returned `status` on this thread: with the reason
+ * qtbus_errmsg() gives, read before anything else can replace it.  A text that does
+ * not start with "call:" is left over from an earlier failure (of another call, or
+ * from a library that gives no reason for this one) and would mislead: the status
+ * text is used instead. */
+inline error failure(int status, const char *call)
+{
+    const char *why = qtbus_errmsg();
+    std::string_view reason = why ? std::string_view(why) : std::string_view();
+    const size_t n = std::strlen(call);
+    if (!(reason.size() > n + 1 && reason.compare(0, n, call) == 0 && reason[n] == ':')) reason = {};
+    return error(status, call, reason);
+}
+
 inline int check(int status, const char *call)
 {
-    if (status < 0) throw error(status, call);
+    if (status < 0) throw failure(status, call);
     return status;
+}
+
+/* A failure this header finds before any C call: reported through qtbus_report() (the
+ * thread's qtbus_errmsg(), QTBUS_DEBUG=misuse, the trace hook of `bus` when not
+ * nullptr), then thrown as the library's own are. */
+[[noreturn]] inline void refuse(qtbus_bus *bus, const char *call, int status, const std::string &reason)
+{
+    qtbus_report(bus, call, status, reason.c_str());
+    throw failure(status, call);
+}
+
+/* `s` quoted as qtbus_errmsg() quotes names: printable ASCII as is, other bytes as
+ * \xNN, at most 48 bytes of it. */
+inline std::string quoted(std::string_view s)
+{
+    static const char hex[] = "0123456789abcdef";
+    std::string out = "\"";
+    const size_t shown = s.size() < 48 ? s.size() : 48;
+    for (size_t i = 0; i < shown; i++) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+            out += static_cast<char>(c);
+        } else {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    if (shown < s.size()) out += "...";
+    return out + "\"";
+}
+
+/* Refuses `s`, the `role` of `call` ("type name", "subtype"...), when it holds a NUL
+ * byte: a C string would end there, and the call would get another name. */
+inline void check_no_nul(std::string_view s, const char *call, const char *role, qtbus_bus *bus)
+{
+    const size_t at = s.find('\0');
+    if (at != std::string_view::npos) {
+        refuse(bus, call, QTBUS_EINVAL,
+               std::string("the ") + role + " " + quoted(s) + " holds a NUL byte (at byte " + std::to_string(at) + ")");
+    }
 }
 
 /* A string_view as a NUL-terminated name: names are at most 255 bytes, so short ones
  * fit on the stack; a longer one is copied too and left to the library to refuse. */
 class name {
 public:
-    name(std::string_view s, const char *call)
+    name(std::string_view s, const char *call, const char *role, qtbus_bus *bus = nullptr)
     {
-        if (s.find('\0') != std::string_view::npos) throw error(QTBUS_EINVAL, call);
+        check_no_nul(s, call, role, bus);
         if (s.size() < sizeof small_) {
             std::memcpy(small_, s.data(), s.size());
             small_[s.size()] = '\0';
@@ -198,6 +301,8 @@ public:
     /* From a handler of a request that answers after it returns: the request stays
      * open until the deferred_reply is finished (qtbus_event_defer).  Throws
      * qtbus::error (QTBUS_EINVAL) when the event is not a request. */
+    QTBUS_CXX_NODISCARD("dropping the deferred_reply finishes the request at once, unanswered: keep it until you "
+                        "have replied")
     deferred_reply defer() const;
     /* QTBUS_EVENT_STICKY and QTBUS_EVENT_REQUEST bits (qtbus_event_flags). */
     uint32_t flags() const noexcept { return qtbus_event_flags(e_); }
@@ -263,7 +368,9 @@ protected:
 
 /* ---- subscriptions and bags ---- */
 
-class subscription : public detail::owned_handle<qtbus_token, qtbus_token_dispose> {
+class QTBUS_CXX_NODISCARD("a dropped qtbus::subscription ends at once: keep it, move it into a qtbus::bag, "
+                          "or call .release()")
+    subscription : public detail::owned_handle<qtbus_token, qtbus_token_dispose> {
 public:
     subscription() noexcept = default;
     /* Adopts a token (from C code, or release()). */
@@ -281,7 +388,9 @@ public:
 /* A request answered later (event::defer()): reply() from any thread; the request
  * completes once this is finished, by finish() or by the destructor, so one that goes
  * out of scope never holds its request open.  Move-only. */
-class deferred_reply : public detail::owned_handle<qtbus_deferred, qtbus_deferred_finish> {
+class QTBUS_CXX_NODISCARD("a dropped qtbus::deferred_reply finishes its request at once: keep it until you "
+                          "have replied")
+    deferred_reply : public detail::owned_handle<qtbus_deferred, qtbus_deferred_finish> {
 public:
     deferred_reply() noexcept = default;
     explicit deferred_reply(qtbus_deferred d) noexcept : owned_handle(d) {}
@@ -303,15 +412,22 @@ inline deferred_reply event::defer() const
 }
 
 /* Disposes every subscription put in it, in its destructor or dispose(). */
-class bag : public detail::owned_handle<qtbus_bag, qtbus_bag_dispose> {
+class QTBUS_CXX_NODISCARD("a dropped qtbus::bag disposes what it holds at once: keep it")
+    bag : public detail::owned_handle<qtbus_bag, qtbus_bag_dispose> {
 public:
     bag() { detail::check(qtbus_bag_create(&h_), "qtbus_bag_create"); }
 
     /* Takes the subscription over (`s` becomes empty).  One that has already ended (a
      * once that fired on another thread meanwhile) is accepted: there is nothing left
-     * to dispose.  On failure (the bag disposed, `s` in another bag) `s` keeps it. */
+     * to dispose.  An empty one (default-made, moved from, released or disposed) is
+     * QTBUS_EINVAL: it never held what the caller means to keep here.  On failure (the
+     * bag disposed, `s` in another bag) `s` keeps it. */
     void add(subscription &&s)
     {
+        if (s.c_token().id == 0) {
+            detail::refuse(nullptr, "qtbus_bag_add", QTBUS_EINVAL,
+                           "the qtbus::subscription is empty (default-made, moved from, released or disposed)");
+        }
         int rc = qtbus_bag_add(h_, s.c_token());
         if (rc == QTBUS_ESTALE && h_.id != 0 && !s.active()) rc = QTBUS_OK;
         detail::check(rc, "qtbus_bag_add");
@@ -328,11 +444,11 @@ public:
 /* ---- queues ---- */
 
 /* A serial queue (owning), or the main queue (qtbus::queue::main()). */
-class queue {
+class QTBUS_CXX_NODISCARD("a dropped qtbus::queue is released at once: keep it while subscriptions use it") queue {
 public:
     explicit queue(const char *label = nullptr) : q_(qtbus_queue_create(label))
     {
-        if (!q_) throw error(QTBUS_ENOMEM, "qtbus_queue_create");
+        if (!q_) throw detail::failure(QTBUS_ENOMEM, "qtbus_queue_create");
     }
     queue(queue &&o) noexcept : q_(o.q_) { o.q_ = nullptr; }
     queue &operator=(queue &&o) noexcept
@@ -388,7 +504,7 @@ public:
     /* Ends it with an error (non-zero `code`): publishes QTBUS_COMMAND_ERROR_TYPE. */
     void fail(int code, std::string_view message = {}) const
     {
-        detail::name text(message, "qtbus_execution_finish");
+        detail::name text(message, "qtbus_execution_finish", "message");
         detail::check(qtbus_execution_finish(x_, code, text.c_str()), "qtbus_execution_finish");
     }
     qtbus_execution c_execution() const noexcept { return x_; }
@@ -398,24 +514,28 @@ private:
 };
 
 /* A command (RACCommand): made by bus_ref::command(); disposed by its destructor. */
-class command : public detail::owned_handle<qtbus_command, qtbus_command_dispose> {
+class QTBUS_CXX_NODISCARD("a dropped qtbus::command is disposed at once: keep it while it may be executed")
+    command : public detail::owned_handle<qtbus_command, qtbus_command_dispose> {
 public:
     command() noexcept = default;
     explicit command(qtbus_command c) noexcept : owned_handle(c) {}
 
     /* Starts an execution now (on this thread) or on `on`.  Returns false, running
      * nothing, when the command is disabled or busy (QTBUS_EBUSY). */
+    QTBUS_CXX_NODISCARD("false: the command is disabled or busy and ran nothing")
     bool execute(queue *on = nullptr) { return run(nullptr, on); }
     /* With an input event of `type` carrying `data` (the execute callable's `input`). */
+    QTBUS_CXX_NODISCARD("false: the command is disabled or busy and ran nothing")
     bool execute(std::string_view type, std::string_view data, queue *on = nullptr)
     {
-        detail::name t(type, "qtbus_command_execute");
+        detail::name t(type, "qtbus_command_execute", "type name");
         qtbus_event_desc d{};
         d.type = t.c_str();
         d.data = detail::bytes(data);
         d.size = data.size();
         return run(&d, on);
     }
+    QTBUS_CXX_NODISCARD("false: the command is disabled or busy and ran nothing")
     bool execute(const qtbus_event_desc &input, queue *on = nullptr) { return run(&input, on); }
     void set_enabled(bool enabled)
     {
@@ -437,7 +557,8 @@ private:
 
 /* A shared source (RACMulticastConnection): made by bus_ref::source(); disposed (and
  * stopped if connected) by its destructor. */
-class source : public detail::owned_handle<qtbus_source, qtbus_source_dispose> {
+class QTBUS_CXX_NODISCARD("a dropped qtbus::source is stopped and disposed at once: keep it")
+    source : public detail::owned_handle<qtbus_source, qtbus_source_dispose> {
 public:
     source() noexcept = default;
     explicit source(qtbus_source s) noexcept : owned_handle(s) {}
@@ -518,22 +639,26 @@ public:
     explicit bus_ref(qtbus_bus *b) noexcept : b_(b) {}
 
     template <class F>
+    QTBUS_CXX_NODISCARD("dropping the subscription disposes it at once (its handler never runs): keep it, "
+                        "move it into a qtbus::bag, or call .release() to let it live on")
     subscription subscribe(std::string_view type, F &&handler)
     {
         return subscribe(type, options{}, std::forward<F>(handler));
     }
 
     template <class F>
+    QTBUS_CXX_NODISCARD("dropping the subscription disposes it at once (its handler never runs): keep it, "
+                        "move it into a qtbus::bag, or call .release() to let it live on")
     subscription subscribe(std::string_view type, const options &o, F &&handler)
     {
         using H = std::decay_t<F>;
         static_assert(std::is_invocable_v<H &, const event &> || std::is_invocable_v<H &>,
                       "qtbus: a handler takes const qtbus::event & or nothing");
-        detail::name t(type, "qtbus_subscribe");
+        detail::name t(type, "qtbus_subscribe", "type name", b_);
         std::vector<const char *> subtypes;
         subtypes.reserve(o.subtypes.size());
         for (const std::string &s : o.subtypes) {
-            if (s.find('\0') != std::string::npos) throw error(QTBUS_EINVAL, "qtbus_subscribe");
+            detail::check_no_nul(s, "qtbus_subscribe", "subtype", b_);
             subtypes.push_back(s.c_str());
         }
         qtbus_sub_options co{};
@@ -562,12 +687,12 @@ public:
     }
     int dispatch(std::string_view type, std::string_view data = {})
     {
-        detail::name t(type, "qtbus_dispatch");
+        detail::name t(type, "qtbus_dispatch", "type name", b_);
         return dispatch(t.c_str(), data);
     }
     int dispatch(std::string_view type, std::string_view subtype, std::string_view data)
     {
-        detail::name t(type, "qtbus_dispatch"), s(subtype, "qtbus_dispatch");
+        detail::name t(type, "qtbus_dispatch", "type name", b_), s(subtype, "qtbus_dispatch", "subtype", b_);
         qtbus_event_desc d{};
         d.type = t.c_str();
         d.subtype = s.c_str();
@@ -580,7 +705,7 @@ public:
     /* Type ids, for hot loops (qtbus.h): look the type up once, dispatch by id. */
     qtbus_type_id type_id(std::string_view type)
     {
-        detail::name t(type, "qtbus_type_lookup");
+        detail::name t(type, "qtbus_type_lookup", "type name", b_);
         qtbus_type_id id{0};
         detail::check(qtbus_type_lookup(b_, t.c_str(), &id), "qtbus_type_lookup");
         return id;
@@ -604,7 +729,7 @@ public:
     template <class F, class C>
     int request(std::string_view type, std::string_view data, F &&on_reply, C &&on_complete)
     {
-        detail::name t(type, "qtbus_request");
+        detail::name t(type, "qtbus_request", "type name", b_);
         qtbus_event_desc d{};
         d.type = t.c_str();
         d.data = detail::bytes(data);
@@ -630,12 +755,13 @@ public:
 
     int subscriber_count(std::string_view type) const
     {
-        detail::name t(type, "qtbus_subscriber_count");
+        detail::name t(type, "qtbus_subscriber_count", "type name", b_);
         return detail::check(qtbus_subscriber_count(b_, t.c_str(), nullptr), "qtbus_subscriber_count");
     }
     int subscriber_count(std::string_view type, std::string_view subtype) const
     {
-        detail::name t(type, "qtbus_subscriber_count"), s(subtype, "qtbus_subscriber_count");
+        detail::name t(type, "qtbus_subscriber_count", "type name", b_),
+            s(subtype, "qtbus_subscriber_count", "subtype", b_);
         return detail::check(qtbus_subscriber_count(b_, t.c_str(), s.c_str()), "qtbus_subscriber_count");
     }
 
@@ -643,12 +769,13 @@ public:
      * (input nullptr when none; a callable taking only the execution is accepted) sends
      * values and finishes `x`, now or later.  `concurrent`: executions may overlap. */
     template <class F>
+    QTBUS_CXX_NODISCARD("dropping the command disposes it at once: keep the qtbus::command while it may be executed")
     qtbus::command command(std::string_view name, F &&execute, bool concurrent = false)
     {
         using E = std::decay_t<F>;
         static_assert(std::is_invocable_v<E &, execution, const event *> || std::is_invocable_v<E &, execution>,
                       "qtbus: an execute callable takes (qtbus::execution, const qtbus::event *) or (qtbus::execution)");
-        detail::name n(name, "qtbus_command_create");
+        detail::name n(name, "qtbus_command_create", "name", b_);
         auto held = std::make_unique<E>(std::forward<F>(execute));
         qtbus_command c{0};
         detail::check(qtbus_command_create(b_, n.c_str(), concurrent ? QTBUS_COMMAND_CONCURRENT : 0u,
@@ -661,10 +788,11 @@ public:
     /* A shared source of events of `type`: `start(qtbus::bus_ref)` when it connects,
      * `stop()` when it disconnects.  `autoconnect`: it follows the type's subscribers. */
     template <class Start, class Stop>
+    QTBUS_CXX_NODISCARD("dropping the source stops and disposes it at once: keep the qtbus::source")
     qtbus::source source(std::string_view type, Start &&start, Stop &&stop, bool autoconnect = false)
     {
         using S = detail::source_state<std::decay_t<Start>, std::decay_t<Stop>>;
-        detail::name t(type, "qtbus_source_create");
+        detail::name t(type, "qtbus_source_create", "type name", b_);
         auto held = std::make_unique<S>(S{std::forward<Start>(start), std::forward<Stop>(stop)});
         qtbus_source s{0};
         detail::check(qtbus_source_create(b_, t.c_str(), autoconnect ? QTBUS_SOURCE_AUTOCONNECT : 0u,
@@ -703,11 +831,12 @@ private:
 /* A bus of its own (qtbus_bus_create), destroyed with this object: its subscriptions,
  * commands and sources are disposed then (their callables destroyed per rule 1), so a
  * qtbus::subscription that outlives it only holds a stale token.  Move-only. */
-class bus : public bus_ref {
+class QTBUS_CXX_NODISCARD("a dropped qtbus::bus is destroyed at once, with its subscriptions: keep it")
+    bus : public bus_ref {
 public:
     bus() : bus_ref(qtbus_bus_create())
     {
-        if (!b_) throw error(QTBUS_ENOMEM, "qtbus_bus_create");
+        if (!b_) throw detail::failure(QTBUS_ENOMEM, "qtbus_bus_create");
     }
     bus(bus &&o) noexcept : bus_ref(o.b_) { o.b_ = nullptr; }
     bus &operator=(bus &&o) noexcept
@@ -731,5 +860,7 @@ public:
 inline bus_ref shared() noexcept { return bus_ref(qtbus_shared()); }
 
 } // namespace qtbus
+
+#undef QTBUS_CXX_NODISCARD
 
 #endif /* QTBUS_HPP */
