@@ -3,13 +3,15 @@
 import CQtbusShims
 import QTBusEngine
 
-/// A failure reported by the engine: which status (``code``) and why (``message``).
+/// A refusal of the engine that a correct program cannot prevent: which status
+/// (``code``) and why (``message``).
 ///
-/// Calls that can fail in ordinary use throw it (``QTEventBus/dispatchJSON(name:json:)``,
-/// the awaited ``QTEventBus/request(_:timeout:)``, ``QTCommand``, ``QTSource``); the
-/// dispatch calls, which QTEventBus users call without `try`, return the negative status
-/// instead (``rawValue``), and a subscription the bus refuses traps with the reason (a
-/// programmer error).
+/// The calls that can be refused so throw it: ``QTEventBus/dispatchJSON(name:json:)``
+/// (text that is not JSON), the awaited ``QTEventBus/request(_:timeout:)``,
+/// ``QTCommand`` (busy, disposed), ``QTSource`` (disposed) and
+/// ``QTEventBus/setTraceHook(_:_:)``, each also with ``outOfMemory``. A programmer
+/// error (an invalid name, whatever the call) traps instead, and no call reports a
+/// refusal through its result: see "Errors" in the overview.
 ///
 /// Match it by its code, as Foundation's `URLError` or GRDB's `DatabaseError`:
 /// `catch QTBusError.busy`, `catch let error as QTBusError where error.code == .stale`,
@@ -19,6 +21,8 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
     /// One case per negative `qtbus_status`.
     public enum Code: Hashable, Sendable {
         /// `QTBUS_EINVAL`: an empty, over-long (> 255 bytes) or otherwise invalid name.
+        /// The Swift API traps on these (programmer errors) rather than throwing them;
+        /// the code is here for the statuses C code hands over.
         case invalidArgument
         /// `QTBUS_ESTALE`: an unknown or already disposed handle.
         case stale
@@ -26,7 +30,9 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
         case invalidJSON
         /// `QTBUS_ENOMEM`: out of memory.
         case outOfMemory
-        /// `QTBUS_ECLOSED`: the bus is being destroyed.
+        /// `QTBUS_ECLOSED`: the bus is being destroyed. A `QTEventBus` lives as long as
+        /// a call on it, so the Swift API meets this only for a bus destroyed behind
+        /// its object (`cBus` given to `qtbus_bus_destroy`).
         case closed
         /// `QTBUS_EBUSY`: a command is not enabled.
         case busy

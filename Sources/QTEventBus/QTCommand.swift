@@ -20,6 +20,11 @@ import Synchronization
 /// concurrent, not enabled (a second execute is refused with ``QTBusError/busy``);
 /// it can be disabled; its values, errors and state changes are bus events C code sees.
 ///
+/// Failures follow the rule of the whole API (see "Errors" in the overview): an
+/// invalid name traps; what a correct program cannot prevent (the command busy, or
+/// disposed by another thread or by C code) is thrown; every call on a disposed
+/// command but ``dispose()`` and the state properties throws ``QTBusError/stale``.
+///
 /// ```swift
 /// let login = try QTCommand<String, String>(name: "login") { account, execution in
 ///     execution.send("welcome \(account)")
@@ -56,7 +61,8 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
     /// execute, disable or dispose it through qtbus.h.
     public let id: UInt64
 
-    /// Makes an enabled, idle command named `name` (1 to 255 UTF-8 bytes) on `bus`.
+    /// Makes an enabled, idle command named `name` on `bus`. An invalid name
+    /// (``QTEventBus/isValidName(_:)``) is a programmer error: this call traps.
     ///
     /// `execute` gets the input and the execution to send values on and to finish,
     /// exactly once (see ``QTExecution``). When C code executes the command with
@@ -65,10 +71,11 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
     /// be decoded fails the execution with a message saying so, without calling
     /// `execute`.
     ///
-    /// - Throws: ``QTBusError/invalidArgument`` for an invalid name,
-    ///   ``QTBusError/closed`` when the bus is being destroyed.
+    /// - Throws: ``QTBusError/outOfMemory``.
     public init(bus: QTEventBus = .shared, name: String, concurrent: Bool = false,
                 execute: @escaping @Sendable (Input, QTExecution<Output>) -> Void) throws(QTBusError) {
+        let call = "QTCommand.init(bus:name:concurrent:execute:)"
+        _qtRequireName(name, .name, call)
         self.bus = bus
         self.name = name
         self.isConcurrent = concurrent
@@ -80,10 +87,8 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
             _qtbus_command_create(bus.raw, $0, concurrent ? UInt32(QTBUS_COMMAND_CONCURRENT) : 0,
                                   _qtCommandExecute, userdata, _qtCommandRelease, &command)
         }
-        if let error = QTBusError(status: status, since: before) {
-            Unmanaged<_QTCommandBody>.fromOpaque(userdata).release()
-            throw error
-        }
+        if status < 0 { Unmanaged<_QTCommandBody>.fromOpaque(userdata).release() }
+        try _qtThrowing(status, since: before, call)
         id = command.id
     }
 
@@ -94,8 +99,11 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
     /// ```swift
     /// let fetch = try QTCommand<String, String>(name: "fetch", work: { url in try await download(url) })
     /// ```
+    ///
+    /// An invalid name traps, as in ``init(bus:name:concurrent:execute:)``.
     public convenience init(bus: QTEventBus = .shared, name: String, concurrent: Bool = false,
                             work: @escaping @Sendable (Input) async throws -> Output) throws(QTBusError) {
+        _qtRequireName(name, .name, "QTCommand.init(bus:name:concurrent:work:)")
         try self.init(bus: bus, name: name, concurrent: concurrent) { input, execution in
             Task {
                 do {
@@ -123,13 +131,17 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
     /// - Throws: ``QTBusError/busy`` without running anything when the command is
     ///   disabled, or executing and not concurrent; ``QTBusError/stale`` when the
     ///   command was disposed (before, or while the execution ran);
-    ///   ``QTCommandFailure`` with the message when the execution failed.
+    ///   ``QTBusError/outOfMemory``; ``QTCommandFailure`` with the message when the
+    ///   execution failed.
     public func execute(_ input: Input) async throws -> [Output] {
         try await withCheckedThrowingContinuation { continuation in
             let sink = _QTExecutionSink<Output>(continuation)
             let before = QTBusError.failuresSoFar
-            let status = _start(input, sink)
-            if let error = QTBusError(status: status, since: before) { sink.resume(throwing: error) }
+            do throws(QTBusError) {
+                try _qtThrowing(_start(input, sink), since: before, "QTCommand.execute(_:)")
+            } catch {
+                sink.resume(throwing: error)
+            }
         }
     }
 
@@ -138,10 +150,10 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
     ///
     /// - Throws: ``QTBusError/busy`` without running anything when the command is
     ///   disabled, or executing and not concurrent; ``QTBusError/stale`` when it was
-    ///   disposed.
+    ///   disposed; ``QTBusError/outOfMemory``.
     public func start(_ input: Input) throws(QTBusError) {
         let before = QTBusError.failuresSoFar
-        if let error = QTBusError(status: _start(input, nil), since: before) { throw error }
+        try _qtThrowing(_start(input, nil), since: before, "QTCommand.start(_:)")
     }
 
     private func _start(_ input: Input, _ sink: _QTExecutionSink<Output>?) -> Int32 {
@@ -169,15 +181,20 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
     public var isEnabled: Bool { _qtbus_command_is_enabled(command) == 1 }
 
     /// Enables or disables the command. Running executions go on; a disabled command
-    /// refuses to execute (``QTBusError/busy``). Returns false once disposed.
-    @discardableResult
-    public func setEnabled(_ enabled: Bool) -> Bool {
-        _qtbus_command_set_enabled(command, enabled ? 1 : 0) == 0
+    /// refuses to execute (``QTBusError/busy``).
+    ///
+    /// - Throws: ``QTBusError/stale`` when the command was disposed (by this object,
+    ///   another thread, or C code through ``id``); nothing changed.
+    public func setEnabled(_ enabled: Bool) throws(QTBusError) {
+        let before = QTBusError.failuresSoFar
+        try _qtThrowing(_qtbus_command_set_enabled(command, enabled ? 1 : 0), since: before, "QTCommand.setEnabled(_:)")
     }
 
-    /// Ends the command (see ``QTCommand``); later calls are refused. Safe more than
-    /// once; also done by deinit.
+    /// Ends the command (see ``QTCommand``); later calls throw ``QTBusError/stale``.
+    /// Safe more than once, and after C code disposed it: the command is then already
+    /// ended, which is what was asked. Also done by deinit.
     public func dispose() {
+        // QTBUS_ESTALE, its only failure, says it had ended already.
         _ = _qtbus_command_dispose(command)
     }
 
@@ -239,6 +256,14 @@ public struct QTCommandFailure: Error, Equatable, Sendable, CustomStringConverti
 ///
 /// An execution that is deallocated without finishing fails with the message
 /// `"execution abandoned"`, so the command does not stay executing forever.
+///
+/// Misuse traps, as resuming a `CheckedContinuation` twice does: a second
+/// ``finish()`` or ``fail(_:)``, or a ``send(_:)`` after either (the execution's own
+/// code decides when it finishes, so a correct program never does these). A command
+/// disposed while the execution runs (by another thread, or by C code) is not misuse:
+/// the awaiting ``QTCommand/execute(_:)`` then throws ``QTBusError/stale``, and the
+/// execution's later calls do nothing and return false, which the execution may read
+/// as "stop working", as `AsyncStream.Continuation.yield` answers `.terminated`.
 public final class QTExecution<Output: QTBytesConvertible>: Sendable {
     private let id: UInt64
     private let sink: _QTExecutionSink<Output>?
@@ -256,43 +281,58 @@ public final class QTExecution<Output: QTBytesConvertible>: Sendable {
     /// Publishes `value` as the command's value event (its bytes, for C observers) and
     /// adds it to what the awaiting ``QTCommand/execute(_:)`` returns.
     ///
-    /// - Returns: false, publishing nothing, once the execution has finished or its
-    ///   command was disposed.
+    /// Traps when the execution has finished (see ``QTExecution``).
+    ///
+    /// - Returns: true; false, publishing nothing, when the command was disposed
+    ///   meanwhile (not a refusal: its awaiting `execute` throws
+    ///   ``QTBusError/stale``).
     @discardableResult
     public func send(_ value: Output) -> Bool {
         // Recorded before it is published: a finish on another thread that follows the
         // publication must find it.
-        guard !finished.load(ordering: .acquiring) else { return false }
+        guard !finished.load(ordering: .acquiring) else { Self.finishedAlready("send(_:)") }
         let bytes = value.qtBytes
         let slot = sink?.append(value)
+        let before = QTBusError.failuresSoFar
         let status = bytes.withUnsafeBytes { _qtbus_execution_send(qtbus_execution(id: id), $0.baseAddress, $0.count) }
-        if status != 0, let slot { sink?.drop(slot) }
-        return status == 0
+        guard status == 0 else {
+            if let slot { sink?.drop(slot) }
+            // A finish that ran meanwhile on another thread: the program's own race.
+            if finished.load(ordering: .acquiring) { Self.finishedAlready("send(_:)") }
+            if status != QTBUS_ESTALE.rawValue { _qtRefused("QTExecution.send(_:)", status, since: before) }
+            return false
+        }
+        return true
     }
 
     /// Finishes the execution successfully: the awaiting ``QTCommand/execute(_:)``
-    /// returns the values sent. Returns false when it had already finished (only the
-    /// first finish counts) or its command was disposed.
+    /// returns the values sent.
+    ///
+    /// Traps when the execution has finished already (see ``QTExecution``).
+    ///
+    /// - Returns: true; false when the command was disposed meanwhile (its awaiting
+    ///   `execute` throws ``QTBusError/stale``, which is where that is reported).
     @discardableResult
     public func finish() -> Bool {
-        _finish(error: nil)
+        _finish(error: nil, "finish()")
     }
 
     /// Finishes the execution with an error: `message` is published as the command's
     /// error event, and the awaiting ``QTCommand/execute(_:)`` throws
-    /// ``QTCommandFailure``. Returns false as ``finish()`` does.
+    /// ``QTCommandFailure``. Traps, and returns, as ``finish()`` does.
     @discardableResult
     public func fail(_ message: String) -> Bool {
-        _finish(error: message)
+        _finish(error: message, "fail(_:)")
     }
 
-    private func _finish(error: String?) -> Bool {
-        guard !finished.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+    private func _finish(error: String?, _ call: String) -> Bool {
+        guard !finished.exchange(true, ordering: .acquiringAndReleasing) else { Self.finishedAlready(call) }
         let execution = qtbus_execution(id: id)
         let before = QTBusError.failuresSoFar
         let status = error.map { m in m.withCString { _qtbus_execution_finish(execution, 1, $0) } }
             ?? _qtbus_execution_finish(execution, 0, nil)
         if status != 0 {
+            if status != QTBUS_ESTALE.rawValue { _qtRefused("QTExecution.\(call)", status, since: before) }
             sink?.resume(throwing: QTBusError(status: status, since: before) ?? .stale)
         } else if let error {
             sink?.resume(throwing: QTCommandFailure(message: error))
@@ -300,6 +340,10 @@ public final class QTExecution<Output: QTBytesConvertible>: Sendable {
             sink?.succeed()
         }
         return status == 0
+    }
+
+    private static func finishedAlready(_ call: String) -> Never {
+        _qtMisuse("QTExecution.\(call)", "the execution has finished already (finish it exactly once, and send before)")
     }
 }
 

@@ -35,9 +35,9 @@
 ///   a Swift subscriber reads a non-NULL object as the Swift value.
 /// - Subtypes. ``eventSubType`` (nil by default) is the second-level key that
 ///   ``QTEventSubscriberMaker/ofSubType(_:)`` selects on. Engine names are 1 to 255
-///   UTF-8 bytes: an event whose subtype is empty or longer is not dispatched
-///   (``QTEventBus/dispatch(_:sticky:)`` returns ``QTBusError/invalidArgument``'s
-///   status).
+///   UTF-8 bytes with no NUL byte (``QTEventBus/isValidName(_:)``): dispatching an event
+///   whose subtype or ``eventName`` is not one is a programmer error and traps, naming
+///   the call, the name and why (see "Errors" in the overview).
 public protocol QTEvent: Sendable {
     /// The engine type name of this event type. Defaults to the Swift type's full name
     /// (see ``QTEvent``); override it to join a named type C code also uses. Read once
@@ -92,8 +92,9 @@ public protocol QTSourcedEvent: QTEvent {
 
 /// A string is an event whose subtype is the string itself, as `NSString` is in
 /// QTEventBus: `bus.dispatch("refresh")` reaches
-/// `bus.on(String.self).ofSubType("refresh")`. Its type name is `"Swift.String"`, and
-/// it must be 1 to 255 UTF-8 bytes long to be dispatched.
+/// `bus.on(String.self).ofSubType("refresh")`. Its type name is `"Swift.String"`, and,
+/// as any subtype, it must be a valid name (``QTEventBus/isValidName(_:)``): dispatching
+/// `""` traps.
 extension String: QTEvent {
     /// The string itself.
     public var eventSubType: String? { self }

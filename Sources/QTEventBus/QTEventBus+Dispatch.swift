@@ -10,6 +10,7 @@
 // `_qtEngineDispatchBorrowed`, which runs the same dispatch as C's `qtbus_dispatch`;
 // posted dispatches use C's `qtbus_dispatch_on_bus_queue` / `_on_main`.
 import CQtbusShims
+import Glibc
 import QTBusEngine
 
 /// Where a dispatch runs.
@@ -31,41 +32,50 @@ extension QTEventBus {
     /// An event nobody receives is dispatched as ``noSubscriberTypeName`` instead. If
     /// `E` is a ``QTBytesEvent``, C subscribers of the type read its bytes.
     ///
+    /// An event whose ``QTEvent/eventSubType`` or ``QTEvent/eventName`` is not a valid
+    /// name (``isValidName(_:)``: empty, longer than 255 bytes, or holding a NUL byte) is
+    /// a programmer error: the call traps, naming the name and why.
+    ///
     /// - Returns: the number of subscriptions that ran or were posted (0 when nobody
-    ///   subscribes), or a negative engine status (``QTBusError/rawValue``) when the
-    ///   event could not be dispatched: an empty or over-long (> 255 bytes) subtype, or
-    ///   an invalid ``QTEvent/eventName`` (``QTBusError/invalidArgument``).
+    ///   subscribes). A count, never a refusal.
     @inlinable
     @discardableResult
     public func dispatch<E: QTEvent>(_ event: E, sticky: Bool = false) -> Int {
-        Int(_send(event, flags: sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, mode: .now))
+        let status = _send(event, flags: sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, mode: .now)
+        if _slowPath(status < 0) { _qtRefusedDispatch(event, status, .now) }
+        return Int(status)
     }
 
     /// Posts `event` to this bus's own serial queue, which then dispatches it as
     /// ``dispatch(_:sticky:)`` would; returns at once. Posts are delivered in the order
-    /// they were made.
+    /// they were made. An invalid name traps, as in ``dispatch(_:sticky:)``.
     ///
-    /// - Returns: 0, or a negative engine status (see ``dispatch(_:sticky:)``).
+    /// - Returns: 0 (the subscriptions are reached later, on the bus's queue).
     @inlinable
     @discardableResult
     public func dispatchOnBusQueue<E: QTEvent>(_ event: E, sticky: Bool = false) -> Int {
-        Int(_send(event, flags: sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, mode: .busQueue))
+        let status = _send(event, flags: sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, mode: .busQueue)
+        if _slowPath(status < 0) { _qtRefusedDispatch(event, status, .busQueue) }
+        return Int(status)
     }
 
     /// Posts `event` to the main queue (`DispatchQueue.main`, which C programs drain
     /// with `qtbus_main_drain`), where it is dispatched as ``dispatch(_:sticky:)``
-    /// would; returns at once.
+    /// would; returns at once. An invalid name traps, as in ``dispatch(_:sticky:)``.
     ///
-    /// - Returns: 0, or a negative engine status (see ``dispatch(_:sticky:)``).
+    /// - Returns: 0 (the subscriptions are reached later, on the main queue).
     @inlinable
     @discardableResult
     public func dispatchOnMain<E: QTEvent>(_ event: E, sticky: Bool = false) -> Int {
-        Int(_send(event, flags: sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, mode: .main))
+        let status = _send(event, flags: sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, mode: .main)
+        if _slowPath(status < 0) { _qtRefusedDispatch(event, status, .main) }
+        return Int(status)
     }
 
     @inlinable
     func _send<E: QTEvent>(_ event: E, flags: UInt32, mode: _QTSendMode) -> Int32 {
         let record = _QTTypeTable.record(for: E.self)
+        // An invalid eventName: `_qtRefusedDispatch` says so.
         guard let cName = record.pointee.cName else { return QTBUS_EINVAL.rawValue }
         let isBytes = record.pointee.isBytes
         guard mode == .now else {
@@ -95,7 +105,8 @@ extension QTEventBus {
         guard let subType = event.eventSubType else {
             return _qtSend(raw, cName, nil, nil, 0, cell, borrowed, typeId, flags, mode)
         }
-        return subType.withCString { _qtSend(raw, cName, $0, nil, 0, cell, borrowed, typeId, flags, mode) }
+        return _qtWithCName(subType) { _qtSend(raw, cName, $0, nil, 0, cell, borrowed, typeId, flags, mode) }
+            ?? _qtRefuseUnsent(cell, borrowed)
     }
 
     // MARK: Named events
@@ -104,15 +115,20 @@ extension QTEventBus {
     /// `bytes` as its data, NUL-terminated for C readers (the NUL is not counted).
     /// C subscribers and ``on(named:)`` subscribers receive it; typed subscribers whose
     /// ``QTEvent/eventName`` is `type` receive it if their type is a ``QTBytesEvent``
-    /// that decodes it.
+    /// that decodes it. An invalid `type` or `subType` (``isValidName(_:)``) traps.
     ///
     /// - Returns: as ``dispatch(_:sticky:)``.
     @discardableResult
     public func dispatch(named type: String, subType: String? = nil, bytes: [UInt8] = [],
                          sticky: Bool = false) -> Int {
-        Int(type.withCString { cName in
+        let call = "dispatch(named:subType:bytes:sticky:)"
+        _qtRequireName(type, .type, call)
+        if let subType { _qtRequireName(subType, .subtype, call) }
+        let status = type.withCString { cName in
             _qtSendBytes(raw, cName, subType, bytes, nil, false, 0, sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, .now)
-        })
+        }
+        if status < 0 { _qtRefused(call, status) }
+        return Int(status)
     }
 
     /// Dispatches the JSON text `json` under the name `name` (C's `qtbus_dispatch_json`):
@@ -121,16 +137,59 @@ extension QTEventBus {
     /// `on(named: QTEventBus.jsonTypeName).ofSubType(name)` receive it (as does
     /// `QTJsonEvent` of QTEventBusFoundation).
     ///
+    /// The text is data, which may come from anywhere: text that is not JSON is a
+    /// refusal, thrown. The name is the program's: an invalid one
+    /// (``isValidName(_:)``) traps.
+    ///
     /// - Returns: the number of subscriptions reached.
-    /// - Throws: ``QTBusError/invalidJSON`` when `json` is not JSON (RFC 8259; nothing is
-    ///   delivered), ``QTBusError/invalidArgument`` for an invalid name.
+    /// - Throws: ``QTBusError/invalidJSON`` when `json` is not JSON (RFC 8259; a NUL
+    ///   byte included) and nothing was delivered; ``QTBusError/outOfMemory``.
     @discardableResult
     public func dispatchJSON(name: String, json: String) throws(QTBusError) -> Int {
+        let call = "dispatchJSON(name:json:)"
+        _qtRequireName(name, .name, call)
         let before = QTBusError.failuresSoFar
-        let status = name.withCString { n in json.withCString { j in _qtbus_dispatch_json(raw, n, j) } }
-        if let error = QTBusError(status: status, since: before) { throw error }
+        // A NUL would end the C string early, and the engine would check and deliver
+        // only the text before it; JSON text has no NUL byte (RFC 8259).
+        let status = name.withCString { n in _qtWithCName(json) { j in _qtbus_dispatch_json(raw, n, j) } }
+        guard let status else {
+            throw QTBusError(.invalidJSON, message: "\(call): the text is not JSON (it contains a NUL byte)")
+        }
+        try _qtThrowing(status, since: before, call)
         return Int(status)
     }
+}
+
+/// The refusal of a typed dispatch, `mode`'s: the programmer error (an invalid subtype or
+/// type name) or what the engine said; traps. Out of line, off the hot path.
+@usableFromInline @inline(never)
+func _qtRefusedDispatch<E: QTEvent>(_ event: E, _ status: Int32, _ mode: _QTSendMode) -> Never {
+    let call: String
+    switch mode {
+    case .now: call = "dispatch(_:sticky:)"
+    case .busQueue: call = "dispatchOnBusQueue(_:sticky:)"
+    case .main: call = "dispatchOnMain(_:sticky:)"
+    }
+    _ = _qtRequireTypeName(E.self, call)
+    let ofType = "\(call) of \(String(reflecting: E.self))"
+    if let subType = event.eventSubType { _qtRequireName(subType, .subtype, ofType) }
+    _qtRefused(ofType, status)
+}
+
+/// A refusal before the engine call (a name holding a NUL byte): the engine took nothing,
+/// so a cell that is not borrowed is freed here, and the caller reports it.
+@usableFromInline
+func _qtRefuseUnsent(_ cell: UnsafeMutableRawPointer?, _ borrowed: Bool) -> Int32 {
+    if !borrowed, let cell { _qtFreeCell(cell) }
+    return QTBUS_EINVAL.rawValue
+}
+
+/// Calls `body` with `name` as a C string, or returns nil when `name` holds a NUL byte:
+/// the C string would end there, and the engine would take the shorter name for it.
+/// Costs a `strlen` of the copy `withCString` makes anyway.
+@inlinable @inline(__always)
+func _qtWithCName<R>(_ name: String, _ body: (UnsafePointer<CChar>) -> R) -> R? {
+    name.withCString { c in strlen(c) == name.utf8.count ? body(c) : nil }
 }
 
 /// Sends with `bytes` as the data, NUL-terminated (not counted).
@@ -140,7 +199,8 @@ func _qtSendBytes(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ subType:
                   _ mode: _QTSendMode) -> Int32 {
     _withNULTerminated(bytes) { base, count in
         guard let subType else { return _qtSend(bus, type, nil, base, count, object, borrowed, typeId, flags, mode) }
-        return subType.withCString { _qtSend(bus, type, $0, base, count, object, borrowed, typeId, flags, mode) }
+        return _qtWithCName(subType) { _qtSend(bus, type, $0, base, count, object, borrowed, typeId, flags, mode) }
+            ?? _qtRefuseUnsent(object, borrowed)
     }
 }
 

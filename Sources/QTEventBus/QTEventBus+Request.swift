@@ -55,20 +55,18 @@ extension QTEventBus {
     ///   when every handler runs without a queue it has run before this returns. No
     ///   reply comes after it. A request that reaches nobody completes at once.
     ///
-    /// - Returns: the number of handlers reached (as ``dispatch(_:sticky:)``), or a
-    ///   negative engine status (``QTBusError/rawValue``: an invalid subtype or name, a
-    ///   bus being destroyed); then neither callback runs.
+    /// An invalid subtype or ``QTEvent/eventName`` (``isValidName(_:)``) is a programmer
+    /// error and traps, as in ``dispatch(_:sticky:)``; then neither callback runs.
+    ///
+    /// - Returns: the number of handlers reached (as ``dispatch(_:sticky:)``): a count,
+    ///   never a refusal.
     @discardableResult
     public func request<E: QTEvent>(_ event: E, onReply: (@Sendable (QTReply) -> Void)?,
                                     completion: (@Sendable () -> Void)? = nil) -> Int {
-        let record = _QTTypeTable.record(for: E.self)
-        guard let cName = record.pointee.cName else { return Int(QTBUS_EINVAL.rawValue) }
-        var bytes: [UInt8]? = nil
-        if record.pointee.isBytes, let bytesEvent = event as? any QTBytesEvent { bytes = bytesEvent.eventBytes }
-        let object = _qtMakeCell(event)
-        let status = _qtRequest(raw, cName, event.eventSubType, bytes, object,
-                                _QTRequestBox(onReply: onReply, completion: completion))
-        if status < 0 { _qtFreeCell(object) }
+        let call = "request(_:onReply:completion:)"
+        let before = QTBusError.failuresSoFar
+        let status = _requestTyped(event, call, onReply, completion)
+        if status < 0 { _qtRefused(call, status, since: before) }
         return Int(status)
     }
 
@@ -81,9 +79,12 @@ extension QTEventBus {
     /// print(replies.map(\.string))                                 // ["login ok"]
     /// ```
     ///
-    /// - Throws: ``QTBusError`` when the bus refuses the request (an invalid name or
-    ///   subtype, a bus being destroyed), and nothing was sent; `CancellationError` as
-    ///   soon as the calling task is cancelled (then, or before it was sent). Handlers
+    /// An invalid subtype or ``QTEvent/eventName`` (``isValidName(_:)``) is a programmer
+    /// error and traps, as in ``dispatch(_:sticky:)``, cancelled task or not.
+    ///
+    /// - Throws: ``QTBusError`` when the bus refuses the request at run time
+    ///   (``QTBusError/outOfMemory``), and nothing was sent; `CancellationError` as soon
+    ///   as the calling task is cancelled (then, or before it was sent). Handlers
     ///   already running finish, their late replies are dropped, and the request's
     ///   completion still runs exactly once, later.
     /// - Parameters:
@@ -92,39 +93,79 @@ extension QTEventBus {
     ///     received so far are returned (handlers still running finish, their late
     ///     replies are dropped). `nil`: wait for the completion.
     public func request<E: QTEvent>(_ event: E, timeout: Duration? = nil) async throws -> [QTReply] {
-        try await _collect(timeout: timeout) { onReply, completion in request(event, onReply: onReply, completion: completion) }
+        try await _requestTypedCollecting(event, "request(_:timeout:)", timeout)
     }
 
     /// ``request(_:timeout:)``, with each reply decoded as `V`; replies that do not
     /// decode are left out.
     public func request<E: QTEvent, V: QTBytesConvertible>(_ event: E, replyAs type: V.Type,
                                                              timeout: Duration? = nil) async throws -> [V] {
-        try await request(event, timeout: timeout).compactMap { $0.value(as: V.self) }
+        try await _requestTypedCollecting(event, "request(_:replyAs:timeout:)", timeout).compactMap { $0.value(as: V.self) }
     }
 
     /// Sends a request of the named type `type` (as C's `qtbus_request` does) with
     /// `bytes` as its data, NUL-terminated for C readers (the NUL not counted); see
-    /// ``request(_:onReply:completion:)``.
+    /// ``request(_:onReply:completion:)``. An invalid `type` or `subType`
+    /// (``isValidName(_:)``) traps.
     @discardableResult
     public func request(named type: String, subType: String? = nil, bytes: [UInt8] = [],
                         onReply: (@Sendable (QTReply) -> Void)?, completion: (@Sendable () -> Void)? = nil) -> Int {
-        Int(type.withCString { cName in
-            _qtRequest(raw, cName, subType, bytes, nil, _QTRequestBox(onReply: onReply, completion: completion))
-        })
+        let call = "request(named:subType:bytes:onReply:completion:)"
+        let before = QTBusError.failuresSoFar
+        let status = _requestNamed(type, subType, bytes, call, onReply, completion)
+        if status < 0 { _qtRefused(call, status, since: before) }
+        return Int(status)
     }
 
     /// ``request(_:timeout:)`` for the named type `type`.
     public func request(named type: String, subType: String? = nil, bytes: [UInt8] = [],
                         timeout: Duration? = nil) async throws -> [QTReply] {
-        try await _collect(timeout: timeout) { onReply, completion in
-            request(named: type, subType: subType, bytes: bytes, onReply: onReply, completion: completion)
+        let call = "request(named:subType:bytes:timeout:)"
+        _qtRequireRequestNames(type, subType, call)
+        return try await _collect(timeout: timeout, call) { onReply, completion in
+            _requestNamed(type, subType, bytes, call, onReply, completion)
+        }
+    }
+
+    /// The typed awaited requests: the names are checked first, whether or not the task
+    /// is cancelled.
+    private func _requestTypedCollecting<E: QTEvent>(_ event: E, _ call: String, _ timeout: Duration?)
+        async throws -> [QTReply] {
+        _ = _qtRequireRequestEvent(event, call)
+        return try await _collect(timeout: timeout, call) { onReply, completion in
+            _requestTyped(event, call, onReply, completion)
+        }
+    }
+
+    /// Sends the typed request `event` for `call`; traps on an invalid name, returns the
+    /// engine status otherwise (the caller traps on it or throws it).
+    private func _requestTyped<E: QTEvent>(_ event: E, _ call: String, _ onReply: (@Sendable (QTReply) -> Void)?,
+                                           _ completion: (@Sendable () -> Void)?) -> Int32 {
+        let record = _QTTypeTable.record(for: E.self)
+        let cName = _qtRequireRequestEvent(event, call)
+        let subType = event.eventSubType
+        var bytes: [UInt8]? = nil
+        if record.pointee.isBytes, let bytesEvent = event as? any QTBytesEvent { bytes = bytesEvent.eventBytes }
+        let object = _qtMakeCell(event)
+        let status = _qtRequest(raw, cName, subType, bytes, object, _QTRequestBox(onReply: onReply, completion: completion))
+        if status < 0 { _qtFreeCell(object) }
+        return status
+    }
+
+    /// Sends the named request for `call`; traps on an invalid name, returns the engine
+    /// status otherwise.
+    private func _requestNamed(_ type: String, _ subType: String?, _ bytes: [UInt8], _ call: String,
+                               _ onReply: (@Sendable (QTReply) -> Void)?, _ completion: (@Sendable () -> Void)?) -> Int32 {
+        _qtRequireRequestNames(type, subType, call)
+        return type.withCString { cName in
+            _qtRequest(raw, cName, subType, bytes, nil, _QTRequestBox(onReply: onReply, completion: completion))
         }
     }
 
     /// Collects the replies of the request `send` makes, until its completion, the
     /// timeout or the task's cancellation, whichever comes first.
-    private func _collect(timeout: Duration?,
-                          _ send: (@escaping @Sendable (QTReply) -> Void, @escaping @Sendable () -> Void) -> Int)
+    private func _collect(timeout: Duration?, _ call: String,
+                          _ send: (@escaping @Sendable (QTReply) -> Void, @escaping @Sendable () -> Void) -> Int32)
         async throws -> [QTReply] {
         try Task.checkCancellation()  // cancelled already: send nothing
         let collector = _QTReplyCollector()
@@ -133,9 +174,10 @@ extension QTEventBus {
                 guard collector.install(continuation) else { return }  // cancelled meanwhile
                 let before = QTBusError.failuresSoFar
                 let status = send({ collector.add($0) }, { collector.finish(.completed) })
-                if let error = QTBusError(status: Int32(clamping: status), since: before) {
+                if status < 0 {
                     // A failed request took nothing: its completion will not run.
-                    collector.finish(.failed(error))
+                    if status == QTBUS_EINVAL.rawValue { _qtRefused(call, status, since: before) }
+                    collector.finish(.failed(QTBusError(status: status, since: before) ?? QTBusError(.other(status))))
                 } else if let timeout {
                     let (seconds, attoseconds) = timeout.components
                     let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
@@ -154,6 +196,7 @@ extension QTEventBus {
     @usableFromInline
     func _subscribeTypedRequest<E: QTEvent>(_ type: E.Type, options: _QTSubscribeOptions,
                                             handler: @escaping @Sendable (E, QTRequestContext) -> Void) -> QTEventToken {
+        _ = _qtRequireTypeName(E.self, "\(options.call)")
         let record = _QTTypeTable.record(for: E.self)
         var source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)? = nil
         if let sourced = E.self as? any QTSourcedEvent.Type {
@@ -174,6 +217,20 @@ extension QTEventBus {
                                    extras: _QTSubscriptionExtras.make(options: options, sourceEnd: sourceEnd))
         }
     }
+}
+
+/// The engine name of the typed request `event`; traps unless it and the event's
+/// subtype are valid names: a programmer error of `call`.
+private func _qtRequireRequestEvent<E: QTEvent>(_ event: E, _ call: String) -> UnsafePointer<CChar> {
+    let cName = _qtRequireTypeName(E.self, call)
+    if let subType = event.eventSubType { _qtRequireName(subType, .subtype, "\(call) of \(String(reflecting: E.self))") }
+    return cName
+}
+
+/// Traps unless `type` and `subType` are valid names: a programmer error of `call`.
+private func _qtRequireRequestNames(_ type: String, _ subType: String?, _ call: String) {
+    _qtRequireName(type, .type, call)
+    if let subType { _qtRequireName(subType, .subtype, call) }
 }
 
 /// The one call of `qtbus_request`: `bytes` (if any) as the data, NUL-terminated. On
@@ -288,6 +345,13 @@ extension QTEventSubscriberMaker {
     /// engine event: its handler gets a context that is not a request.
     @discardableResult
     public func nextRequest(_ handler: @escaping @Sendable (Event, QTRequestContext) -> Void) -> QTEventToken {
+        _nextRequest(.nextRequest, handler)
+    }
+
+    private func _nextRequest(_ call: _QTSubscribeCall, _ handler: @escaping @Sendable (Event, QTRequestContext) -> Void)
+        -> QTEventToken {
+        var options = self.options
+        options.call = call
         if let installRequest { return installRequest(bus, options, handler) }
         return install(bus, options) { event in QTRequestContext.run(nil, event, handler) }
     }
@@ -302,7 +366,7 @@ extension QTEventSubscriberMaker {
     /// ```
     @discardableResult
     public func reply<V: QTBytesConvertible>(_ answer: @escaping @Sendable (Event) -> [V]) -> QTEventToken {
-        nextRequest { event, request in
+        _nextRequest(.reply) { event, request in
             guard request.isRequest else { return }
             for value in answer(event) { request.reply(value) }
         }

@@ -42,7 +42,7 @@ public final class QTEventBus: @unchecked Sendable {
 
     /// A new isolated bus, destroyed when this object is deallocated.
     public init() {
-        guard let bus = _qtbus_bus_create() else { fatalError("qtbus: out of memory creating a bus") }
+        guard let bus = _qtbus_bus_create() else { _qtMisuse("QTEventBus.init()", "out of memory") }
         raw = bus
         owned = true
         typeIds = _QTTypeIds(bus: bus)
@@ -86,8 +86,11 @@ public final class QTEventBus: @unchecked Sendable {
     ///
     /// JSON events are the type ``jsonTypeName`` with the JSON name as subtype:
     /// `bus.on(named: QTEventBus.jsonTypeName).ofSubType("profile")`.
+    ///
+    /// An invalid `type` (``isValidName(_:)``) is a programmer error: this call traps.
     public func on(named type: String) -> QTEventSubscriberMaker<QTNamedEvent> {
-        QTEventSubscriberMaker(bus: self, installRequest: { bus, options, handler in
+        _qtRequireName(type, .type, "on(named:)")
+        return QTEventSubscriberMaker(bus: self, installRequest: { bus, options, handler in
             bus._subscribeNamedRequest(type, options: options, handler: handler)
         }) { bus, options, handler in
             bus._subscribeNamed(type, options: options, handler: handler)
@@ -101,7 +104,8 @@ public final class QTEventBus: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - type: the event type.
-    ///   - subType: only events of this subtype; nil: all of the type.
+    ///   - subType: only events of this subtype; nil: all of the type. An invalid
+    ///     subtype (``isValidName(_:)``) traps.
     ///   - bufferingPolicy: AsyncStream's. The default, `.unbounded`, keeps every event
     ///     until it is read, so a consumer slower than the dispatches makes the buffer
     ///     grow; `.bufferingNewest(n)` keeps the latest `n` (a UI showing a state),
@@ -110,7 +114,11 @@ public final class QTEventBus: @unchecked Sendable {
                                    bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy = .unbounded)
         -> AsyncStream<E> {
         var maker = on(type)
-        if let subType { maker = maker.ofSubType(subType) }
+        maker.options.call = .eventsOf
+        if let subType {
+            _qtRequireName(subType, .subtype, "\(_QTSubscribeCall.eventsOf) of \(String(reflecting: E.self))")
+            maker = maker.ofSubType(subType)
+        }
         return maker.events(bufferingPolicy: bufferingPolicy)
     }
 
@@ -118,42 +126,53 @@ public final class QTEventBus: @unchecked Sendable {
 
     /// How many live subscriptions an event of `E` would reach: every one of the type
     /// when `subType` is nil; with a subtype, the whole-type ones plus that subtype's.
-    /// Subscriptions C code made to the same name count too.
+    /// Subscriptions C code made to the same name count too. An invalid subtype or
+    /// ``QTEvent/eventName`` (``isValidName(_:)``) traps.
     public func subscriberCount<E: QTEvent>(of type: E.Type, subType: String? = nil) -> Int {
-        guard let cName = _QTTypeTable.record(for: E.self).pointee.cName else { return 0 }
-        return _count(cName, subType)
+        let call = "subscriberCount(of:subType:)"
+        return _count(_qtRequireTypeName(E.self, call), subType, "\(call) of \(String(reflecting: E.self))")
     }
 
     /// ``subscriberCount(of:subType:)`` for a named type.
     public func subscriberCount(named type: String, subType: String? = nil) -> Int {
-        type.withCString { _count($0, subType) }
+        let call = "subscriberCount(named:subType:)"
+        _qtRequireName(type, .type, call)
+        return type.withCString { _count($0, subType, call) }
     }
 
-    private func _count(_ cName: UnsafePointer<CChar>, _ subType: String?) -> Int {
+    private func _count(_ cName: UnsafePointer<CChar>, _ subType: String?, _ call: @autoclosure () -> String) -> Int {
+        if let subType { _qtRequireName(subType, .subtype, call()) }
         let n = subType.map { s in s.withCString { _qtbus_subscriber_count(raw, cName, $0) } }
             ?? _qtbus_subscriber_count(raw, cName, nil)
-        return max(0, Int(n))
+        if n < 0 { _qtRefused(call(), n) }
+        return Int(n)
     }
 
     /// Drops the kept sticky events of `E` with subtype `subType`, or of every subtype
-    /// (the one kept without a subtype included) when it is nil. Returns how many were
-    /// dropped.
+    /// (the one kept without a subtype included) when it is nil. An invalid subtype or
+    /// ``QTEvent/eventName`` (``isValidName(_:)``) traps.
+    ///
+    /// - Returns: how many were dropped (0 when none was kept): a count, never a refusal.
     @discardableResult
     public func removeSticky<E: QTEvent>(_ type: E.Type, subType: String? = nil) -> Int {
-        guard let cName = _QTTypeTable.record(for: E.self).pointee.cName else { return 0 }
-        return _clear(cName, subType)
+        let call = "removeSticky(_:subType:)"
+        return _clear(_qtRequireTypeName(E.self, call), subType, "\(call) of \(String(reflecting: E.self))")
     }
 
     /// ``removeSticky(_:subType:)`` for a named type.
     @discardableResult
     public func removeSticky(named type: String, subType: String? = nil) -> Int {
-        type.withCString { _clear($0, subType) }
+        let call = "removeSticky(named:subType:)"
+        _qtRequireName(type, .type, call)
+        return type.withCString { _clear($0, subType, call) }
     }
 
-    private func _clear(_ cName: UnsafePointer<CChar>, _ subType: String?) -> Int {
+    private func _clear(_ cName: UnsafePointer<CChar>, _ subType: String?, _ call: @autoclosure () -> String) -> Int {
+        if let subType { _qtRequireName(subType, .subtype, call()) }
         let n = subType.map { s in s.withCString { _qtbus_sticky_clear(raw, cName, $0) } }
             ?? _qtbus_sticky_clear(raw, cName, nil)
-        return max(0, Int(n))
+        if n < 0 { _qtRefused(call(), n) }
+        return Int(n)
     }
 
     /// The type name of JSON events (`QTBUS_JSON_TYPE`): their subtype is the JSON

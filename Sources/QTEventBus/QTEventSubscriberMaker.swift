@@ -46,9 +46,11 @@ public struct QTEventSubscriberMaker<Event> {
     /// subtypes (each event once, even if a name is repeated). Without it the
     /// subscription receives every event of the type, with or without a subtype.
     ///
-    /// A subtype must be 1 to 255 UTF-8 bytes; otherwise ``next(_:)-33cel`` returns a token
-    /// whose ``QTEventToken/error`` is ``QTBusError/invalidArgument``.
+    /// A subtype that is not a valid name (``QTEventBus/isValidName(_:)``: empty, longer
+    /// than 255 UTF-8 bytes, or holding a NUL byte) is a programmer error: this call
+    /// traps, naming the subtype and why.
     public func ofSubType(_ subType: String) -> Self {
+        _qtRequireName(subType, .subtype, "ofSubType(_:)")
         var copy = self
         copy.options.subTypes.append(subType)
         return copy
@@ -137,10 +139,13 @@ public struct QTEventSubscriberMaker<Event> {
     /// end the subscription.
     ///
     /// A subscription the bus refuses is a programmer error and traps, as an index out
-    /// of range does, with a message naming the type and the reason: a type name or a
-    /// subtype that is empty or longer than 255 bytes (the rule of every name, in C
-    /// too), a bus being destroyed, or no memory left. Every maker (`next`,
-    /// `nextOnMain`, `nextRequest`, `reply`, `events`) follows this rule.
+    /// of range does, with a message naming the call, the name and the reason: a typed
+    /// event whose ``QTEvent/eventName`` is not a valid name (``QTEventBus/isValidName(_:)``;
+    /// an invalid subtype or named type traps earlier, in ``ofSubType(_:)`` or
+    /// ``QTEventBus/on(named:)``), more subtypes than the engine takes, or no memory
+    /// left. Every way to finish a maker (`next`, `nextOnMain`, `nextRequest`, `reply`,
+    /// `events`) follows this rule. The token is never a refusal, so it may be dropped
+    /// (see above for what keeps the subscription).
     @inlinable
     @discardableResult
     public func next(_ handler: @escaping @Sendable (Event) -> Void) -> QTEventToken {
@@ -170,7 +175,9 @@ extension QTEventSubscriberMaker where Event: Sendable {
     /// `DispatchQueue.main` in a Swift program, `qtbus_main_drain` in a C one).
     @discardableResult
     public func nextOnMain(_ handler: @escaping @MainActor @Sendable (Event) -> Void) -> QTEventToken {
-        atQueue(.main).next { event in
+        var maker = atQueue(.main)
+        maker.options.call = .nextOnMain
+        return maker.next { event in
             MainActor.assumeIsolated { handler(event) }
         }
     }
@@ -186,7 +193,10 @@ extension QTEventSubscriberMaker where Event: Sendable {
         -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: bufferingPolicy)
         let once = options.once
-        let token = next { event in
+        var maker = self
+        // `events(of:subType:bufferingPolicy:)` named itself already.
+        if options.call == .next { maker.options.call = .events }
+        let token = maker.next { event in
             continuation.yield(event)
             if once { continuation.finish() }
         }

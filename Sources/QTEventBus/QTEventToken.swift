@@ -41,9 +41,12 @@ public class QTEventToken: Hashable, @unchecked Sendable, CustomStringConvertibl
     init() {}
 
     /// Ends the subscription (see ``QTEventToken``). Safe from any thread, from inside
-    /// the handler, and more than once.
+    /// the handler, and more than once: a subscription that had ended already (disposed,
+    /// fired once, its freeWith object gone, its bus destroyed, or disposed by C code
+    /// through ``id``) is what was asked for, so that is not a refusal.
     public final func dispose() {
         let old = state.bitwiseOr(Self.cancelledBit, ordering: .sequentiallyConsistent).oldValue
+        // QTBUS_ESTALE, its only failure, says the subscription had ended already.
         if old != 0 && old & Self.cancelledBit == 0 { _ = _qtbus_token_dispose(qtbus_token(id: old)) }
     }
 

@@ -60,13 +60,15 @@ public struct QTReply: Sendable, Hashable, CustomStringConvertible {
 ///
 /// Reply zero or more times, from the handler (or from threads it waits for): each
 /// reply reaches the sender's callback at once, on the replying thread, before
-/// ``reply(_:)`` returns. The context is valid until the handler returns; a reply after
-/// that is refused (false), since the sender's completion has run or is about to. Keep
-/// the context no longer than the handler: a context still referenced when its handler
-/// returns delays the request's completion until it is released.
+/// ``reply(_:)`` returns. The context is valid until the handler returns: a reply after
+/// that is a programmer error and traps, since the sender's completion has run or is
+/// about to and the reply could reach nobody. Keep the context no longer than the
+/// handler: a context still referenced when its handler returns delays the request's
+/// completion until it is released.
 ///
 /// Handlers also receive events that are not requests (plain dispatches reach the same
-/// subscriptions): then ``isRequest`` is false and every reply is refused.
+/// subscriptions): then ``isRequest`` is false, and a reply goes nowhere (false), as
+/// nobody asked.
 public final class QTRequestContext: @unchecked Sendable {
     // @unchecked: `held` is immutable and `_qtbus_event_reply` on it is thread-safe
     // until `_qtEngineReleaseHeldRequest`, which runs once (`released`) when nobody else
@@ -89,16 +91,25 @@ public final class QTRequestContext: @unchecked Sendable {
     /// its UTF-8 text, `[UInt8]` as itself), NUL-terminated for C readers, the NUL not
     /// counted.
     ///
-    /// - Returns: false, sending nothing, when the event is not a request or the
-    ///   handler has returned.
+    /// Traps when the handler has returned (see ``QTRequestContext``).
+    ///
+    /// - Returns: true when the sender received it; false, sending nothing, when the
+    ///   event is not a request (``isRequest``): nobody asked, so nothing is refused.
     @discardableResult
     public func reply<V: QTBytesConvertible>(_ value: V) -> Bool {
-        guard let held, !ended.load(ordering: .acquiring) else { return false }
+        guard let held else { return false }
+        if ended.load(ordering: .acquiring) {
+            let type = _qtbus_event_type(held).map { String(cString: $0) } ?? ""
+            _qtMisuse("QTRequestContext.reply(_:)",
+                      "the handler of the request \(_qtQuoted(type)) has returned; reply before it returns")
+        }
         let bytes = value.qtBytes
+        let before = QTBusError.failuresSoFar
         let status = _withNULTerminated(bytes) { base, count in
             return _qtbus_event_reply(held, base, count)
         }
-        return status == 0
+        if status != 0 { _qtRefused("QTRequestContext.reply(_:)", status, since: before) }
+        return true
     }
 
     /// Runs `handler` with a new context for `held`, then ends the context.

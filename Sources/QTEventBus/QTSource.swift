@@ -30,6 +30,10 @@ import QTBusEngine
 /// - Lifetime: ``dispose()``, or the deallocation of this object, disconnects it (stop
 ///   runs, in that call, on that thread) and ends it; the closures are released after
 ///   that stop. The source keeps its bus alive until then.
+/// - Failures follow the rule of the whole API (see "Errors" in the overview): an
+///   invalid type name traps; every call on a disposed source (disposed by this object,
+///   another thread, or C code through ``id``) but ``dispose()`` throws
+///   ``QTBusError/stale``.
 public final class QTSource: Sendable {
     /// The bus the source's events go to (passed to `start`).
     public let bus: QTEventBus
@@ -43,33 +47,37 @@ public final class QTSource: Sendable {
     /// Makes a disconnected source of events of the named type `type` on `bus` (with
     /// `autoconnect`, connected at once if the type has subscriptions already).
     ///
-    /// `start` receives the bus to dispatch on; `stop` (optional) undoes it.
+    /// `start` receives the bus to dispatch on; `stop` (optional) undoes it. An invalid
+    /// `type` (``QTEventBus/isValidName(_:)``) is a programmer error: this call traps.
     ///
-    /// - Throws: ``QTBusError/invalidArgument`` for an invalid name,
-    ///   ``QTBusError/closed`` when the bus is being destroyed.
+    /// - Throws: ``QTBusError/outOfMemory``.
     public init(bus: QTEventBus = .shared, type: String, autoconnect: Bool = false,
                 start: @escaping @Sendable (QTEventBus) -> Void,
                 stop: (@Sendable () -> Void)? = nil) throws(QTBusError) {
+        let call = "QTSource.init(bus:type:autoconnect:start:stop:)"
+        _qtRequireName(type, .type, call)
         self.bus = bus
         self.type = type
         self.isAutoconnect = autoconnect
         // withCString rethrows untyped errors: carry the result out instead.
         let result = type.withCString { cName in Result { () throws(QTBusError) in
-            try _qtSourceCreate(bus, cName, autoconnect, start, stop)
+            try _qtSourceCreate(bus, cName, autoconnect, start, stop, call)
         } }
         id = try result.get()
     }
 
     /// ``init(bus:type:autoconnect:start:stop:)`` for the typed event `E`: its
-    /// subscriptions (`bus.on(E.self)`) drive autoconnect.
+    /// subscriptions (`bus.on(E.self)`) drive autoconnect. An invalid
+    /// ``QTEvent/eventName`` traps.
     public init<E: QTEvent>(bus: QTEventBus = .shared, of eventType: E.Type, autoconnect: Bool = false,
                             start: @escaping @Sendable (QTEventBus) -> Void,
                             stop: (@Sendable () -> Void)? = nil) throws(QTBusError) {
-        guard let cName = _QTTypeTable.record(for: E.self).pointee.cName else { throw .invalidArgument }
+        let call = "QTSource.init(bus:of:autoconnect:start:stop:)"
+        let cName = _qtRequireTypeName(E.self, call)
         self.bus = bus
         self.type = String(cString: cName)
         self.isAutoconnect = autoconnect
-        id = try _qtSourceCreate(bus, cName, autoconnect, start, stop)
+        id = try _qtSourceCreate(bus, cName, autoconnect, start, stop, call)
     }
 
     deinit { _ = _qtbus_source_dispose(source) }
@@ -77,18 +85,29 @@ public final class QTSource: Sendable {
     private var source: qtbus_source { qtbus_source(id: id) }
 
     /// Runs `start` if the source is not connected; does nothing if it is.
-    /// - Returns: false once disposed.
-    @discardableResult
-    public func connect() -> Bool { _qtbus_source_connect(source) == 0 }
+    ///
+    /// - Throws: ``QTBusError/stale`` when the source was disposed; nothing ran.
+    public func connect() throws(QTBusError) {
+        let before = QTBusError.failuresSoFar
+        try _qtThrowing(_qtbus_source_connect(source), since: before, "QTSource.connect()")
+    }
 
     /// Runs `stop` if the source is connected; a later ``connect()`` starts it again.
-    /// - Returns: false once disposed.
-    @discardableResult
-    public func disconnect() -> Bool { _qtbus_source_disconnect(source) == 0 }
+    ///
+    /// - Throws: ``QTBusError/stale`` when the source was disposed (its dispose ran
+    ///   `stop` already).
+    public func disconnect() throws(QTBusError) {
+        let before = QTBusError.failuresSoFar
+        try _qtThrowing(_qtbus_source_disconnect(source), since: before, "QTSource.disconnect()")
+    }
 
     /// Disconnects the source if connected (stop runs) and ends it. Safe more than
-    /// once; also done by deinit.
-    public func dispose() { _ = _qtbus_source_dispose(source) }
+    /// once, and after C code disposed it: the source is then already ended, which is
+    /// what was asked. Also done by deinit.
+    public func dispose() {
+        // QTBUS_ESTALE, its only failure, says it had ended already.
+        _ = _qtbus_source_dispose(source)
+    }
 }
 
 /// The engine's userdata for one source.
@@ -107,16 +126,14 @@ final class _QTSourceBody: @unchecked Sendable {
 
 private func _qtSourceCreate(_ bus: QTEventBus, _ cName: UnsafePointer<CChar>, _ autoconnect: Bool,
                              _ start: @escaping @Sendable (QTEventBus) -> Void,
-                             _ stop: (@Sendable () -> Void)?) throws(QTBusError) -> UInt64 {
+                             _ stop: (@Sendable () -> Void)?, _ call: String) throws(QTBusError) -> UInt64 {
     let userdata = Unmanaged.passRetained(_QTSourceBody(bus: bus, start: start, stop: stop)).toOpaque()
     var source = qtbus_source(id: 0)
     let before = QTBusError.failuresSoFar
     let status = _qtbus_source_create(bus.raw, cName, autoconnect ? UInt32(QTBUS_SOURCE_AUTOCONNECT) : 0,
                                       _qtSourceStart, _qtSourceStop, userdata, _qtSourceRelease, &source)
-    if let error = QTBusError(status: status, since: before) {
-        Unmanaged<_QTSourceBody>.fromOpaque(userdata).release()
-        throw error
-    }
+    if status < 0 { Unmanaged<_QTSourceBody>.fromOpaque(userdata).release() }
+    try _qtThrowing(status, since: before, call)
     return source.id
 }
 

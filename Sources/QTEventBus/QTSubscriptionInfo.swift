@@ -26,14 +26,15 @@ public struct QTSubscriptionInfo: Sendable, Equatable {
 extension QTEventBus {
     /// Every live subscription of this bus, Swift's and C's: type by type, and in
     /// dispatch order within a type (priority, highest first, then subscription order).
-    /// A snapshot taken with no lock held while it is converted; empty if the bus is
-    /// being destroyed.
+    /// A snapshot taken with no lock held while it is converted. Running out of memory
+    /// for the snapshot traps, as Swift's own allocations do (the call does not throw).
     public func subscriptions() -> [QTSubscriptionInfo] {
         final class Collector {
             var infos: [QTSubscriptionInfo] = []
         }
         let collector = Collector()
-        _ = withExtendedLifetime(collector) {
+        let before = QTBusError.failuresSoFar
+        let status = withExtendedLifetime(collector) {
             _qtbus_bus_foreach(raw, { info, userdata in
                 let info = info.unsafelyUnwrapped.pointee
                 let collector = Unmanaged<Collector>.fromOpaque(userdata.unsafelyUnwrapped).takeUnretainedValue()
@@ -45,6 +46,7 @@ extension QTEventBus {
                     inBag: info.in_bag != 0))
             }, Unmanaged.passUnretained(collector).toOpaque())
         }
+        if status < 0 { _qtRefused("subscriptions()", status, since: before) }
         return collector.infos
     }
 }

@@ -83,8 +83,10 @@ extension QTEventBus {
     /// call per record, a `String` per name in it, and two clock reads for dispatch and
     /// deliver records; with none set, tracing costs nothing.
     ///
-    /// - Throws: ``QTBusError/closed`` when the bus is being destroyed,
-    ///   ``QTBusError/outOfMemory``; the hook is then not set.
+    /// `kinds` with bits no ``QTTraceKinds`` constant has is a programmer error: this
+    /// call traps.
+    ///
+    /// - Throws: ``QTBusError/outOfMemory``; the hook is then not set.
     public func setTraceHook(_ kinds: QTTraceKinds = .all,
                              _ hook: @escaping @Sendable (QTTraceRecord) -> Void) throws(QTBusError) {
         let box = Unmanaged.passRetained(_TraceBox(hook)).toOpaque()
@@ -95,17 +97,19 @@ extension QTEventBus {
         }, box, { userdata in
             Unmanaged<_TraceBox>.fromOpaque(userdata.unsafelyUnwrapped).release()
         })
-        if let error = QTBusError(status: status, since: before) {
-            Unmanaged<_TraceBox>.fromOpaque(box).release()
-            throw error
-        }
+        if status < 0 { Unmanaged<_TraceBox>.fromOpaque(box).release() }
+        try _qtThrowing(status, since: before, "setTraceHook(_:_:)")
     }
 
     /// Removes this bus's trace hook (nothing happens if it has none). When this
     /// returns, the hook runs no more and has been released, as with
-    /// ``setTraceHook(_:_:)``.
+    /// ``setTraceHook(_:_:)``. Running out of memory traps.
     public func removeTraceHook() {
-        _ = _qtbus_trace_set(raw, 0, nil, nil, nil)
+        // Its failures are out of memory, which this call, that does not throw, traps
+        // on as Swift's own allocations do, and a bus destroyed behind this object.
+        let before = QTBusError.failuresSoFar
+        let status = _qtbus_trace_set(raw, 0, nil, nil, nil)
+        if status < 0 { _qtRefused("removeTraceHook()", status, since: before) }
     }
 }
 

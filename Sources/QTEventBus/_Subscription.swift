@@ -50,9 +50,29 @@ struct _QTSubscribeOptions {
     var priority: Int32 = 0
     var once = false
     var replay = false
+    /// The public call that makes the subscription, for the message of a refusal.
+    @usableFromInline var call = _QTSubscribeCall.next
 
     @usableFromInline
     init() {}
+}
+
+/// The public calls that finish a maker.
+@usableFromInline
+enum _QTSubscribeCall: CustomStringConvertible {
+    case next, nextOnMain, nextRequest, reply, events, eventsOf
+
+    @usableFromInline
+    var description: String {
+        switch self {
+        case .next: "next(_:)"
+        case .nextOnMain: "nextOnMain(_:)"
+        case .nextRequest: "nextRequest(_:)"
+        case .reply: "reply(_:)"
+        case .events: "events(bufferingPolicy:)"
+        case .eventsOf: "events(of:subType:bufferingPolicy:)"
+        }
+    }
 }
 
 /// What the engine calls for one subscription: `(box, event)`.
@@ -388,6 +408,7 @@ extension QTEventBus {
     func _subscribeTyped<E: QTEvent>(_ type: E.Type, options: _QTSubscribeOptions,
                                      fast: @escaping _QTDeliverFunction, hop: @escaping _QTDeliverFunction,
                                      handler: @escaping @Sendable (E) -> Void) -> QTEventToken {
+        _ = _qtRequireTypeName(E.self, "\(options.call)")
         let record = _QTTypeTable.record(for: E.self)
         var source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)? = nil
         if let sourced = E.self as? any QTSourcedEvent.Type {
@@ -419,9 +440,9 @@ extension QTEventBus {
                             source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)?,
                             makeBox: ((@Sendable () -> Void)?) -> _QTSubscription)
         -> QTEventToken {
-        guard let cName = name.cName, options.subTypes.allSatisfy(_qtIsValidName) else {
-            _qtRefusedSubscription(name.name, options.subTypes, QTBUS_EINVAL.rawValue)
-        }
+        // Every name was checked: by `on(named:)`, `ofSubType(_:)`, or the typed
+        // subscribe (`_qtRequireTypeName`).
+        guard let cName = name.cName else { _qtMisuse("\(options.call)", _qtNameProblem(name.name, .type) ?? "") }
         // Claimed before the engine subscription exists: the source is running before
         // the first event can be expected.
         let sourceEnd = source?(self, options.subTypes)
@@ -431,6 +452,7 @@ extension QTEventBus {
         let subtypes = options.subTypes.map { UnsafePointer(_qtCString($0)) as UnsafePointer<CChar>? }
         defer { for s in subtypes { UnsafeMutablePointer(mutating: s!).deallocate() } }
         var engineToken = qtbus_token(id: 0)
+        let before = QTBusError.failuresSoFar
         let status = subtypes.withUnsafeBufferPointer { list -> Int32 in
             var o = qtbus_sub_options()
             o.subtypes = list.isEmpty ? nil : list.baseAddress
@@ -446,25 +468,10 @@ extension QTEventBus {
         if status < 0 {
             // A failed subscribe took nothing: the box and the claim are ours.
             Unmanaged<_QTSubscription>.fromOpaque(userdata).takeRetainedValue().released()
-            _qtRefusedSubscription(name.name, options.subTypes, status)
+            _qtRefused("\(options.call) of \(_qtQuoted(name.name))", status, since: before)
         }
         box.made(engineToken.id)
         options.bag?.insert(box)
         return box
     }
-}
-
-/// A subscription the bus refused traps, as an index out of range does: the names are
-/// the program's (an empty or over-long name or subtype), or the bus is being
-/// destroyed, or memory ran out.  The message says which name and why.
-func _qtRefusedSubscription(_ type: String, _ subTypes: [String], _ status: Int32) -> Never {
-    var why = String(cString: _qtbus_strerror(status))
-    if status == QTBUS_EINVAL.rawValue {
-        if !_qtIsValidName(type) {
-            why = "the type name \"\(type)\" is not 1 to 255 bytes"
-        } else if let bad = subTypes.first(where: { !_qtIsValidName($0) }) {
-            why = "the subtype \"\(bad)\" is not 1 to 255 bytes"
-        }
-    }
-    fatalError("QTEventBus: cannot subscribe to \"\(type)\": \(why)")
 }

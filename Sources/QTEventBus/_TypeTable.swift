@@ -21,8 +21,8 @@ import CQtbusShims
 @usableFromInline
 struct _QTTypeRecord {
     /// The engine type name, NUL-terminated; nil when `eventName` is not a valid engine
-    /// name (empty or over 255 bytes), in which case every dispatch and subscribe of
-    /// the type fails with `QTBUS_EINVAL`.
+    /// name (empty, over 255 bytes or holding a NUL byte), in which case every call
+    /// that uses the type traps (`_qtRequireTypeName`).
     @usableFromInline let cName: UnsafePointer<CChar>?
     /// Whether the type conforms to `QTBytesEvent` (its bytes travel as the data).
     @usableFromInline let isBytes: Bool
@@ -145,11 +145,4 @@ func _qtCString(_ text: String) -> UnsafeMutablePointer<CChar> {
         copy[utf8.count] = 0
         return copy
     }
-}
-
-/// Whether `text` is a valid engine name (1 to 255 UTF-8 bytes; a Swift String is
-/// always valid UTF-8).
-func _qtIsValidName(_ text: String) -> Bool {
-    let n = text.utf8.count
-    return n >= 1 && n <= 255
 }

@@ -51,16 +51,23 @@ extension QTEventBus {
     /// one observer per bus, however many subscriptions name it; the observer is added
     /// by the first subscription and removed with the last (QTEventBus issue #4). The
     /// notification is dispatched on the posting thread, then delivered as any event
-    /// (`atQueue`, priorities, `freeWith`...).
+    /// (`atQueue`, priorities, `freeWith`...). A name that is not a valid name traps in
+    /// `ofSubType`, before any observer is added.
     public func on(_ type: Notification.Type) -> QTEventSubscriberMaker<Notification> {
         on(QTNotificationEvent.self).map { $0.notification }
     }
 
     /// Dispatches `notification` to this bus's `Notification` subscribers directly
-    /// (NotificationCenter is not involved). Returns as ``QTEventBus/dispatch(_:sticky:)``.
+    /// (NotificationCenter is not involved). Returns as ``QTEventBus/dispatch(_:sticky:)``:
+    /// a count, never a refusal.
+    ///
+    /// The notification's name is the event's subtype: one that is not a valid name
+    /// (``QTEventBus/isValidName(_:)``: empty, longer than 255 UTF-8 bytes, or holding a
+    /// NUL byte) is a programmer error and traps, as every call taking a name does.
     @discardableResult
     public func dispatch(_ notification: Notification) -> Int {
-        dispatch(QTNotificationEvent(notification))
+        _qtRequireName(notification.name.rawValue, .subtype, "dispatch(_:) of Notification")
+        return dispatch(QTNotificationEvent(notification))
     }
 }
 

@@ -41,11 +41,14 @@ extension QTEventBus {
     /// `QTBUS_SUB_JSON(bag, name, ...)` and Swift's
     /// `on(QTJsonEvent.self).ofSubType(name)` receive).
     ///
-    /// - Returns: as ``QTEventBus/dispatch(_:sticky:)``.
-    /// - Throws: the encoder's error, or ``QTJsonEventError/invalidUniqueId``.
+    /// An invalid `name` (``QTEventBus/isValidName(_:)``) is a programmer error and traps.
+    ///
+    /// - Returns: as ``QTEventBus/dispatch(_:sticky:)``: a count, never a refusal.
+    /// - Throws: the encoder's error.
     @discardableResult
     public func dispatchJSON<T: Encodable>(name: String, encoding value: T, encoder: JSONEncoder = JSONEncoder()) throws -> Int {
-        dispatch(try QTJsonEvent(uniqueId: name, encoding: value, encoder: encoder))
+        _qtRequireName(name, .name, "dispatchJSON(name:encoding:encoder:)")
+        return dispatch(try QTJsonEvent(uniqueId: name, encoding: value, encoder: encoder))
     }
 }
 

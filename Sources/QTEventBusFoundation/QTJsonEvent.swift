@@ -2,15 +2,17 @@
 import Foundation
 import QTEventBus
 
-/// Why a ``QTJsonEvent`` could not be made.
+/// Why a ``QTJsonEvent`` could not be made from its payload, which may come from
+/// anywhere (so it is thrown, not trapped on).
 public enum QTJsonEventError: Error, Equatable, Sendable {
     /// The object is not a dictionary or an array that `JSONSerialization` can write
     /// (e.g. it contains a `Date`, a NaN, or a non-string key).
     case invalidJSONObject
     /// The data is not JSON.
     case invalidJSONText
-    /// The unique id is empty or longer than 255 UTF-8 bytes (it is the event's
-    /// subtype, an engine name).
+    /// Never thrown: an invalid unique id is the program's, a programmer error, and
+    /// traps as every invalid name does.
+    @available(*, deprecated, message: "an invalid unique id traps; check it with QTEventBus.isValidName(_:)")
     case invalidUniqueId
 }
 
@@ -61,23 +63,30 @@ public struct QTJsonEvent: QTBytesEvent, @unchecked Sendable, CustomStringConver
     /// JSON-compatible values (`String`, numbers, `Bool`, `NSNull`, nested dictionaries
     /// with string keys and arrays).
     ///
+    /// `uniqueId` must be a valid name (`QTEventBus.isValidName(_:)`); an invalid one
+    /// is a programmer error and traps.
+    ///
     /// - Throws: ``QTJsonEventError/invalidJSONObject`` for anything else (a bad object
-    ///   is an error, not a crash), ``QTJsonEventError/invalidUniqueId`` for an invalid
-    ///   name.
+    ///   is an error, not a crash).
     public init(uniqueId: String, jsonObject: Any) throws(QTJsonEventError) {
+        _qtRequireName(uniqueId, .name, "QTJsonEvent.init(uniqueId:jsonObject:)")
         guard JSONSerialization.isValidJSONObject(jsonObject) else { throw .invalidJSONObject }
         let data: Data
         do { data = try JSONSerialization.data(withJSONObject: jsonObject) } catch { throw .invalidJSONObject }
-        try self.init(uniqueId: uniqueId, jsonData: data)
+        try self.init(checkedUniqueId: uniqueId, jsonData: data)
     }
 
     /// An event named `uniqueId` carrying the JSON text `jsonData` (any JSON value).
+    /// An invalid `uniqueId` (`QTEventBus.isValidName(_:)`) traps.
     ///
-    /// - Throws: ``QTJsonEventError/invalidJSONText`` when it is not JSON,
-    ///   ``QTJsonEventError/invalidUniqueId`` for an invalid name.
+    /// - Throws: ``QTJsonEventError/invalidJSONText`` when it is not JSON.
     public init(uniqueId: String, jsonData: Data) throws(QTJsonEventError) {
-        let count = uniqueId.utf8.count
-        guard count >= 1 && count <= 255 else { throw .invalidUniqueId }
+        _qtRequireName(uniqueId, .name, "QTJsonEvent.init(uniqueId:jsonData:)")
+        try self.init(checkedUniqueId: uniqueId, jsonData: jsonData)
+    }
+
+    /// `init(uniqueId:jsonData:)` for a name known to be valid.
+    private init(checkedUniqueId uniqueId: String, jsonData: Data) throws(QTJsonEventError) {
         guard let object = try? JSONSerialization.jsonObject(with: jsonData, options: .fragmentsAllowed) else {
             throw .invalidJSONText
         }
@@ -87,16 +96,19 @@ public struct QTJsonEvent: QTBytesEvent, @unchecked Sendable, CustomStringConver
     }
 
     /// An event named `uniqueId` carrying `value` encoded as JSON (a Codable payload).
+    /// An invalid `uniqueId` (`QTEventBus.isValidName(_:)`) traps.
     ///
-    /// - Throws: the encoder's error, or ``QTJsonEventError/invalidUniqueId``.
+    /// - Throws: the encoder's error.
     public init<T: Encodable>(uniqueId: String, encoding value: T, encoder: JSONEncoder = JSONEncoder()) throws {
-        try self.init(uniqueId: uniqueId, jsonData: encoder.encode(value))
+        _qtRequireName(uniqueId, .name, "QTJsonEvent.init(uniqueId:encoding:encoder:)")
+        try self.init(checkedUniqueId: uniqueId, jsonData: encoder.encode(value))
     }
 
     /// Decodes an event that arrived as JSON text (from C, or from
     /// `QTEventBus.dispatchJSON`); nil when the text is not JSON or has no name.
     public init?(eventBytes: UnsafeRawBufferPointer, subType: String?) {
-        guard let subType, let event = try? QTJsonEvent(uniqueId: subType, jsonData: Data(eventBytes)) else {
+        // The engine's subtypes are valid names.
+        guard let subType, let event = try? QTJsonEvent(checkedUniqueId: subType, jsonData: Data(eventBytes)) else {
             return nil
         }
         self = event

@@ -39,13 +39,6 @@ extension QTBusTests {
                 #expect(error.message.hasPrefix("qtbus_dispatch_json: the text is not JSON"), "\(error.message)")
                 #expect(error.description == error.message)
             }
-            do {
-                _ = try QTCommand<String, String>(bus: bus, name: "") { _, execution in _ = execution.finish() }
-                Issue.record("a command with an empty name was made")
-            } catch {
-                #expect(error == .invalidArgument)
-                #expect(error.message == "qtbus_command_create: the name \"\" is empty", "\(error.message)")
-            }
             // Each error has its own call's text, not the thread's previous one.
             let command = try QTCommand<String, String>(bus: bus, name: "Once") { _, execution in _ = execution.finish() }
             command.dispose()
@@ -54,7 +47,22 @@ extension QTBusTests {
                 Issue.record("a disposed command started")
             } catch {
                 #expect(error == .stale)
-                #expect(!error.message.contains("qtbus_command_create"), "\(error.message)")
+                #expect(error.message == "qtbus_command_execute: the command is disposed or was never made",
+                        "\(error.message)")
+            }
+            do {
+                try command.setEnabled(true)
+                Issue.record("a disposed command was enabled")
+            } catch {
+                #expect(error == .stale)
+                #expect(error.message.hasPrefix("qtbus_command_set_enabled: "), "\(error.message)")
+            }
+            do {
+                _ = try bus.dispatchJSON(name: "Config", json: "{}\u{0}{")
+                Issue.record("JSON text with a NUL byte was dispatched")
+            } catch {
+                #expect(error.code == .invalidJSON, "a NUL would have cut the text to valid JSON")
+                #expect(error.message == "dispatchJSON(name:json:): the text is not JSON (it contains a NUL byte)")
             }
             #expect(QTBusError(status: QTBUS_ESTALE.rawValue)?.message == "", "made by hand: no text")
         }

@@ -74,17 +74,19 @@ extension QTBusTests {
             #expect(!source.isAutoconnect)
             let token = bus.on(named: "Clock").next { _ in }
             #expect(effect.starts.value == 0, "not autoconnect: subscribers do not start it")
-            #expect(source.connect())
-            #expect(source.connect())
+            try source.connect()
+            try source.connect()
             #expect(effect.starts.value == 1, "further connects do nothing")
-            #expect(source.disconnect())
-            #expect(source.disconnect())
+            try source.disconnect()
+            try source.disconnect()
             #expect(effect.stops.value == 1)
-            #expect(source.connect())
+            try source.connect()
             #expect(effect.starts.value == 2, "reconnect after disconnect starts it again")
             source.dispose()
             #expect(effect.stops.value == 2, "disposing a connected source stops it")
-            #expect(!source.connect(), "disposed")
+            #expect(throws: QTBusError.stale, "disposed") { try source.connect() }
+            #expect(throws: QTBusError.stale) { try source.disconnect() }
+            source.dispose()  // again: it had ended, which is what was asked
             #expect(effect.starts.value == 2)
             #expect(effect.alternated)
             token.dispose()
@@ -146,15 +148,11 @@ extension QTBusTests {
                 watched = captured
                 let source = try QTSource(bus: bus, type: "Temp", start: { _ in _ = captured; effect.start() },
                                           stop: { effect.stop() })
-                source.connect()
+                try source.connect()
                 #expect(effect.starts.value == 1)
             }
             #expect(effect.stops.value == 1, "deinit disconnected it")
             #expect(watched == nil, "and released its closures")
-        }
-
-        @Test func invalidType() {
-            #expect(throws: QTBusError.invalidArgument) { try QTSource(bus: QTEventBus(), type: "", start: { _ in }) }
         }
     }
 }

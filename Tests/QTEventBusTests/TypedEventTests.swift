@@ -1,5 +1,5 @@
 // Normal and subtype events (QTEventBus's testNormalEvent / testSubTypeEvent), generic
-// type keys, ordering, re-entrancy, ONCE and the errors of invalid names.
+// type keys, ordering, re-entrancy and ONCE (invalid names: MisuseTests).
 import QTEventBusTestSupport
 import QTEventBus
 import Testing
@@ -133,39 +133,11 @@ extension QTBusTests {
             bus.dispatch("logout")
             #expect(refresh.value == 1)
             #expect(all.values == ["refresh", "logout"])
-            #expect(bus.dispatch("") == Int(QTBusError.invalidArgument.rawValue), "an empty name is not an engine name")
-            #expect(bus.dispatch(String(repeating: "x", count: 256)) == Int(QTBusError.invalidArgument.rawValue))
-            #expect(all.count == 2)
+            // `bus.dispatch("")` traps: MisuseTests.
             t1.dispose(); t2.dispose()
         }
 
-        // A refused subscription traps (a programmer error), in a child process here.
-        @Test func anInvalidSubtypeTraps() async {
-            await #expect(processExitsWith: .failure) {
-                _ = QTEventBus().on(PingEvent.self).ofSubType("").next { _ in }
-            }
-            await #expect(processExitsWith: .failure) {
-                _ = QTEventBus().on(PingEvent.self).ofSubType(String(repeating: "y", count: 300)).next { _ in }
-            }
-            await #expect(processExitsWith: .failure) {
-                _ = QTEventBus().on(named: "").next { _ in }
-            }
-            await #expect(processExitsWith: .failure, "every maker: requests") {
-                _ = QTEventBus().on(named: "Ask").ofSubType("").reply { _ in ["x"] }
-            }
-            await #expect(processExitsWith: .failure, "every maker: streams") {
-                _ = QTEventBus().on(PingEvent.self).ofSubType("").events()
-            }
-        }
-
-        @Test func aTrapSaysWhichNameAndWhy() async throws {
-            let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                _ = QTEventBus().on(PingEvent.self).ofSubType("").next { _ in }
-            }
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-            #expect(text.contains("cannot subscribe to \"\(PingEvent.eventName)\": the subtype \"\" is not 1 to 255 bytes"))
-            #expect(QTBusError.invalidArgument.description == String(cString: _qtbus_strerror(-1)))
-        }
+        // Refused subscriptions and dispatches trap: MisuseTests.
 
         @Test func eventsNobodyReceivesBecomeNoSubscriberEvents() {
             let bus = QTEventBus()
@@ -177,5 +149,3 @@ extension QTBusTests {
         }
     }
 }
-
-import QTBusEngine
