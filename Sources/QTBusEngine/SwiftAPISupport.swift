@@ -46,8 +46,12 @@ import Glibc
 /// bus and type (`_TypeIds.swift`): the dispatch then starts as `qtbus_dispatch_id` does,
 /// without measuring, hashing and finding `type`. 0, or an id this bus did not make:
 /// by `type`, as `qtbus_dispatch`.
+///
+/// `subtypeLength`: the UTF-8 length of the Swift string `subtype` was made from. A NUL
+/// byte inside it ends the C string early, which the length measured here then shows:
+/// refused, rather than dispatched under the shorter name (the Swift API traps on it).
 @usableFromInline package func _qtEngineDispatchBorrowed(_ bus: OpaquePointer, typeId: UInt64, type: UnsafePointer<CChar>,
-                                     subtype: UnsafePointer<CChar>?, data: UnsafeRawPointer?, size: Int,
+                                     subtype: UnsafePointer<CChar>?, subtypeLength: Int, data: UnsafeRawPointer?, size: Int,
                                      object: UnsafeMutableRawPointer, copy: _QTEngineObjectCopy,
                                      release: qtbus_release, flags: UInt32) -> Int32 {
     // Refused as qtbus_dispatch refuses (the Swift API passes valid flags and bytes).
@@ -58,6 +62,7 @@ import Glibc
     var subtypeName: CName? = nil
     if let subtype {
         guard let s = CName(subtype) else { return reported(f, on: bus, failName(subtype, .subtype)) }
+        guard s.length == subtypeLength else { return reported(f, on: bus, fail(QTBUS_EINVAL, "the subtype holds a NUL byte")) }
         subtypeName = s
     }
     let engineBus = UnsafeMutablePointer<Bus>(bus)
