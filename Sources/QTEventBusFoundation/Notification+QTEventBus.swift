@@ -37,9 +37,11 @@ public struct QTNotificationEvent: QTSourcedEvent, @unchecked Sendable {
     /// Claims a `NotificationCenter.default` observer for each name in `subTypes` on
     /// `bus` (see the file comment). A subscription without names claims nothing: it
     /// receives the notifications other subscriptions' observers bring in, and those
-    /// dispatched to the bus directly.
+    /// dispatched to the bus directly. A name that is not a valid name traps (the
+    /// notifications it would bring in could not be dispatched).
     public static func startSource(on bus: QTEventBus, subTypes: [String]) -> (@Sendable () -> Void)? {
-        _QTNotificationObservers.shared.claim(bus, names: subTypes)
+        for name in subTypes { _qtRequireName(name, .subtype, "QTNotificationEvent.startSource(on:subTypes:)") }
+        return _QTNotificationObservers.shared.claim(bus, names: subTypes)
     }
 }
 

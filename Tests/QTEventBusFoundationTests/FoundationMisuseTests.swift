@@ -11,7 +11,7 @@ import Testing
 /// One programmer error, run in a child process, and the message it must trap with
 /// (after "QTEventBus: ").
 enum FoundationMisuseCase: String, Codable, Sendable, CaseIterable {
-    case dispatchNotificationEmptyName, observeEmptyNotificationName
+    case dispatchNotificationEmptyName, observeEmptyNotificationName, claimNULNotificationName
     case jsonObjectEmptyId, jsonDataLongId, jsonEncodingNULId, dispatchJSONEncodingEmptyName
 
     var expected: String {
@@ -19,6 +19,8 @@ enum FoundationMisuseCase: String, Codable, Sendable, CaseIterable {
         switch self {
         case .dispatchNotificationEmptyName: return "dispatch(_:) of Notification: the subtype \"\" is empty"
         case .observeEmptyNotificationName: return "ofSubType(_:): the subtype \"\" is empty"
+        case .claimNULNotificationName:
+            return "QTNotificationEvent.startSource(on:subTypes:): the subtype \"a\\x00b\" contains a NUL byte"
         case .jsonObjectEmptyId: return "QTJsonEvent.init(uniqueId:jsonObject:): the name \"\" is empty"
         case .jsonDataLongId: return "QTJsonEvent.init(uniqueId:jsonData:): the name \(long) is longer than 255 bytes"
         case .jsonEncodingNULId:
@@ -32,6 +34,7 @@ enum FoundationMisuseCase: String, Codable, Sendable, CaseIterable {
         switch self {
         case .dispatchNotificationEmptyName: bus.dispatch(Notification(name: Notification.Name("")))
         case .observeEmptyNotificationName: bus.on(Notification.self).ofSubType("").next { _ in }
+        case .claimNULNotificationName: _ = QTNotificationEvent.startSource(on: bus, subTypes: ["ok", "a\u{0}b"])
         case .jsonObjectEmptyId: _ = try QTJsonEvent(uniqueId: "", jsonObject: ["a": 1])
         case .jsonDataLongId: _ = try QTJsonEvent(uniqueId: String(repeating: "y", count: 300), jsonData: Data("{}".utf8))
         case .jsonEncodingNULId: _ = try QTJsonEvent(uniqueId: "a\u{0}b", encoding: [1, 2])
