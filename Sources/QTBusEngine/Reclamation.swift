@@ -270,8 +270,8 @@ func epochEnter() -> UnsafeMutablePointer<ThreadRecord> {
 // after an escape the frame is gone, so the call runs above it or has overwritten it.
 // Above it counts only on this thread's own stack: a coroutine's stack may lie anywhere,
 // and a section must never be closed while its frame is live.  A call that comes back
-// deeper than the lost frame without having overwritten the canary is not told apart
-// from a nested one; it closes the sections when it returns above them.
+// deeper than the lost frame without having overwritten the canary is taken for a
+// nested one; the first later call made from above the lost frame closes the sections.
 
 /// Runs an outermost section's `body` with the canary in the caller's frame (inlined:
 /// the frame of the call that opened the section, live until it returns), its address
