@@ -19,59 +19,21 @@ set(QTBUS_SWIFT_THREADS ${_cores} CACHE STRING "LLVM threads of the whole-module
 set(_engine ${PROJECT_SOURCE_DIR}/Sources/QTBusEngine)
 set(_shims  ${PROJECT_SOURCE_DIR}/Sources/CQtbusShims)
 
-# Sources/QTBusEngine, listed explicitly.  SwiftPM takes every file of the directory, so
-# a file added there must be added here too (checked below).
-set(QTBUS_SWIFT_SOURCES
-  # Primitives
-  ${_engine}/Memory.swift
-  ${_engine}/Misuse.swift
-  ${_engine}/Lock.swift
-  ${_engine}/Names.swift
-  ${_engine}/HandleTable.swift
-  ${_engine}/NameTable.swift
-  ${_engine}/Reclamation.swift
-  ${_engine}/JSON.swift
-  # Events and queues
-  ${_engine}/Request.swift
-  ${_engine}/Payload.swift
-  ${_engine}/Event.swift
-  ${_engine}/Queue.swift
-  ${_engine}/MainQueue.swift
-  # The store
-  ${_engine}/Subscription.swift
-  ${_engine}/SubList.swift
-  ${_engine}/SubscriptionPool.swift
-  ${_engine}/StickyStore.swift
-  ${_engine}/Backlog.swift
-  ${_engine}/TypeEntry.swift
-  ${_engine}/Bag.swift
-  ${_engine}/Bus.swift
-  ${_engine}/Registry.swift
-  # Registry changes
-  ${_engine}/Subscribe.swift
-  ${_engine}/Dispose.swift
-  ${_engine}/Owners.swift
-  ${_engine}/Introspection.swift
-  ${_engine}/TypeIds.swift
-  ${_engine}/Trace.swift
-  # Dispatch
-  ${_engine}/Dispatch.swift
-  ${_engine}/QueuedDelivery.swift
-  ${_engine}/Sticky.swift
-  # Features
-  ${_engine}/Requests.swift
-  ${_engine}/Commands.swift
-  ${_engine}/SharedSources.swift
-  ${_engine}/Signals.swift
-  ${_engine}/Bus+Destroy.swift
-  # The C boundary, and the Swift API's seam
-  ${_engine}/CBoundary.swift
-  ${_engine}/SwiftAPISupport.swift)
-
-file(GLOB _on_disk CONFIGURE_DEPENDS ${_engine}/*.swift)
+# Sources/QTBusEngine: one folder per layer, lowest first.  A file calls the files of its
+# own layer and of the layers below it, but for the hooks scripts/layers.py names; that
+# script reads this list, checks the calls, and draws the layers for the README.  The
+# files are whatever the folders hold (SwiftPM takes them the same way).
+set(QTBUS_ENGINE_LAYERS Primitives Events Store RegistryChanges Dispatch Features Boundary)
+set(QTBUS_SWIFT_SOURCES)
+foreach(_layer IN LISTS QTBUS_ENGINE_LAYERS)
+  file(GLOB _files CONFIGURE_DEPENDS ${_engine}/${_layer}/*.swift)
+  list(SORT _files)
+  list(APPEND QTBUS_SWIFT_SOURCES ${_files})
+endforeach()
+file(GLOB_RECURSE _on_disk CONFIGURE_DEPENDS ${_engine}/*.swift)
 foreach(_f IN LISTS _on_disk)
   if(NOT _f IN_LIST QTBUS_SWIFT_SOURCES)
-    message(FATAL_ERROR "${_f} is not listed in cmake/qtbus_library.cmake (QTBUS_SWIFT_SOURCES)")
+    message(FATAL_ERROR "${_f} is in no layer folder of Sources/QTBusEngine (QTBUS_ENGINE_LAYERS)")
   endif()
 endforeach()
 
@@ -213,7 +175,7 @@ elseif(QTBUS_SANITIZE STREQUAL "thread")
   target_compile_options(qtbus PRIVATE $<$<COMPILE_LANGUAGE:C>:-fsanitize=thread>)
   # Swift reports inout accesses through `pointee` at the struct's base address; the
   # engine is written so that those reports cannot collide (UnsafeMutablePointer.field
-  # in Sources/QTBusEngine/Lock.swift explains how).
+  # in Sources/QTBusEngine/Primitives/Lock.swift explains how).
   target_compile_options(qtbus PRIVATE $<$<COMPILE_LANGUAGE:Swift>:-sanitize=thread>)
   target_link_options(qtbus PRIVATE -sanitize=thread)
 elseif(QTBUS_SANITIZE)

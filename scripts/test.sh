@@ -3,6 +3,8 @@
 #
 #   1. builds and installs libqtbus and libqtbus-nats (build/, _install/), as
 #      scripts/quickstart.sh does;
+#      (before that: the engine's layers, scripts/layers.py: calls go down but for the
+#      named hooks, and the README's drawing is the tree's);
 #   2. checks the library: exports == qtbus.h, no Foundation, NEEDED and RUNPATH, header
 #      hygiene, the demo (ctest in build/); and its ABI against the committed baseline
 #      (scripts/abi-check.sh, abidiff); its USDT probes, fired under gdb
@@ -43,6 +45,7 @@ export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PAT
 
 
 do_deps() { bash "$ROOT/scripts/deps.sh"; }
+do_layers() { python3 "$ROOT/scripts/layers.py" && python3 "$ROOT/scripts/layers.py" --readme; }
 do_build() { build_install "$BUILD" "$PREFIX" -DCMAKE_BUILD_TYPE=Release -DQTBUS_BUILD_TESTS=ON -DQTBUS_NATS=ON; }
 do_abi_check() { bash "$ROOT/scripts/abi-check.sh" "$BUILD/libqtbus.so" "$ROOT/include/qtbus.h"; }
 do_library_checks() { env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD" --output-on-failure; }
@@ -133,6 +136,7 @@ do_readme() {
 step "dependencies (scripts/deps.sh)" do_deps
 [ "$last" -eq 0 ] || { printf '  %s\n' "${results[@]}"; exit 1; }
 
+step "engine layers: calls go down but for the hooks, README draws the tree (scripts/layers.py)" do_layers
 step "build + install libqtbus and libqtbus-nats (build/, _install/)" do_build
 if [ "$last" -eq 0 ]; then
   step "library checks: ABI, RUNPATH, header, demo (ctest in build/)" do_library_checks

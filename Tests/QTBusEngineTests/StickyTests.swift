@@ -1,4 +1,4 @@
-// Sticky events and REPLAY subscriptions (Sticky.swift): what is kept, replay order,
+// Sticky events and REPLAY subscriptions (StickyReplay.swift): what is kept, replay order,
 // clearing, object lifetime, and the backlog gate (replay, then live, no gap, no
 // duplicate).
 import QTEventBusTestSupport

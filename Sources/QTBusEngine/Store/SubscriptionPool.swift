@@ -3,6 +3,10 @@
 import CQtbusShims
 import Glibc
 
+/// A bit no token id has (the top bit of its pool index: the pool stops short of it), so
+/// that a Swift token keeps its id and its disposed flag in one atomic word.
+@inlinable package var _qtEngineTokenSpareBit: UInt64 { 1 << 31 }
+
 /// The pool of subscription records: chunks that never move, so a record's address
 /// is stable for the registry's life; free records form a list through `bagOrFreeLink`.
 /// Registry lock only.

@@ -32,10 +32,6 @@
 import CQtbusShims
 import Glibc
 
-/// A bit no token id has (the top bit of its pool index: the pool stops short of it), so
-/// that a Swift token keeps its id and its disposed flag in one atomic word.
-@inlinable package var _qtEngineTokenSpareBit: UInt64 { 1 << 31 }
-
 /// Swift-only: `qtbus_dispatch` of an event whose `object` is borrowed for the duration
 /// of the call (see the file comment: Values). The engine never releases `object`; it calls
 /// `copy(object)` at most once, when a delivery must outlive the call, and releases the

@@ -1,5 +1,5 @@
 // A REPLAY subscription's backlog: live deliveries parked while its replay runs
-// (Sticky.swift explains the gate).
+// (StickyReplay.swift explains the gate).
 import CQtbusShims
 import Glibc
 

@@ -81,7 +81,7 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
     var backlog: UnsafeMutablePointer<Backlog>? = nil
     if flags & subReplay != 0 {
         // Shut, holding the kept events to replay, before the nodes are published: in
-        // this critical section, so no sticky dispatch comes between (Sticky.swift).
+        // this critical section, so no sticky dispatch comes between (StickyReplay.swift).
         guard var kept = type.pointee.sticky.matching(request.subtypes) else {
             free(extraRaw)
             return nil

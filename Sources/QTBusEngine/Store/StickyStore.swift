@@ -1,4 +1,4 @@
-// The kept events of a type (the store part of sticky events; Sticky.swift has the rest).
+// The kept events of a type (the store part of sticky events; StickyReplay.swift has the rest).
 import CQtbusShims
 import Glibc
 

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The engine's layers, checked and drawn from the tree.
+
+    scripts/layers.py            check: every file of Sources/QTBusEngine is in a layer
+                                 folder, and calls only its own layer and those below,
+                                 but through the hooks named below; exit 1 otherwise
+    scripts/layers.py --drawing  print the drawing README.md carries (from the folders)
+    scripts/layers.py --readme   check that README.md's drawing is the one printed
+
+The layers, lowest first, are QTBUS_ENGINE_LAYERS in cmake/qtbus_library.cmake (the one
+list; CMake builds the folders in that order).  A "call" is a use of a function or global that
+another file declares at its top level (names declared private or fileprivate are the
+file's own; an overload declared in several layers counts as the lowest one's).  Text, not a compiler: comments and string
+literals are skipped, and a member called through a value (`x.foo()`) is not seen.
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+ENGINE = ROOT / "Sources" / "QTBusEngine"
+CMAKE = ROOT / "cmake" / "qtbus_library.cmake"
+README = ROOT / "README.md"
+
+# Calls upward that the design has: each a hook that a registry change leaves for after
+# the unlock (Store/Registry.swift's AfterUnlock), the name it calls and who may call it.
+HOOKS = {
+    "typeLivenessChanged": ("a type coming alive or going idle wakes its autoconnect sources",
+                            {"Subscribe.swift", "Dispose.swift"}),
+    "deliverReplay": ("a new REPLAY subscription's backlog is delivered", {"Subscribe.swift"}),
+    "emitNotes": ("the trace records made under the lock are sent", {"Registry.swift"}),
+}
+
+# What each layer holds, for the drawing (a folder's name says the rest).
+TITLES = {
+    "Boundary": "C boundary",
+    "Features": "features",
+    "Dispatch": "dispatch",
+    "RegistryChanges": "registry changes",
+    "Store": "store",
+    "Events": "events, queues",
+    "Primitives": "primitives",
+}
+
+# Functions and globals: what a file calls.  Types are not calls (a lower layer may hold
+# a pointer to a feature's record), so they are not checked.
+DECL = re.compile(
+    r"^(?:@[\w(), ]+\s+)*(?P<access>(?:private|fileprivate|internal|package|public)\s+)?"
+    r"(?:nonisolated\(unsafe\)\s+)?"
+    r"(?:func|let|var)\s+(?P<name>[A-Za-z_]\w*)")
+# A name not reached through a value or a type (`.name` is a member or an enum case).
+IDENT = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
+
+
+def layers():
+    m = re.search(r"set\(QTBUS_ENGINE_LAYERS([^)]*)\)", CMAKE.read_text())
+    if not m:
+        sys.exit(f"layers.py: no set(QTBUS_ENGINE_LAYERS ...) in {CMAKE}")
+    return m.group(1).split()
+
+
+def code_of(text):
+    """The text with comments and string literals blanked (line structure kept)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            seg = text[i:n if j < 0 else j + 2]
+            out.append("\n" * seg.count("\n"))
+            i = n if j < 0 else j + 2
+        elif text.startswith('"""', i):
+            j = text.find('"""', i + 3)
+            seg = text[i:n if j < 0 else j + 3]
+            out.append("\n" * seg.count("\n"))
+            i = n if j < 0 else j + 3
+        elif text[i] == '"':
+            j = i + 1
+            while j < n and text[j] != '"' and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def files_by_layer(order):
+    found, problems = {}, []
+    for path in sorted(ENGINE.rglob("*.swift")):
+        rel = path.relative_to(ENGINE)
+        if len(rel.parts) != 2 or rel.parts[0] not in order:
+            problems.append(f"{rel}: not in a layer folder ({', '.join(order)})")
+            continue
+        found.setdefault(rel.parts[0], []).append(path)
+    names = [p.name for ps in found.values() for p in ps]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(f"{name}: two files of that name (the compile writes one object per file name)")
+    return found, problems
+
+
+def check(order):
+    found, problems = files_by_layer(order)
+    rank = {layer: i for i, layer in enumerate(order)}
+    declared = {}  # name -> (layer, file)
+    codes = {}
+    for layer, paths in found.items():
+        for path in paths:
+            code = code_of(path.read_text())
+            codes[path] = (layer, code)
+            for line in code.splitlines():
+                m = DECL.match(line)
+                if m and not (m.group("access") or "").strip() in ("private", "fileprivate"):
+                    # Overloads in several layers: the lowest one counts (a call may be to it).
+                    name = m.group("name")
+                    if name not in declared or rank[layer] < rank[declared[name][0]]:
+                        declared[name] = (layer, path.name)
+    used_hooks = set()
+    for path, (layer, code) in sorted(codes.items()):
+        seen = set()
+        for name in IDENT.findall(code):
+            if name in seen or name not in declared:
+                continue
+            seen.add(name)
+            owner_layer, owner_file = declared[name]
+            if rank[owner_layer] <= rank[layer]:
+                continue
+            if name in HOOKS and path.name in HOOKS[name][1]:
+                used_hooks.add((path.name, name))
+                continue
+            problems.append(f"{layer}/{path.name} uses {name} of {owner_layer}/{owner_file}, a layer above")
+    for name, (_, callers) in sorted(HOOKS.items()):
+        for caller in sorted(callers):
+            if (caller, name) not in used_hooks:
+                problems.append(f"hook {caller} -> {name} is listed but not used: remove it from HOOKS")
+    return found, problems
+
+
+def drawing(order, found, width=92):
+    """One row per layer, top first: its title and folder, then its files (wrapped)."""
+    titles = {l: f"{TITLES.get(l, l)} ({l}/)" for l in order}
+    indent = max(len(t) for t in titles.values()) + 2
+    lines = []
+    for layer in reversed(order):
+        line = f"{titles[layer]:<{indent}}"
+        for i, name in enumerate(p.stem for p in found.get(layer, [])):
+            piece = name if i == 0 else "   " + name
+            if len(line) + len(piece) > width and i > 0:
+                lines.append(line)
+                line = " " * indent + name
+            else:
+                line += piece
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def readme_drawing():
+    text = README.read_text()
+    m = re.search(r"<!-- layers: scripts/layers.py --drawing -->\n```\n(.*?)\n```", text, re.S)
+    return m.group(1) if m else None
+
+
+def main(argv):
+    order = layers()
+    found, problems = check(order)
+    if "--drawing" in argv:
+        print(drawing(order, found))
+        return 0
+    if "--readme" in argv:
+        have = readme_drawing()
+        want = drawing(order, found)
+        if have != want:
+            print("README.md's layer drawing is not the tree's; put this under its marker "
+                  "(<!-- layers: scripts/layers.py --drawing -->):\n" + want)
+            return 1
+        print("README.md draws the layers as the tree has them")
+        return 0
+    for p in problems:
+        print(p)
+    files = sum(len(v) for v in found.values())
+    if problems:
+        print(f"layers.py: {len(problems)} problem(s) in {files} files")
+        return 1
+    print(f"layers.py: {files} files in {len(order)} layers "
+          f"({' < '.join(order)}); every call goes down or sideways, "
+          f"but for {len(HOOKS)} hooks: " + "; ".join(d for d, _ in HOOKS.values()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
