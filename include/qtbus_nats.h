@@ -54,6 +54,16 @@
  * later than that is not waited for, and its replies are dropped.  The remote
  * handlers' count is not in what qtbus_request() returns (the export subscription
  * counts as one handler).
+ *   The answering bridge reports each answer it cannot send (ERRORS, below, with the
+ * function "qtbus_nats_import"), saying what the requester sees instead: the
+ * acknowledgement (the requester then does not count that bridge and may complete
+ * before its replies come), a reply (larger than the server's max_payload, no memory
+ * to copy it, the server unreachable with the reconnect buffer full...: the requester
+ * does not get it), the end (the requester waits for it until its request_timeout_ms),
+ * and a received request it could not dispatch.  An answer sent after that bridge was
+ * closed (a handler that deferred) is reported too, in qtbus_errmsg() on the thread
+ * that answers and by QTBUS_DEBUG=misuse, but to no trace hook: a closed bridge no
+ * longer knows whether its bus exists.
  *
  * STICKY EVENTS KEPT BY THE SERVER (options->jetstream).  Without it a sticky event is
  * kept by the buses that receive it, but a process that starts later has missed it.
@@ -81,11 +91,14 @@
  * inside a dispatch, a received message that cannot be dispatched, the server's
  * asynchronous errors) are reported the same way, as qtbus_report() does, with the
  * function "qtbus_nats_export" / "qtbus_nats_import" / "qtbus_nats": on the thread
- * where they happen, and to the bus's trace hook as MISUSE records.  Received messages
- * are dropped, with such a report, when their subject is not one this encoding
- * produces (a name in it that is not a qtbus name included: NAMES, below) or when the
- * bridge's backlog of received events holds more than QTBUS_NATS_MAX_PENDING events
- * or QTBUS_NATS_MAX_PENDING_BYTES.
+ * where they happen, and to the bus's trace hook as MISUSE records.  The server's
+ * asynchronous errors ("qtbus_nats", on nats.c's callback thread) carry its words,
+ * e.g. for a publish its permissions deny:
+ *     qtbus_nats: Not Permitted: Permissions Violation for Publish to "qtbus.e.T._"
+ * Received messages are dropped, with such a report, when their subject is not one
+ * this encoding produces (a name in it that is not a qtbus name included: NAMES,
+ * below) or when the bridge's backlog of received events holds more than
+ * QTBUS_NATS_MAX_PENDING events or QTBUS_NATS_MAX_PENDING_BYTES.
  *
  * NAMES.  Every call that takes a type or a subtype checks it with one rule, qtbus's
  * (qtbus.h, NAMES: NUL-terminated UTF-8 of 1 to 255 bytes), before anything is
@@ -136,6 +149,13 @@ typedef struct qtbus_nats_options {
  * be reached (qtbus_errmsg() names the url and nats.c's reason), or, with jetstream,
  * when the server has no JetStream; QTBUS_ENOMEM.  A failed connect leaves *out NULL.
  *
+ * The url lists every server, separated by commas, as many as it names (all are
+ * used; blanks around an entry and empty entries are skipped): tried in that order at
+ * connect, and again in that order after a server is lost.  An entry may carry
+ * credentials, nats://user:password@host:port or nats://token@host:port (nats.c takes
+ * them from the first entry that has some); qtbus_errmsg() shows the url with each
+ * password or token as "***".
+ *
  * The prefix is not a qtbus name but the first tokens of every subject, written as it
  * is, so it has NATS's rule, made strict: 1 to 256 bytes of printable ASCII (0x21 to
  * 0x7E: no space, no control byte, nothing above 0x7E, so never invalid UTF-8), in
@@ -159,9 +179,31 @@ QTBUS_NATS_API int qtbus_nats_export(qtbus_nats *bridge, const char *type);
  * Importing a type twice is QTBUS_OK and changes nothing.  Refuses: QTBUS_EINVAL for
  * a NULL bridge or a type that is not a qtbus name (NAMES, above: exactly the types
  * qtbus_nats_export refuses), with nothing subscribed; QTBUS_EIO when nats.c could
- * not subscribe (nothing kept) or the server did not confirm the subscription within
- * 2 s (then it is kept, and sent again on reconnect); QTBUS_ENOMEM.  Received
- * messages that cannot be dispatched are reported as they come (ERRORS, above). */
+ * not subscribe (nothing kept), when the server refused the subscription (below:
+ * nothing kept), or when the server did not confirm the subscription within 2 s
+ * (then it is kept, and sent again on reconnect); QTBUS_ENOMEM.  Received messages
+ * that cannot be dispatched are reported as they come (ERRORS, above).
+ *
+ * A server whose permissions deny the connection's user this subscription (with
+ * JetStream, one of its subscriptions to <prefix>.e.<type>.* and <prefix>.q.<type>.*)
+ * answers with an error before it confirms; the import waits for it and returns
+ * QTBUS_EIO, one MISUSE record, and qtbus_errmsg() in the server's words:
+ *     qtbus_nats_import: the server refused the subscription to qtbus.*.T.*:
+ *     Permissions Violation for Subscription to "qtbus.*.T.*"
+ * Imports of one bridge take turns for this.  Limits, all nats.c's or the server's:
+ *   - nats.c keeps only the connection's last error, until a reconnect.  After a
+ *     refusal, an import of the same type on that connection, if the server now allows
+ *     it (its configuration reloaded), waits 2 s for a refusal that does not come, then
+ *     succeeds.  If the server refuses a publish of this bridge at the same instant as
+ *     the subscription, the import may return QTBUS_OK: the refusal then comes as the
+ *     server's asynchronous error (ERRORS, above: function "qtbus_nats", with the
+ *     server's words, on nats.c's thread), and the import imports nothing.
+ *   - A deny that covers only part of what the import takes (e.g. "qtbus.e.T.*" for an
+ *     import of T, which subscribes to qtbus.*.T.*) is no refusal: the server accepts
+ *     the subscription and silently withholds the events it denies; nothing tells the
+ *     bridge.  Deny whole types (qtbus.*.T.> or qtbus.>).
+ *   - A refusal that comes later (permissions reduced by a reload) is the server's
+ *     asynchronous error, as above. */
 QTBUS_NATS_API int qtbus_nats_import(qtbus_nats *bridge, const char *type);
 
 /* As qtbus_nats_import(), for the events of `type` with this one `subtype`: the server
@@ -176,10 +218,18 @@ QTBUS_NATS_API int qtbus_nats_import_subtype(qtbus_nats *bridge, const char *typ
 QTBUS_NATS_API int qtbus_nats_is_connected(qtbus_nats *bridge);
 
 /* Stops exporting and importing, waits until what was published has reached the
- * server (at most 5 s) and until the bridge's thread has dispatched the events it had
- * already received, then disconnects and frees the bridge.  Returns QTBUS_OK, or
- * QTBUS_EIO when the flush did not complete (the bridge is closed and freed all the
- * same; qtbus_errmsg() says why); QTBUS_EINVAL for NULL. */
+ * server (at most 5 s), drains each import's subscription (at most 3 s: what the
+ * server had sent it is still dispatched), waits until the bridge's thread has
+ * dispatched the events it had received, then disconnects and frees the bridge.
+ * Returns QTBUS_OK; QTBUS_EIO when what it was asked to deliver may be lost: the flush
+ * did not complete, or a subscription did not drain (nats.c then dropped what it
+ * still held for it; with the server unreachable, what the server meant to send it).
+ * The bridge is closed and freed all the same, and the failure is one MISUSE record,
+ * qtbus_errmsg() naming each kind of loss, which subscription (the first, and how many
+ * more) and nats.c's reason:
+ *     qtbus_nats_close: 1 subscription did not drain, so messages for it may be lost:
+ *     qtbus.*.T.* (Timeout)
+ * QTBUS_EINVAL for NULL. */
 QTBUS_NATS_API int qtbus_nats_close(qtbus_nats *bridge);
 
 #ifdef __cplusplus

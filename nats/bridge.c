@@ -4,6 +4,8 @@
  */
 #include "bridge.h"
 
+#include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +22,11 @@ void qn_report(qtbus_nats *bridge, const char *function, int status, const char 
     va_start(args, format);
     vsnprintf(reason, sizeof reason, format, args);
     va_end(args);
-    qtbus_report(bridge ? bridge->bus : NULL, function, status, reason);
+    bool open = bridge && !atomic_load(&bridge->closed);
+    qtbus_report(open ? bridge->bus : NULL, function, status, reason);
 }
 
-static int status_of(natsStatus s)
+int qn_status_of(natsStatus s)
 {
     switch (s) {
     case NATS_NO_MEMORY: return QTBUS_ENOMEM;
@@ -33,45 +36,116 @@ static int status_of(natsStatus s)
     }
 }
 
-int qn_fail_nats(qtbus_nats *bridge, const char *function, natsStatus s, const char *what)
+void qn_nats_reason(char *out, size_t size, natsStatus s, const char *what)
 {
-    int status = status_of(s);
     const char *detail = nats_GetLastError(NULL);
     /* nats.c's last error repeats the status's text after its source location. */
     if (detail && *detail && !strstr(detail, natsStatus_GetText(s))) {
-        qn_report(bridge, function, status, "%s: %s (%s)", what, natsStatus_GetText(s), detail);
+        snprintf(out, size, "%s: %s (%s)", what, natsStatus_GetText(s), detail);
     } else {
-        qn_report(bridge, function, status, "%s: %s", what, natsStatus_GetText(s));
+        snprintf(out, size, "%s: %s", what, natsStatus_GetText(s));
     }
+}
+
+int qn_fail_nats(qtbus_nats *bridge, const char *function, natsStatus s, const char *what)
+{
+    char reason[512];
+    qn_nats_reason(reason, sizeof reason, s, what);
+    int status = qn_status_of(s);
+    qn_report(bridge, function, status, "%s", reason);
     return status;
 }
 
-/* nats.c's asynchronous errors (a slow consumer: the server or nats.c dropped
- * messages) have no call to return from: they are reported on nats.c's thread. */
+/* nats.c's asynchronous errors have no call to return from: they are reported on
+ * nats.c's thread, in the server's words when it sent some (nats.c gives them as this
+ * thread's last error during the callback): a slow consumer (the server or nats.c
+ * dropped messages), a publish or a subscription the server refused by permissions.
+ * A refused subscription of an import still waiting for its verdict is that import's
+ * failure, and is reported by it instead. */
 static void on_async_error(natsConnection *nc, natsSubscription *sub, natsStatus err, void *closure)
 {
     (void)nc;
     qtbus_nats *bridge = closure;
+    const char *text = nats_GetLastError(NULL);
+    if (text && !*text) text = NULL;
+    if (text && err == NATS_NOT_PERMITTED && qn_import_claim_refusal(bridge, text)) return;
     const char *subject = sub ? natsSubscription_GetSubject(sub) : NULL;
-    qn_report(bridge, "qtbus_nats", status_of(err), "%s%s%s", natsStatus_GetText(err),
-              subject ? " on " : "", subject ? subject : "");
+    qn_report(bridge, "qtbus_nats", qn_status_of(err), "%s%s%.300s%s%.300s", natsStatus_GetText(err),
+              text ? ": " : "", text ? text : "", subject ? " on " : "", subject ? subject : "");
 }
 
-/* url may be a comma-separated list; nats.c takes an array. */
+/* url may be a comma-separated list, of any length; nats.c takes an array (of any
+ * length too).  Blanks around an entry and empty entries are skipped. */
 static natsStatus set_servers(natsOptions *opts, const char *url)
 {
+    size_t most = 1;
+    for (const char *p = url; *p; p++) most += *p == ',';
+    if (most > INT_MAX) return NATS_INVALID_ARG;
     char *copy = strdup(url);
-    if (!copy) return NATS_NO_MEMORY;
-    const char *servers[64];
+    const char **servers = malloc(most * sizeof *servers);
+    if (!copy || !servers) {
+        free(copy);
+        free(servers);
+        return NATS_NO_MEMORY;
+    }
     int count = 0;
     char *save = NULL;
-    for (char *s = strtok_r(copy, ",", &save); s && count < 64; s = strtok_r(NULL, ",", &save)) {
-        while (*s == ' ') s++;
+    for (char *s = strtok_r(copy, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+        while (isspace((unsigned char)*s)) s++;
+        char *end = s + strlen(s);
+        while (end > s && isspace((unsigned char)end[-1])) *--end = '\0';
         if (*s) servers[count++] = s;
     }
     natsStatus st = count ? natsOptions_SetServers(opts, servers, count) : NATS_INVALID_ARG;
+    free(servers);
     free(copy);
     return st;
+}
+
+/* Whether `url` has an entry that is not blank. */
+static bool lists_server(const char *url)
+{
+    for (; *url; url++) {
+        if (*url != ',' && !isspace((unsigned char)*url)) return true;
+    }
+    return false;
+}
+
+/* `url` as messages show it, since qtbus_errmsg() and the trace hook end up in logs:
+ * the secret of each entry's userinfo written "***" (user:***@ for a password, ***@
+ * for a token); at most `size` - 1 bytes, ending "..." when cut. */
+static void shown_url(char *out, size_t size, const char *url)
+{
+    size_t n = 0;
+    bool cut = false;
+    for (const char *p = url; *p && !cut;) {
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        const char *scheme = strstr(p, "://");
+        const char *host = scheme && scheme < end ? scheme + 3 : p;
+        const char *at = memchr(host, '@', (size_t)(end - host));
+        const char *colon = at ? memchr(host, ':', (size_t)(at - host)) : NULL;
+        const char *secret = colon ? colon + 1 : at ? host : NULL;
+        for (const char *q = p; q <= end && *q && !cut;) {
+            /* Room for what is written and for "..." after it. */
+            size_t adds = q == secret ? 3 : 1;
+            if (n + adds + 4 > size) {
+                cut = true;
+            } else if (q == secret) {
+                memcpy(out + n, "***", 3);
+                n += 3;
+                q = at;
+            } else {
+                out[n++] = *q++;
+            }
+        }
+        p = *end ? end + 1 : end;
+    }
+    if (cut) {
+        memcpy(out + n, "...", 3);
+        n += 3;
+    }
+    out[n] = '\0';
 }
 
 static natsStatus make_options(qtbus_nats *bridge, const char *url, natsOptions **out)
@@ -103,6 +177,8 @@ static void bridge_free(qtbus_nats *bridge)
     jsCtx_Destroy(bridge->js);
     natsConnection_Destroy(bridge->conn);
     pthread_cond_destroy(&bridge->settled);
+    pthread_cond_destroy(&bridge->verdict_cond);
+    pthread_mutex_destroy(&bridge->import_lock);
     pthread_mutex_destroy(&bridge->lock);
     qn_handoff_free(bridge);
     pthread_mutex_destroy(&bridge->pool_lock);
@@ -130,6 +206,8 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
                             "options->prefix is not a NATS subject without wildcards (1 to 256 printable bytes, "
                             "'.'-separated tokens, no '*', '>' or spaces)");
     if (options->request_timeout_ms < 0) return qtbus_report(bus, fn, QTBUS_EINVAL, "options->request_timeout_ms is negative");
+    if (!lists_server(options->url))
+        return qtbus_report(bus, fn, QTBUS_EINVAL, "options->url lists no server (only commas and blanks)");
 
     /* Aligned for handoff's cache lines (sizeof is a multiple of the alignment). */
     qtbus_nats *bridge = aligned_alloc(_Alignof(qtbus_nats), sizeof *bridge);
@@ -143,6 +221,12 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
     pthread_mutex_init(&bridge->lock, NULL);
     pthread_mutex_init(&bridge->pool_lock, NULL);
     pthread_cond_init(&bridge->settled, NULL);
+    pthread_mutex_init(&bridge->import_lock, NULL);
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+    pthread_cond_init(&bridge->verdict_cond, &monotonic);
+    pthread_condattr_destroy(&monotonic);
 
     natsOptions *opts = NULL;
     natsStatus s = make_options(bridge, options->url, &opts);
@@ -154,8 +238,9 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
     s = natsConnection_Connect(&bridge->conn, opts);
     natsOptions_Destroy(opts);
     if (s != NATS_OK) {
-        char what[300];
-        snprintf(what, sizeof what, "no server at %.200s could be reached", options->url);
+        char url[204], what[300];
+        shown_url(url, sizeof url, options->url);
+        snprintf(what, sizeof what, "no server at %s could be reached", url);
         int status = qn_fail_nats(bridge, fn, s, what);
         bridge_free(bridge);
         return status;
@@ -262,15 +347,39 @@ int qtbus_nats_close(qtbus_nats *bridge)
     /* No publish starts after this, so the flush below covers every one. */
     qn_export_stop(bridge);
     natsStatus s = natsConnection_FlushTimeout(bridge->conn, CLOSE_FLUSH_MS);
-    int status = QTBUS_OK;
+    char flush_why[200] = "";
     if (s != NATS_OK) {
+        /* nats.c counts only what waits for the socket, not its reconnect buffer. */
         char what[160];
-        snprintf(what, sizeof what, "what was published did not reach the server within %d ms (%d bytes unsent)",
-                 CLOSE_FLUSH_MS, natsConnection_Buffered(bridge->conn));
-        status = qn_fail_nats(bridge, fn, s, what);
+        if (natsConnection_Status(bridge->conn) == NATS_CONN_STATUS_CONNECTED) {
+            snprintf(what, sizeof what, "what was published did not reach the server within %d ms (%d bytes unsent)",
+                     CLOSE_FLUSH_MS, natsConnection_Buffered(bridge->conn));
+        } else {
+            snprintf(what, sizeof what, "what was published did not reach the server within %d ms (none is "
+                     "reachable; the reconnect buffer is lost)", CLOSE_FLUSH_MS);
+        }
+        qn_nats_reason(flush_why, sizeof flush_why, s, what);
     }
-    qn_import_stop(bridge);
-    /* Requests this bridge is still answering publish their end to a closed connection. */
+    /* A subscription that did not drain may have lost messages the server had sent
+     * it: as much a failure to deliver as the flush, told the same way. */
+    char drain_why[160] = "";
+    int undrained = qn_import_stop(bridge, drain_why, sizeof drain_why);
+    int status = QTBUS_OK;
+    if (s != NATS_OK || undrained) {
+        status = s != NATS_OK ? qn_status_of(s) : QTBUS_EIO;
+        char undrained_why[240] = "";
+        if (undrained) {
+            snprintf(undrained_why, sizeof undrained_why,
+                     "%d subscription%s did not drain, so messages for %s may be lost: %s", undrained,
+                     undrained > 1 ? "s" : "", undrained > 1 ? "them" : "it", drain_why);
+        }
+        /* One record for the call, as for any failed call; the bridge is freed all the
+         * same (a bridge that cannot flush could not be closed otherwise). */
+        qn_report(bridge, fn, status, "%s%s%s", flush_why, *flush_why && undrained ? "; " : "", undrained_why);
+    }
+    /* Requests this bridge is still answering publish their end to a closed
+     * connection, and report it without the bus. */
+    atomic_store(&bridge->closed, true);
     natsConnection_Close(bridge->conn);
     qn_bridge_unref(bridge);
     return status;

@@ -86,9 +86,23 @@ typedef struct qn_exported {
 typedef struct qn_imported {
     struct qn_imported *next;
     natsSubscription *subs[3];
+    natsStatus drain[3];           /* at close: how starting each one's drain went */
     int count;
     char subject[];
 } qn_imported;
+
+/* An import waiting for the server's verdict on its subscriptions to the server's
+ * subjects (import.c; the stream's is made after it).  A refusal by permissions comes
+ * as an -ERR before the PONG that ends the import's flush, and nats.c hands it to
+ * on_async_error later, on its own thread: there it is given to the verdict (claimed)
+ * rather than reported, so that the import reports it once, as its own failure. */
+typedef struct qn_verdict {
+    const char *subjects[2];       /* the subscriptions' subjects, as sent to the server */
+    int count;
+    bool refused;
+    char why[256];                 /* the server's words for the first refusal claimed */
+    char latest[256];              /* the last refusal claimed */
+} qn_verdict;
 
 /* A received message waiting for the bridge's thread.  A small one is copied, in one
  * allocation, so that nats.c's message is freed on nats.c's thread: freeing it on
@@ -158,6 +172,14 @@ struct qtbus_nats {
     int live_imports;
     pthread_cond_t settled;        /* live_exports or live_imports went down */
     qn_imported *imported;
+    /* Imports take turns (import_lock, taken before lock): while one waits for the
+     * server's verdict, a refusal it reads is its own. */
+    pthread_mutex_t import_lock;
+    qn_verdict *verdict;           /* the import waiting for its verdict, or NULL */
+    pthread_cond_t verdict_cond;   /* a refusal was claimed (CLOCK_MONOTONIC) */
+    /* qtbus_nats_close has run: what still reports (an answer a handler sends later)
+     * has no bus it may name, since the bus may be destroyed by now. */
+    _Atomic bool closed;
 
     /* Requests this bridge published and has not completed (requests.c). */
     struct qn_request *requests;
@@ -181,9 +203,15 @@ struct qtbus_nats {
 
 /* ---- bridge.c -------------------------------------------------------------------- */
 
-/* Reports a failure that happened away from a call's return (qtbus_report). */
+/* Reports a failure that happened away from a call's return (qtbus_report): to the
+ * bridge's bus, or to none once the bridge is closed. */
 QTBUS_NATS_INTERNAL void qn_report(qtbus_nats *bridge, const char *function, int status, const char *format, ...)
     __attribute__((format(printf, 4, 5)));
+/* A nats.c status as a qtbus status. */
+QTBUS_NATS_INTERNAL int qn_status_of(natsStatus s);
+/* "<what>: <nats.c's text for s> (<its last error on this thread, when it adds to
+ * that>)" into out: read at once after the failed call, before another nats.c call. */
+QTBUS_NATS_INTERNAL void qn_nats_reason(char *out, size_t size, natsStatus s, const char *what);
 /* A nats.c status as a qtbus status, with qtbus_errmsg() saying what nats.c said. */
 QTBUS_NATS_INTERNAL int qn_fail_nats(qtbus_nats *bridge, const char *function, natsStatus s, const char *what);
 /* Drops a reference (refs); the last one disconnects and frees. */
@@ -208,8 +236,10 @@ QTBUS_NATS_INTERNAL void qn_request_answer(qtbus_nats *bridge, const qn_pending 
 QTBUS_NATS_INTERNAL int64_t qn_requests_due(qtbus_nats *bridge, bool all);
 /* From nats.c's thread, at once: tells the requester this bridge has its request. */
 QTBUS_NATS_INTERNAL void qn_request_acknowledge(qtbus_nats *bridge, natsMsg *msg);
-/* On the bridge's thread: dispatches a received request; its answers go to `reply`. */
-QTBUS_NATS_INTERNAL int qn_request_dispatch(qtbus_nats *bridge, const qtbus_event_desc *desc, const char *reply);
+/* On the bridge's thread: dispatches a request received on `subject`; its answers go
+ * to `reply`.  Reports its failures itself, as every answer it cannot send. */
+QTBUS_NATS_INTERNAL void qn_request_dispatch(qtbus_nats *bridge, const qtbus_event_desc *desc, const char *subject,
+                                             const char *reply);
 
 /* ---- sticky.c -------------------------------------------------------------------- */
 
@@ -258,8 +288,13 @@ QTBUS_NATS_INTERNAL void qn_on_subscription_complete(void *closure);
 
 QTBUS_NATS_INTERNAL int qn_import(qtbus_nats *bridge, const char *type, const char *subtype);
 QTBUS_NATS_INTERNAL int qn_import_start(qtbus_nats *bridge);
-/* Unsubscribes, then lets the thread dispatch what it holds and joins it. */
-QTBUS_NATS_INTERNAL void qn_import_stop(qtbus_nats *bridge);
+/* Drains the subscriptions, then lets the thread dispatch what it holds and joins it.
+ * Returns how many imports (and the reply inbox) did not drain, nats.c having perhaps
+ * dropped messages for them: the first of them and nats.c's reason written to why. */
+QTBUS_NATS_INTERNAL int qn_import_stop(qtbus_nats *bridge, char *why, size_t why_size);
+/* From on_async_error: true when `text` (nats.c's words for an -ERR) is the refusal of
+ * a subscription of the import waiting for its verdict, which then has it. */
+QTBUS_NATS_INTERNAL bool qn_import_claim_refusal(qtbus_nats *bridge, const char *text);
 /* Whether `event`, seen by the bridge's export handler, is the one this bridge is
  * dispatching from NATS on this thread. */
 QTBUS_NATS_INTERNAL bool qn_is_imported(const qtbus_nats *bridge, const qtbus_event *event);

@@ -14,10 +14,18 @@
 #define _GNU_SOURCE  /* SCHED_BATCH */
 #include "bridge.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* How long an import waits for the server to confirm its subscription, and then, when
+ * the server's last words may be its refusal, for nats.c to hand that refusal over. */
+#define IMPORT_CONFIRM_MS 2000
+/* How long close lets each subscription drain before nats.c drops what it still holds. */
+#define DRAIN_MS 3000
 
 static __thread const qtbus_nats *importing_bridge;
 static __thread const char *importing_type;
@@ -120,8 +128,12 @@ static void dispatch_message(qtbus_nats *bridge, const qn_pending *msg)
     const char *reply = msg->reply;
     importing_bridge = bridge;
     importing_type = parsed->type;
-    int status = parsed->kind == QN_KIND_REQUEST && reply ? qn_request_dispatch(bridge, &d, reply)
-                                                         : qtbus_dispatch(bridge->bus, &d);
+    int status = 0;
+    if (parsed->kind == QN_KIND_REQUEST && reply) {
+        qn_request_dispatch(bridge, &d, subject, reply);
+    } else {
+        status = qtbus_dispatch(bridge->bus, &d);
+    }
     importing_bridge = NULL;
     importing_type = NULL;
     if (status < 0) {
@@ -243,98 +255,262 @@ static natsStatus subscribe_one(qtbus_nats *bridge, const char *kinds, const cha
     return NATS_OK;
 }
 
+/* Whether `text`, nats.c's words for an -ERR from the server, is the refusal of a
+ * subscription to `subject`.  nats-server writes it
+ *     Permissions Violation for Subscription to "<subject>"
+ * with Go's quoting (\" and \\ escaped), and nats.c keeps at most 255 bytes of it: a
+ * long subject may be cut, and then the part that is there must match. */
+static bool refuses_subject(const char *text, const char *subject)
+{
+    static const char head[] = "Permissions Violation for Subscription to \"";
+    const char *start = strstr(text, head);
+    if (!start) return false;
+    const char *p = start + sizeof head - 1, *s = subject;
+    for (;;) {
+        if (*p == '\0') return p - text >= 200;  /* cut short by nats.c */
+        if (*p == '"') return *s == '\0';
+        char c = *p++;
+        if (c == '\\' && (*p == '"' || *p == '\\')) c = *p++;
+        if (c != *s++) return false;
+    }
+}
+
+/* Under bridge->lock: the subject of `v` that `text` refuses, or NULL. */
+static const char *refused_subject(const qn_verdict *v, const char *text)
+{
+    for (int k = 0; k < v->count; k++) {
+        if (v->subjects[k] && refuses_subject(text, v->subjects[k])) return v->subjects[k];
+    }
+    return NULL;
+}
+
+bool qn_import_claim_refusal(qtbus_nats *bridge, const char *text)
+{
+    pthread_mutex_lock(&bridge->lock);
+    qn_verdict *v = bridge->verdict;
+    bool claimed = v && refused_subject(v, text);
+    if (claimed) {
+        if (!v->refused) snprintf(v->why, sizeof v->why, "%s", text);
+        v->refused = true;
+        snprintf(v->latest, sizeof v->latest, "%s", text);
+        pthread_cond_broadcast(&bridge->verdict_cond);
+    }
+    pthread_mutex_unlock(&bridge->lock);
+    return claimed;
+}
+
+/* After the flush that the server confirmed: whether it refused a subscription of `v`.
+ * The server sends its refusal (an -ERR) before the PONG that ended the flush, so
+ * nats.c has read it by now, kept it as the connection's last error, and queued it for
+ * on_async_error, which claims it for `v` on nats.c's callback thread.  Those
+ * callbacks come in the order the errors came: once the one for the last error has
+ * been claimed, every earlier refusal of ours has been too.  The last error alone
+ * cannot decide, since nats.c keeps it until a reconnect: the same words left by an
+ * earlier refused import of the same subject may be all there is.  So when the last
+ * error names one of our subjects, wait for its callback (a refusal left from before
+ * gets none: the wait then ends at IMPORT_CONFIRM_MS, and the import stands). */
+static void await_verdict(qtbus_nats *bridge, qn_verdict *v)
+{
+    const char *last = NULL;
+    char last_text[256] = "";
+    if (natsConnection_GetLastError(bridge->conn, &last) == NATS_NOT_PERMITTED && last) {
+        snprintf(last_text, sizeof last_text, "%s", last);
+    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += IMPORT_CONFIRM_MS / 1000;
+    deadline.tv_nsec += (long)(IMPORT_CONFIRM_MS % 1000) * 1000000;
+    if (deadline.tv_nsec >= 1000000000) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&bridge->lock);
+    if (*last_text && refused_subject(v, last_text)) {
+        while (strcmp(v->latest, last_text) != 0
+               && pthread_cond_timedwait(&bridge->verdict_cond, &bridge->lock, &deadline) != ETIMEDOUT) {
+        }
+    }
+    bridge->verdict = NULL;
+    pthread_mutex_unlock(&bridge->lock);
+}
+
+/* An import that is not kept: its subscriptions end (their completions bring
+ * live_imports back down as they close). */
+static void import_undo(qn_imported *i)
+{
+    for (int k = 0; k < i->count; k++) natsSubscription_Unsubscribe(i->subs[k]);
+    for (int k = 0; k < i->count; k++) natsSubscription_Destroy(i->subs[k]);
+    free(i);
+}
+
 int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
 {
     const char *fn = subtype ? "qtbus_nats_import_subtype" : "qtbus_nats_import";
     char key[QN_SUBJECT_MAX];
     qn_pattern(key, bridge, "*", type, subtype);
+    /* One import at a time, so that a refusal the server sends while this one waits
+     * for its verdict can only be this one's.  Released before reporting: a trace hook
+     * may import. */
+    pthread_mutex_lock(&bridge->import_lock);
     pthread_mutex_lock(&bridge->lock);
     for (qn_imported *i = bridge->imported; i; i = i->next) {
         if (strcmp(i->subject, key) == 0) {
             pthread_mutex_unlock(&bridge->lock);
+            pthread_mutex_unlock(&bridge->import_lock);
             return QTBUS_OK;
         }
     }
+    pthread_mutex_unlock(&bridge->lock);
     size_t n = strlen(key) + 1;
     qn_imported *i = malloc(sizeof *i + n);
     if (!i) {
-        pthread_mutex_unlock(&bridge->lock);
+        pthread_mutex_unlock(&bridge->import_lock);
         return qtbus_report(bridge->bus, fn, QTBUS_ENOMEM, NULL);
     }
     memcpy(i->subject, key, n);
     i->count = 0;
     /* Without JetStream every kind comes from the server; with it the sticky ones come
-     * from the stream (sticky.c), so they are not taken twice. */
+     * from the stream (sticky.c), so they are not taken twice.  The stream's
+     * subscription is made last, once the server has accepted the others: it replays
+     * the kept events at once, which an import the server refuses must not do. */
     static const char *const all[] = { "*" }, *const split[] = { "e", "q", "k" };
     const char *const *kinds = bridge->js ? split : all;
-    int wanted = bridge->js ? 3 : 1;
+    int from_server = bridge->js ? 2 : 1, wanted = bridge->js ? 3 : 1;
+    /* The verdict knows the subjects before they are sent, so that no refusal of
+     * theirs can come before it is there to claim it. */
+    char subjects[2][QN_SUBJECT_MAX];
+    qn_verdict verdict = { .count = from_server };
+    for (int k = 0; k < from_server; k++) {
+        qn_pattern(subjects[k], bridge, kinds[k], type, subtype);
+        verdict.subjects[k] = subjects[k];
+    }
     char subject[QN_SUBJECT_MAX];
     natsStatus s = NATS_OK;
-    while (i->count < wanted && s == NATS_OK) {
+    pthread_mutex_lock(&bridge->lock);
+    bridge->verdict = &verdict;
+    while (i->count < from_server && s == NATS_OK) {
         s = subscribe_one(bridge, kinds[i->count], type, subtype, &i->subs[i->count], subject);
         if (s == NATS_OK) i->count++;
     }
+    if (s != NATS_OK) bridge->verdict = NULL;
+    pthread_mutex_unlock(&bridge->lock);
+    char why[QN_SUBJECT_MAX + 128] = "";
+    int status = QTBUS_OK;
     if (s != NATS_OK) {
-        /* Undone: their completions run (live_imports goes back down) as they close. */
-        for (int k = 0; k < i->count; k++) natsSubscription_Unsubscribe(i->subs[k]);
-        pthread_mutex_unlock(&bridge->lock);
-        for (int k = 0; k < i->count; k++) natsSubscription_Destroy(i->subs[k]);
-        free(i);
         char what[QN_SUBJECT_MAX + 32];
         snprintf(what, sizeof what, "subscribing to %.300s", subject);
-        return qn_fail_nats(bridge, fn, s, what);
+        qn_nats_reason(why, sizeof why, s, what);
+        import_undo(i);
+        pthread_mutex_unlock(&bridge->import_lock);
+        return qtbus_report(bridge->bus, fn, qn_status_of(s), why);
     }
-    i->next = bridge->imported;
-    bridge->imported = i;
-    pthread_mutex_unlock(&bridge->lock);
     /* Once the server has the subscription, every event published after this returns
      * reaches it: a round trip to the server (a publisher elsewhere may still race). */
-    s = natsConnection_FlushTimeout(bridge->conn, 2000);
-    if (s != NATS_OK) {
+    natsStatus confirmed = natsConnection_FlushTimeout(bridge->conn, IMPORT_CONFIRM_MS);
+    if (confirmed != NATS_OK) {
         char what[QN_SUBJECT_MAX + 64];
         snprintf(what, sizeof what, "the server did not confirm the subscription to %.300s (kept; it is sent on reconnect)",
                  key);
-        return qn_fail_nats(bridge, fn, s, what);
+        qn_nats_reason(why, sizeof why, confirmed, what);
+        status = qn_status_of(confirmed);
+        pthread_mutex_lock(&bridge->lock);
+        bridge->verdict = NULL;
+        pthread_mutex_unlock(&bridge->lock);
+    } else {
+        await_verdict(bridge, &verdict);
     }
-    return QTBUS_OK;
+    if (verdict.refused) {
+        /* Nothing kept: the server has none of them, and the bridge forgets them. */
+        import_undo(i);
+        pthread_mutex_unlock(&bridge->import_lock);
+        snprintf(why, sizeof why, "the server refused the subscription to %.200s: %s", key, verdict.why);
+        return qtbus_report(bridge->bus, fn, QTBUS_EIO, why);
+    }
+    if (i->count < wanted) {
+        pthread_mutex_lock(&bridge->lock);
+        s = subscribe_one(bridge, kinds[i->count], type, subtype, &i->subs[i->count], subject);
+        if (s == NATS_OK) i->count++;
+        pthread_mutex_unlock(&bridge->lock);
+        if (s != NATS_OK) {
+            char what[QN_SUBJECT_MAX + 32];
+            snprintf(what, sizeof what, "subscribing to %.300s", subject);
+            qn_nats_reason(why, sizeof why, s, what);
+            import_undo(i);
+            pthread_mutex_unlock(&bridge->import_lock);
+            return qtbus_report(bridge->bus, fn, qn_status_of(s), why);
+        }
+    }
+    pthread_mutex_lock(&bridge->lock);
+    i->next = bridge->imported;
+    bridge->imported = i;
+    pthread_mutex_unlock(&bridge->lock);
+    pthread_mutex_unlock(&bridge->import_lock);
+    return status == QTBUS_OK ? QTBUS_OK : qtbus_report(bridge->bus, fn, status, why);
 }
 
-void qn_import_stop(qtbus_nats *bridge)
+/* Notes a subscription that did not drain: counted, the first one described. */
+static void undrained(int *count, char *why, size_t why_size, const char *what, natsStatus s)
+{
+    if ((*count)++ == 0) snprintf(why, why_size, "%.100s (%s)", what, natsStatus_GetText(s));
+}
+
+int qn_import_stop(qtbus_nats *bridge, char *why, size_t why_size)
 {
     pthread_mutex_lock(&bridge->lock);
     qn_imported *i = bridge->imported;
     bridge->imported = NULL;
     pthread_mutex_unlock(&bridge->lock);
     /* Drained: the server sends no more and what nats.c holds still goes through
-     * on_message, for at most 3 s (then nats.c closes it).  Either way its completion
-     * callback runs once on_message has returned for the last time. */
+     * on_message, for at most DRAIN_MS (then nats.c closes it, dropping the rest).
+     * Either way its completion callback runs once on_message has returned for the
+     * last time, and nats.c has the drain's outcome by then. */
     for (qn_imported *d = i; d; d = d->next) {
         for (int k = 0; k < d->count; k++) {
-            if (natsSubscription_DrainTimeout(d->subs[k], 3000) != NATS_OK) natsSubscription_Unsubscribe(d->subs[k]);
+            d->drain[k] = natsSubscription_DrainTimeout(d->subs[k], DRAIN_MS);
+            if (d->drain[k] != NATS_OK) natsSubscription_Unsubscribe(d->subs[k]);
         }
     }
     pthread_mutex_lock(&bridge->lock);
     natsSubscription *inbox = bridge->inbox_sub;
     bridge->inbox_sub = NULL;
     pthread_mutex_unlock(&bridge->lock);
-    if (inbox && natsSubscription_DrainTimeout(inbox, 3000) != NATS_OK) natsSubscription_Unsubscribe(inbox);
+    natsStatus inbox_drain = inbox ? natsSubscription_DrainTimeout(inbox, DRAIN_MS) : NATS_OK;
+    if (inbox_drain != NATS_OK) natsSubscription_Unsubscribe(inbox);
     pthread_mutex_lock(&bridge->lock);
     while (bridge->live_imports > 0) pthread_cond_wait(&bridge->settled, &bridge->lock);
     pthread_mutex_unlock(&bridge->lock);
+    /* An import counts once, whichever of its subscriptions did not drain. */
+    int count = 0;
     while (i) {
         qn_imported *next = i->next;
-        for (int k = 0; k < i->count; k++) natsSubscription_Destroy(i->subs[k]);
+        natsStatus worst = NATS_OK;
+        for (int k = 0; k < i->count; k++) {
+            natsStatus s = i->drain[k] != NATS_OK ? i->drain[k] : natsSubscription_DrainCompletionStatus(i->subs[k]);
+            if (worst == NATS_OK) worst = s;
+            natsSubscription_Destroy(i->subs[k]);
+        }
+        if (worst != NATS_OK) undrained(&count, why, why_size, i->subject, worst);
         free(i);
         i = next;
     }
-    natsSubscription_Destroy(inbox);
-    if (!bridge->thread_started) return;
-    pthread_mutex_lock(&bridge->lock);
-    bridge->closing = true;
-    pthread_mutex_unlock(&bridge->lock);
-    qn_handoff_wake(bridge);
-    pthread_join(bridge->thread, NULL);
-    bridge->thread_started = false;
-    /* Our requests still open complete now: no answer can come any more. */
-    qn_requests_due(bridge, true);
+    if (inbox) {
+        natsStatus s = inbox_drain != NATS_OK ? inbox_drain : natsSubscription_DrainCompletionStatus(inbox);
+        if (s != NATS_OK) undrained(&count, why, why_size, "the reply inbox of this bridge's requests", s);
+        natsSubscription_Destroy(inbox);
+    }
+    if (count > 1) {
+        size_t used = strlen(why);
+        snprintf(why + used, why_size - used, " and %d more", count - 1);
+    }
+    if (bridge->thread_started) {
+        pthread_mutex_lock(&bridge->lock);
+        bridge->closing = true;
+        pthread_mutex_unlock(&bridge->lock);
+        qn_handoff_wake(bridge);
+        pthread_join(bridge->thread, NULL);
+        bridge->thread_started = false;
+        /* Our requests still open complete now: no answer can come any more. */
+        qn_requests_due(bridge, true);
+    }
+    return count;
 }

@@ -20,6 +20,7 @@
  */
 #include "bridge.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,17 +170,66 @@ int64_t qn_requests_due(qtbus_nats *bridge, bool all)
  * queued handler), and its 'd' then meets a closed connection, not a freed one. */
 typedef struct answer_to {
     qtbus_nats *bridge;
-    char subject[];
+    const char *request;           /* the request's subject, in subjects[] */
+    char subjects[];               /* the reply subject, then the request's */
 } answer_to;
 
+/* An answer the requester will not get (tag 'a', 'r' of `size` bytes, or 'd' for a
+ * request on `request`), reported as the receiving side's failures are
+ * ("qtbus_nats_import": this side imports the type), with what the requester sees
+ * instead.  `detail` says why when no nats.c call failed; otherwise it is NULL and
+ * nats.c's last error on this thread (from the call that just failed) says it. */
+static void answer_lost(qtbus_nats *bridge, char tag, size_t size, const char *request, natsStatus s,
+                        const char *detail)
+{
+    char what[300], reason[640];
+    const char *then;
+    if (tag == 'a') {
+        snprintf(what, sizeof what, "the acknowledgement of a request on %.200s was not sent", request);
+        then = "; the requester does not count this bridge, and may complete before its answers come";
+    } else if (tag == 'r') {
+        snprintf(what, sizeof what, "a reply of %zu bytes to a request on %.200s was not sent", size, request);
+        then = "; the requester does not get it";
+    } else {
+        snprintf(what, sizeof what, "the end of a request on %.200s was not sent", request);
+        then = "; the requester waits for it until its request_timeout_ms";
+    }
+    if (detail) {
+        snprintf(reason, sizeof reason, "%s: %s (%s)", what, natsStatus_GetText(s), detail);
+    } else {
+        qn_nats_reason(reason, sizeof reason, s, what);
+    }
+    bool closed = atomic_load(&bridge->closed);
+    qn_report(bridge, "qtbus_nats_import", qn_status_of(s), "%s%s", reason,
+              closed ? " (the bridge was closed before the request was answered)" : then);
+}
+
+/* Publishes tag + data to the requester.  A large answer is copied once more here
+ * (nats.c takes one buffer), so it is refused before that copy when the server could
+ * not take it anyway. */
 static void publish_answer(answer_to *to, char tag, const void *data, size_t size)
 {
+    qtbus_nats *bridge = to->bridge;
     char small[512];
-    char *buffer = size + 1 <= sizeof small ? small : malloc(size + 1);
-    if (!buffer) return;
+    char *buffer = small;
+    if (size + 1 > sizeof small) {
+        int64_t max = natsConnection_GetMaxPayload(bridge->conn);
+        if (size >= INT_MAX || (max > 0 && (int64_t)size + 1 > max)) {
+            char detail[96];
+            snprintf(detail, sizeof detail, "%zu bytes with qtbus's tag, the server takes at most %lld", size + 1,
+                     (long long)max);
+            answer_lost(bridge, tag, size, to->request, NATS_MAX_PAYLOAD, detail);
+            return;
+        }
+        if (!(buffer = malloc(size + 1))) {
+            answer_lost(bridge, tag, size, to->request, NATS_NO_MEMORY, "no memory to copy it");
+            return;
+        }
+    }
     buffer[0] = tag;
     if (size) memcpy(buffer + 1, data, size);
-    natsConnection_Publish(to->bridge->conn, to->subject, buffer, (int)(size + 1));
+    natsStatus s = natsConnection_Publish(bridge->conn, to->subjects, buffer, (int)(size + 1));
+    if (s != NATS_OK) answer_lost(bridge, tag, size, to->request, s, NULL);
     if (buffer != small) free(buffer);
 }
 
@@ -200,20 +250,33 @@ static void send_done(void *userdata)
 
 void qn_request_acknowledge(qtbus_nats *bridge, natsMsg *msg)
 {
-    natsConnection_Publish(bridge->conn, natsMsg_GetReply(msg), "a", 1);
+    natsStatus s = natsConnection_Publish(bridge->conn, natsMsg_GetReply(msg), "a", 1);
+    if (s != NATS_OK) answer_lost(bridge, 'a', 1, natsMsg_GetSubject(msg), s, NULL);
 }
 
-int qn_request_dispatch(qtbus_nats *bridge, const qtbus_event_desc *desc, const char *reply)
+void qn_request_dispatch(qtbus_nats *bridge, const qtbus_event_desc *desc, const char *subject, const char *reply)
 {
-    size_t n = strlen(reply) + 1;
-    answer_to *to = malloc(sizeof *to + n);
-    if (!to) return QTBUS_ENOMEM;
+    static const char fn[] = "qtbus_nats_import";
+    size_t reply_size = strlen(reply) + 1, subject_size = strlen(subject) + 1;
+    answer_to *to = malloc(sizeof *to + reply_size + subject_size);
+    if (!to) {
+        /* Its end, at least, so that the requester does not wait for this bridge. */
+        natsStatus s = natsConnection_Publish(bridge->conn, reply, "d", 1);
+        qn_report(bridge, fn, QTBUS_ENOMEM, "dropped a request on %.200s: no memory to dispatch it%s", subject,
+                  s == NATS_OK ? "" : ", and its end was not sent (the requester waits until its request_timeout_ms)");
+        return;
+    }
     to->bridge = bridge;
-    memcpy(to->subject, reply, n);
+    memcpy(to->subjects, reply, reply_size);
+    to->request = memcpy(to->subjects + reply_size, subject, subject_size);
     pthread_mutex_lock(&bridge->lock);
     bridge->refs++;
     pthread_mutex_unlock(&bridge->lock);
     int status = qtbus_request(bridge->bus, desc, send_reply, to, send_done);
-    if (status < 0) send_done(to);  /* a failed request takes nothing: the requester must not wait */
-    return status;
+    if (status < 0) {
+        char why[400];
+        snprintf(why, sizeof why, "dropped a message on %.200s: %s", subject, qtbus_errmsg());
+        qtbus_report(bridge->bus, fn, status, why);
+        send_done(to);  /* a failed request takes nothing: the requester must not wait */
+    }
 }

@@ -5,7 +5,10 @@
  *
  *   ns_server s;  ns_start(&s);  ... s.url ...  ns_stop(&s);
  *   ns_kill(&s) / ns_restart(&s): the server dies / comes back on the same port.
- *   ns_cluster_start(nodes, 3): a cluster of three on loopback (routes between all). 
+ *   ns_cluster_start(nodes, 3): a cluster of three on loopback (routes between all).
+ *   s.config = "authorization { ... }" before ns_start: a server with that configuration
+ *   file (-c), written to its store directory; the command line's settings come after.
+ *   ns_reconfigure(&s, text): that file rewritten, and the running server reloads it.
  */
 #ifndef QTBUS_NS_SERVER_H
 #define QTBUS_NS_SERVER_H
@@ -29,6 +32,7 @@ typedef struct ns_server {
     char dir[64];
     char url[64];
     int no_jetstream;              /* set before ns_start: a server without JetStream */
+    const char *config;            /* set before ns_start: a configuration file's text, or NULL */
     /* Cluster members only: */
     int cluster_port;
     char routes[256];
@@ -56,10 +60,18 @@ static inline int ns_accepts(int port)
     return ok;
 }
 
+static inline void ns_write_config(const ns_server *s, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(s->config, f) < 0 || fclose(f) != 0) tu_fail(__FILE__, __LINE__, "writing server.conf");
+}
+
 static inline void ns_spawn(ns_server *s)
 {
-    char port[16];
+    char port[16], conf[96];
     snprintf(port, sizeof port, "%d", s->port);
+    snprintf(conf, sizeof conf, "%s/server.conf", s->dir);
+    if (s->config) ns_write_config(s, conf);
     s->pid = fork();
     if (s->pid < 0) tu_fail(__FILE__, __LINE__, "fork");
     if (s->pid == 0) {
@@ -68,18 +80,28 @@ static inline void ns_spawn(ns_server *s)
         /* Quiet unless the test fails: its log goes to the store directory. */
         char log[96];
         snprintf(log, sizeof log, "%s/server.log", s->dir);
+        const char *argv[24];
+        int n = 0;
+        argv[n++] = NATS_SERVER;
+        if (s->config) {
+            argv[n++] = "-c";
+            argv[n++] = conf;
+        }
+        const char *common[] = { "-a", "127.0.0.1", "-p", port, "-l", log };
+        for (size_t i = 0; i < sizeof common / sizeof common[0]; i++) argv[n++] = common[i];
+        char cluster[64];
         if (s->cluster_port) {
             /* JetStream stays off: clustered JetStream is another setup. */
-            char cluster[64];
             snprintf(cluster, sizeof cluster, "nats://127.0.0.1:%d", s->cluster_port);
-            execl(NATS_SERVER, NATS_SERVER, "-a", "127.0.0.1", "-p", port, "-l", log, "--cluster_name", "qtbus",
-                  "--cluster", cluster, "--routes", s->routes, (char *)NULL);
-        } else if (s->no_jetstream) {
-            execl(NATS_SERVER, NATS_SERVER, "-a", "127.0.0.1", "-p", port, "-l", log, (char *)NULL);
-        } else {
-            execl(NATS_SERVER, NATS_SERVER, "-a", "127.0.0.1", "-p", port, "-js", "-sd", s->dir, "-l", log,
-                  (char *)NULL);
+            const char *more[] = { "--cluster_name", "qtbus", "--cluster", cluster, "--routes", s->routes };
+            for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) argv[n++] = more[i];
+        } else if (!s->no_jetstream) {
+            argv[n++] = "-js";
+            argv[n++] = "-sd";
+            argv[n++] = s->dir;
         }
+        argv[n] = NULL;
+        execv(NATS_SERVER, (char *const *)argv);
         _exit(127);
     }
     int64_t until = tu_now_ms() + TU_WAIT_MS;
@@ -134,6 +156,35 @@ static inline void ns_kill(ns_server *s)
 }
 
 static inline void ns_restart(ns_server *s) { ns_spawn(s); }
+
+/* Counts the lines of the server's log that contain `text`. */
+static inline int ns_log_count(const ns_server *s, const char *text)
+{
+    char path[96], line[1024];
+    snprintf(path, sizeof path, "%s/server.log", s->dir);
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) n += strstr(line, text) != NULL;
+    if (f) fclose(f);
+    return n;
+}
+
+/* A server started with s.config: its file rewritten to `config`, then reloaded
+ * (SIGHUP), returning once the server's log says it has. */
+static inline void ns_reconfigure(ns_server *s, const char *config)
+{
+    char conf[96];
+    snprintf(conf, sizeof conf, "%s/server.conf", s->dir);
+    int before = ns_log_count(s, "Reloaded server configuration");
+    s->config = config;
+    ns_write_config(s, conf);
+    kill(s->pid, SIGHUP);
+    int64_t until = tu_now_ms() + TU_WAIT_MS;
+    while (ns_log_count(s, "Reloaded server configuration") == before) {
+        if (tu_now_ms() > until) tu_fail(__FILE__, __LINE__, "nats-server did not reload its configuration");
+        tu_sleep_ms(10);
+    }
+}
 
 static inline void ns_stop(ns_server *s)
 {
