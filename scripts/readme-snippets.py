@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Checks the code blocks of README.md, taken from the README itself so the two cannot
-drift.  One line per block (README line, language, PASS / FAIL / SKIP and why), then
-"N passed, N failed, N skipped"; the exit status is 1 if any block failed.
+"""Checks the code blocks of README.md and the guides in docs/ (every docs/*.md), taken
+from the pages themselves so the two cannot drift.  One line per block (file:line,
+language, PASS / FAIL / SKIP and why), then "N passed, N failed, N skipped"; the exit
+status is 1 if any block failed.
 
-The convention (README.md says it again in an HTML comment at its top):
+The convention (README.md says it again in an HTML comment at its top), the same in
+every page:
 
   ```c with a main()            a complete program: compiled with cc -std=c11 -Wall
                                  -Wextra -Werror against the installed library
@@ -28,7 +30,8 @@ The convention (README.md says it again in an HTML comment at its top):
       include: HEADER            a header to include before the fragment.
       run                        (sh) run the block in a scratch directory holding
                                  _install (a link to the quick start's prefix) and
-                                 app.c (the README's first complete C program).
+                                 app.c (the first complete C program, README.md's:
+                                 README.md is checked first).
   Parts are separated by ";;".  A fence with no language (a file listing) is text and
   is not checked.  A ```swift, ```cmake or other block without a marker FAILS: each
   block is either checked here or says why not.  So do a fence whose info string says
@@ -43,8 +46,10 @@ The convention (README.md says it again in an HTML comment at its top):
       qtbus_subscribe(bus, "Tick", NULL, on, NULL, NULL, NULL);
       ```
 
-usage: readme-snippets.py [README]   (PKG_CONFIG_PATH must find the installed qtbus)
+usage: readme-snippets.py [PAGE.md...]   (default: README.md docs/*.md;
+                                         PKG_CONFIG_PATH must find the installed qtbus)
 """
+import glob
 import os
 import re
 import shutil
@@ -53,8 +58,10 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-README = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "README.md")
-NAME = os.path.basename(README)
+# The pages whose code blocks are checked (the one list): README.md first, whose first
+# complete C program a `run` block uses, then every page in docs/.
+PAGES = sys.argv[1:] or [os.path.join(ROOT, "README.md"),
+                         *sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))]
 CC = os.environ.get("CC", "cc")
 CXX = os.environ.get("CXX", "c++")
 COMMON_C = ["stdio.h", "stdlib.h", "string.h", "stdint.h", "qtbus.h"]
@@ -74,7 +81,7 @@ def blocks(path):
     out, i = [], 0
     while i < len(lines):
         if "<!--" in lines[i] and "-->" not in lines[i].split("<!--", 1)[1]:
-            # A comment over several lines (such as the README's note on this script):
+            # A comment over several lines (such as README.md's note on this script):
             # text, not blocks.
             while i < len(lines) and "-->" not in lines[i]:
                 i += 1
@@ -253,10 +260,9 @@ def check_sh(marker, code, tmp, first_program):
     return "PASS", "bash -n, and ran in a scratch directory"
 
 
-def main():
-    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
-    first_program = [None]
-    for line, lang, marker, code, error in blocks(README):
+def check_page(page, counts, first_program):
+    name = os.path.relpath(page, ROOT) if os.path.isabs(page) else page
+    for line, lang, marker, code, error in blocks(page):
         if lang == "" and error is None:
             continue
         with tempfile.TemporaryDirectory() as tmp:
@@ -277,13 +283,20 @@ def main():
                 status, why = "FAIL", str(e)
         counts[status] += 1
         first, _, rest = why.partition("\n")
-        print(f"{NAME}:{line:<4} {lang:<6} {status}  {first}")
+        print(f"{name + ':' + str(line):<22} {lang:<6} {status}  {first}")
         if rest:
             print("    " + rest.strip().replace("\n", "\n    "))
+
+
+def main():
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    first_program = [None]
+    for page in PAGES:
+        check_page(page, counts, first_program)
     summary = f"{counts['PASS']} passed, {counts['FAIL']} failed"
     if counts["SKIP"]:
         summary += f", {counts['SKIP']} skipped"
-    print(summary)
+    print(f"{summary} ({len(PAGES)} pages)")
     sys.exit(1 if counts["FAIL"] else 0)
 
 
