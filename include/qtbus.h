@@ -39,12 +39,13 @@
  * ONE ENGINE PER PROCESS
  *   A Swift program that uses the QTEventBus package carries its own copy of the engine;
  *   a C library it dlopen()s that links libqtbus.so shares that copy only if the program
- *   exports the engine's C entry points (README, "One engine per process").  Otherwise
- *   two engines run side by side, each with its own qtbus_shared(), and events do not
- *   cross.  That is never silent: the first call that makes a bus or a queue in the
- *   second engine (qtbus_shared() included) says so on stderr and in qtbus_errmsg() on
- *   its thread, naming that README section.  Finding the other engine is a walk of the
- *   loaded objects made once per engine; no other call pays for it.
+ *   exports the engine's C entry points (docs/operations.md, "One engine per
+ *   process").  Otherwise two engines run side by side, each with its own
+ *   qtbus_shared(), and events do not cross.  That is never silent: the first call that
+ *   makes a bus or a queue in the second engine (qtbus_shared() included) says so on
+ *   stderr and in qtbus_errmsg() on its thread, naming that section.  Finding the other
+ *   engine is a walk of the loaded objects made once per engine; no other call pays
+ *   for it.
  *
  * OUT OF MEMORY
  *   A function that lists QTBUS_ENOMEM (or NULL for it) returns it when one of the
@@ -100,8 +101,8 @@ extern "C" {
 #endif
 
 /* The version of this header.  The library's own is qtbus_version(); a program built
- * against this header runs on any libqtbus.so.0 at least as new (README: "Versioning
- * and ABI"). */
+ * against this header runs on any libqtbus.so.0 at least as new (docs/operations.md:
+ * "Versioning and ABI"). */
 #define QTBUS_VERSION_MAJOR 0
 #define QTBUS_VERSION_MINOR 1
 #define QTBUS_VERSION_PATCH 0
@@ -219,9 +220,9 @@ QTBUS_API int qtbus_bus_destroy(qtbus_bus *bus);
  * on.  The installed libqtbus.so carries a private libdispatch by default (built with
  * QTBUS_STATIC_SWIFT_RUNTIME=ON), whose main queue only qtbus_main_drain() and
  * qtbus_main_wait() run.  Where the engine is a Swift program's own (the QTEventBus
- * SwiftPM product, and C code bound to it, README "One engine per process"), or
- * libqtbus.so was built on the shared runtime, it is the queue Swift code calls
- * DispatchQueue.main, and C and Swift main-queue work is one FIFO.
+ * SwiftPM product, and C code bound to it, docs/operations.md "One engine per
+ * process"), or libqtbus.so was built on the shared runtime, it is the queue Swift
+ * code calls DispatchQueue.main, and C and Swift main-queue work is one FIFO.
  * ------------------------------------------------------------------------------- */
 
 /* The main queue.  Static: never NULL, qtbus_queue_release() on it does nothing. */
@@ -360,7 +361,8 @@ QTBUS_API int qtbus_bus_foreach(qtbus_bus *bus, void (*fn)(const qtbus_sub_info 
  *
  * The library also carries USDT probes (provider "qtbus": dispatch, deliver, subscribe,
  * dispose, release; `readelf -n libqtbus.so` lists them) for bpftrace or perf to watch
- * a running program with no hook set and nothing rebuilt; the README shows how. */
+ * a running program with no hook set and nothing rebuilt; docs/operations.md, "Tracing",
+ * shows how. */
 
 typedef enum qtbus_trace_kind {
     QTBUS_TRACE_DISPATCH  = 1u << 0,  /* a dispatch finished */

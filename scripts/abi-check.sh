@@ -85,7 +85,7 @@ broken=$(sed -n 's/^\(Functions\|Variables\) changes summary: \([0-9]*\) Removed
   | awk '{n += $1 + $2} END {print n + 0}')
 if [ $((status & 8)) -ne 0 ] || [ "$broken" -ne 0 ]; then
   echo "abi-check: FAILED: an incompatible change to the ABI of $soname (abidiff exit $status, $broken removed or changed)"
-  echo "  If it is meant, bump the SONAME (README: Versioning and ABI) and start its baseline with --update."
+  echo "  If it is meant, bump the SONAME (docs/operations.md: Versioning and ABI) and start its baseline with --update."
   [ "$update" = 0 ] || echo "abi-check: --update refused: $baseline records what $soname promises"
   exit 1
 fi

@@ -6,7 +6,7 @@
 # -fsanitize=fuzzer-no-link for the C glue) in build-fuzz/lib, so that the fuzzer is
 # guided by the library's edges, not only the harness's; run on a copy of the
 # committed corpus (Tests/Fuzz/corpus/ seeds and Tests/Fuzz/corpus.tar.gz, merged from
-# the runs so far: refresh it with -merge=1, as the README says).
+# the runs so far: refresh it with -merge=1, as docs/operations.md says).
 #
 #   scripts/fuzz.sh [SECONDS]      (default 60)
 #

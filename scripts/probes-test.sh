@@ -2,7 +2,7 @@
 # The USDT probes fire, in order and with the right arguments: a small program built
 # against the installed library runs under gdb, which attaches to each probe as
 # bpftrace or perf would (raising its semaphore) and prints its arguments.  (bpftrace
-# itself needs a kernel that allows BPF, which a CI machine may not: README "Tracing".)
+# itself needs a kernel that allows BPF, which a CI machine may not: docs/operations.md "Tracing".)
 #   scripts/probes-test.sh [PREFIX]     default: _install
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

@@ -154,7 +154,7 @@ part_user_tsan() {
   local exe=$ROOT/build/user-tsan/threads out=$ROOT/build/user-tsan/report.txt
   mkdir -p "$(dirname "$exe")"
   # Debian's gcc, as a user would build: its libtsan, unlike the Swift toolchain's clang
-  # runtime, does not need libdispatch linked in (README "Sanitizers").
+  # runtime, does not need libdispatch linked in (docs/operations.md "Sanitizers").
   # shellcheck disable=SC2046
   ${CC:-cc} -std=gnu11 -g -O1 -fsanitize=thread "$ROOT/CTests/user/threads.c" -o "$exe" \
     $(PKG_CONFIG_PATH="$ROOT/_install/lib/pkgconfig" pkg-config --cflags --libs qtbus) -lpthread

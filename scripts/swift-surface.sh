@@ -10,7 +10,7 @@
 #      (the control: the check can fail).
 # CQtbusShims is a C target, which SwiftPM shows to every client of a product that
 # depends on it (C has no access control); what it declares is qtbus.h's C API and the
-# engine's glue, none of it Swift API (README "Swift").
+# engine's glue, none of it Swift API (docs/swift.md).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"

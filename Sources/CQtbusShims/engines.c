@@ -1,6 +1,6 @@
 /*
  * One engine per process: noticing a second copy of the engine (qtbus.h, ONE ENGINE
- * PER PROCESS; README, "One engine per process").
+ * PER PROCESS; docs/operations.md, "One engine per process").
  *
  * A process can hold two copies of the engine: libqtbus.so, and the one SwiftPM links
  * statically into a Swift program that uses QTEventBus.  A C plugin that program
@@ -68,11 +68,11 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *found)
     return 0;
 }
 
-/* The text qtbus_errmsg() and stderr give; the README section it names tells the fix. */
+/* The text qtbus_errmsg() and stderr give; the docs section it names tells the fix. */
 static const char second_engine[] =
     "two qtbus engines are in use in this process (libqtbus.so and a copy linked into the "
     "program, or two libqtbus.so): each has its own qtbus_shared() and their events never "
-    "meet; see the README, \"One engine per process\"";
+    "meet; see docs/operations.md, \"One engine per process\"";
 
 void qtshim_engine_used(void)
 {

@@ -26,8 +26,9 @@ let package = Package(
             ],
             path: "Sources/OneEngineCheck"
         ),
-        // What an application that dlopen()s C code linking libqtbus adds (README,
-        // "One engine per process"): export exactly the engine's C entry points.
+        // What an application that dlopen()s C code linking libqtbus adds
+        // (docs/operations.md, "One engine per process"): export exactly the engine's C
+        // entry points.
         .executableTarget(
             name: "one-engine-host",
             dependencies: ["OneEngineCheck"],

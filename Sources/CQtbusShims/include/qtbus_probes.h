@@ -1,6 +1,6 @@
 /*
  * USDT probes (provider "qtbus"), for bpftrace, perf and SystemTap to attach to a
- * running program (README "Tracing").  Built from <sys/sdt.h> (Debian:
+ * running program (docs/operations.md "Tracing").  Built from <sys/sdt.h> (Debian:
  * systemtap-sdt-dev) when it is there; without it the functions below do nothing.
  *
  * A probe site is one nop plus a note in .note.stapsdt (readelf -n lists them).  Each

@@ -162,7 +162,7 @@ public func oneEngineCheck(variant: String, control: Bool = false) -> Never {
     if !sameBus && cReached == 0 && swiftGot.isEmpty && swiftReached == 0 && c.count == 0 && warned {
         print("result: two engines: the plugin's qtbus_* run libqtbus.so's own engine (bus \(pluginBus)),"
               + " not this executable's (bus \(swiftBus)); link the executable with"
-              + " -Xlinker --dynamic-list=<file with { qtbus_*; };> (README: One engine per process)")
+              + " -Xlinker --dynamic-list=<file with { qtbus_*; };> (docs/operations.md: One engine per process)")
         exit(3)
     }
     print("result: FAILED (inconsistent: neither one engine nor two separate ones), see the checks above")
