@@ -1,40 +1,17 @@
 #!/usr/bin/env bash
-# The test command.  From any directory:  scripts/test.sh
+# The test command.  From any directory:
+#   scripts/test.sh          run every step
+#   scripts/test.sh --list   print the steps: the table STEPS below, in the order they run
 #
-#   1. builds and installs libqtbus and libqtbus-nats (build/, _install/), as
-#      scripts/quickstart.sh does;
-#      (before that: the engine's layers, scripts/layers.py: calls go down but for the
-#      named hooks, and the README's drawing is the tree's);
-#   2. checks the library: exports == qtbus.h, no Foundation, NEEDED and RUNPATH, header
-#      hygiene, the demo (ctest in build/); and its ABI against the committed baseline
-#      (scripts/abi-check.sh, abidiff); its USDT probes, fired under gdb
-#      (scripts/probes-test.sh);
-#   3. pkg-config consumers: examples/demo.c, messaging.c, signals.c, inspect.c and demo.cpp
-#      built with only `pkg-config --cflags --libs qtbus`, run without LD_LIBRARY_PATH;
-#   4. the NATS example (scripts/nats-demo.sh: examples/nats_publisher.c and
-#      nats_subscriber.c, two processes through a nats-server it starts); a CMake
-#      consumer: cmake/consumer-test, find_package(qtbus) -> qtbus::qtbus;
-#   5. the C tests (CTests/, against the installed library through pkg-config; the NATS
-#      bridge's against nats-servers they start and stop themselves); the
-#      out-of-memory sweep (scripts/oom-sweep.sh warm: every run must be clean); the C++
-#      tests (CxxTests/, qtbus.hpp) built with g++ and with clang++;
-#   6. the installed files after --prefix, DESTDIR and a moved prefix; qtbus as a
-#      FetchContent subproject;
-#   7. the demo, messaging.c and the C tests again with the Swift toolchain hidden;
-#      the shared-runtime variant (QTBUS_STATIC_SWIFT_RUNTIME=OFF) built and checked,
-#      and shown NOT to start without the toolchain (the control of 7);
-#   8. one engine per process: a C plugin linking the installed libqtbus, dlopen()ed by
-#      a SwiftPM program, shares its qtbus_shared() (scripts/one-engine.sh);
-#   9. the Debian packages: cpack, lintian, dpkg -i, a program built with pkg-config
-#      alone (scripts/package-test.sh);
-#  10. swift build + swift test (Package.swift, Tests/); the DocC archives of both
-#      products with no warning (scripts/docs.sh); what another package can reach
-#      (scripts/swift-surface.sh);
-#  11. the README's code blocks (scripts/readme-snippets.py): complete C programs built
-#      with pkg-config and run, C fragments compiled, Swift type-checked against the
-#      modules of 10, shell blocks checked with bash -n (the pkg-config one run).
-# Every step runs even when an earlier independent one failed; the summary at the end
-# lists them all, and the exit status is non-zero if any failed or was skipped.
+# STEPS is the one list of the steps: the run, the skips and --list all read it, and
+# .ci/run and the docs point here rather than copying it.  A row is
+#   id | needs | function | what the step checks (also its name in the log and summary)
+# where needs is "-" (always runs), the id of an earlier step that must have passed
+# (otherwise the step is recorded as SKIP), or "installed" (an installed qtbus.pc in
+# _install/, from this run or an earlier one).  The first step, deps, installs what the
+# others use: when it fails the run stops there.  Every other step runs even when an
+# earlier independent one failed; the summary at the end lists them all, and the exit
+# status is non-zero if any failed or was skipped.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
@@ -127,55 +104,77 @@ do_swift_build() { swift build; }
 do_swift_test() { swift test; }
 do_docs() { bash "$ROOT/scripts/docs.sh"; }
 do_swift_surface() { bash "$ROOT/scripts/swift-surface.sh"; }
+do_bench_smoke() { bash "$ROOT/scripts/bench.sh" --smoke; }
 do_readme() {
   # Headers of the main-loop fragments (GLib, libuv), so they compile rather than skip.
   apt_install readme-snippets libglib2.0-dev libuv1-dev
   python3 "$ROOT/scripts/readme-snippets.py"
 }
 
-step "dependencies (scripts/deps.sh)" do_deps
-[ "$last" -eq 0 ] || { printf '  %s\n' "${results[@]}"; exit 1; }
+STEPS=(
+  "deps           | -           | do_deps               | dependencies (scripts/deps.sh)"
+  "layers         | -           | do_layers             | engine layers: calls go down but for the hooks, README draws the tree (scripts/layers.py)"
+  "build          | -           | do_build              | build + install libqtbus and libqtbus-nats (build/, _install/), as scripts/quickstart.sh does"
+  "library        | build       | do_library_checks     | library checks: exports, no Foundation, NEEDED and RUNPATH, header hygiene, demo (ctest in build/)"
+  "abi            | build       | do_abi_check          | ABI check: abidiff against abi/ (scripts/abi-check.sh)"
+  "probes         | build       | do_probes             | USDT probes fire with their arguments, under gdb (scripts/probes-test.sh)"
+  "pkgconfig      | build       | do_pkgconfig_consumer | pkg-config consumers: examples/demo.c, messaging.c, signals.c, inspect.c, demo.cpp, run without LD_LIBRARY_PATH"
+  "nats-demo      | build       | do_nats_demo          | NATS example: two processes through a local nats-server (scripts/nats-demo.sh)"
+  "cmake          | build       | do_cmake_consumer     | CMake consumer: find_package(qtbus) -> qtbus::qtbus, qtbus::nats (cmake/consumer-test)"
+  "c-tests        | build       | do_c_tests            | C tests (CTests/, via pkg-config; the NATS bridge's against nats-servers they start)"
+  "cxx-tests      | build       | do_cxx_tests          | C++ tests (CxxTests/, qtbus.hpp): g++ and clang++"
+  "oom            | build       | do_oom                | out of memory: each allocation of every call failed in turn (scripts/oom-sweep.sh warm)"
+  "relocation     | build       | do_relocation         | relocatable install: --prefix, DESTDIR, moved prefix"
+  "subproject     | build       | do_subproject         | subproject: FetchContent leaves the parent alone"
+  "no-toolchain   | build       | do_no_toolchain       | without a Swift toolchain: demo, messaging, C tests"
+  "shared-runtime | build       | do_shared_runtime     | shared-runtime variant, and the no-toolchain control"
+  "one-engine     | build       | do_one_engine         | one engine per process: C plugin in a Swift program (scripts/one-engine.sh)"
+  "package        | build       | do_package            | Debian packages: cpack, lintian, dpkg -i, pkg-config (scripts/package-test.sh)"
+  "bench-smoke    | -           | do_bench_smoke        | benchmark smoke (scripts/bench.sh --smoke)"
+  "swift-build    | -           | do_swift_build        | swift build"
+  "swift-test     | swift-build | do_swift_test         | swift test"
+  "docc           | swift-build | do_docs               | Swift API documentation: DocC, no warnings (scripts/docs.sh)"
+  "swift-surface  | swift-build | do_swift_surface      | Swift surface: two products, no public engine symbol (scripts/swift-surface.sh)"
+  "snippets       | installed   | do_readme             | README, DEVELOPERS and docs/ snippets: C compiled and run, Swift type-checked, sh syntax (scripts/readme-snippets.py)"
+)
 
-step "engine layers: calls go down but for the hooks, README draws the tree (scripts/layers.py)" do_layers
-step "build + install libqtbus and libqtbus-nats (build/, _install/)" do_build
-if [ "$last" -eq 0 ]; then
-  step "library checks: ABI, RUNPATH, header, demo (ctest in build/)" do_library_checks
-  step "ABI check: abidiff against abi/ (scripts/abi-check.sh)" do_abi_check
-  step "USDT probes fire with their arguments, under gdb (scripts/probes-test.sh)" do_probes
-  step "pkg-config consumers: examples/demo.c, messaging.c, signals.c, inspect.c, demo.cpp" do_pkgconfig_consumer
-  step "NATS example: two processes through a local nats-server (scripts/nats-demo.sh)" do_nats_demo
-  step "CMake consumer: find_package(qtbus)" do_cmake_consumer
-  step "C tests (CTests/, via pkg-config)" do_c_tests
-  step "C++ tests (CxxTests/, qtbus.hpp): g++ and clang++" do_cxx_tests
-  step "out of memory: each allocation of every call failed in turn (scripts/oom-sweep.sh warm)" do_oom
-  step "relocatable install: --prefix, DESTDIR, moved prefix" do_relocation
-  step "subproject: FetchContent leaves the parent alone" do_subproject
-  step "without a Swift toolchain: demo, messaging, C tests" do_no_toolchain
-  step "shared-runtime variant, and the no-toolchain control" do_shared_runtime
-  step "one engine per process: C plugin in a Swift program (scripts/one-engine.sh)" do_one_engine
-  step "Debian packages: cpack, lintian, dpkg -i, pkg-config (scripts/package-test.sh)" do_package
-else
-  for s in "library checks" "ABI check" "pkg-config consumer" "CMake consumer" "C tests" \
-           "relocatable install" "subproject" "without a Swift toolchain" "shared-runtime variant" \
-           "one engine per process" "Debian packages"; do
-    skip "$s" "library build failed"
-  done
-fi
+# row ROW: sets id, needs, fn and what from one row of STEPS.
+row() {
+  local IFS='|'
+  read -r id needs fn what <<<"$1"
+  id=${id//[[:space:]]/} needs=${needs//[[:space:]]/} fn=${fn//[[:space:]]/}
+  what=${what#"${what%%[![:space:]]*}"}
+}
 
-do_bench_smoke() { bash "$ROOT/scripts/bench.sh" --smoke; }
-step "benchmark smoke (scripts/bench.sh --smoke)" do_bench_smoke
-step "swift build" do_swift_build
-if [ "$last" -eq 0 ]; then
-  step "swift test" do_swift_test
-  step "Swift API documentation: DocC, no warnings (scripts/docs.sh)" do_docs
-  step "Swift surface: two products, no public engine symbol (scripts/swift-surface.sh)" do_swift_surface
-else
-  skip "swift test" "swift build failed"
-fi
-if [ -e "$PREFIX/lib/pkgconfig/qtbus.pc" ]; then
-  step "README snippets: C compiled and run, Swift type-checked, sh syntax (scripts/readme-snippets.py)" do_readme
-else
-  skip "README snippets" "no installed library"
-fi
+case "${1:-}" in
+  "") ;;
+  --list)
+    printf '%-15s %-12s %s\n' step needs "what it checks"
+    for r in "${STEPS[@]}"; do
+      row "$r"
+      printf '%-15s %-12s %s\n' "$id" "$needs" "$what"
+    done
+    exit 0 ;;
+  *) die "usage: scripts/test.sh [--list]" ;;
+esac
+
+declare -A passed=()
+for r in "${STEPS[@]}"; do
+  row "$r"
+  case "$needs" in
+    -) ;;
+    installed)
+      if [ ! -e "$PREFIX/lib/pkgconfig/qtbus.pc" ]; then skip "$what" "no installed library"; continue; fi ;;
+    *)
+      if [ -z "${passed[$needs]:-}" ]; then skip "$what" "$needs failed"; continue; fi ;;
+  esac
+  step "$what" "$fn"
+  if [ "$last" -eq 0 ]; then
+    passed[$id]=1
+  elif [ "$id" = deps ]; then
+    printf '  %s\n' "${results[@]}"
+    exit 1
+  fi
+done
 
 summary scripts/test.sh
