@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Checks the code blocks of README.md and the guides in docs/ (every docs/*.md), taken
-from the pages themselves so the two cannot drift.  One line per block (file:line,
+"""Checks the code blocks of README.md, DEVELOPERS.md and the guides in docs/ (every
+docs/*.md), taken from the pages themselves so the two cannot drift.  One line per block (file:line,
 language, PASS / FAIL / SKIP and why), then "N passed, N failed, N skipped"; the exit
 status is 1 if any block failed.
 
@@ -46,7 +46,7 @@ every page:
       qtbus_subscribe(bus, "Tick", NULL, on, NULL, NULL, NULL);
       ```
 
-usage: readme-snippets.py [PAGE.md...]   (default: README.md docs/*.md;
+usage: readme-snippets.py [PAGE.md...]   (default: README.md DEVELOPERS.md docs/*.md;
                                          PKG_CONFIG_PATH must find the installed qtbus)
 """
 import glob
@@ -59,8 +59,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The pages whose code blocks are checked (the one list): README.md first, whose first
-# complete C program a `run` block uses, then every page in docs/.
-PAGES = sys.argv[1:] or [os.path.join(ROOT, "README.md"),
+# complete C program a `run` block uses, then DEVELOPERS.md and every page in docs/.
+PAGES = sys.argv[1:] or [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "DEVELOPERS.md"),
                          *sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))]
 CC = os.environ.get("CC", "cc")
 CXX = os.environ.get("CXX", "c++")
