@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Checks the code blocks of README.md, DEVELOPERS.md and the guides in docs/ (every
-docs/*.md), taken from the pages themselves so the two cannot drift.  One line per block (file:line,
-language, PASS / FAIL / SKIP and why), then "N passed, N failed, N skipped"; the exit
-status is 1 if any block failed.
+docs/*.md), taken from the pages themselves so the two cannot drift.  One line per
+block (file:line, language, PASS / FAIL / SKIP and why), then "N passed, N failed,
+N skipped"; the exit status is 1 if any block failed.
 
 The convention (README.md says it again in an HTML comment at its top), the same in
 every page:
