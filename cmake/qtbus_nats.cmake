@@ -37,7 +37,9 @@ if(QTBUS_NATS_BUILT)
     ${_nats}/import.c
     ${_nats}/handoff.c
     ${_nats}/requests.c
-    ${_nats}/sticky.c)
+    ${_nats}/sticky.c
+    ${_nats}/lifetime.c
+    ${_nats}/report.c)
   add_library(qtbus::nats ALIAS qtbus_nats)
   target_link_libraries(qtbus_nats PUBLIC qtbus PRIVATE ${_qtbus_nats_link} Threads::Threads)
   set_target_properties(qtbus_nats PROPERTIES

@@ -1,12 +1,11 @@
 /*
- * libqtbus-nats: the public calls (qtbus_nats.h), the connection, and how failures are
- * told (qtbus_report, so they read as qtbus's own).
+ * libqtbus-nats: the public calls (qtbus_nats.h) and the connection.  The top layer:
+ * it uses every other part, and none uses it.
  */
 #include "bridge.h"
 
 #include <ctype.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,47 +13,6 @@
 
 /* How long close waits for the server to confirm what was published. */
 #define CLOSE_FLUSH_MS 5000
-
-void qn_report(qtbus_nats *bridge, const char *function, int status, const char *format, ...)
-{
-    char reason[512];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(reason, sizeof reason, format, args);
-    va_end(args);
-    bool open = bridge && !atomic_load(&bridge->closed);
-    qtbus_report(open ? bridge->bus : NULL, function, status, reason);
-}
-
-int qn_status_of(natsStatus s)
-{
-    switch (s) {
-    case NATS_NO_MEMORY: return QTBUS_ENOMEM;
-    case NATS_INVALID_ARG:
-    case NATS_INVALID_SUBJECT: return QTBUS_EINVAL;
-    default: return QTBUS_EIO;
-    }
-}
-
-void qn_nats_reason(char *out, size_t size, natsStatus s, const char *what)
-{
-    const char *detail = nats_GetLastError(NULL);
-    /* nats.c's last error repeats the status's text after its source location. */
-    if (detail && *detail && !strstr(detail, natsStatus_GetText(s))) {
-        snprintf(out, size, "%s: %s (%s)", what, natsStatus_GetText(s), detail);
-    } else {
-        snprintf(out, size, "%s: %s", what, natsStatus_GetText(s));
-    }
-}
-
-int qn_fail_nats(qtbus_nats *bridge, const char *function, natsStatus s, const char *what)
-{
-    char reason[512];
-    qn_nats_reason(reason, sizeof reason, s, what);
-    int status = qn_status_of(s);
-    qn_report(bridge, function, status, "%s", reason);
-    return status;
-}
 
 /* nats.c's asynchronous errors have no call to return from: they are reported on
  * nats.c's thread, in the server's words when it sent some (nats.c gives them as this
@@ -171,28 +129,6 @@ static natsStatus make_options(qtbus_nats *bridge, const char *url, natsOptions 
     return NATS_OK;
 }
 
-/* The connection and JetStream context may be NULL (a connect that failed early). */
-static void bridge_free(qtbus_nats *bridge)
-{
-    jsCtx_Destroy(bridge->js);
-    natsConnection_Destroy(bridge->conn);
-    pthread_cond_destroy(&bridge->settled);
-    pthread_cond_destroy(&bridge->verdict_cond);
-    pthread_mutex_destroy(&bridge->import_lock);
-    pthread_mutex_destroy(&bridge->lock);
-    qn_handoff_free(bridge);
-    pthread_mutex_destroy(&bridge->pool_lock);
-    free(bridge);
-}
-
-void qn_bridge_unref(qtbus_nats *bridge)
-{
-    pthread_mutex_lock(&bridge->lock);
-    bool last = --bridge->refs == 0;
-    pthread_mutex_unlock(&bridge->lock);
-    if (last) bridge_free(bridge);
-}
-
 int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_nats **out)
 {
     static const char fn[] = "qtbus_nats_connect";
@@ -232,7 +168,7 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
     natsStatus s = make_options(bridge, options->url, &opts);
     if (s != NATS_OK) {
         int status = qn_fail_nats(bridge, fn, s, "options->url");
-        bridge_free(bridge);
+        qn_bridge_free(bridge);
         return status;
     }
     s = natsConnection_Connect(&bridge->conn, opts);
@@ -242,17 +178,17 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
         shown_url(url, sizeof url, options->url);
         snprintf(what, sizeof what, "no server at %s could be reached", url);
         int status = qn_fail_nats(bridge, fn, s, what);
-        bridge_free(bridge);
+        qn_bridge_free(bridge);
         return status;
     }
     int status = options->jetstream ? qn_sticky_open(bridge) : QTBUS_OK;
     if (status != QTBUS_OK) {
-        bridge_free(bridge);
+        qn_bridge_free(bridge);
         return status;
     }
     status = qn_import_start(bridge);
     if (status != QTBUS_OK) {
-        bridge_free(bridge);
+        qn_bridge_free(bridge);
         return qtbus_report(bus, fn, status, "the bridge's thread could not be started");
     }
     *out = bridge;

@@ -1,14 +1,19 @@
 /*
- * The bridge's parts (libqtbus-nats, include/qtbus_nats.h), one file each:
- *   bridge.c    connect, close, and reporting failures
- *   subjects.c  qtbus names <-> NATS subject tokens
- *   export.c    local dispatches -> NATS publishes
- *   import.c    NATS messages -> the bridge's thread -> local dispatches
- *   handoff.c   received messages from nats.c's threads to the bridge's, lock-free
- *   requests.c  requests across processes: published with a reply inbox, answered
- *   sticky.c    sticky events kept by JetStream, replayed to bridges that import later
- * Layers call downward: bridge.c uses export.c and import.c, which use requests.c,
- * handoff.c and subjects.c.
+ * The bridge's parts (libqtbus-nats, include/qtbus_nats.h), one file each, in layers,
+ * the bottom one 1: a file calls only files of the layers below its own, never one of
+ * its own layer or above.  scripts/nats-layers.py reads this table and fails on any
+ * other call.  Below, each file's functions are declared in a section of its own.
+ *
+ *   layer  file        what it holds
+ *   7      bridge.c    the public calls (qtbus_nats_*): connect, the names' checks, close
+ *   6      export.c    local dispatches -> NATS publishes (asks import.c's loop guard)
+ *   5      import.c    NATS messages -> the bridge's thread -> local dispatches
+ *   4      requests.c  requests across processes: published with a reply inbox, answered
+ *   4      sticky.c    sticky events kept by JetStream, replayed to bridges that import later
+ *   3      lifetime.c  the bridge's references and live subscriptions, and freeing it
+ *   2      handoff.c   received messages from nats.c's threads to the bridge's, lock-free
+ *   1      subjects.c  qtbus names <-> NATS subject tokens
+ *   1      report.c    failures told as qtbus's own (qtbus_report), nats.c's in its words
  */
 #ifndef QTBUS_NATS_BRIDGE_H
 #define QTBUS_NATS_BRIDGE_H
@@ -203,19 +208,7 @@ struct qtbus_nats {
 
 /* ---- bridge.c -------------------------------------------------------------------- */
 
-/* Reports a failure that happened away from a call's return (qtbus_report): to the
- * bridge's bus, or to none once the bridge is closed. */
-QTBUS_NATS_INTERNAL void qn_report(qtbus_nats *bridge, const char *function, int status, const char *format, ...)
-    __attribute__((format(printf, 4, 5)));
-/* A nats.c status as a qtbus status. */
-QTBUS_NATS_INTERNAL int qn_status_of(natsStatus s);
-/* "<what>: <nats.c's text for s> (<its last error on this thread, when it adds to
- * that>)" into out: read at once after the failed call, before another nats.c call. */
-QTBUS_NATS_INTERNAL void qn_nats_reason(char *out, size_t size, natsStatus s, const char *what);
-/* A nats.c status as a qtbus status, with qtbus_errmsg() saying what nats.c said. */
-QTBUS_NATS_INTERNAL int qn_fail_nats(qtbus_nats *bridge, const char *function, natsStatus s, const char *what);
-/* Drops a reference (refs); the last one disconnects and frees. */
-QTBUS_NATS_INTERNAL void qn_bridge_unref(qtbus_nats *bridge);
+/* Its calls are the public ones, declared in include/qtbus_nats.h. */
 
 /* ---- export.c -------------------------------------------------------------------- */
 
@@ -223,6 +216,21 @@ QTBUS_NATS_INTERNAL int qn_export(qtbus_nats *bridge, const char *type);
 /* Disposes the export subscriptions and waits until no publish is running or can
  * start (their releases have run). */
 QTBUS_NATS_INTERNAL void qn_export_stop(qtbus_nats *bridge);
+
+/* ---- import.c -------------------------------------------------------------------- */
+
+QTBUS_NATS_INTERNAL int qn_import(qtbus_nats *bridge, const char *type, const char *subtype);
+QTBUS_NATS_INTERNAL int qn_import_start(qtbus_nats *bridge);
+/* Drains the subscriptions, then lets the thread dispatch what it holds and joins it.
+ * Returns how many imports (and the reply inbox) did not drain, nats.c having perhaps
+ * dropped messages for them: the first of them and nats.c's reason written to why. */
+QTBUS_NATS_INTERNAL int qn_import_stop(qtbus_nats *bridge, char *why, size_t why_size);
+/* From on_async_error: true when `text` (nats.c's words for an -ERR) is the refusal of
+ * a subscription of the import waiting for its verdict, which then has it. */
+QTBUS_NATS_INTERNAL bool qn_import_claim_refusal(qtbus_nats *bridge, const char *text);
+/* Whether `event`, seen by the bridge's export handler, is the one this bridge is
+ * dispatching from NATS on this thread. */
+QTBUS_NATS_INTERNAL bool qn_is_imported(const qtbus_nats *bridge, const qtbus_event *event);
 
 /* ---- requests.c ------------------------------------------------------------------ */
 
@@ -252,6 +260,17 @@ QTBUS_NATS_INTERNAL int qn_sticky_open(qtbus_nats *bridge);
 QTBUS_NATS_INTERNAL natsStatus qn_sticky_subscribe(qtbus_nats *bridge, const char *type, const char *subtype,
                                                    natsMsgHandler handler, natsSubscription **out);
 
+/* ---- lifetime.c ------------------------------------------------------------------ */
+
+/* Frees the bridge: its connection and JetStream context (either may be NULL, after a
+ * connect that failed early), its locks, and the nodes handoff.c holds. */
+QTBUS_NATS_INTERNAL void qn_bridge_free(qtbus_nats *bridge);
+/* Drops a reference (refs); the last one disconnects and frees. */
+QTBUS_NATS_INTERNAL void qn_bridge_unref(qtbus_nats *bridge);
+/* nats.c callback: a subscription (an import's, or the reply inbox) is closed and its
+ * handler has returned for the last time; counted out of live_imports. */
+QTBUS_NATS_INTERNAL void qn_on_subscription_complete(void *closure);
+
 /* ---- handoff.c ------------------------------------------------------------------- */
 
 /* A node with `need` bytes of copy[] (0 for a kept message): pooled when it fits
@@ -260,6 +279,10 @@ QTBUS_NATS_INTERNAL qn_pending *qn_node_get(qtbus_nats *bridge, size_t need);
 /* From nats.c's threads: queues `p` for the bridge's thread and wakes it if it sleeps;
  * false (nothing queued) when the backlog bound is reached, with what it holds. */
 QTBUS_NATS_INTERNAL bool qn_handoff_push(qtbus_nats *bridge, qn_pending *p, size_t *held_events, size_t *held_bytes);
+/* From nats.c's threads: a received message queued for the bridge's thread (copied when
+ * small, else kept), as an answer to one of our requests when `answer`; dropped and
+ * reported when out of memory or beyond the backlog bound. */
+QTBUS_NATS_INTERNAL void qn_handoff_enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer);
 /* The bridge's thread: everything queued, in arrival order (NULL when none). */
 QTBUS_NATS_INTERNAL qn_pending *qn_handoff_take(qtbus_nats *bridge);
 /* Wakes the bridge's thread: after a change it must see (a request, closing). */
@@ -280,23 +303,18 @@ QTBUS_NATS_INTERNAL int64_t qn_now_ns(void);
 /* At the bridge's end: frees every node left. */
 QTBUS_NATS_INTERNAL void qn_handoff_free(qtbus_nats *bridge);
 
-/* ---- import.c -------------------------------------------------------------------- */
+/* ---- report.c -------------------------------------------------------------------- */
 
-/* nats.c callbacks: a message on the reply inbox; a subscription closed for good. */
-QTBUS_NATS_INTERNAL void qn_on_inbox_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure);
-QTBUS_NATS_INTERNAL void qn_on_subscription_complete(void *closure);
-
-QTBUS_NATS_INTERNAL int qn_import(qtbus_nats *bridge, const char *type, const char *subtype);
-QTBUS_NATS_INTERNAL int qn_import_start(qtbus_nats *bridge);
-/* Drains the subscriptions, then lets the thread dispatch what it holds and joins it.
- * Returns how many imports (and the reply inbox) did not drain, nats.c having perhaps
- * dropped messages for them: the first of them and nats.c's reason written to why. */
-QTBUS_NATS_INTERNAL int qn_import_stop(qtbus_nats *bridge, char *why, size_t why_size);
-/* From on_async_error: true when `text` (nats.c's words for an -ERR) is the refusal of
- * a subscription of the import waiting for its verdict, which then has it. */
-QTBUS_NATS_INTERNAL bool qn_import_claim_refusal(qtbus_nats *bridge, const char *text);
-/* Whether `event`, seen by the bridge's export handler, is the one this bridge is
- * dispatching from NATS on this thread. */
-QTBUS_NATS_INTERNAL bool qn_is_imported(const qtbus_nats *bridge, const qtbus_event *event);
+/* Reports a failure that happened away from a call's return (qtbus_report): to the
+ * bridge's bus, or to none once the bridge is closed. */
+QTBUS_NATS_INTERNAL void qn_report(qtbus_nats *bridge, const char *function, int status, const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A nats.c status as a qtbus status. */
+QTBUS_NATS_INTERNAL int qn_status_of(natsStatus s);
+/* "<what>: <nats.c's text for s> (<its last error on this thread, when it adds to
+ * that>)" into out: read at once after the failed call, before another nats.c call. */
+QTBUS_NATS_INTERNAL void qn_nats_reason(char *out, size_t size, natsStatus s, const char *what);
+/* A nats.c status as a qtbus status, with qtbus_errmsg() saying what nats.c said. */
+QTBUS_NATS_INTERNAL int qn_fail_nats(qtbus_nats *bridge, const char *function, natsStatus s, const char *what);
 
 #endif

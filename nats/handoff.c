@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,6 +81,52 @@ bool qn_handoff_push(qtbus_nats *bridge, qn_pending *p, size_t *held_events, siz
         qn_handoff_wake(bridge);
     }
     return true;
+}
+
+void qn_handoff_enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer)
+{
+    size_t bytes = (size_t)natsMsg_GetDataLength(msg);
+    const char *subject = natsMsg_GetSubject(msg), *reply = natsMsg_GetReply(msg);
+    bool copy = bytes <= QN_COPY_MAX;
+    size_t subject_size = strlen(subject) + 1, reply_size = reply ? strlen(reply) + 1 : 0;
+    qn_pending *p = qn_node_get(bridge, copy ? bytes + subject_size + reply_size : 0);
+    if (!p) {
+        qn_report(bridge, "qtbus_nats_import", QTBUS_ENOMEM, "dropped a %zu-byte event on %.300s: no memory to queue it",
+                  bytes, subject);
+        natsMsg_Destroy(msg);
+        return;
+    }
+    p->answer = answer;
+    p->size = bytes;
+    if (copy) {
+        p->msg = NULL;
+        if (bytes) memcpy(p->copy, natsMsg_GetData(msg), bytes);
+        p->data = p->copy;
+        p->subject = memcpy(p->copy + bytes, subject, subject_size);
+        p->reply = reply ? memcpy(p->copy + bytes + subject_size, reply, reply_size) : NULL;
+    } else {
+        p->msg = msg;
+        p->data = natsMsg_GetData(msg);
+        p->subject = subject;
+        p->reply = reply;
+    }
+    size_t held_events, held_bytes;
+    if (qn_handoff_push(bridge, p, &held_events, &held_bytes)) {
+        if (copy) natsMsg_Destroy(msg);
+        return;
+    }
+    qn_report(bridge, "qtbus_nats_import", QTBUS_EIO,
+              "dropped a %zu-byte event on %.300s: the bridge already holds %zu events (%zu bytes) not yet "
+              "dispatched, its bound (QTBUS_NATS_MAX_PENDING, QTBUS_NATS_MAX_PENDING_BYTES)",
+              bytes, subject, held_events, held_bytes);
+    p->msg = NULL;
+    natsMsg_Destroy(msg);
+    /* Not queued: a pooled node goes back as a dispatched one would. */
+    if (p->recycled) {
+        qn_handoff_done(bridge, 0, 0, p, p);
+    } else {
+        free(p);
+    }
 }
 
 void qn_handoff_wake(qtbus_nats *bridge)

@@ -35,53 +35,6 @@ bool qn_is_imported(const qtbus_nats *bridge, const qtbus_event *event)
     return importing_bridge == bridge && qtbus_event_type(event) == importing_type;
 }
 
-/* Appends `msg` to the bridge's queue (or drops and reports it). */
-static void enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer)
-{
-    size_t bytes = (size_t)natsMsg_GetDataLength(msg);
-    const char *subject = natsMsg_GetSubject(msg), *reply = natsMsg_GetReply(msg);
-    bool copy = bytes <= QN_COPY_MAX;
-    size_t subject_size = strlen(subject) + 1, reply_size = reply ? strlen(reply) + 1 : 0;
-    qn_pending *p = qn_node_get(bridge, copy ? bytes + subject_size + reply_size : 0);
-    if (!p) {
-        qn_report(bridge, "qtbus_nats_import", QTBUS_ENOMEM, "dropped a %zu-byte event on %.300s: no memory to queue it",
-                  bytes, subject);
-        natsMsg_Destroy(msg);
-        return;
-    }
-    p->answer = answer;
-    p->size = bytes;
-    if (copy) {
-        p->msg = NULL;
-        if (bytes) memcpy(p->copy, natsMsg_GetData(msg), bytes);
-        p->data = p->copy;
-        p->subject = memcpy(p->copy + bytes, subject, subject_size);
-        p->reply = reply ? memcpy(p->copy + bytes + subject_size, reply, reply_size) : NULL;
-    } else {
-        p->msg = msg;
-        p->data = natsMsg_GetData(msg);
-        p->subject = subject;
-        p->reply = reply;
-    }
-    size_t held_events, held_bytes;
-    if (qn_handoff_push(bridge, p, &held_events, &held_bytes)) {
-        if (copy) natsMsg_Destroy(msg);
-        return;
-    }
-    qn_report(bridge, "qtbus_nats_import", QTBUS_EIO,
-              "dropped a %zu-byte event on %.300s: the bridge already holds %zu events (%zu bytes) not yet "
-              "dispatched, its bound (QTBUS_NATS_MAX_PENDING, QTBUS_NATS_MAX_PENDING_BYTES)",
-              bytes, subject, held_events, held_bytes);
-    p->msg = NULL;
-    natsMsg_Destroy(msg);
-    /* Not queued: a pooled node goes back as a dispatched one would. */
-    if (p->recycled) {
-        qn_handoff_done(bridge, 0, 0, p, p);
-    } else {
-        free(p);
-    }
-}
-
 static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     (void)nc;
@@ -94,14 +47,7 @@ static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, 
         && subject[bridge->prefix_len + 1] == QN_KIND_REQUEST && subject[bridge->prefix_len + 2] == '.') {
         qn_request_acknowledge(bridge, msg);
     }
-    enqueue(bridge, msg, false);
-}
-
-void qn_on_inbox_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
-{
-    (void)nc;
-    (void)sub;
-    enqueue(closure, msg, true);
+    qn_handoff_enqueue(bridge, msg, false);
 }
 
 static void dispatch_message(qtbus_nats *bridge, const qn_pending *msg)
@@ -223,16 +169,6 @@ int qn_import_start(qtbus_nats *bridge)
     if (pthread_create(&bridge->thread, NULL, thread_main, bridge) != 0) return QTBUS_ENOMEM;
     bridge->thread_started = true;
     return QTBUS_OK;
-}
-
-/* nats.c: the subscription is closed and its handler has returned for the last time. */
-void qn_on_subscription_complete(void *closure)
-{
-    qtbus_nats *bridge = closure;
-    pthread_mutex_lock(&bridge->lock);
-    bridge->live_imports--;
-    pthread_cond_broadcast(&bridge->settled);
-    pthread_mutex_unlock(&bridge->lock);
 }
 
 /* Under bridge->lock: one subscription of an import, counted in live_imports. */

@@ -35,6 +35,14 @@ typedef struct qn_request {
 
 /* ---- the requesting side ------------------------------------------------------------ */
 
+/* nats.c: a message on the reply inbox, an answer to one of our requests. */
+static void on_inbox_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+    (void)nc;
+    (void)sub;
+    qn_handoff_enqueue(closure, msg, true);
+}
+
 /* Under bridge->lock (so reporting is the caller's, after the unlock: a trace hook may
  * call the bridge). */
 static natsStatus ensure_inbox(qtbus_nats *bridge)
@@ -47,7 +55,7 @@ static natsStatus ensure_inbox(qtbus_nats *bridge)
     natsInbox_Destroy(inbox);
     char subject[sizeof bridge->inbox + 2];
     snprintf(subject, sizeof subject, "%s.*", bridge->inbox);
-    s = natsConnection_Subscribe(&bridge->inbox_sub, bridge->conn, subject, qn_on_inbox_message, bridge);
+    s = natsConnection_Subscribe(&bridge->inbox_sub, bridge->conn, subject, on_inbox_message, bridge);
     if (s == NATS_OK) {
         natsSubscription_SetPendingLimits(bridge->inbox_sub, -1, -1);
         s = natsSubscription_SetOnCompleteCB(bridge->inbox_sub, qn_on_subscription_complete, bridge);
