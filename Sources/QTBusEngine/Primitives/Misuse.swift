@@ -1,9 +1,9 @@
 // Why a call failed, for qtbus_errmsg() and QTBUS_DEBUG=misuse (CQtbusShims' misuse.c).
 //
 // The engine code that finds the reason records it with the status it returns; the C
-// boundary adds the function's name when its call returns that status (`reported`;
-// for a call naming a bus, CBoundary's `reported(_:on:_:)` also sends the bus's trace
-// hook a MISUSE record).
+// boundary adds the function's name when its call returns that status (`entryPoint`,
+// Boundary/CEntry.swift, which for a call naming a bus also sends the bus's trace hook
+// a MISUSE record).
 // Nothing here allocates: the texts are static, the names the caller's.
 import CQtbusShims
 import Glibc
@@ -73,15 +73,3 @@ func failName(_ text: UnsafePointer<CChar>?, _ role: NameRole) -> Int32 {
 /// Records that a required argument is NULL and returns QTBUS_EINVAL.
 @inline(never)
 func failNull(_ reason: StaticString) -> Int32 { fail(QTBUS_EINVAL, reason) }
-
-/// `status`, after finishing qtbus_errmsg()'s text with `function` when it is a failure.
-@inline(__always)
-func reported(_ function: StaticString, _ status: Int32) -> Int32 {
-    if status < 0 { failed(function, status) }
-    return status
-}
-
-@inline(never)
-func failed(_ function: StaticString, _ status: Int32) {
-    qtshim_failed(cText(function), status)
-}

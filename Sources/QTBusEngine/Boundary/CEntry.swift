@@ -1,0 +1,176 @@
+// The one shape of a C entry point (CBoundary.swift):
+//
+//     @_cdecl("qtbus_x")
+//     func _qtbus_x(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> Int32 {
+//         entryPoint("qtbus_x", bus: bus, .memory, checks: try checkedName(name, .name)) { bus, name in
+//             featureX(bus, name)
+//         }
+//     }
+//
+// `checks` converts and checks the arguments: each check that refuses records its reason
+// (Misuse.swift) and throws the status.  The trailing closure is the one call into the
+// engine, made in the section the call needs.  `entryPoint` owns the rest: the section,
+// and for a failure (a refusal, or a negative status from the engine) the function's
+// name in qtbus_errmsg() and, for a call naming a bus, the MISUSE record of the bus's
+// trace hook.  `checks` is an autoclosure because a closure written out would have to
+// spell `throws(QTBusStatus)`: Swift 6 takes a throwing closure's error to be `any
+// Error`, which is allocated.  Everything on the way to the engine is inlined, so the
+// shape adds nothing to the dispatch path; what runs only for a failure is out of line.
+import CQtbusShims
+import Glibc
+
+/// What an entry point's engine call runs in (Reclamation.swift).
+enum Section {
+    /// None: the engine takes the registry lock, or opens what it needs, itself.
+    case none
+    /// A memory section: what the call reads of the store stays allocated, and it
+    /// neither delays nor runs other threads' releases.
+    case memory
+    /// A dispatch section: as a memory section, and the releases of what it may
+    /// deliver to wait for it.
+    case dispatch
+}
+
+/// Runs an entry point: `checks`, then `body` in `section`; returns `body`'s status.
+@inline(__always)
+func entryPoint<Checked>(_ function: StaticString, on bus: OpaquePointer? = nil, _ section: Section = .none,
+                         checks: @autoclosure () throws(QTBusStatus) -> Checked,
+                         _ body: (inout Checked) -> Int32) -> Int32 {
+    var checked: Checked
+    do {
+        checked = try checks()
+    } catch {
+        failedCall(function, on: bus, error.value)
+        return error.value
+    }
+    return run(function, on: bus, section) { body(&checked) }
+}
+
+/// `entryPoint` of a call naming a bus: `bus` is checked first (NULL is refused) and handed
+/// to `body` apart from what `checks` returns.  Apart, because when `body` passes a part
+/// of that by address (an event to dispatch), the optimizer keeps all of it in memory:
+/// the dispatch path would store the bus there and load it back.
+@inline(__always)
+func entryPoint<Checked>(_ function: StaticString, bus: OpaquePointer?, _ section: Section = .none,
+                         checks: @autoclosure () throws(QTBusStatus) -> Checked,
+                         _ body: (UnsafeMutablePointer<Bus>, inout Checked) -> Int32) -> Int32 {
+    let engine: UnsafeMutablePointer<Bus>
+    var checked: Checked
+    do {
+        engine = try checkedBus(bus)
+        checked = try checks()
+    } catch {
+        failedCall(function, on: bus, error.value)
+        return error.value
+    }
+    return run(function, on: bus, section) { body(engine, &checked) }
+}
+
+/// `entryPoint` of a call naming a bus whose other arguments need no check.
+@inline(__always)
+func entryPoint(_ function: StaticString, bus: OpaquePointer?, _ section: Section = .none,
+                _ body: (UnsafeMutablePointer<Bus>) -> Int32) -> Int32 {
+    entryPoint(function, bus: bus, section, checks: ()) { bus, _ in body(bus) }
+}
+
+/// `body` in `section`, its failure reported.
+@inline(__always)
+private func run(_ function: StaticString, on bus: OpaquePointer?, _ section: Section,
+                 _ body: () -> Int32) -> Int32 {
+    let status = switch section {
+    case .none: body()
+    case .memory: withMemoryEpoch(body)
+    case .dispatch: withEpoch(body)
+    }
+    if status < 0 { failedCall(function, on: bus, status) }
+    return status
+}
+
+/// `entryPoint` of a call whose arguments need no check.
+@inline(__always)
+func entryPoint(_ function: StaticString, on bus: OpaquePointer? = nil, _ section: Section = .none,
+                _ body: () -> Int32) -> Int32 {
+    entryPoint(function, on: bus, section, checks: ()) { _ in body() }
+}
+
+/// `entryPoint` of a call that returns what it made, or NULL when memory ran out.
+@inline(__always)
+func entryPoint<Made>(_ function: StaticString, making body: () -> Made?) -> Made? {
+    let made = body()
+    if made == nil { failedCall(function, on: nil, QTBUS_ENOMEM.rawValue) }
+    return made
+}
+
+/// `status`, reported as `entryPoint` reports it: for the Swift API's ways into C entry
+/// points (SwiftAPISupport.swift).
+@inline(__always)
+func reported(_ function: StaticString, on bus: OpaquePointer?, _ status: Int32) -> Int32 {
+    if status < 0 { failedCall(function, on: bus, status) }
+    return status
+}
+
+/// Finishes qtbus_errmsg()'s text with `function`; for a call naming a bus, also sends
+/// its trace hook a MISUSE record (Trace.swift).
+@inline(never)
+func failedCall(_ function: StaticString, on bus: OpaquePointer?, _ status: Int32) {
+    qtshim_failed(cText(function), status)
+    traceMisuse(bus, cText(function), status)
+}
+
+// MARK: - Checks of arguments
+
+/// The bus a call names; refused when NULL.
+@inline(__always)
+func checkedBus(_ bus: OpaquePointer?) throws(QTBusStatus) -> UnsafeMutablePointer<Bus> {
+    guard let bus else { throw QTBusStatus(failNull("the bus is NULL")) }
+    return UnsafeMutablePointer<Bus>(bus)
+}
+
+/// The event a handler was given; refused when NULL.
+@inline(__always)
+func checkedEvent(_ event: OpaquePointer?) throws(QTBusStatus) -> UnsafeMutablePointer<EventView> {
+    guard let event else { throw QTBusStatus(failNull("the event is NULL")) }
+    return UnsafeMutablePointer<EventView>(event)
+}
+
+/// A required argument; refused with `reason` when NULL.
+@inline(__always)
+func required<T>(_ value: T?, _ reason: StaticString) throws(QTBusStatus) -> T {
+    guard let value else { throw QTBusStatus(failNull(reason)) }
+    return value
+}
+
+/// Refused with `status` (its reason recorded) unless `condition` holds.
+@inline(__always)
+func ensure(_ condition: Bool, else status: @autoclosure () -> Int32) throws(QTBusStatus) {
+    guard condition else { throw QTBusStatus(status()) }
+}
+
+/// A required, valid name; refused when NULL, empty, over-long or not UTF-8.
+@inline(__always)
+func checkedName(_ text: UnsafePointer<CChar>?, _ role: NameRole) throws(QTBusStatus) -> CName {
+    guard let text, let name = CName(text), name.isValidUTF8 else { throw QTBusStatus(failName(text, role)) }
+    return name
+}
+
+/// An optional name: nil for NULL, else as `checkedName`.
+@inline(__always)
+func checkedOptionalName(_ text: UnsafePointer<CChar>?, _ role: NameRole) throws(QTBusStatus) -> CName? {
+    guard text != nil else { return nil }
+    return try checkedName(text, role)
+}
+
+/// A name whose UTF-8 is checked later (by the engine, only when it is new); refused
+/// when NULL, empty or over-long.
+@inline(__always)
+func scannedName(_ text: UnsafePointer<CChar>?, _ role: NameRole) throws(QTBusStatus) -> CName {
+    guard let text, let name = CName(text) else { throw QTBusStatus(failName(text, role)) }
+    return name
+}
+
+/// An optional name scanned as `scannedName`: nil for NULL.
+@inline(__always)
+func scannedOptionalName(_ text: UnsafePointer<CChar>?, _ role: NameRole) throws(QTBusStatus) -> CName? {
+    guard let text else { return nil }
+    return try scannedName(text, role)
+}
