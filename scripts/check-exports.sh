@@ -25,7 +25,7 @@ missing=$(comm -23 <(echo "$declared") <(echo "$exported"))
 extra=$(comm -13 <(echo "$declared") <(echo "$exported"))
 status=0
 if [ -n "$missing" ]; then
-  echo "check-exports: FAIL: declared in $(basename "$header") but not exported (an @_cdecl function must be public):"
+  echo "check-exports: FAIL: declared in $(basename "$header") but not exported (is its @_cdecl function there, and listed in cmake/qtbus.map?):"
   echo "$missing" | sed 's/^/    /'
   status=1
 fi
