@@ -256,11 +256,8 @@ private func _qtRequest(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ su
 /// Reads the typed value `E` out of an engine event: the Swift value a Swift dispatch
 /// carries, or one decoded from the bytes (``QTBytesEvent``) of a C dispatch.
 func _qtTypedValue<E: QTEvent>(_: E.Type) -> @Sendable (OpaquePointer) -> E? {
-    let key = UInt(bitPattern: ObjectIdentifier(E.self))
-    return { event in
-        if let cell = _qtbus_event_object(event), cell.load(as: UInt.self) == key {
-            return (cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee
-        }
+    { event in
+        if let value = _qtCellValue(E.self, in: event) { return value.pointee }
         guard let bytesType = E.self as? any QTBytesEvent.Type else { return nil }
         var size = 0
         let data = _qtbus_event_data(event, &size)

@@ -89,9 +89,8 @@ final class QueuedReader: @unchecked Sendable {
     }
 
     private func read(_ event: OpaquePointer) {
-        guard let cell = _qtbus_event_object(event),
-              cell.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(HeapPayloadEvent.self)) else { return }
-        got.append((cell + _qtCellValueOffset(HeapPayloadEvent.self)).assumingMemoryBound(to: HeapPayloadEvent.self).pointee.contents)
+        guard let value = _qtCellValue(HeapPayloadEvent.self, in: event) else { return }
+        got.append(value.pointee.contents)
     }
 
     func stop() {

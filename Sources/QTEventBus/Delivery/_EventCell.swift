@@ -15,14 +15,29 @@
 // may share an engine name, so a subscriber of `E` reads a value only from a cell whose
 // key is `E`'s); word 1 is 1 when the value needs destroying (not POD). The value sits
 // at `_qtCellValueOffset(E.self)`. Subscribers borrow the cell during their call and
-// copy the value out only when they hop to a queue.
+// copy the value out only when they hop to a queue. (Layout 1 and rule 5 of
+// `_Invariants.swift`.)
 import CQtbusShims
 import Glibc
 import QTBusEngine
 
+/// The key of the Swift type `E`: its metatype's address, a cell's word 0.
+@inlinable @inline(__always)
+func _qtTypeKey<E>(_: E.Type) -> UInt { UInt(bitPattern: ObjectIdentifier(E.self)) }
+
 /// Where the value starts in a cell.
 @inlinable
 func _qtCellValueOffset<E>(_: E.Type) -> Int { max(16, MemoryLayout<E>.alignment) }
+
+/// The value of type `E` that the engine event `event` carries, in place (borrowed: valid
+/// during the delivery, the cell is the engine's or the dispatching frame's); nil when
+/// the event carries no cell, or one of another Swift type (C and named dispatches, and
+/// a type sharing `E`'s engine name). The one place a delivery reads a cell.
+@inlinable @inline(__always)
+func _qtCellValue<E>(_: E.Type, in event: OpaquePointer) -> UnsafeMutablePointer<E>? {
+    guard let cell = _qtEngineEventObject(event), cell.load(as: UInt.self) == _qtTypeKey(E.self) else { return nil }
+    return (cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self)
+}
 
 /// The bytes a cell of `E` takes.
 @inlinable
@@ -30,7 +45,7 @@ func _qtCellByteCount<E>(_: E.Type) -> Int { _qtCellValueOffset(E.self) + Memory
 
 /// Makes a cell holding `value` (see the file comment).
 @inlinable
-func _qtMakeCell<E: QTEvent>(_ value: E) -> UnsafeMutableRawPointer {
+func _qtMakeCell<E>(_ value: E) -> UnsafeMutableRawPointer {
     // malloc directly (16-aligned on Linux): the Swift allocator's path goes through
     // posix_memalign here, which costs a few ns more.
     let raw = _qtAllocateCell(byteCount: _qtCellByteCount(E.self), alignment: MemoryLayout<E>.alignment)
@@ -41,8 +56,8 @@ func _qtMakeCell<E: QTEvent>(_ value: E) -> UnsafeMutableRawPointer {
 /// Writes the header and a copy of `value` into the cell memory at `raw` (heap, or the
 /// dispatching frame's stack for a borrowed dispatch).
 @inlinable
-func _qtInitializeCell<E: QTEvent>(_ raw: UnsafeMutableRawPointer, _ value: E) {
-    raw.storeBytes(of: UInt(bitPattern: ObjectIdentifier(E.self)), as: UInt.self)
+func _qtInitializeCell<E>(_ raw: UnsafeMutableRawPointer, _ value: E) {
+    raw.storeBytes(of: _qtTypeKey(E.self), as: UInt.self)
     raw.storeBytes(of: _isPOD(E.self) ? 0 : 1, toByteOffset: 8, as: UInt.self)
     (raw + _qtCellValueOffset(E.self)).initializeMemory(as: E.self, repeating: value, count: 1)
 }

@@ -221,32 +221,35 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
     /// allocating a context (a closure in this generic class captures `V`), so the field
     /// keeps its function with a nil context, and is never called again: every call
     /// reads it during a delivery, which the release follows, and a hop took its own
-    /// copy. A thick function is a function pointer then its context, a native object
-    /// or nil (Swift's function layout); releasing nil, in deinit, does nothing.
+    /// copy. Layout 2 of `_Invariants.swift`; releasing nil, in deinit, does nothing.
     private final func dropHandler() {
-        let field = Unmanaged.passUnretained(self).toOpaque() + Self.handlerOffset
-        let word = MemoryLayout<UInt>.size
-        // A bit cast, not withUnsafeBytes(of:), which would look up `_QTHandler<V>`'s
-        // metadata on every release.
-        let bits = unsafeBitCast(handler, to: (UInt, UInt).self)
-        let found = bits.0 == field.load(as: UInt.self) && bits.1 == field.load(fromByteOffset: word, as: UInt.self)
         // A compiler that laid the object out otherwise: keep the closure until the
-        // token goes (the tests, built with assertions, stop here) rather than write
-        // into a field this code does not know.
-        guard found else {
-            assertionFailure("QTEventBus: _QTHandlerSubscription.handlerOffset is not where the handler is")
-            return
-        }
+        // token goes rather than write into a field this code does not know (the
+        // delivery layout test fails then).
+        guard let field = handlerField else { return }
+        let word = MemoryLayout<UInt>.size
         guard let context = field.load(fromByteOffset: word, as: UnsafeRawPointer?.self) else { return }
         field.storeBytes(of: nil, toByteOffset: word, as: UnsafeRawPointer?.self)
         Unmanaged<AnyObject>.fromOpaque(context).release()
     }
 
+    /// The address of `handler` in this object: `handlerOffset` from its start, if the
+    /// two words there are the handler's (its function, then its context); nil if not.
+    final var handlerField: UnsafeMutableRawPointer? {
+        let field = Unmanaged.passUnretained(self).toOpaque() + Self.handlerOffset
+        // A bit cast, not withUnsafeBytes(of:), which would look up `_QTHandler<V>`'s
+        // metadata on every release.
+        let bits = unsafeBitCast(handler, to: (UInt, UInt).self)
+        let word = MemoryLayout<UInt>.size
+        let found = bits.0 == field.load(as: UInt.self) && bits.1 == field.load(fromByteOffset: word, as: UInt.self)
+        return found ? field : nil
+    }
+
     /// Where `handler` is in the object: after the object header (two words), the
     /// token's state and `deliver`, as Swift lays out a class's stored properties (those
-    /// of its superclasses first, each at its alignment, like a struct's).
-    /// `dropHandler` checks it against the value it reads.
-    private static var handlerOffset: Int {
+    /// of its superclasses first, each at its alignment, like a struct's). Layout 2 of
+    /// `_Invariants.swift`; `handlerField` checks it against the value it reads.
+    static var handlerOffset: Int {
         MemoryLayout<(UInt, UInt, UInt64, _QTDeliverFunction)>.size
     }
 }
@@ -278,9 +281,8 @@ class _QTTypedSubscription<E: QTEvent>: _QTHandlerSubscription<E>, @unchecked Se
 
     /// The general delivery: hops, decoding (and freeWith, which the engine checked).
     final func deliver(_ event: OpaquePointer, _ extras: _QTSubscriptionExtras?) {
-        if let cell = _qtbus_event_object(event),
-           cell.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(E.self)) {
-            run((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee, event, extras)
+        if let value = _qtCellValue(E.self, in: event) {
+            run(value.pointee, event, extras)
             return
         }
         deliverDecoded(event, extras)
@@ -350,11 +352,9 @@ final class _QTNamedSubscription: _QTHandlerSubscription<QTNamedEvent>, @uncheck
 @inlinable
 func _qtTypedFastDeliver<E: QTEvent>(_: E.Type) -> _QTDeliverFunction {
     { subscription, event in
-        if let cell = _qtEngineEventObject(event),
-           cell.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(E.self)) {
+        if let value = _qtCellValue(E.self, in: event) {
             // Borrowed: the engine keeps the cell until this call has returned.
-            unsafeDowncast(subscription, to: _QTTypedSubscription<E>.self)
-                .handler((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee)
+            unsafeDowncast(subscription, to: _QTTypedSubscription<E>.self).handler(value.pointee)
         } else {
             _qtSlowDeliver(subscription, event)
         }
@@ -368,12 +368,10 @@ func _qtTypedFastDeliver<E: QTEvent>(_: E.Type) -> _QTDeliverFunction {
 @inlinable
 func _qtTypedHopDeliver<E: QTEvent>(_: E.Type) -> _QTDeliverFunction {
     { subscription, event in
-        if let cell = _qtEngineEventObject(event),
-           cell.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(E.self)) {
+        if let value = _qtCellValue(E.self, in: event) {
             let options = unsafeDowncast(subscription, to: _QTTypedOptionsSubscription<E>.self)
             let extras = options.storedExtras
-            options.hop((cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).pointee, event,
-                        to: extras.queue.unsafelyUnwrapped, extras)
+            options.hop(value.pointee, event, to: extras.queue.unsafelyUnwrapped, extras)
         } else {
             _qtSlowDeliver(subscription, event)
         }
