@@ -73,7 +73,9 @@ extension QTEventBus {
         _qtRequireName(type, .type, call)
         if let subType { _qtRequireName(subType, .subtype, call) }
         let status = type.withCString { cName in
-            _qtSendBytes(raw, cName, subType, bytes, nil, false, 0, sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, .now)
+            _QTOutgoing(bus: raw, typeName: cName, cell: nil, borrowed: false,
+                        flags: sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, mode: .now)
+                .withSubType(subType) { _qtSendBytes($0, bytes: bytes) } ?? QTBUS_EINVAL.rawValue
         }
         if status < 0 { _qtRefused(call, status) }
         return Int(status)

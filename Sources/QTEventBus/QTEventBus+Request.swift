@@ -141,7 +141,7 @@ extension QTEventBus {
     /// engine status otherwise (the caller traps on it or throws it).
     private func _requestTyped<E: QTEvent>(_ event: E, _ call: String, _ onReply: (@Sendable (QTReply) -> Void)?,
                                            _ completion: (@Sendable () -> Void)?) -> Int32 {
-        let record = _QTTypeTable.record(for: E.self)
+        let record = _QTTypeRecord.of(E.self)
         let cName = _qtRequireRequestEvent(event, call)
         let subType = event.eventSubType
         var bytes: [UInt8]? = nil
@@ -197,7 +197,7 @@ extension QTEventBus {
     func _subscribeTypedRequest<E: QTEvent>(_ type: E.Type, options: _QTSubscribeOptions,
                                             handler: @escaping @Sendable (E, QTRequestContext) -> Void) -> QTEventToken {
         _ = _qtRequireTypeName(E.self, "\(options.call)")
-        let record = _QTTypeTable.record(for: E.self)
+        let record = _QTTypeRecord.of(E.self)
         var source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)? = nil
         if let sourced = E.self as? any QTSourcedEvent.Type {
             source = { bus, subTypes in sourced.startSource(on: bus, subTypes: subTypes) }

@@ -34,8 +34,6 @@ public final class QTEventBus: @unchecked Sendable {
     // is thread-safe; `owned` is immutable.
     @usableFromInline let raw: OpaquePointer
     private let owned: Bool
-    /// The engine ids of the event types dispatched on this bus (`_TypeIds.swift`).
-    @usableFromInline let typeIds: _QTTypeIds
 
     /// The process-wide bus: C's `qtbus_shared()`. Never destroyed.
     public static let shared = QTEventBus(raw: _qtbus_shared(), owned: false)
@@ -45,18 +43,15 @@ public final class QTEventBus: @unchecked Sendable {
         guard let bus = _qtbus_bus_create() else { _qtMisuse("QTEventBus.init()", "out of memory") }
         raw = bus
         owned = true
-        typeIds = _QTTypeIds(bus: bus)
     }
 
     private init(raw: OpaquePointer, owned: Bool) {
         self.raw = raw
         self.owned = owned
-        typeIds = _QTTypeIds(bus: raw)
     }
 
     deinit {
         if owned { _ = _qtbus_bus_destroy(raw) }
-        typeIds.deallocate()
     }
 
     /// The engine bus (`qtbus_bus *`), for C code in the same process. Valid as long as

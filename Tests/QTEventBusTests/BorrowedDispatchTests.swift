@@ -1,5 +1,5 @@
 // A synchronous typed dispatch lends the engine a cell on the dispatching frame's stack
-// (_qtEngineDispatchBorrowed); the engine asks for a heap copy only when a delivery
+// (_qtEngineDispatchSwift); the engine asks for a heap copy only when a delivery
 // outlives the dispatch. These tests make every such delivery happen after the frame
 // is gone and its stack overwritten, with a value whose payload is on the heap (a
 // String too long to be stored inline, an array, a class reference), so a delivery
@@ -197,9 +197,13 @@ extension QTBusTests {
         }
 
         // The engine's side of a refused borrowed dispatch; `dispatch` itself traps on the
-        // refusal (MisuseTests), so the status is read below it.
-        @Test func failedBorrowedDispatchKeepsNothing() {
+        // refusal (MisuseTests), so the status is read below it. Refused when the engine
+        // hands the dispatch back (the type's first on the bus) and when it dispatches
+        // alone (the type registered), for the same reasons.
+        @Test(arguments: [false, true])
+        func failedBorrowedDispatchKeepsNothing(registered: Bool) {
             let bus = QTEventBus()
+            if registered { #expect(bus.dispatch(HeapPayloadEvent(seed: 6)) == 0) }
             weak var watched: Token?
             do {
                 let t = Token()
@@ -207,6 +211,10 @@ extension QTBusTests {
                 let status = bus._send(HeapPayloadEvent(seed: 7, token: t, subType: ""), flags: UInt32(QTBUS_EVENT_STICKY),
                                        mode: .now)
                 #expect(status == QTBusError.invalidArgument.rawValue)
+                #expect(String(cString: _qtbus_errmsg()) == "qtbus_dispatch: the subtype \"\" is empty")
+                let nul = bus._send(HeapPayloadEvent(seed: 8, token: t, subType: "a\0b"), flags: 0, mode: .now)
+                #expect(nul == QTBusError.invalidArgument.rawValue)
+                #expect(String(cString: _qtbus_errmsg()) == "qtbus_dispatch: the subtype holds a NUL byte")
             }
             #expect(watched == nil, "no copy was made or kept")
             let got = Counter()

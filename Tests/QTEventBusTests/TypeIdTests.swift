@@ -1,8 +1,9 @@
-// A synchronous typed dispatch goes by its type's engine id on its bus, kept by the bus
-// after the type's first dispatch (_TypeIds.swift). What a user relies on around it:
-// every type reaches its own subscribers and no other, whether it got a slot of its own
-// or shares one and goes by name (more types than slots), on every bus (ids are per
-// bus), when many threads dispatch types for the first time at once, and named and
+// A synchronous typed dispatch finds its type with one lookup, the engine's: the bus
+// keeps the handle of each Swift type dispatched on it, registered by the type's first
+// dispatch there (Delivery/_Send.swift, the engine's TypeIds.swift). What a user relies on
+// around it: every type reaches its own subscribers and no other, on every bus (handles
+// are per bus), however many types a bus has (its table grows while others read it),
+// when many threads dispatch types for the first time at once, and named and
 // no-subscriber deliveries see the same event as a dispatch by name.
 import QTEventBusTestSupport
 import QTEventBus
@@ -36,12 +37,28 @@ private func dispatchLevel<E: LevelEvent>(_: E.Type, on bus: QTEventBus, value: 
     bus.dispatch(E(value: value))
 }
 
+/// Two Swift types with one engine name: a plain one and a bytes one (one byte).
+private struct SharedPlain: QTEvent {
+    static var eventName: String { "TypeIdTests.Shared" }
+    let n: Int
+}
+
+private struct SharedBytes: QTBytesEvent {
+    static var eventName: String { "TypeIdTests.Shared" }
+    let n: UInt8
+    init(n: UInt8) { self.n = n }
+    var eventBytes: [UInt8] { [n] }
+    init?(eventBytes: UnsafeRawBufferPointer, subType: String?) {
+        guard eventBytes.count == 1 else { return nil }
+        n = eventBytes[0]
+    }
+}
+
 extension QTBusTests {
     @Suite("Type ids")
     struct TypeIdTests {
-        /// 300 types on two buses: more than a bus's 128 slots, so most share a slot
-        /// with another type and go by name; each reaches its own subscriber, once a
-        /// dispatch, on its own bus.
+        /// 300 types on two buses (each bus's table grows five times); each reaches its
+        /// own subscriber, once a dispatch, on its own bus.
         @Test func everyTypeReachesItsOwnSubscribersOnEveryBus() {
             let buses = [QTEventBus(), QTEventBus()]
             let seen = buses.map { _ in Recorder<String>() }
@@ -67,7 +84,8 @@ extension QTBusTests {
         }
 
         /// Four threads dispatch 200 types each, none dispatched on the bus before, in
-        /// different orders: every slot is learned while others read it.
+        /// different orders: types are registered, and the table grows, while others
+        /// read it.
         @Test func firstDispatchesFromManyThreads() {
             let bus = QTEventBus()
             let seen = Recorder<String>()
@@ -91,6 +109,41 @@ extension QTBusTests {
             #expect(counts.count == 200)
             #expect(names.allSatisfy { counts[$0] == 20 })
             for token in tokens { token.dispose() }
+        }
+
+        /// Two Swift types with one engine name have a handle each, of one engine type:
+        /// each typed subscriber reads its own type's values, and the bytes one decodes
+        /// the other's dispatches when they carry bytes (here, they do not).
+        @Test func typesSharingANameShareTheEngineType() {
+            let bus = QTEventBus()
+            let plain = Recorder<Int>(), bytes = Recorder<UInt8>(), named = Recorder<[UInt8]>()
+            let tokens = [bus.on(SharedPlain.self).next { plain.append($0.n) },
+                          bus.on(SharedBytes.self).next { bytes.append($0.n) },
+                          bus.on(named: "TypeIdTests.Shared").next { named.append($0.bytes) }]
+            for round in 0..<2 {
+                #expect(bus.dispatch(SharedPlain(n: round)) == 3)
+                #expect(bus.dispatch(SharedBytes(n: UInt8(round + 10))) == 3)
+            }
+            #expect(plain.values == [0, 1])
+            #expect(bytes.values == [10, 11])
+            #expect(named.values == [[], [10], [], [11]])
+            for token in tokens { token.dispose() }
+        }
+
+        /// A type posted before it was ever dispatched on the bus, and dispatched after,
+        /// and the other way round on a second bus: the same handle serves both.
+        @Test func postedAndSynchronousDispatchesShareTheHandle() {
+            for postFirst in [true, false] {
+                let bus = QTEventBus()
+                let seen = Recorder<Int>()
+                let token = bus.on(PingEvent.self).next { seen.append($0.n) }
+                if postFirst { #expect(bus.dispatchOnBusQueue(PingEvent(n: 1)) == 0) }
+                #expect(bus.dispatch(PingEvent(n: 2)) == 1)
+                if !postFirst { #expect(bus.dispatchOnBusQueue(PingEvent(n: 1)) == 0) }
+                #expect(waitUntil { seen.count == 2 })
+                #expect(Set(seen.values) == [1, 2])
+                token.dispose()
+            }
         }
 
         /// By id or by name, subscribers of the name and the no-subscriber event see the

@@ -14,6 +14,12 @@
 // - Bags.  A Swift `QTDisposeBag` is a Swift object holding tokens, not an engine bag: it
 //   must dispose them when it is deinitialised, from any thread, and it prunes tokens
 //   that ended on their own.  Engine bags (qtbus_bag) serve C.
+// - Types.  The Swift API names an event type by its metatype (a key), not by a C name.
+//   The engine keeps, per bus, the handle of each Swift type dispatched on it (its
+//   TypeEntry) with what the Swift API keeps about the type (`info`: its type record,
+//   a pointer the engine never reads), in the bus's table of type ids (TypeIds.swift).
+//   A synchronous dispatch asks for both once, inside its own dispatch section
+//   (`_qtEngineDispatchSwift`): that lookup is the only one a Swift dispatch makes.
 // - Values.  A typed Swift dispatch carries its value as the event's object.  Giving the
 //   engine ownership of it (qtbus_dispatch's object + object_release) means a malloc and
 //   a free per dispatch, the largest cost of a synchronous dispatch to one closure
@@ -25,31 +31,91 @@
 //   with `release` after its last delivery.  Deliveries made during the call may see
 //   either the borrowed object or the copy; both hold the same value.  Each delivery
 //   then reads the value with `_qtEngineEventObject`, inline.
-// - Locks and tables.  The Swift API keeps its own small lock (`_QTLocked`, which
-//   ThreadSanitizer understands) and its own lock-free table keyed by metatype
-//   (`_TypeTable.swift`), because its keys are Swift types, not C names; neither is on
-//   the engine's side of this seam.
+// - Locks.  The Swift API keeps its own small lock (`_QTLocked`, which ThreadSanitizer
+//   understands) for what it keeps per process (type records, names); it is not on the
+//   engine's side of this seam.
 import CQtbusShims
 import Glibc
 
-/// Swift-only: `qtbus_dispatch` of an event whose `object` is borrowed for the duration
-/// of the call (see the file comment: Values). The engine never releases `object`; it calls
-/// `copy(object)` at most once, when a delivery must outlive the call, and releases the
-/// copy with `release` after the copy's last delivery. On failure (< 0) the engine made
-/// no copy and kept nothing. The checks are `qtbus_dispatch`'s.
+// MARK: - Swift types and the synchronous dispatch
+
+/// Swift-only: `qtbus_dispatch` of a value of the Swift event type `key` (its metatype's
+/// address) in the borrowed `object` (see the file comment: Values), with no data: the
+/// Swift API's synchronous dispatch.  Makes the dispatch's one type lookup: this bus's
+/// handle of the type, with what the Swift API registered with it
+/// (`_qtEngineLearnSwiftType`).  When the type is registered without data, dispatches
+/// it here; otherwise (the first dispatch of the type on this bus, or a type whose
+/// events carry data) calls `otherwise` with the handle and `info` (both nil when the
+/// type is not registered), inside this dispatch's section, and returns what it
+/// returns: `otherwise` may register the type and dispatch with
+/// `_qtEngineDispatchBorrowed`, and may run user code (as a handler may: the section
+/// delays only reclamation).  `subtype`, `subtypeLength` and the checks are as in
+/// `_qtEngineDispatchBorrowed`.
+@usableFromInline package func _qtEngineDispatchSwift(
+    _ bus: OpaquePointer, key: UInt, subtype: UnsafePointer<CChar>?, subtypeLength: Int,
+    object: UnsafeMutableRawPointer, flags: UInt32,
+    otherwise: (_ type: OpaquePointer?, _ info: UnsafeRawPointer?) -> Int32) -> Int32 {
+    let b = UnsafeMutablePointer<Bus>(bus)
+    return withEpoch {
+        guard let slot = swiftType(b, UInt64(key)) else { return otherwise(nil, nil) }
+        if slot.pointee.withData { return otherwise(OpaquePointer(slot.pointee.entry), slot.pointee.info) }
+        let f: StaticString = "qtbus_dispatch"
+        guard flags & ~UInt32(QTBUS_EVENT_STICKY) == 0 else { return reported(f, on: bus, QTBUS_EINVAL.rawValue) }
+        var subtypeName: CName? = nil
+        if let subtype {
+            guard let s = CName(subtype), s.length == subtypeLength else {
+                return reported(f, on: bus, failSubtype(subtype, subtypeLength))
+            }
+            subtypeName = s
+        }
+        let type = slot.pointee.entry
+        return reported(f, on: bus, dispatchBorrowed(b, type, nil, subtypeName, nil, 0, object, slot.pointee.borrowed, flags))
+    }
+}
+
+/// Swift-only: the `info` the Swift event type `key` was registered with on `bus`, nil
+/// when it was not (a posted dispatch's lookup: the same one, in a memory section).
+@usableFromInline package func _qtEngineSwiftTypeInfo(_ bus: OpaquePointer, key: UInt) -> UnsafeRawPointer? {
+    let b = UnsafeMutablePointer<Bus>(bus)
+    return withMemoryEpoch { swiftType(b, UInt64(key))?.pointee.info }
+}
+
+/// Swift-only: registers the Swift event type `key`, whose engine type name is `name`
+/// (valid: the Swift API checked it), on `bus`: with `info`, which must stay valid as
+/// long as the bus (the Swift API's type records are never freed), how its borrowed
+/// objects are copied and released, and whether its events carry data the Swift API
+/// makes for each dispatch (then `_qtEngineDispatchSwift` calls back for it).  Returns
+/// the type's handle, valid as long as the bus; nil when the bus is closed or out of
+/// memory (the dispatch then goes by name and reports it).  A key registered already
+/// keeps what it was first registered with.
+@usableFromInline package func _qtEngineLearnSwiftType(_ bus: OpaquePointer, key: UInt, name: UnsafePointer<CChar>,
+                                                       info: UnsafeRawPointer, copy: _QTEngineObjectCopy,
+                                                       release: qtbus_release, withData: Bool) -> OpaquePointer? {
+    guard key != 0, let cName = CName(name), cName.isValidUTF8 else { return nil }
+    return learnSwiftType(UnsafeMutablePointer<Bus>(bus), UInt64(key), cName, info: info,
+                          borrowed: BorrowedObject(copy: copy, release: release), withData: withData)
+        .map { OpaquePointer($0) }
+}
+
+/// Swift-only, inside `_qtEngineDispatchSwift`'s `otherwise`: `qtbus_dispatch` of an
+/// event whose `object` is borrowed for the duration of the call (see the file comment:
+/// Values).  The engine never releases `object`; it calls `copy(object)` at most once,
+/// when a delivery must outlive the call, and releases the copy with `release` after the
+/// copy's last delivery.  On failure (< 0) the engine made no copy and kept nothing.  The
+/// checks are `qtbus_dispatch`'s.
 ///
-/// `typeId`: the type's `qtbus_type_lookup` id on this bus, which the Swift API keeps per
-/// bus and type (`_TypeIds.swift`): the dispatch then starts as `qtbus_dispatch_id` does,
-/// without measuring, hashing and finding `type`. 0, or an id this bus did not make:
-/// by `type`, as `qtbus_dispatch`.
+/// `type`: this bus's handle of the type (`otherwise`'s, or `_qtEngineLearnSwiftType`'s);
+/// nil: by `typeName`, as `qtbus_dispatch`.
 ///
 /// `subtypeLength`: the UTF-8 length of the Swift string `subtype` was made from. A NUL
 /// byte inside it ends the C string early, which the length measured here then shows:
 /// refused, rather than dispatched under the shorter name (the Swift API traps on it).
-@usableFromInline package func _qtEngineDispatchBorrowed(_ bus: OpaquePointer, typeId: UInt64, type: UnsafePointer<CChar>,
-                                     subtype: UnsafePointer<CChar>?, subtypeLength: Int, data: UnsafeRawPointer?, size: Int,
-                                     object: UnsafeMutableRawPointer, copy: _QTEngineObjectCopy,
-                                     release: qtbus_release, flags: UInt32) -> Int32 {
+@usableFromInline package func _qtEngineDispatchBorrowed(_ bus: OpaquePointer, type: OpaquePointer?,
+                                                         typeName: UnsafePointer<CChar>?,
+                                                         subtype: UnsafePointer<CChar>?, subtypeLength: Int,
+                                                         data: UnsafeRawPointer?, size: Int,
+                                                         object: UnsafeMutableRawPointer, copy: _QTEngineObjectCopy,
+                                                         release: qtbus_release, flags: UInt32) -> Int32 {
     // Refused as qtbus_dispatch refuses (the Swift API passes valid flags and bytes).
     let f: StaticString = "qtbus_dispatch"
     guard flags & ~UInt32(QTBUS_EVENT_STICKY) == 0, data != nil || size == 0 else {
@@ -57,28 +123,34 @@ import Glibc
     }
     var subtypeName: CName? = nil
     if let subtype {
-        guard let s = CName(subtype) else { return reported(f, on: bus, failName(subtype, .subtype)) }
-        guard s.length == subtypeLength else { return reported(f, on: bus, fail(QTBUS_EINVAL, "the subtype holds a NUL byte")) }
+        guard let s = CName(subtype), s.length == subtypeLength else {
+            return reported(f, on: bus, failSubtype(subtype, subtypeLength))
+        }
         subtypeName = s
     }
     let engineBus = UnsafeMutablePointer<Bus>(bus)
     let borrowed = BorrowedObject(copy: copy, release: release)
-    return reported(f, on: bus, withEpoch {
-        dispatchBorrowed(engineBus, typeId, type, subtypeName, data, size, object, borrowed, flags)
-    })
+    let entry = type.map { UnsafeMutablePointer<TypeEntry>($0) }
+    return reported(f, on: bus, dispatchBorrowed(engineBus, entry, typeName, subtypeName, data, size, object, borrowed, flags))
 }
 
-/// `_qtEngineDispatchBorrowed` inside its epoch (the table an id is read from stays).
+/// Why a borrowed dispatch's subtype was refused.
+@inline(never)
+private func failSubtype(_ subtype: UnsafePointer<CChar>, _ length: Int) -> Int32 {
+    CName(subtype) == nil ? failName(subtype, .subtype) : fail(QTBUS_EINVAL, "the subtype holds a NUL byte")
+}
+
+/// A borrowed dispatch once checked, inside its section: of the type `resolved`, or else
+/// by the name `type`.
 @inline(__always)
-private func dispatchBorrowed(_ bus: UnsafeMutablePointer<Bus>, _ typeId: UInt64, _ type: UnsafePointer<CChar>,
-                              _ subtype: CName?, _ data: UnsafeRawPointer?, _ size: Int,
+private func dispatchBorrowed(_ bus: UnsafeMutablePointer<Bus>, _ resolved: UnsafeMutablePointer<TypeEntry>?,
+                              _ type: UnsafePointer<CChar>?, _ subtype: CName?, _ data: UnsafeRawPointer?, _ size: Int,
                               _ object: UnsafeMutableRawPointer, _ borrowed: BorrowedObject, _ flags: UInt32) -> Int32 {
-    let resolved = typeId == 0 ? nil : resolvedType(bus, typeId)
     let typeName: CName
     if let resolved {
         typeName = resolved.pointee.name.cName
     } else {
-        guard let name = CName(type) else { return failName(type, .type) }
+        guard let type, let name = CName(type) else { return failName(type, .type) }
         typeName = name
     }
     var event = Outgoing(type: typeName, subtype: subtype, data: data, size: size, object: object, objectRelease: nil)
@@ -94,11 +166,7 @@ private func dispatchBorrowed(_ bus: UnsafeMutablePointer<Bus>, _ typeId: UInt64
     return result
 }
 
-/// Swift-only: the bus's serial, the high half of every type id it makes (the Swift
-/// API keeps only the low half of each, `_TypeIds.swift`).
-@usableFromInline package func _qtEngineBusSerial(_ bus: OpaquePointer) -> UInt32 {
-    UnsafeMutablePointer<Bus>(bus).pointee.serial
-}
+// MARK: - Subscriptions and events
 
 /// Swift-only: `qtbus_subscribe` of a subscription that ends when its owner is gone
 /// (`freeWith`; Owners.swift).  `alive(userdata)` says whether the owner is still there

@@ -3,7 +3,7 @@
 
 /// Calls `body` with a 16-aligned copy of `bytes` followed by a NUL, and its count
 /// (without the NUL).
-@inline(__always)
+@inlinable @inline(__always)
 func _withNULTerminated<R>(_ bytes: [UInt8], _ body: (UnsafeMutableRawPointer, Int) -> R) -> R {
     withUnsafeTemporaryAllocation(byteCount: bytes.count + 1, alignment: 16) { buffer in
         let base = buffer.baseAddress!

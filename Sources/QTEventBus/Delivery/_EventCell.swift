@@ -2,7 +2,7 @@
 //
 // A typed dispatch makes one "cell": raw memory holding a 16-byte header and the value.
 // A synchronous dispatch (`dispatch`) builds it on its own stack and lends it to the
-// engine (`_qtEngineDispatchBorrowed`), so a plain dispatch allocates nothing; only if a
+// engine (`_qtEngineDispatchSwift`), so a plain dispatch allocates nothing; only if a
 // delivery outlives the call (an engine-queued subscriber, a sticky keep, a replay
 // backlog) does the engine call `_qtEventCellCopy` for a heap cell. A posted dispatch
 // (`dispatchOnBusQueue`, `dispatchOnMain`) starts with a heap cell. The engine releases
@@ -21,7 +21,8 @@ import CQtbusShims
 import Glibc
 import QTBusEngine
 
-/// The key of the Swift type `E`: its metatype's address, a cell's word 0.
+/// The key of the Swift type `E`: its metatype's address. A cell's word 0, and what
+/// the engine finds a Swift type's handle by on a bus (`_qtEngineDispatchSwift`).
 @inlinable @inline(__always)
 func _qtTypeKey<E>(_: E.Type) -> UInt { UInt(bitPattern: ObjectIdentifier(E.self)) }
 

@@ -2,12 +2,12 @@
 //
 // This folder is how a Swift value reaches the engine and comes back out to a closure:
 // _Send.swift (a dispatch, to the engine), _EventCell.swift (the value's cell),
-// _TypeTable.swift, _TypeIds.swift and _NameInfo.swift (what is kept per type, per bus
-// and per name), _Subscription.swift (the subscription object, which is the token, and
-// the two C functions the engine calls), _FreeWith.swift (the engine's questions about
-// a freeWith object), _Refusals.swift (traps and throws), and two helpers, _Bytes.swift
-// and _Locked.swift. The public API, one folder up, calls into it and holds none of
-// these rules. Layouts 1 to 3 are checked against the compiler's by
+// _TypeRecord.swift and _NameInfo.swift (what is kept per type and per name),
+// _Subscription.swift (the subscription object, which is the token, and the two C
+// functions the engine calls), _FreeWith.swift (the engine's questions about a freeWith
+// object), _Refusals.swift (traps and throws), and two helpers, _Bytes.swift and
+// _Locked.swift. The public API, one folder up, calls into it and holds none of these
+// rules. Layouts 1 to 3 are checked against the compiler's by
 // `_qtDeliveryLayoutProblems()` below, and layout 4 on real subscriptions, by the tests
 // (DeliveryLayoutTests): a compiler or an edit that moves one fails there.
 //
@@ -57,6 +57,19 @@
 //     release follows; a hop carries its own copy, so that a ONCE subscription, released
 //     as it fires, still runs its hop. After the drop `handler` keeps its function with a
 //     nil context and is never called again.
+//
+// The engine seam (QTBusEngine's Boundary/SwiftAPISupport.swift)
+//  8. One type lookup per dispatch, the engine's. Each bus keeps the handle of every
+//     Swift type dispatched on it (its TypeEntry, valid as long as the bus) with the
+//     type's `_QTTypeRecord`, how its cells are copied and released, and whether its
+//     events carry data (a `QTBytesEvent`). `_qtEngineDispatchSwift` finds them by the
+//     type's key and dispatches; it hands the dispatch back, still inside its dispatch
+//     section, for the type's first dispatch on the bus, which registers the type
+//     (`_qtLearnType`), and for bytes events, whose bytes are made then
+//     (`_qtSendOtherwise`). User code run there (`eventName`, `eventBytes`) delays
+//     reclamation as a handler does, nothing more. A posted dispatch makes the same
+//     lookup for the record (`_qtEngineSwiftTypeInfo`). Type records are never freed:
+//     the engine keeps pointers to them.
 import Synchronization
 import QTBusEngine
 

@@ -93,7 +93,7 @@ package func _qtRequireName(_ name: String, _ role: _QTNameRole, _ call: @autocl
 /// not a valid name: a programmer error of `call`.
 @usableFromInline
 func _qtRequireTypeName<E: QTEvent>(_ type: E.Type, _ call: @autoclosure () -> String) -> UnsafePointer<CChar> {
-    guard let cName = _QTTypeTable.record(for: E.self).pointee.cName else {
+    guard let cName = _QTTypeRecord.of(E.self).pointee.cName else {
         _qtMisuse("\(call()) of \(String(reflecting: E.self))",
                   _qtNameProblem(E.eventName, .type) ?? "the type name is not valid")
     }

@@ -2,14 +2,17 @@
 // engine's dispatch entry points (`_qtSend`).
 //
 // The typed path is @inlinable so that it is specialized for the event type in the
-// caller's module: the metatype lookup, the bytes check and the subtype read then
-// compile to a few loads. A synchronous dispatch allocates nothing: the event cell is
-// on its stack, lent to the engine, which copies it only for deliveries that outlive
-// the call (_EventCell.swift); a subtype of up to 15 UTF-8 bytes is passed from the
-// stack, longer native strings in place. It takes no lock and builds no C string for
-// the type name (the record caches it). The engine call is the Swift-only
-// `_qtEngineDispatchBorrowed`, which runs the same dispatch as C's `qtbus_dispatch`;
-// posted dispatches use C's `qtbus_dispatch_on_bus_queue` / `_on_main`.
+// caller's module: the subtype read then compiles to a few loads. A synchronous dispatch
+// is one engine call, `_qtEngineDispatchSwift`, which makes the dispatch's one type
+// lookup (this bus's handle of the type, by its metatype) and dispatches; it hands back
+// (`_qtSendOtherwise`, still inside its dispatch section) only the first dispatch of a
+// type on a bus, which registers the type's record (`_TypeRecord.swift`) with the
+// engine, and bytes events, whose bytes are made then. It allocates nothing: the event
+// cell is on its stack, lent to the engine, which copies it only for deliveries that
+// outlive the call (_EventCell.swift); a subtype of up to 15 UTF-8 bytes is passed from
+// the stack, longer native strings in place. It takes no lock and builds no C string for
+// the type name (the record caches it). Posted dispatches find the record with the same
+// engine lookup and use C's `qtbus_dispatch_on_bus_queue` / `_on_main`.
 import CQtbusShims
 import Glibc
 import QTBusEngine
@@ -20,43 +23,148 @@ enum _QTSendMode {
     case now, busQueue, main
 }
 
+/// One event on its way to the engine: what `_qtSend` hands to one of the engine's
+/// dispatch entry points.
+@usableFromInline
+struct _QTOutgoing {
+    /// The engine bus.
+    @usableFromInline let bus: OpaquePointer
+    /// This bus's handle of the event's type (`_qtEngineDispatchSwift`), for a borrowed
+    /// cell; nil: by `typeName`.
+    @usableFromInline var type: OpaquePointer?
+    /// The engine type name, NUL-terminated (nil only before `_qtSendOtherwise` sets it).
+    @usableFromInline var typeName: UnsafePointer<CChar>?
+    /// The subtype, NUL-terminated, or nil; with the UTF-8 length of the Swift string it
+    /// was made from (a borrowed dispatch leaves the NUL check to the engine, which
+    /// compares the two).
+    @usableFromInline var subType: UnsafePointer<CChar>? = nil
+    @usableFromInline var subTypeLength = 0
+    /// The bytes C code reads, NUL-terminated (the NUL not counted), or nil.
+    @usableFromInline var data: UnsafeRawPointer? = nil
+    @usableFromInline var size = 0
+    /// The event's cell (_EventCell.swift); nil for a named event.
+    @usableFromInline let cell: UnsafeMutableRawPointer?
+    /// Whether `cell` is on the dispatching frame's stack and lent to the engine for the
+    /// call (`.now` only, inside `_qtEngineDispatchSwift`'s `otherwise`); otherwise the engine
+    /// owns the cell once the dispatch succeeds.
+    @usableFromInline let borrowed: Bool
+    /// QTBUS_EVENT_STICKY or 0.
+    @usableFromInline let flags: UInt32
+    @usableFromInline let mode: _QTSendMode
+
+    @inlinable
+    init(bus: OpaquePointer, type: OpaquePointer? = nil, typeName: UnsafePointer<CChar>?, cell: UnsafeMutableRawPointer?,
+         borrowed: Bool, flags: UInt32, mode: _QTSendMode) {
+        self.bus = bus
+        self.type = type
+        self.typeName = typeName
+        self.cell = cell
+        self.borrowed = borrowed
+        self.flags = flags
+        self.mode = mode
+    }
+
+    /// Calls `send` with this event, `subType` its subtype (none when nil), and returns
+    /// what it returns; nil, without calling it, when `subType` holds a NUL byte (a
+    /// borrowed event leaves that check to the engine).
+    @inlinable
+    func withSubType(_ subType: String?, _ send: (_QTOutgoing) -> Int32) -> Int32? {
+        guard let subType else { return send(self) }
+        return _qtWithSubType(subType, borrowed) { subType, length in
+            var event = self
+            event.subType = subType
+            event.subTypeLength = length
+            return send(event)
+        }
+    }
+}
+
 extension QTEventBus {
     @inlinable
     func _send<E: QTEvent>(_ event: E, flags: UInt32, mode: _QTSendMode) -> Int32 {
-        let record = _QTTypeTable.record(for: E.self)
-        // An invalid eventName: `_qtRefusedDispatch` says so.
-        guard let cName = record.pointee.cName else { return QTBUS_EINVAL.rawValue }
-        let isBytes = record.pointee.isBytes
         guard mode == .now else {
             // Posted: the whole event outlives this call, so its cell is on the heap.
-            return _qtSendCell(event, isBytes, cName, _qtMakeCell(event), borrowed: false, typeId: 0, flags, mode)
+            let record = _qtEngineSwiftTypeInfo(raw, key: _qtTypeKey(E.self))?.assumingMemoryBound(to: _QTTypeRecord.self)
+                ?? _qtLearnType(E.self, on: raw).record
+            // An invalid eventName: `_qtRefusedDispatch` says so.
+            guard let cName = record.pointee.cName else { return QTBUS_EINVAL.rawValue }
+            return _qtSendTyped(event, record.pointee.isBytes,
+                                _QTOutgoing(bus: raw, typeName: cName, cell: _qtMakeCell(event), borrowed: false,
+                                            flags: flags, mode: mode))
         }
         // Synchronous: the cell lives in this frame and the engine borrows it; it asks
-        // `_qtEventCellCopy` for a heap copy only if a delivery outlives the call. The
-        // type goes by its id on this bus (`_TypeIds.swift`).
-        let typeId = typeIds.id(record, bus: raw)
+        // `_qtEventCellCopy` for a heap copy only if a delivery outlives the call.
         return withUnsafeTemporaryAllocation(byteCount: _qtCellByteCount(E.self),
                                              alignment: max(16, MemoryLayout<E>.alignment)) { buffer in
             let cell = buffer.baseAddress.unsafelyUnwrapped
             _qtInitializeCell(cell, event)
             defer { (cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).deinitialize(count: 1) }
-            return _qtSendCell(event, isBytes, cName, cell, borrowed: true, typeId: typeId, flags, mode)
+            guard let subType = event.eventSubType else { return _sendBorrowed(event, cell, nil, 0, flags) }
+            // The engine checks the subtype for a NUL byte against its length.
+            let length = subType.utf8.count
+            return subType.withCString { _sendBorrowed(event, cell, $0, length, flags) }
         }
     }
 
-    @inlinable
-    func _qtSendCell<E: QTEvent>(_ event: E, _ isBytes: Bool, _ cName: UnsafePointer<CChar>,
-                                 _ cell: UnsafeMutableRawPointer, borrowed: Bool, typeId: UInt64, _ flags: UInt32,
-                                 _ mode: _QTSendMode) -> Int32 {
-        if isBytes, let bytesEvent = event as? any QTBytesEvent {
-            return _qtSendBytes(raw, cName, event.eventSubType, bytesEvent.eventBytes, cell, borrowed, typeId, flags, mode)
+    /// The synchronous dispatch of `value` in `cell`: one engine call, which makes the
+    /// one type lookup and dispatches, but for the first dispatch of `E` on this bus and
+    /// for bytes events, which it hands back to `_qtSendOtherwise`.
+    @inlinable @inline(__always)
+    func _sendBorrowed<E: QTEvent>(_ value: E, _ cell: UnsafeMutableRawPointer, _ subType: UnsafePointer<CChar>?,
+                                   _ subTypeLength: Int, _ flags: UInt32) -> Int32 {
+        _qtEngineDispatchSwift(raw, key: _qtTypeKey(E.self), subtype: subType, subtypeLength: subTypeLength,
+                               object: cell, flags: flags) { type, info in
+            var event = _QTOutgoing(bus: raw, type: type, typeName: nil, cell: cell, borrowed: true, flags: flags,
+                                    mode: .now)
+            event.subType = subType
+            event.subTypeLength = subTypeLength
+            return _qtSendOtherwise(value, event, info)
         }
-        guard let subType = event.eventSubType else {
-            return _qtSend(raw, cName, nil, 0, nil, 0, cell, borrowed, typeId, flags, mode)
-        }
-        return _qtWithSubType(subType, borrowed) { _qtSend(raw, cName, $0, $1, nil, 0, cell, borrowed, typeId, flags, mode) }
-            ?? _qtRefuseUnsent(cell, borrowed)
     }
+}
+
+/// A synchronous dispatch the engine handed back, inside its dispatch section: the first
+/// dispatch of `E` on this bus, which registers `E` (its record, `info` from then on), or
+/// a bytes event, whose bytes are made here. Out of line (specialized all the same).
+@inlinable @inline(never)
+func _qtSendOtherwise<E: QTEvent>(_ value: E, _ event: _QTOutgoing, _ info: UnsafeRawPointer?) -> Int32 {
+    var event = event
+    let record: UnsafePointer<_QTTypeRecord>
+    if let info {
+        record = info.assumingMemoryBound(to: _QTTypeRecord.self)
+    } else {
+        (event.type, record) = _qtLearnType(E.self, on: event.bus)
+    }
+    // An invalid eventName: `_qtRefusedDispatch` says so.
+    guard let cName = record.pointee.cName else { return QTBUS_EINVAL.rawValue }
+    event.typeName = cName
+    return _qtSendData(value, record.pointee.isBytes, event)
+}
+
+/// The first dispatch of `E` on `bus`: `E`'s record, registered with the engine, and
+/// this bus's handle of `E` (nil when its name is not valid, the bus is closed or out of
+/// memory: the dispatch then fails, by name).
+@usableFromInline @inline(never)
+func _qtLearnType<E: QTEvent>(_: E.Type, on bus: OpaquePointer)
+    -> (type: OpaquePointer?, record: UnsafePointer<_QTTypeRecord>) {
+    let record = _QTTypeRecord.of(E.self)
+    guard let cName = record.pointee.cName else { return (nil, record) }
+    let type = _qtEngineLearnSwiftType(bus, key: _qtTypeKey(E.self), name: cName, info: UnsafeRawPointer(record),
+                                       copy: _qtEventCellCopy, release: _qtEventCellRelease, withData: record.pointee.isBytes)
+    return (type, record)
+}
+
+/// Sends `value` as `event` (posted), with its subtype and, if `isBytes`, its bytes.
+@inlinable
+func _qtSendTyped<E: QTEvent>(_ value: E, _ isBytes: Bool, _ event: _QTOutgoing) -> Int32 {
+    event.withSubType(value.eventSubType) { _qtSendData(value, isBytes, $0) } ?? _qtRefuseUnsent(event)
+}
+
+/// Sends `value` as `event`, with its bytes if `isBytes` (a ``QTBytesEvent``).
+@inlinable
+func _qtSendData<E: QTEvent>(_ value: E, _ isBytes: Bool, _ event: _QTOutgoing) -> Int32 {
+    if isBytes, let bytesEvent = value as? any QTBytesEvent { return _qtSendBytes(event, bytes: bytesEvent.eventBytes) }
+    return _qtSend(event)
 }
 
 /// The refusal of a typed dispatch, `mode`'s: the programmer error (an invalid subtype or
@@ -78,8 +186,8 @@ func _qtRefusedDispatch<E: QTEvent>(_ event: E, _ status: Int32, _ mode: _QTSend
 /// A refusal before the engine call (a name holding a NUL byte): the engine took nothing,
 /// so a cell that is not borrowed is freed here, and the caller reports it.
 @usableFromInline
-func _qtRefuseUnsent(_ cell: UnsafeMutableRawPointer?, _ borrowed: Bool) -> Int32 {
-    if !borrowed, let cell { _qtFreeCell(cell) }
+func _qtRefuseUnsent(_ event: _QTOutgoing) -> Int32 {
+    if !event.borrowed, let cell = event.cell { _qtFreeCell(cell) }
     return QTBUS_EINVAL.rawValue
 }
 
@@ -102,42 +210,48 @@ func _qtWithSubType<R>(_ subType: String, _ borrowed: Bool, _ body: (UnsafePoint
     return _qtWithCName(subType) { body($0, length) }
 }
 
-/// Sends with `bytes` as the data, NUL-terminated (not counted).
-@usableFromInline
-func _qtSendBytes(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ subType: String?, _ bytes: [UInt8],
-                  _ object: UnsafeMutableRawPointer?, _ borrowed: Bool, _ typeId: UInt64, _ flags: UInt32,
-                  _ mode: _QTSendMode) -> Int32 {
+/// Sends `event` with `bytes` as the data, NUL-terminated (not counted).
+@inlinable @inline(__always)
+func _qtSendBytes(_ event: _QTOutgoing, bytes: [UInt8]) -> Int32 {
     _withNULTerminated(bytes) { base, count in
-        guard let subType else { return _qtSend(bus, type, nil, 0, base, count, object, borrowed, typeId, flags, mode) }
-        return _qtWithSubType(subType, borrowed && object != nil) {
-            _qtSend(bus, type, $0, $1, base, count, object, borrowed, typeId, flags, mode)
-        } ?? _qtRefuseUnsent(object, borrowed)
+        var event = event
+        event.data = UnsafeRawPointer(base)
+        event.size = count
+        return _qtSend(event)
     }
 }
 
-/// The one call into the engine's dispatch entry points. A `borrowed` cell (on the
-/// caller's stack, `.now` only) goes to `_qtEngineDispatchBorrowed`, which copies it if
-/// a delivery outlives the call, with `typeId` (0: none) standing for `type`, and checks
-/// the subtype against `subTypeLength` (its Swift string's UTF-8 length); the engine
-/// owns any other cell once the dispatch succeeds, and on failure it took nothing, so
-/// the cell is freed here.
+/// The one call into the engine's dispatch entry points but `_qtEngineDispatchSwift`,
+/// which makes most synchronous typed dispatches. A borrowed cell (on the caller's
+/// stack, `.now` only, inside `_qtEngineDispatchSwift`'s `otherwise`) goes to
+/// `_qtEngineDispatchBorrowed`, which copies it if a delivery outlives the call, with
+/// `event.type` (nil: none) standing for the type name, and checks the subtype against
+/// its length; the engine owns any other cell once the dispatch succeeds, and on failure
+/// it took nothing, so the cell is freed here.
 @usableFromInline
-func _qtSend(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ subType: UnsafePointer<CChar>?, _ subTypeLength: Int,
-             _ data: UnsafeRawPointer?, _ size: Int, _ object: UnsafeMutableRawPointer?, _ borrowed: Bool,
-             _ typeId: UInt64, _ flags: UInt32, _ mode: _QTSendMode) -> Int32 {
-    if borrowed, let object {
-        return _qtEngineDispatchBorrowed(bus, typeId: typeId, type: type, subtype: subType, subtypeLength: subTypeLength,
-                                        data: data, size: size, object: object,
-                                        copy: _qtEventCellCopy, release: _qtEventCellRelease, flags: flags)
+func _qtSend(_ event: _QTOutgoing) -> Int32 {
+    if event.borrowed, let cell = event.cell {
+        return _qtEngineDispatchBorrowed(event.bus, type: event.type, typeName: event.typeName, subtype: event.subType,
+                                         subtypeLength: event.subTypeLength, data: event.data, size: event.size,
+                                         object: cell, copy: _qtEventCellCopy, release: _qtEventCellRelease,
+                                         flags: event.flags)
     }
-    var desc = qtbus_event_desc(type: type, subtype: subType, data: data, size: size, object: object,
-                                object_release: object == nil ? nil : _qtEventCellRelease, flags: flags)
+    return _qtSendDescribed(event)
+}
+
+/// `_qtSend` through C's entry points (apart: the descriptor's address, taken, would
+/// cost the borrowed path a stack protector).
+@inline(never)
+private func _qtSendDescribed(_ event: _QTOutgoing) -> Int32 {
+    var desc = qtbus_event_desc(type: event.typeName, subtype: event.subType, data: event.data, size: event.size,
+                                object: event.cell, object_release: event.cell == nil ? nil : _qtEventCellRelease,
+                                flags: event.flags)
     let status: Int32
-    switch mode {
-    case .now: status = _qtbus_dispatch(bus, &desc)
-    case .busQueue: status = _qtbus_dispatch_on_bus_queue(bus, &desc)
-    case .main: status = _qtbus_dispatch_on_main(bus, &desc)
+    switch event.mode {
+    case .now: status = _qtbus_dispatch(event.bus, &desc)
+    case .busQueue: status = _qtbus_dispatch_on_bus_queue(event.bus, &desc)
+    case .main: status = _qtbus_dispatch_on_main(event.bus, &desc)
     }
-    if status < 0, let object { _qtFreeCell(object) }
+    if status < 0, let cell = event.cell { _qtFreeCell(cell) }
     return status
 }

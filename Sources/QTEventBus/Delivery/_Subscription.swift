@@ -407,7 +407,7 @@ extension QTEventBus {
                                      fast: @escaping _QTDeliverFunction, hop: @escaping _QTDeliverFunction,
                                      handler: @escaping @Sendable (E) -> Void) -> QTEventToken {
         _ = _qtRequireTypeName(E.self, "\(options.call)")
-        let record = _QTTypeTable.record(for: E.self)
+        let record = _QTTypeRecord.of(E.self)
         var source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)? = nil
         if let sourced = E.self as? any QTSourcedEvent.Type {
             source = { bus, subTypes in sourced.startSource(on: bus, subTypes: subTypes) }
