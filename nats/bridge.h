@@ -112,22 +112,20 @@ typedef struct qn_verdict {
 /* A received message waiting for the bridge's thread.  A small one is copied, in one
  * allocation, so that nats.c's message is freed on nats.c's thread: freeing it on
  * another costs a lock and a wake-up inside nats.c per message, which for small events
- * is more than the copy.  A large one is kept as it is, since copying it costs more.
- * (bench-nats, three runs each: 64 B events 0.76-0.89x raw nats.c's events/s kept,
- * 0.88-0.92x copied; 4 KiB 0.82-0.86x copied, 0.95-0.98x kept.) */
+ * is more than the copy.  A large one is kept as it is, since copying it costs more
+ * (docs/perf-notes.md, "Small messages are copied, large ones kept"). */
 #define QN_COPY_MAX 512
 /* A message whose copy (data, subject, reply) fits in QN_NODE_COPY bytes, or that is
  * kept, goes in a node of that size, and the bridge's thread gives the node back to
  * the bridge's pool (at most QN_POOL_MAX such nodes exist) for the next message rather
  * than freeing it: a node allocated on nats.c's thread and freed on the bridge's never
  * returns to the allocating thread's malloc cache, which made malloc and free cost more
- * than qtbus_dispatch (callgrind: about 470 instructions per 64 B event). */
+ * than qtbus_dispatch (docs/perf-notes.md, "Nodes go back to a pool"). */
 #define QN_NODE_COPY 200
 /* Enough for a flood's backlog: beyond the pool, nodes were malloc'd on nats.c's thread
- * and freed on the bridge's, and their arena's lock became contended (bench-nats, 64 B,
- * 5 alternated runs: events/s over raw nats.c's median 0.82 with 512, 0.91 with 4096).
- * After QN_POOL_IDLE_NS without a message the thread frees all but QN_POOL_KEEP, so
- * an idle bridge keeps about 70 KiB rather than the 1.1 MiB of a full pool. */
+ * and freed on the bridge's, and their arena's lock became contended.  After
+ * QN_POOL_IDLE_NS without a message the thread frees all but QN_POOL_KEEP, so an idle
+ * bridge keeps a fraction of a full pool (docs/perf-notes.md, "Nodes go back to a pool"). */
 #define QN_POOL_MAX 4096
 #define QN_POOL_KEEP 256
 #define QN_POOL_IDLE_NS 1000000000

@@ -5,8 +5,8 @@
  * With a mutex here, the two threads took it once per message and once per batch, and
  * on a machine where more threads run than it has CPUs (the publisher, the server,
  * nats.c's reader and delivery threads, the bridge's) the holder was often preempted
- * inside it: bench-nats counted 31,600 futex calls on that mutex per million 64 B
- * events, about as many as all of nats.c's own (27,000 for the raw pair).  Now:
+ * inside it, and the futex calls on that mutex rivalled all of nats.c's own
+ * (docs/perf-notes.md, "The hand-off without a lock").  Now:
  *   - a producer pushes a node on `incoming` (a stack, one compare-and-swap), and the
  *     thread takes the whole stack at once (one exchange) and reverses it into arrival
  *     order, so no node is ever taken alone and there is no ABA;

@@ -95,9 +95,8 @@ static void *thread_main(void *arg)
     qtbus_nats *bridge = arg;
     /* Woken, it does not preempt nats.c's thread that woke it: on a machine with more
      * runnable threads than CPUs, each wake-up switched to this thread for a few events
-     * and back (bench-nats, 64 B: the subscriber process's context switches per million
-     * events 30,152 -> 13,363; events/s over raw nats.c's, 8 alternated runs, median
-     * 0.825 -> 0.855).  Failing to set it changes nothing else. */
+     * and back (docs/perf-notes.md, "The bridge's thread runs under SCHED_BATCH").
+     * Failing to set it changes nothing else. */
     struct sched_param none = { 0 };
     pthread_setschedparam(pthread_self(), SCHED_BATCH, &none);
     int64_t idle_since = 0;  /* with more than QN_POOL_KEEP nodes pooled; 0: not idle */

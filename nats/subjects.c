@@ -45,9 +45,8 @@ size_t qn_encode(const char *name, char *out)
 }
 
 /* <prefix>.<kinds>.<type>.<subtype, or `none` when NULL>.  Copied rather than
- * formatted: every exported event composes its subject, and snprintf cost it more than
- * the rest of the export handler (callgrind: about 870 instructions of 2,400 per
- * publish).  The prefix is at most 256 bytes and kinds one byte, so it fits. */
+ * formatted: every exported event composes its subject, and snprintf cost a third of
+ * the export handler (docs/perf-notes.md, "Subjects are copied, not formatted").  The prefix is at most 256 bytes and kinds one byte, so it fits. */
 static void compose(char *out, const qtbus_nats *bridge, const char *kinds, const char *type, const char *subtype,
                     const char *none)
 {

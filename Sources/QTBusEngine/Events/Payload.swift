@@ -68,8 +68,9 @@ func makePayload(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: In
                  request: UnsafeMutablePointer<Request>? = nil) -> UnsafeMutablePointer<Payload>? {
     let subtypeLength = subtype.map { $0.length + 1 } ?? 0
     // malloc, not allocate(byteCount:alignment: 16): the Swift runtime sends an explicit
-    // 16-byte alignment to posix_memalign (callgrind: ~60 instructions more a payload),
-    // while glibc's malloc already returns 16-aligned blocks on every 64-bit target.
+    // 16-byte alignment to posix_memalign, which costs (docs/perf-notes.md, "Payloads
+    // come from malloc"), while glibc's malloc already returns 16-aligned blocks on every
+    // 64-bit target.
     guard let raw = malloc(payloadHeader + size + 1 + type.length + 1 + subtypeLength) else { return nil }
     let bytes = raw + payloadHeader
     if let data, size > 0 { bytes.copyMemory(from: data, byteCount: size) }

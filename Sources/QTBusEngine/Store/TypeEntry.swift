@@ -13,8 +13,8 @@ struct TypeEntry: NamedEntry {
     /// Atomic: the sequence number of the newest subscription; stored after its nodes
     /// are linked, so a dispatch that reads it sees every node up to it.  Bit 47
     /// (`hasOwned`) says whether `owned` is non-empty: a dispatch loads `seq` anyway,
-    /// so testing it there costs nothing (a load of `owned` showed as 0.4 ns in
-    /// bench-c's "dispatch, 0 handlers").  Sequences stay below 2^47.
+    /// so testing it there costs nothing, where a load of `owned` showed (docs/perf-notes.md,
+    /// "The owned-subscriptions bit rides in `seq`").  Sequences stay below 2^47.
     var seq: UInt64 = 0
     var whole = SubList()
     /// Atomic: the SubscriptionExtra of the newest owned subscription (Owners.swift).
