@@ -202,7 +202,7 @@ func _qtWithCName<R>(_ name: String, _ body: (UnsafePointer<CChar>) -> R) -> R? 
 /// `_qtWithCName` for a dispatch's subtype, with its UTF-8 length. A borrowed dispatch
 /// (`_qtEngineDispatchBorrowed`) leaves the NUL check to the engine, which compares the
 /// length with the one it measures anyway: the synchronous dispatch, the hot path, then
-/// makes no second `strlen` (30 instructions of about 700 a dispatch with a subtype).
+/// makes no second `strlen` (docs/perf-notes.md, "The subtype's NUL check").
 @inlinable @inline(__always)
 func _qtWithSubType<R>(_ subType: String, _ borrowed: Bool, _ body: (UnsafePointer<CChar>, Int) -> R) -> R? {
     let length = subType.utf8.count

@@ -290,8 +290,8 @@ class _QTTypedSubscription<E: QTEvent>: _QTHandlerSubscription<E>, @unchecked Se
 
     /// No Swift value of type E: C dispatched it, or a Swift named dispatch did.  Out of
     /// line so that `slowDeliver` has no `E?` local: unspecialized code fetches the
-    /// metadata of `Optional<E>` on entry to a function that has one, at about 320
-    /// instructions a call (callgrind), even on the path that never uses it.
+    /// metadata of `Optional<E>` on entry to a function that has one, even on the path
+    /// that never uses it (docs/perf-notes.md, "No `E?` in `slowDeliver`").
     @inline(never)
     private func deliverDecoded(_ event: OpaquePointer, _ extras: _QTSubscriptionExtras?) {
         guard let bytesType = E.self as? any QTBytesEvent.Type else { return }
