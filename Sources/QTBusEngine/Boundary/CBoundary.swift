@@ -34,6 +34,7 @@ private func knownFlags(_ flags: UInt32, _ known: UInt32) throws(QTBusStatus) ->
 // MARK: - Why the last call failed
 
 /// qtbus_report's own checks: the caller's function name and failure.
+@inline(__always)
 private func reportable(_ function: UnsafePointer<CChar>?, _ status: Int32) throws(QTBusStatus) -> UnsafePointer<CChar> {
     let function = try required(function, "the function name is NULL")
     try ensure(status < 0, else: fail(QTBUS_EINVAL, "the status %llu is not a failure (< 0)", value: UInt64(status)))
@@ -276,6 +277,7 @@ private func forEachSubscription(_ bus: UnsafeMutablePointer<Bus>,
 // MARK: - Tracing
 
 /// qtbus_trace_set's `kinds`, checked against the rest of the hook it sets.
+@inline(__always)
 private func traceKinds(_ kinds: UInt32, _ fn: qtbus_trace_fn?, _ userdata: UnsafeMutableRawPointer?,
                         _ release: qtbus_release?) throws(QTBusStatus) -> UInt32 {
     try ensure(kinds & ~knownTraceKinds == 0,
@@ -334,12 +336,14 @@ private func checkedById(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBusS
 
 /// `outgoing`, with the UTF-8 of its names checked too: for the calls that copy the
 /// event without looking it up first.
+@inline(__always)
 private func copiedOutgoing(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBusStatus) -> Outgoing {
     let event = try outgoing(desc)
     try ensureUTF8(event, of: desc.unsafelyUnwrapped)
     return event
 }
 
+@inline(__always)
 private func ensureUTF8(_ event: Outgoing, of desc: UnsafePointer<qtbus_event_desc>) throws(QTBusStatus) {
     try ensure(event.type.isValidUTF8, else: failName(desc.pointee.type, .type))
     try ensure(event.subtype?.isValidUTF8 ?? true, else: failName(desc.pointee.subtype, .subtype))
@@ -420,6 +424,7 @@ private func postCopy(_ bus: UnsafeMutablePointer<Bus>, _ event: Outgoing, flags
 private let jsonTypeName = StaticName(qtshim_json_type())
 
 /// qtbus_dispatch_json's event: the JSON text, checked, under `name`.
+@inline(__always)
 private func jsonEvent(_ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?) throws(QTBusStatus) -> Outgoing {
     let name = try checkedName(name, .name)
     let json = try required(json, "the JSON text is NULL")
@@ -477,6 +482,7 @@ private func view(_ event: OpaquePointer?) -> UnsafeMutablePointer<EventView>? {
 }
 
 /// qtbus_event_stop's event: one whose dispatch is still running.
+@inline(__always)
 private func stoppable(_ event: OpaquePointer?) throws(QTBusStatus) -> UnsafeMutablePointer<EventView> {
     let v = try checkedEvent(event)
     try ensure(!v.pointee.queued, else: fail(QTBUS_EINVAL, "the event is delivered after its dispatch returned (queued or replayed): there is nothing left to stop"))
@@ -500,6 +506,7 @@ private func stoppable(_ event: OpaquePointer?) throws(QTBusStatus) -> UnsafeMut
 // MARK: - Request and reply
 
 /// qtbus_request's event: as a dispatch's, but never sticky.
+@inline(__always)
 private func requestEvent(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBusStatus) -> Outgoing {
     let event = try outgoing(desc)
     try ensure(desc.unsafelyUnwrapped.pointee.flags & knownEventFlags == 0,
@@ -563,6 +570,7 @@ private let knownCommandFlags = UInt32(QTBUS_COMMAND_CONCURRENT)
 }
 
 /// qtbus_command_execute's input, checked in full: it is not looked up in any table.
+@inline(__always)
 private func commandInput(_ input: UnsafePointer<qtbus_event_desc>?) throws(QTBusStatus) -> Outgoing? {
     guard let input else { return nil }
     let event = try outgoing(input)
@@ -596,6 +604,7 @@ private func commandInput(_ input: UnsafePointer<qtbus_event_desc>?) throws(QTBu
 }
 
 /// Bytes given as a pointer and a size: NULL only with a size of 0.
+@inline(__always)
 private func bytes(_ data: UnsafeRawPointer?, _ size: Int) throws(QTBusStatus) -> UnsafeRawPointer? {
     try ensure(data != nil || size == 0,
                else: fail(QTBUS_EINVAL, "data is NULL with a size of %llu", value: UInt64(UInt(bitPattern: size))))
