@@ -1,12 +1,15 @@
 /*
- * Typed signals (qtbus.h, "Typed signals"): signatures, the packed arguments of a
- * signal event, and the call of a typed handler.
+ * Typed signals (qtbus.h, "Typed signals"), the C half: signatures, the packed
+ * arguments of a signal event, and the call of a typed handler.
  *
- * A signal is an ordinary event whose bytes hold its arguments, so emit packs them
- * once and then is qtbus_dispatch(), and connect is qtbus_subscribe() of a handler
- * that unpacks the event's bytes and calls the user's function with them.  The engine
- * keeps each type's signature (Signals.swift): set once, read without a lock, freed
- * with its bus.
+ * A signal is an ordinary event whose bytes hold its arguments, so an emit packs them
+ * once and then is a dispatch, and a connect is a subscription of a handler that
+ * unpacks the event's bytes and calls the user's function with them.  The C entry
+ * points are the engine's (Boundary/CSignals.swift), as every other one is; the engine
+ * keeps each type's signature (Features/Signals.swift: set once, read without a lock,
+ * freed with its bus) and calls in here for what needs C: libffi, and reading a
+ * va_list.  qtbus_signal_emit itself is here, since Swift cannot define a variadic
+ * function: it hands its va_list to the engine in one call.
  *
  * How a typed handler is called.  libffi calls a function of any signature, but
  * ffi_call costs about 25 ns (it classifies the arguments on every call), ten times a
@@ -16,8 +19,8 @@
  * calling through `void (*)(uintptr_t x N, void *userdata, double x 8)` (N integer-class
  * arguments; the doubles only when there are any) puts each argument of a signature
  * that fits in registers exactly where the handler reads it: such signatures get one
- * of those direct callers at define (choose_caller).  The others (more arguments than
- * registers, other targets) are called through the ffi_cif prepared at define.
+ * of those direct callers when they are made (choose_caller).  The others (more
+ * arguments than registers, other targets) are called through the ffi_cif prepared then.
  *
  * The per-emit work is packing the arguments once and preparing the call once
  * (emit_frame); each handler the emit reaches synchronously then costs one indirect
@@ -193,7 +196,7 @@ struct prepared {
 #endif
 };
 
-/* How a signature's handlers are called (chosen at define). */
+/* How a signature's handlers are called (chosen when it is made). */
 typedef void (*caller_fn)(const struct qtshim_signature *s, void (*fn)(void), const struct prepared *p,
                           void *userdata);
 
@@ -321,48 +324,33 @@ static void prepare(const struct qtshim_signature *s, const qtbus_value *v, stru
 /* The emit running on this thread (innermost), whose bytes its synchronous handlers
  * receive: they use its prepared call instead of unpacking the bytes each.  Events
  * whose bytes are anything else (a queued copy, a plain dispatch, another thread's
- * emit) are unpacked and checked. */
+ * emit) are unpacked and checked.  It lives in the engine's frame (QTSHIM_EMIT_SIZE
+ * bytes), which the emit's dispatch runs in. */
 struct emit_frame {
     const unsigned char *bytes;
     size_t size;
     const struct qtshim_signature *signature;
-    struct prepared call;
     struct emit_frame *outer;
+    struct prepared call;
+    /* The packed bytes, when they fit; 8-aligned, so a handler may read the slots in place. */
+    uint64_t stack[STACK_BYTES / 8];
 };
+_Static_assert(sizeof(struct emit_frame) <= QTSHIM_EMIT_SIZE, "QTSHIM_EMIT_SIZE is too small");
+_Static_assert(_Alignof(struct emit_frame) <= 16, "the engine aligns an emit frame to 16");
+
 static __thread struct emit_frame *current_emit __attribute__((tls_model("initial-exec")));
 
 void qtshim_signals_forget_emits(void) { current_emit = NULL; }
 
-/* Where the engine's event view keeps the bytes (qtshim_event_layout), so the handler
- * trampoline loads them instead of calling qtbus_event_data for every typed handler.
- * Learned by the first define, which every connect follows. */
+/* Where the engine's event view keeps the bytes (qtshim_signals_event_layout), so the
+ * handler trampoline loads them instead of calling qtbus_event_data for every typed
+ * handler.  Set by every define, which every connect follows. */
 static size_t event_data_at, event_size_at;
 
-static void learn_event_layout(void)
+void qtshim_signals_event_layout(size_t data_offset, size_t size_offset)
 {
-    size_t data_at, size_at;
-    qtshim_event_layout(&data_at, &size_at);
-    __atomic_store_n(&event_data_at, data_at, __ATOMIC_RELAXED);
-    __atomic_store_n(&event_size_at, size_at, __ATOMIC_RELAXED);
-}
-
-/* ---- why a call failed (qtbus_errmsg) ---- */
-
-/* `status`; when it is a failure, finishes qtbus_errmsg()'s text with `function` and
- * the reason recorded, or, when an inner qtbus_* call (qtbus_subscribe, qtbus_request)
- * already told it (the count of this thread's failures moved from `before`), puts
- * `function` before that call's text; and sends `bus`'s trace hook (if any) a MISUSE
- * record naming `function`. */
-static int reported(qtbus_bus *bus, const char *function, unsigned before, int status)
-{
-    if (status >= 0) return status;
-    if (qtshim_failures() == before) {
-        qtshim_failed(function, status);
-    } else {
-        qtshim_failed_outer(function);
-    }
-    qtshim_trace_misuse(bus, function, status);
-    return status;
+    __atomic_store_n(&event_data_at, data_offset, __ATOMIC_RELAXED);
+    __atomic_store_n(&event_size_at, size_offset, __ATOMIC_RELAXED);
 }
 
 static int refuse(const char *text)
@@ -371,37 +359,16 @@ static int refuse(const char *text)
     return QTBUS_EINVAL;
 }
 
-/* ---- define ---- */
+/* ---- signatures ---- */
 
-static int define(qtbus_bus *bus, const char *type, const qtbus_arg *args, size_t count);
-
-int qtbus_signal_define(qtbus_bus *bus, const char *type, const qtbus_arg *args, size_t count)
+int qtshim_signature_make(const qtbus_arg *kinds, size_t count, void **signature_out)
 {
-    unsigned before = qtshim_failures();
-    return reported(bus, "qtbus_signal_define", before, define(bus, type, args, count));
-}
-
-static int define(qtbus_bus *bus, const char *type, const qtbus_arg *args, size_t count)
-{
-    if (bus == NULL) return refuse("the bus is NULL");
-    if (type == NULL) return refuse("the type name is NULL");
-    if (count > QTBUS_SIGNAL_MAX_ARGS) {
-        qtshim_fail_value(QTBUS_EINVAL, "count is %llu (QTBUS_SIGNAL_MAX_ARGS is 16)", count);
-        return QTBUS_EINVAL;
-    }
-    if (args == NULL && count > 0) return refuse("args is NULL with a count");
-    for (size_t i = 0; i < count; i++) {
-        if (!known_kind((unsigned)args[i])) {
-            qtshim_fail_value(QTBUS_EINVAL, "args[%llu] is not a qtbus_arg kind", i);
-            return QTBUS_EINVAL;
-        }
-    }
     struct qtshim_signature *s = calloc(1, sizeof *s);
     if (s == NULL) return QTBUS_ENOMEM;
     s->refs = 1;
     s->count = (uint8_t)count;
     for (size_t i = 0; i < count; i++) {
-        s->kinds[i] = (uint8_t)args[i];
+        s->kinds[i] = (uint8_t)kinds[i];
         s->types[i] = ffi_type_of(s->kinds[i]);
     }
     s->types[count] = &ffi_type_pointer;
@@ -411,18 +378,16 @@ static int define(qtbus_bus *bus, const char *type, const qtbus_arg *args, size_
     memcpy(s->head + HEAD, s->kinds, count); /* calloc'd: the padding is zero */
     s->head_size = (uint8_t)slots_at(count);
     s->caller = choose_caller(s->kinds, count);
-    learn_event_layout();
     /* Allocates nothing: the cif and the type array are the signature's. */
     if (ffi_prep_cif(&s->cif, FFI_DEFAULT_ABI, (unsigned)count + 1u, &ffi_type_void, s->types) != FFI_OK) {
         free(s);
         return QTBUS_EINVAL;
     }
-    int status = qtshim_signature_publish(bus, type, s);
-    if (status != 0) free(s);
-    return status == 1 ? QTBUS_OK : status;
+    *signature_out = s;
+    return QTBUS_OK;
 }
 
-/* ---- connect ---- */
+/* ---- connections ---- */
 
 struct connection {
     void (*fn)(void);
@@ -430,6 +395,24 @@ struct connection {
     qtbus_release release;
     struct qtshim_signature *signature;
 };
+
+void *qtshim_connection_make(void *signature, void (*fn)(void), void *userdata, qtbus_release release)
+{
+    struct connection *c = malloc(sizeof *c);
+    if (c == NULL) return NULL;
+    *c = (struct connection){ fn, userdata, release, signature };
+    /* Taken before the subscription exists: its release may run on another thread as
+     * soon as it does (a racing dispose), and drops this reference. */
+    signature_retain(c->signature);
+    return c;
+}
+
+void qtshim_connection_discard(void *connection)
+{
+    struct connection *c = connection;
+    qtshim_signature_release(c->signature);
+    free(c);
+}
 
 /* Bytes that are not the running emit's: checked and unpacked.  Out of line, so the
  * common path above keeps a small frame. */
@@ -443,9 +426,9 @@ __attribute__((noinline)) static void call_unpacked(const struct connection *c, 
     c->signature->caller(c->signature, c->fn, &call, c->userdata);
 }
 
-static void connection_handler(const qtbus_event *event, void *userdata)
+void qtshim_connection_handler(const qtbus_event *event, void *connection)
 {
-    const struct connection *c = userdata;
+    const struct connection *c = connection;
     const char *view = (const char *)event;
     const unsigned char *data;
     size_t size;
@@ -461,90 +444,50 @@ static void connection_handler(const qtbus_event *event, void *userdata)
     call_unpacked(c, data, size);
 }
 
-static void connection_release(void *userdata)
+void qtshim_connection_release(void *connection)
 {
-    struct connection *c = userdata;
+    struct connection *c = connection;
     if (c->release) c->release(c->userdata);
     qtshim_signature_release(c->signature);
     free(c);
 }
 
-struct connect_call {
-    qtbus_bus *bus;
-    const char *type;
-    const qtbus_sub_options *options;
-    void (*fn)(void);
-    void *userdata;
-    qtbus_release release;
-    qtbus_token *token_out;
+/* ---- emit ---- */
+
+/* qtbus_signal_emit's arguments, as the engine hands them back (qtshim_emit_begin). */
+struct varargs {
+    va_list list;
 };
 
-static int connect_with(void *signature, void *context, void *handle)
+int qtbus_signal_emit(qtbus_bus *bus, const char *type, const char *subtype, ...)
 {
-    (void)handle;
-    struct connect_call *call = context;
-    struct connection *c = malloc(sizeof *c);
-    if (c == NULL) return QTBUS_ENOMEM;
-    *c = (struct connection){ call->fn, call->userdata, call->release, signature };
-    /* Taken before the subscription exists: its release may run on another thread as
-     * soon as it does (a racing dispose), and drops this reference. */
-    signature_retain(c->signature);
-    int status = qtbus_subscribe(call->bus, call->type, call->options, connection_handler, c,
-                                 connection_release, call->token_out);
-    if (status != QTBUS_OK) {
-        qtshim_signature_release(c->signature);
-        free(c);
-    }
+    struct varargs args;
+    va_start(args.list, subtype);
+    int status = qtshim_signal_emit_va(bus, type, subtype, &args);
+    va_end(args.list);
     return status;
 }
 
-int qtbus_signal_connect(qtbus_bus *bus, const char *type, const qtbus_sub_options *options,
-                         void (*handler)(void), void *userdata, qtbus_release release, qtbus_token *token_out)
-{
-    unsigned before = qtshim_failures();
-    if (token_out) token_out->id = 0;
-    if (handler == NULL) return reported(bus, "qtbus_signal_connect", before, refuse("the handler is NULL"));
-    struct connect_call call = { bus, type, options, handler, userdata, release, token_out };
-    return reported(bus, "qtbus_signal_connect", before, qtshim_signature_use(bus, type, false, connect_with, &call));
-}
-
-/* ---- emit ---- */
-
-struct emit_call {
-    qtbus_bus *bus;
-    const char *type;
-    const char *subtype;
-    uint32_t flags;
-    const qtbus_value *values;   /* NULL: read them from `args` */
-    size_t count;
-    va_list *args;
-    /* qtbus_request() instead of qtbus_dispatch(), with the three below. */
-    bool request;
-    qtbus_reply_handler on_reply;
-    void *userdata;
-    qtbus_release release;
-};
-
-static int emit_with(void *signature, void *context, void *handle)
+int qtshim_emit_begin(void *emit, const void *signature, const qtbus_value *values, size_t count, void *varargs,
+                      const void **bytes_out, size_t *size_out)
 {
     const struct qtshim_signature *s = signature;
-    struct emit_call *call = context;
     qtbus_value read[QTBUS_SIGNAL_MAX_ARGS];
-    const qtbus_value *values = call->values;
-    if (values == NULL && call->args) {
+    if (varargs) {
+        va_list *args = &((struct varargs *)varargs)->list;
         for (size_t i = 0; i < s->count; i++) {
             switch (s->kinds[i]) {
-            case QTBUS_ARG_INT32:  read[i].i32 = va_arg(*call->args, int32_t); break;
-            case QTBUS_ARG_UINT32: read[i].u32 = va_arg(*call->args, uint32_t); break;
-            case QTBUS_ARG_INT64:  read[i].i64 = va_arg(*call->args, int64_t); break;
-            case QTBUS_ARG_UINT64: read[i].u64 = va_arg(*call->args, uint64_t); break;
-            case QTBUS_ARG_DOUBLE: read[i].f64 = va_arg(*call->args, double); break;
-            case QTBUS_ARG_STRING: read[i].str = va_arg(*call->args, const char *); break;
-            default:               read[i].ptr = va_arg(*call->args, void *); break;
+            case QTBUS_ARG_INT32:  read[i].i32 = va_arg(*args, int32_t); break;
+            case QTBUS_ARG_UINT32: read[i].u32 = va_arg(*args, uint32_t); break;
+            case QTBUS_ARG_INT64:  read[i].i64 = va_arg(*args, int64_t); break;
+            case QTBUS_ARG_UINT64: read[i].u64 = va_arg(*args, uint64_t); break;
+            case QTBUS_ARG_DOUBLE: read[i].f64 = va_arg(*args, double); break;
+            case QTBUS_ARG_STRING: read[i].str = va_arg(*args, const char *); break;
+            default:               read[i].ptr = va_arg(*args, void *); break;
             }
         }
         values = read;
-    } else if (call->count != s->count) {
+    } else if (count != s->count) {
         qtshim_fail_value(QTBUS_EINVAL, "count does not match the type's signature (%llu arguments)", s->count);
         return QTBUS_EINVAL;
     } else if (values == NULL && s->count > 0) {
@@ -553,80 +496,43 @@ static int emit_with(void *signature, void *context, void *handle)
     size_t lengths[QTBUS_SIGNAL_MAX_ARGS];
     size_t size = packed_size(s, values, lengths);
     if (size == 0) return QTBUS_ENOMEM;
-    /* 8-aligned, so a handler may read the slots in place. */
-    uint64_t stack[STACK_BYTES / 8];
-    unsigned char *bytes = (unsigned char *)stack;
-    if (size > sizeof stack) {
+    struct emit_frame *frame = emit;
+    unsigned char *bytes = (unsigned char *)frame->stack;
+    if (size > sizeof frame->stack) {
         bytes = malloc(size);
         if (bytes == NULL) return QTBUS_ENOMEM;
     }
-    struct emit_frame frame;
-    frame.bytes = bytes;
-    frame.size = size;
-    frame.signature = s;
-    frame.outer = current_emit;
+    frame->bytes = bytes;
+    frame->size = size;
+    frame->signature = s;
+    frame->outer = current_emit;
     qtbus_value packed[QTBUS_SIGNAL_MAX_ARGS];
     pack(bytes, s, values, lengths, packed);
-    prepare(s, packed, &frame.call);
-    current_emit = &frame;
-    int status;
-    if (call->request) {
-        qtbus_event_desc desc = { .type = call->type, .subtype = call->subtype, .data = bytes, .size = size };
-        status = qtbus_request(call->bus, &desc, call->on_reply, call->userdata, call->release);
-    } else {
-        status = qtshim_signature_dispatch(handle, call->subtype, bytes, size, call->flags);
-    }
-    current_emit = frame.outer;
-    if (bytes != (unsigned char *)stack) free(bytes);
-    return status;
+    prepare(s, packed, &frame->call);
+    current_emit = frame;
+    *bytes_out = bytes;
+    *size_out = size;
+    return QTBUS_OK;
 }
 
-int qtbus_signal_emit(qtbus_bus *bus, const char *type, const char *subtype, ...)
+void qtshim_emit_end(void *emit)
 {
-    unsigned before = qtshim_failures();
-    va_list args;
-    va_start(args, subtype);
-    struct emit_call call = { .bus = bus, .type = type, .subtype = subtype, .args = &args };
-    int status = qtshim_signature_use(bus, type, true, emit_with, &call);
-    va_end(args);
-    return reported(bus, "qtbus_signal_emit", before, status);
-}
-
-int qtbus_signal_emitv(qtbus_bus *bus, const char *type, const char *subtype, uint32_t flags,
-                       const qtbus_value *args, size_t count)
-{
-    unsigned before = qtshim_failures();
-    struct emit_call call = { .bus = bus, .type = type, .subtype = subtype, .flags = flags,
-                              .values = args, .count = count };
-    return reported(bus, "qtbus_signal_emitv", before, qtshim_signature_use(bus, type, true, emit_with, &call));
-}
-
-int qtbus_signal_requestv(qtbus_bus *bus, const char *type, const char *subtype, const qtbus_value *args,
-                          size_t count, qtbus_reply_handler on_reply, void *userdata, qtbus_release release)
-{
-    struct emit_call call = { .bus = bus, .type = type, .subtype = subtype, .values = args, .count = count,
-                              .request = true, .on_reply = on_reply, .userdata = userdata, .release = release };
-    unsigned before = qtshim_failures();
-    return reported(bus, "qtbus_signal_requestv", before, qtshim_signature_use(bus, type, true, emit_with, &call));
+    struct emit_frame *frame = emit;
+    current_emit = frame->outer;
+    if (frame->bytes != (const unsigned char *)frame->stack) free((void *)frame->bytes);
 }
 
 /* ---- reading the arguments ---- */
 
-int qtbus_event_args(const qtbus_event *event, qtbus_value *args_out, size_t count)
+int qtshim_event_args(const void *data, size_t size, qtbus_value *args_out, size_t count)
 {
-    unsigned before = qtshim_failures();
-    const char *f = "qtbus_event_args";
-    if (event == NULL) return reported(NULL, f, before, refuse("the event is NULL"));
-    if (args_out == NULL && count > 0) return reported(NULL, f, before, refuse("args_out is NULL with a count"));
-    size_t size;
-    const void *data = qtbus_event_data(event, &size);
     /* Unpacked into a copy first: args_out stays untouched when count is too small. */
     qtbus_value values[QTBUS_SIGNAL_MAX_ARGS];
     int n = unpack(data, size, NULL, values);
-    if (n < 0) return reported(NULL, f, before, refuse("the event's bytes are not a typed signal's arguments"));
+    if (n < 0) return refuse("the event's bytes are not a typed signal's arguments");
     if ((size_t)n > count) {
         qtshim_fail_value(QTBUS_EINVAL, "the event has %llu arguments, more than count", (unsigned long long)n);
-        return reported(NULL, f, before, QTBUS_EINVAL);
+        return QTBUS_EINVAL;
     }
     if (n > 0) memcpy(args_out, values, (size_t)n * sizeof *values);
     return n;

@@ -107,8 +107,9 @@ QTBUS_INTERNAL const char *qtshim_errmsg(void);
 /* Puts `text` in qtbus_errmsg() without a failed call: a warning the caller should see
  * although its call succeeded (a second engine in the process, engines.c). */
 QTBUS_INTERNAL void qtshim_note(const char *text);
-/* How many failed calls this thread has finished: a C entry point that calls others
- * (signals.c) finishes its own failure only when no inner call finished one. */
+/* How many failed calls this thread has finished: a C entry point that calls another
+ * (Boundary/CEntry.swift's `nested`) finishes its own failure only when no inner call
+ * finished one. */
 QTBUS_INTERNAL unsigned qtshim_failures(void);
 
 /* A serial number for a new bus (never 0): type ids carry it, so an id used on
@@ -224,32 +225,43 @@ QTBUS_INTERNAL void qtshim_main_queue_run(void);
 /* poll(2) on the fd; returns > 0 when readable. */
 QTBUS_INTERNAL int  qtshim_main_queue_poll(int timeout_ms);
 
-/* ---- typed signals (signals.c; the engine's side in Signals.swift) ---- */
+/* ---- typed signals (signals.c; the engine's side in Features/Signals.swift, the C
+ * entry points in Boundary/CSignals.swift) ---- */
+/* Makes a signature (one reference) of `count` arguments of `kinds`, checked by the
+ * caller, into *signature_out.  QTBUS_OK; QTBUS_ENOMEM; QTBUS_EINVAL (libffi refused it). */
+QTBUS_INTERNAL int qtshim_signature_make(const qtbus_arg *kinds, size_t count, void **signature_out);
 /* Drops a reference to a signature (the last one frees it). */
 QTBUS_INTERNAL void qtshim_signature_release(void *signature);
 /* Whether two signatures have the same kinds. */
 QTBUS_INTERNAL bool qtshim_signature_equal(const void *a, const void *b);
-/* Makes `signature` (one reference, handed over on 0) the one of `type` on `bus`.
- * Returns 0 (taken), 1 (an equal one was there: not taken), or QTBUS_EINVAL (bad
- * bus or name, a different one was there), QTBUS_ECLOSED, QTBUS_ENOMEM. */
-QTBUS_INTERNAL int qtshim_signature_publish(qtbus_bus *bus, const char *type, void *signature);
-/* Returns body(signature of `type`, context, handle), run while the signature (and the
- * bus's memory) stays allocated: in a dispatch section when `dispatching` (an emit is a
- * dispatch), else a memory section.  QTBUS_EINVAL (bad bus or name, no signature) or
- * QTBUS_ECLOSED without calling body.  `handle` is for qtshim_signature_dispatch,
- * during body only. */
-typedef int (*qtshim_signature_body)(void *signature, void *context, void *handle);
-QTBUS_INTERNAL int qtshim_signature_use(qtbus_bus *bus, const char *type, bool dispatching,
-                                        qtshim_signature_body body, void *context);
-/* Inside a dispatching body: qtbus_dispatch() of `type` on `bus` (those of the handle)
- * with this subtype, bytes and flags, without scanning the type's name again. */
+/* The offsets of the bytes and of their size in what `const qtbus_event *` points to. */
+QTBUS_INTERNAL void qtshim_signals_event_layout(size_t data_offset, size_t size_offset);
+/* qtbus_signal_connect's subscription: a connection (its userdata, holding a reference
+ * to `signature`; NULL when out of memory), its handler and its release, which calls
+ * `release(userdata)`.  A connection whose subscription was not made is discarded. */
+QTBUS_INTERNAL void *qtshim_connection_make(void *signature, void (*fn)(void), void *userdata,
+                                            qtbus_release release);
+QTBUS_INTERNAL void qtshim_connection_handler(const qtbus_event *event, void *connection);
+QTBUS_INTERNAL void qtshim_connection_release(void *connection);
+QTBUS_INTERNAL void qtshim_connection_discard(void *connection);
+/* Room for an emit in progress, in the engine's frame (16-aligned): the packed bytes
+ * when they fit, and the call its typed handlers get. */
+#define QTSHIM_EMIT_SIZE 1024
+/* Packs an emit's arguments for `signature` (`count` values, or with `varargs`, the
+ * va_list qtbus_signal_emit handed over, read by the signature's kinds) into `emit`,
+ * prepares its handlers' call, and makes it this thread's current emit until
+ * qtshim_emit_end; *bytes and *size are then what to dispatch.  QTBUS_OK; QTBUS_EINVAL
+ * (count not the signature's, values NULL with a count); QTBUS_ENOMEM. */
+QTBUS_INTERNAL int qtshim_emit_begin(void *emit, const void *signature, const qtbus_value *values, size_t count,
+                                     void *varargs, const void **bytes, size_t *size);
+QTBUS_INTERNAL void qtshim_emit_end(void *emit);
 /* Forgets this thread's emits in progress: a callback left them without returning, and
  * the library closed the dispatch they ran in (Reclamation.swift). */
 QTBUS_INTERNAL void qtshim_signals_forget_emits(void);
-QTBUS_INTERNAL int qtshim_signature_dispatch(void *handle, const char *subtype, const void *data, size_t size,
-                                             uint32_t flags);
-/* The offsets of the bytes and their size in what `const qtbus_event *` points to. */
-QTBUS_INTERNAL void qtshim_event_layout(size_t *data_offset, size_t *size_offset);
+/* qtbus_event_args of an event's bytes: the count, or QTBUS_EINVAL with its reason. */
+QTBUS_INTERNAL int qtshim_event_args(const void *data, size_t size, qtbus_value *args_out, size_t count);
+/* Implemented by the engine: qtbus_signal_emit, with its va_list (a `varargs`). */
+QTBUS_INTERNAL int qtshim_signal_emit_va(qtbus_bus *bus, const char *type, const char *subtype, void *varargs);
 
 /* ---- status text (X-macro table in status.c) ---- */
 QTBUS_INTERNAL const char *qtshim_status_text(int status);

@@ -1,5 +1,5 @@
 // The C boundary: one @_cdecl function per declaration of include/qtbus.h (the typed
-// signals' are C, in Sources/CQtbusShims/signals.c).
+// signals' are in CSignals.swift).
 //
 // Each has the shape CEntry.swift describes: its arguments converted and checked, then
 // one call into the engine, through `entryPoint`, which owns the section, the report of a

@@ -1,4 +1,4 @@
-// The one shape of a C entry point (CBoundary.swift):
+// The one shape of a C entry point (CBoundary.swift, CSignals.swift):
 //
 //     @_cdecl("qtbus_x")
 //     func _qtbus_x(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> Int32 {
@@ -32,9 +32,11 @@ enum Section {
 }
 
 /// Runs an entry point: `checks`, then `body` in `section`; returns `body`'s status.
+/// `nested`: `body` calls another entry point (qtbus_signal_connect calls
+/// qtbus_subscribe), whose report of its own failure stands, with `function` put before it.
 @inline(__always)
 func entryPoint<Checked>(_ function: StaticString, on bus: OpaquePointer? = nil, _ section: Section = .none,
-                         checks: @autoclosure () throws(QTBusStatus) -> Checked,
+                         nested: Bool = false, checks: @autoclosure () throws(QTBusStatus) -> Checked,
                          _ body: (inout Checked) -> Int32) -> Int32 {
     var checked: Checked
     do {
@@ -43,7 +45,7 @@ func entryPoint<Checked>(_ function: StaticString, on bus: OpaquePointer? = nil,
         failedCall(function, on: bus, error.value)
         return error.value
     }
-    return run(function, on: bus, section) { body(&checked) }
+    return run(function, on: bus, section, nested: nested) { body(&checked) }
 }
 
 /// `entryPoint` of a call naming a bus: `bus` is checked first (NULL is refused) and handed
@@ -52,7 +54,7 @@ func entryPoint<Checked>(_ function: StaticString, on bus: OpaquePointer? = nil,
 /// the dispatch path would store the bus there and load it back.
 @inline(__always)
 func entryPoint<Checked>(_ function: StaticString, bus: OpaquePointer?, _ section: Section = .none,
-                         checks: @autoclosure () throws(QTBusStatus) -> Checked,
+                         nested: Bool = false, checks: @autoclosure () throws(QTBusStatus) -> Checked,
                          _ body: (UnsafeMutablePointer<Bus>, inout Checked) -> Int32) -> Int32 {
     let engine: UnsafeMutablePointer<Bus>
     var checked: Checked
@@ -63,7 +65,7 @@ func entryPoint<Checked>(_ function: StaticString, bus: OpaquePointer?, _ sectio
         failedCall(function, on: bus, error.value)
         return error.value
     }
-    return run(function, on: bus, section) { body(engine, &checked) }
+    return run(function, on: bus, section, nested: nested) { body(engine, &checked) }
 }
 
 /// `entryPoint` of a call naming a bus whose other arguments need no check.
@@ -75,14 +77,21 @@ func entryPoint(_ function: StaticString, bus: OpaquePointer?, _ section: Sectio
 
 /// `body` in `section`, its failure reported.
 @inline(__always)
-private func run(_ function: StaticString, on bus: OpaquePointer?, _ section: Section,
+private func run(_ function: StaticString, on bus: OpaquePointer?, _ section: Section, nested: Bool,
                  _ body: () -> Int32) -> Int32 {
+    let failuresBefore = nested ? qtshim_failures() : 0
     let status = switch section {
     case .none: body()
     case .memory: inMemorySection(body)
     case .dispatch: withEpoch(body)
     }
-    if status < 0 { failedCall(function, on: bus, status) }
+    if status < 0 {
+        if nested && qtshim_failures() != failuresBefore {
+            failedAround(function, on: bus, status)
+        } else {
+            failedCall(function, on: bus, status)
+        }
+    }
     return status
 }
 
@@ -126,6 +135,13 @@ func reported(_ function: StaticString, on bus: OpaquePointer?, _ status: Int32)
 @inline(never)
 func failedCall(_ function: StaticString, on bus: OpaquePointer?, _ status: Int32) {
     qtshim_failed(cText(function), status)
+    traceMisuse(bus, cText(function), status)
+}
+
+/// `failedCall`, when an inner entry point finished the text already: `function` goes before it.
+@inline(never)
+private func failedAround(_ function: StaticString, on bus: OpaquePointer?, _ status: Int32) {
+    qtshim_failed_outer(cText(function))
     traceMisuse(bus, cText(function), status)
 }
 

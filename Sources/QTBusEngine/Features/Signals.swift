@@ -1,24 +1,32 @@
-// Typed signals: where the engine keeps each type's signature.
+// Typed signals: where the engine keeps each type's signature, and how an emit's packed
+// arguments are dispatched.
 //
-// The signals themselves (signatures, packing, the typed call, the C entry points) are
-// C, in Sources/CQtbusShims/signals.c: qtbus_signal_emit takes C varargs, which Swift
-// cannot define, and libffi is a C library.  What they need from the engine is one slot
-// per type of a bus that is set once, read by every emit and connect without a lock,
-// and freed with the bus: TypeEntry.signature.
+// The C half (Sources/CQtbusShims/signals.c) makes signatures, packs and unpacks
+// arguments and calls typed handlers, through libffi; qtbus_signal_emit, whose varargs
+// Swift cannot take, is there too and calls the engine once.  What signals need of the
+// engine is one slot per type of a bus that is set once, read by every emit and connect
+// without a lock, and freed with the bus: TypeEntry.signature.  The calls here go one way,
+// engine to C: a signature is found here, then C packs into memory this frame owns, and
+// the dispatch starts here.
 import CQtbusShims
 import Glibc
 
-@_cdecl("qtshim_signature_publish")
-func _signaturePublish(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
-                       _ signature: UnsafeMutableRawPointer?) -> Int32 {
-    guard let bus = bus.map({ UnsafeMutablePointer<Bus>($0) }) else { return failNull("the bus is NULL") }
-    guard let text = type, let name = CName(text), name.isValidUTF8 else { return failName(type, .type) }
-    guard let signature else { return QTBUS_EINVAL.rawValue }
-    return withRegistry { _, _ in
+/// qtbus_signal_define: makes a signature of `count` `kinds` (checked) the one of `type`
+/// on `bus`; defining an equal one again is QTBUS_OK.
+func defineSignal(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ kinds: UnsafePointer<qtbus_arg>?,
+                  _ count: Int) -> Int32 {
+    // Where a typed handler finds the bytes of the event it is given (signals.c reads
+    // them in place; every connect follows a define).
+    qtshim_signals_event_layout(MemoryLayout<EventView>.offset(of: \.data)!,
+                                MemoryLayout<EventView>.offset(of: \.size)!)
+    var made: UnsafeMutableRawPointer? = nil
+    let status = qtshim_signature_make(kinds, count, &made)
+    guard status == QTBUS_OK.rawValue, let signature = made else { return status }
+    let published: Int32 = withRegistry { _, _ in
         if isClosed(bus) { return failClosed() }
         // An entry made here and left when nothing else uses the type is freed with
         // the bus, as one made by a subscribe that failed.
-        guard let entry = typeEntry(bus, name) else { return QTBUS_ENOMEM.rawValue }
+        guard let entry = typeEntry(bus, type) else { return QTBUS_ENOMEM.rawValue }
         if let existing = qtshim_atomic_load_ptr(entry.field(\.signature)) {
             return qtshim_signature_equal(existing, signature)
                 ? 1 : fail(QTBUS_EINVAL, "the type has another signature on this bus already")
@@ -27,61 +35,94 @@ func _signaturePublish(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
         qtshim_atomic_store_ptr(entry.field(\.signature), signature)
         return 0
     }
+    if published != 0 { qtshim_signature_release(signature) }
+    return published == 1 ? QTBUS_OK.rawValue : published
 }
 
-/// What `body` of qtshim_signature_use receives as its handle: the bus and the type's
-/// scanned name, so an emit's dispatch does not scan and hash the name again.
-struct SignatureUse {
-    let bus: UnsafeMutablePointer<Bus>
-    let type: CName
+/// `body(type's entry, its signature)`; in a section, so the entry and its signature
+/// stay allocated during `body` even if the bus is destroyed meanwhile (a handler may
+/// destroy it).  A type with a signature has an entry, so a name not found (or not valid
+/// UTF-8, which no entry has) has none.
+@inline(__always)
+private func withSignature(_ bus: UnsafeMutablePointer<Bus>, _ type: CName,
+                           _ body: (UnsafeMutablePointer<TypeEntry>, UnsafeMutableRawPointer) -> Int32) -> Int32 {
+    if isClosed(bus) { return failClosed() }
+    guard let entry = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), type),
+          let signature = qtshim_atomic_load_ptr(entry.field(\.signature)) else {
+        return fail(QTBUS_EINVAL, "the type has no signature on this bus (qtbus_signal_define)")
+    }
+    return body(entry, signature)
 }
 
-@_cdecl("qtshim_signature_use")
-func _signatureUse(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ dispatching: Bool,
-                   _ body: qtshim_signature_body?, _ context: UnsafeMutableRawPointer?) -> Int32 {
-    guard let bus = bus.map({ UnsafeMutablePointer<Bus>($0) }) else { return failNull("the bus is NULL") }
-    guard let text = type, let name = CName(text) else { return failName(type, .type) }
-    guard let body else { return QTBUS_EINVAL.rawValue }
-    // The entry and its signature stay allocated during `body` even if the bus is
-    // destroyed meanwhile (a handler may destroy it).  An emit is a dispatch, so it runs
-    // in a dispatch section, the one its dispatch then nests in at no cost; a connect
-    // must not delay or run other threads' releases (lifetime rule 1), so a memory
-    // section.  A type with a signature has an entry, so a name not found (or not valid
-    // UTF-8, which no entry has) has none.
-    func use() -> Int32 {
-        if isClosed(bus) { return failClosed() }
-        guard let entry = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), name),
-              let signature = qtshim_atomic_load_ptr(entry.field(\.signature)) else {
-            return fail(QTBUS_EINVAL, "the type has no signature on this bus (qtbus_signal_define)")
+/// qtbus_signal_connect, in a memory section (a connect must not delay or run other
+/// threads' releases): `subscribe` is called with the handler, userdata and release of
+/// a subscription that calls `fn` with the arguments of `type`'s signature.
+func connectSignal(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ fn: @convention(c) () -> Void,
+                   _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?,
+                   subscribe: (qtbus_handler, UnsafeMutableRawPointer, qtbus_release) -> Int32) -> Int32 {
+    withSignature(bus, type) { _, signature in
+        guard let connection = qtshim_connection_make(signature, fn, userdata, release) else {
+            return QTBUS_ENOMEM.rawValue
         }
-        var handle = SignatureUse(bus: bus, type: name)
-        return withUnsafeMutablePointer(to: &handle) { body(signature, context, UnsafeMutableRawPointer($0)) }
+        let status = subscribe(qtshim_connection_handler, connection, qtshim_connection_release)
+        if status != QTBUS_OK.rawValue { qtshim_connection_discard(connection) }
+        return status
     }
-    return dispatching ? withEpoch(use) : withMemoryEpoch(use)
 }
 
-/// qtbus_dispatch of an emit's packed arguments, from inside the dispatch section of
-/// its qtshim_signature_use, with the checks qtbus_dispatch makes of what the caller
-/// gave (the type was found already; the bytes are the emit's own).
-@_cdecl("qtshim_signature_dispatch")
-func _signatureDispatch(_ handle: UnsafeMutableRawPointer?, _ subtype: UnsafePointer<CChar>?,
-                        _ data: UnsafeRawPointer?, _ size: Int, _ flags: UInt32) -> Int32 {
-    guard let use = handle?.assumingMemoryBound(to: SignatureUse.self).pointee,
-          flags & ~UInt32(QTBUS_EVENT_STICKY) == 0 else { return QTBUS_EINVAL.rawValue }
-    var sub: CName? = nil
-    if let subtype {
-        // UTF-8 is checked by the dispatch, as for qtbus_dispatch.
-        guard let s = CName(subtype) else { return QTBUS_EINVAL.rawValue }
-        sub = s
-    }
-    var event = Outgoing(type: use.type, subtype: sub, data: data, size: size, object: nil, objectRelease: nil)
-    return dispatchEvent(use.bus, &event, flags: flags)
+/// What an emit gives as arguments: `count` values, or qtbus_signal_emit's va_list
+/// (signals.c reads it by the signature's kinds).
+enum SignalArguments {
+    case values(UnsafePointer<qtbus_value>?, Int)
+    case varargs(UnsafeMutableRawPointer)
 }
 
-/// Where EventView keeps the bytes, for the typed-handler trampoline (signals.c), which
-/// reads them once per typed handler call: two loads instead of a call.
-@_cdecl("qtshim_event_layout")
-func _eventLayout(_ dataOffset: UnsafeMutablePointer<Int>?, _ sizeOffset: UnsafeMutablePointer<Int>?) {
-    dataOffset?.pointee = MemoryLayout<EventView>.offset(of: \.data)!
-    sizeOffset?.pointee = MemoryLayout<EventView>.offset(of: \.size)!
+/// `send(type's entry, bytes, size)` of `arguments` packed for `type`'s signature, while
+/// they are this thread's current emit: the typed handlers `send` reaches use the call
+/// prepared once here.  In a dispatch section (an emit is a dispatch).
+@inline(__always)
+func withPackedArguments(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ arguments: SignalArguments,
+                         _ send: (UnsafeMutablePointer<TypeEntry>, UnsafeRawPointer, Int) -> Int32) -> Int32 {
+    withSignature(bus, type) { entry, signature in
+        // Not initialized: signals.c writes what it reads.
+        withUnsafeTemporaryAllocation(byteCount: Int(QTSHIM_EMIT_SIZE), alignment: 16) { emit in
+            var bytes: UnsafeRawPointer? = nil
+            var size = 0
+            let packed = switch arguments {
+            case .values(let values, let count):
+                qtshim_emit_begin(emit.baseAddress, signature, values, count, nil, &bytes, &size)
+            case .varargs(let list):
+                qtshim_emit_begin(emit.baseAddress, signature, nil, 0, list, &bytes, &size)
+            }
+            guard packed == QTBUS_OK.rawValue else { return packed }
+            let status = send(entry, bytes.unsafelyUnwrapped, size)
+            qtshim_emit_end(emit.baseAddress)
+            return status
+        }
+    }
+}
+
+/// qtbus_signal_emit and qtbus_signal_emitv: `arguments` packed, then dispatched with
+/// the checks qtbus_dispatch makes of what the caller gave (the bytes are the emit's
+/// own).  The dispatch starts from the type's entry, found with the signature.
+func emitSignal(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ arguments: SignalArguments,
+                subtype: UnsafePointer<CChar>?, flags: UInt32) -> Int32 {
+    withPackedArguments(bus, type, arguments) { entry, bytes, size in
+        guard flags & ~stickyFlag == 0 else { return QTBUS_EINVAL.rawValue }
+        var sub: CName? = nil
+        if let subtype {
+            // UTF-8 is checked by the dispatch, as for qtbus_dispatch.
+            guard let s = CName(subtype) else { return QTBUS_EINVAL.rawValue }
+            sub = s
+        }
+        var event = Outgoing(type: type, subtype: sub, data: bytes, size: size, object: nil, objectRelease: nil)
+        return dispatchResolved(bus, entry, &event, flags: flags)
+    }
+}
+
+/// qtbus_event_args: the arguments `event`'s bytes carry, into `out`.
+func signalArguments(_ event: UnsafeMutablePointer<EventView>, _ out: UnsafeMutablePointer<qtbus_value>?,
+                     _ count: Int) -> Int32 {
+    let size = event.pointee.size
+    return qtshim_event_args(size > 0 ? event.pointee.data : nil, size, out, count)
 }
