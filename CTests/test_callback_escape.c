@@ -66,12 +66,38 @@ static void dispatch_nested(void)
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
 }
 
-/* Dispatches "Escape" (whose handler longjmps back here); returns once it escaped. */
+/* Dispatches `type` `levels` calls deeper than its caller, each frame holding a buffer:
+ * the lost dispatch then lies well below the calls this test makes afterwards, the case
+ * qtbus.h promises (a call from above the lost frame closes it; one that comes back
+ * deeper may be taken for a nested call until then). */
+__attribute__((noinline)) static void dispatch_deep(const char *type, int levels)
+{
+    volatile char frame[256];
+    frame[0] = (char)levels;
+    if (levels > 0) {
+        dispatch_deep(type, levels - 1);
+    } else {
+        qtbus_event_desc d = tu_event(type, NULL);
+        qtbus_dispatch(bus, &d);
+    }
+    (void)frame[0];
+}
+
+/* qtbus_signal_emit of "Typed" with `value`, `levels` calls deeper, as dispatch_deep. */
+__attribute__((noinline)) static void emit_deep(int32_t value, int levels)
+{
+    volatile char frame[256];
+    frame[0] = (char)levels;
+    if (levels > 0) emit_deep(value, levels - 1);
+    else qtbus_signal_emit(bus, "Typed", NULL, value);
+    (void)frame[0];
+}
+
+/* Dispatches `type` (whose handler longjmps back here); returns once it escaped. */
 static void escape_once(const char *type)
 {
     if (setjmp(escape) == 0) {
-        qtbus_event_desc d = tu_event(type, NULL);
-        qtbus_dispatch(bus, &d);
+        dispatch_deep(type, 8);
         CHECK_MSG(0, "the handler returned");
     }
 }
@@ -251,7 +277,7 @@ int main(void)
     CHECK_EQ_INT(qtbus_signal_define(bus, "Typed", kinds, 1), QTBUS_OK);
     CHECK_EQ_INT(qtbus_signal_connect(bus, "Typed", NULL, QTBUS_CALLBACK(typed_escaping), NULL, NULL, &t), QTBUS_OK);
     if (setjmp(escape) == 0) {
-        qtbus_signal_emit(bus, "Typed", NULL, (int32_t)1);
+        emit_deep(1, 8);
         CHECK_MSG(0, "the typed handler returned");
     }
     CHECK_EQ_INT(qtbus_signal_emit(bus, "Typed", NULL, (int32_t)7), 1);

@@ -82,7 +82,7 @@ private func run(_ function: StaticString, on bus: OpaquePointer?, _ section: Se
     let failuresBefore = nested ? qtshim_failures() : 0
     let status = switch section {
     case .none: body()
-    case .memory: inMemorySection(body)
+    case .memory: withMemoryEpoch(body)
     case .dispatch: withEpoch(body)
     }
     if status < 0 {
@@ -94,18 +94,6 @@ private func run(_ function: StaticString, on bus: OpaquePointer?, _ section: Se
     }
     return status
 }
-
-/// `withMemoryEpoch`, out of line: memory sections are not on the dispatch path.  Out of
-/// line also because the frames of the entry points that open one then hold what `body`
-/// captures, which matters to a call made after a callback escaped.  That call notices
-/// the escape by the lost dispatch's canary (Reclamation.swift, "Callbacks that do not
-/// return"); made from about the lost frame's depth, it finds the canary inside its own
-/// frame, and takes itself for a nested call unless that frame wrote over the canary
-/// before the check.  With the section opened inline, qtbus_subscriber_count's frame
-/// did not (test_callback_escape under valgrind, where no vDSO call writes the stack
-/// first); this shape does, which is layout, not a guarantee.
-@inline(never)
-private func inMemorySection(_ body: () -> Int32) -> Int32 { withMemoryEpoch(body) }
 
 /// `entryPoint` of a call whose arguments need no check.
 @inline(__always)
