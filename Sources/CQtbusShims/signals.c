@@ -12,10 +12,11 @@
  * function: it hands its va_list to the engine in one call.
  *
  * How a typed handler is called.  libffi calls a function of any signature, but
- * ffi_call costs about 25 ns (it classifies the arguments on every call), ten times a
- * plain handler's whole delivery.  Where the C calling convention gives every integer
- * and pointer argument its own general register and every double its own vector
- * register, in order within each class (x86-64 System V, AArch64 AAPCS64 on Linux),
+ * ffi_call classifies the arguments on every call, at many times a plain handler's
+ * whole delivery (docs/perf-notes.md, "Typed handlers without ffi_call").  Where the C
+ * calling convention gives every integer and pointer argument its own general register
+ * and every double its own vector register, in order within each class (x86-64 System
+ * V, AArch64 AAPCS64 on Linux),
  * calling through `void (*)(uintptr_t x N, void *userdata, double x 8)` (N integer-class
  * arguments; the doubles only when there are any) puts each argument of a signature
  * that fits in registers exactly where the handler reads it: such signatures get one

@@ -192,7 +192,8 @@ QTBUS_INTERNAL void qtshim_tls_set(void *record, void (*on_exit)(void *));
 
 /* ---- a small mutex (Drepper's three-state futex lock) ----
  * Uncontended lock and unlock are one atomic each, inline; pthread_mutex_t costs a
- * call and about 50 instructions a pair, and subscribe + dispose take two.
+ * call and several times that a pair, and subscribe + dispose take two
+ * (docs/perf-notes.md, "The registry's futex lock").
  * 0: free, 1: locked, 2: locked with waiters. */
 QTBUS_INTERNAL void qtshim_lock_wait(uint32_t *word);
 QTBUS_INTERNAL void qtshim_lock_wake(uint32_t *word);

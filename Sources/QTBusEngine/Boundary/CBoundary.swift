@@ -312,7 +312,8 @@ private func outgoing(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBusStat
 
 /// Records why `outgoing` refused `desc`.  It checks again, out of line, what
 /// `outgoing`'s one combined guard found wrong: a guard per reason, each recording its
-/// own, cost every dispatch 4 instructions more (callgrind).  `readsType`: false for
+/// own, cost every dispatch more (docs/perf-notes.md, "One guard for a refused event").
+/// `readsType`: false for
 /// qtbus_dispatch_id, which does not read event->type.
 @inline(never)
 private func refuseEvent(_ desc: UnsafePointer<qtbus_event_desc>?, readsType: Bool = true) -> Int32 {
