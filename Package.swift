@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: MIT
 // The same Sources/ tree CMake builds into libqtbus.so (see CMakeLists.txt).
 //
 // Supported platforms: Linux (glibc) with Swift 6.0 or later; tested on x86_64.  The

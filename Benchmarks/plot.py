@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Draws the dispatch rows of bench-c.json or bench-swift.json as a PNG: ns per dispatch
 against handler count (0, 1, 10, 100), log-log (symlog x so 0 handlers has a place), one
 line per library, min-max as error bars.

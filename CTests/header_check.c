@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * header_check.c: qtbus.h compiles cleanly as strict C99 and C11
  * (-std=c99 / -std=c11 -Wall -Wextra -pedantic -Werror), alone, and is usable:

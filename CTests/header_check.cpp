@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // header_check.cpp: qtbus.h compiles cleanly as C++17 (-std=c++17 -Wall -Wextra
 // -pedantic -Werror) and is usable from C++: extern "C" linkage, the QTBUS_SUB /
 // QTBUS_SUB_MAIN / QTBUS_SUB_JSON macros, the handle types (distinct types, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_abi: the library exports every function the header declares, with the declared
  * type.

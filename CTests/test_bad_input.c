@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bad_input: every bad input the header names returns its documented code, and
  * changes nothing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bags: dispose bags, the C stand-in for QTEventBus's freeWith(object).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bus_destroy: qtbus_bus_destroy and isolated buses.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bus_queue: qtbus_dispatch_on_bus_queue.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_callback_escape: a callback that does not return (a longjmp() out of a handler,
  * as a C++ exception thrown through a C handler would leave it) is outside the

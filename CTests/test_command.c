@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_command: commands (ReactiveCocoa's RACCommand) in C.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_deferred_reply.c -- a handler answers after it returned (qtbus_event_defer):
  * the request stays open until every deferred reply is finished, replies from other

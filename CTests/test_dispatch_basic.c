@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_dispatch_basic: subscribe, dispatch, what a handler sees, what dispatch returns.
  *

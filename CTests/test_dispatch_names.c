@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_dispatch_names.c -- qtbus_dispatch by name, where the name's address says
  * nothing: a per-thread cache keyed by the address (tried for issue 17, not kept) or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_dispose_rules: lifetime rule 2 and the generation check on ids.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * qtbus_errmsg(): the function and the precise reason of the last failed call on this
  * thread; per thread; kept across successful calls; and QTBUS_DEBUG=misuse printing it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_event_flags.c -- qtbus_event_flags(): what a handler learns about how the event
  * was sent (sticky, a request), on every delivery path: synchronous, queued, replayed,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * qtbus_bus_foreach: every live subscription once, in dispatch order within a type,
  * with its fields; a snapshot (the callback may dispose and subscribe); bad input; and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_json: qtbus_dispatch_json and QTBUS_SUB_JSON.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_lifetime_stress: the lifetime rules under random concurrent use.
  *

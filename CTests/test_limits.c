@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_limits: the limits qtbus.h states, at and one past each.
  *

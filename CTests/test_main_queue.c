@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_main_queue: the main queue, drained by the program's own main loop.
  *

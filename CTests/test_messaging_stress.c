@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_messaging_stress: requests, commands and shared sources under threads.
  *

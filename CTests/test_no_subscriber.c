@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_no_subscriber: events nobody receives become QTNoSubscriberEvent.
  *

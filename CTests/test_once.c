@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_once: QTBUS_SUB_ONCE.
  *

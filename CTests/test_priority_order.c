@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_priority_order: the order handlers run in, and qtbus_event_stop.
  *

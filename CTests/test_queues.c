@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_queues: subscriptions delivered on a created (serial) queue.
  *

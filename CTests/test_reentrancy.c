@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_reentrancy: calling the library from inside a handler (lifetime rule 3).
  *

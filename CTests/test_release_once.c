@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_release_once: lifetime rule 1 -- release(userdata) runs exactly once per
  * successful subscribe, on every path that ends a subscription, and never for a

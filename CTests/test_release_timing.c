@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_release_timing: lifetime rule 1 exactly -- only dispatches delay a release.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_report.c -- qtbus_report(): a library built on qtbus reports its failures as
  * qtbus does (qtbus_errmsg, the bus's trace hook, qtbus_strerror of its status), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_request: request and reply (SXMessageTransfer).
  *

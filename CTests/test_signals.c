@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_signals: typed signals (qtbus_signal_define / connect / emit / emitv /
  * requestv, qtbus_event_args).

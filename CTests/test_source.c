@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_source: shared sources (ReactiveCocoa's RACMulticastConnection) in C.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_status_strings: qtbus_strerror and qtbus_version.
  *

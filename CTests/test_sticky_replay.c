@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_sticky_replay: QTBUS_EVENT_STICKY, QTBUS_SUB_REPLAY, qtbus_sticky_clear.
  *

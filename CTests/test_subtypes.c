@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_subtypes: who receives an event with or without a subtype.
  *

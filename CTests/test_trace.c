@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * qtbus_trace_set: a record of every kind, with its fields, in the order things
  * happened (a ONCE dispose, its delivery, the dispatch, then the deferred release);

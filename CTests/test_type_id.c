@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_type_id.c -- type ids (qtbus_type_lookup, qtbus_dispatch_id): a dispatch by id
  * is a dispatch by name (subtypes, sticky, object, stop, queues, no-subscriber), ids are

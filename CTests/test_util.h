@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_util.h -- tiny helpers shared by the qtbus C tests.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # compile_check.cmake -- run by ctest (cmake -P): compiles SOURCE with CXX as a user of
 # qtbus.hpp does (-std=STD -Wall -Wextra -pedantic -Werror, FLAGS: pkg-config's
 # --cflags) and checks the outcome.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // cxx_api: every class of qtbus.hpp as a user calls it -- buses, subscriptions with
 // every option, bags, queues, dispatch overloads, requests, counts, commands, sources,
 // and the errors failing calls throw.

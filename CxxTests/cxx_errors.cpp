@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // cxx_errors: a failing call says why.  qtbus::error::what() is the reason qtbus_errmsg()
 // gave for that call on the failing thread (the call, the name, what is wrong with it),
 // not only the status text; status() is still the status.  A failure qtbus.hpp finds

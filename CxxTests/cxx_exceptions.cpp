@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // cxx_exceptions: an exception that escapes a callable never crosses into the library.
 // It reaches qtbus::set_exception_handler's function, on the thread that threw, and the
 // library goes on working (releases run, later dispatches deliver); with no handler set

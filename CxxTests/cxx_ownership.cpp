@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // cxx_ownership: a callable given to qtbus.hpp is destroyed exactly once, on every path
 // that ends it (lifetime rule 1), including a failed call (then it is never called and
 // the caller gets qtbus::error); captures may be move-only.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // cxx_stress: 4 threads subscribing, disposing (by destructor, dispose(), bag, once)
 // and dispatching through qtbus.hpp on one bus, with a capture in every handler:
 // every capture is destroyed exactly once, and no handler runs after its capture.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // cxx_util.hpp -- helpers shared by the qtbus C++ tests (CxxTests/).
 //
 //   CHECK(cond)          fails the test (file:line, the expression) unless cond holds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nodiscard_check: dropping an owning handle must not compile under -Werror.
 //
 // Not a program to run: CMakeLists.txt compiles this file once as is (the control,

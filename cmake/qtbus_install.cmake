@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Installs <libdir>/libqtbus.so.0.1.0 and its SONAME link (component Runtime), and the
 # namelink, include/qtbus.h and qtbus.hpp (the C++ API), <libdir>/pkgconfig/qtbus.pc and <libdir>/cmake/qtbus/
 # (component Development: find_package(qtbus) -> qtbus::qtbus), and

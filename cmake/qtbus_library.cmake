@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # libqtbus.so: the Swift engine plus the C glue, one shared library.
 include(SwiftRuntime)
 

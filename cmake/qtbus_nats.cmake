@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # libqtbus-nats.so: the NATS bridge (nats/, include/qtbus_nats.h), a C library on top of
 # libqtbus.  Built when nats.c is found (Debian: libnats-dev); otherwise skipped with a
 # message, and libqtbus builds as before: libqtbus itself never depends on NATS.

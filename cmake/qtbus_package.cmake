@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Debian packages with CPack (cpack -G DEB in a build configured with
 # -DCMAKE_INSTALL_PREFIX=/usr): one per install component, named as Debian names
 # libraries, after the SONAME:

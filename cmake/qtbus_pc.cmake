@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Writes and installs qtbus.pc at install time (included by install(CODE) in
 # cmake/qtbus_install.cmake), where CMAKE_INSTALL_PREFIX is the prefix really installed
 # to and file(INSTALL) adds DESTDIR.

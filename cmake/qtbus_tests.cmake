@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Build-tree checks (ctest in the build directory).  The behaviour tests are CTests/, a
 # separate project that uses the *installed* library through pkg-config, as users do
 # (scripts/test.sh runs them).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * demo.c -- events flowing through libqtbus, one step at a time.
  *

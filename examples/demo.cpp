@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // demo.cpp -- the C++ API (qtbus.hpp): lambdas, RAII and exceptions over libqtbus.
 //
 //     c++ -std=c++17 examples/demo.cpp $(pkg-config --cflags --libs qtbus) -o demo-cpp && ./demo-cpp

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/inspect.c -- what is subscribed on a bus, as a table: the answer to "why
  * does my event not arrive?" that qtbus_subscriber_count() alone cannot give.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * messaging.c -- requests with replies, a command and a shared source, in C.
  *

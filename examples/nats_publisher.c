@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/nats_publisher.c -- the sending half of the NATS example: exports the type
  * "Order" and dispatches a few orders on its own bus, as it would with no NATS at all;

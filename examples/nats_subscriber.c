@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/nats_subscriber.c -- the receiving half of the NATS example: imports the
  * type "Order" from a NATS server into its bus and prints each order, until one with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * signals.c -- typed signals in C: declare the arguments once, connect functions that
  * take them, emit with arguments.

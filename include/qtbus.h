@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * qtbus.h -- the C interface of libqtbus, an in-process event bus.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * qtbus.hpp -- the C++ interface of libqtbus: callables, RAII and exceptions over the
  * C ABI of qtbus.h, in the spirit of Boost.Signals2 and sigc++.  Header-only, C++17.

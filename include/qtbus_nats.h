@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * qtbus_nats.h -- libqtbus-nats: buses in several processes and machines joined
  * through a NATS server (https://nats.io; Debian: nats-server, libnats-dev).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libqtbus-nats: the public calls (qtbus_nats.h) and the connection.  The top layer:
  * it uses every other part, and none uses it.

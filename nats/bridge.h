@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The bridge's parts (libqtbus-nats, include/qtbus_nats.h), one file each, in layers,
  * the bottom one 1: a file calls only files of the layers below its own, never one of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Local dispatches -> NATS.  Each exported type is one subscription on the bus, at the
  * highest priority so that no local handler can stop an event before it crosses; its

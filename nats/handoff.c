@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The hand-off of received messages from nats.c's delivery threads to the bridge's
  * thread, without a lock between them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * NATS -> local dispatches.  nats.c calls on_message on its own delivery thread; that
  * only appends the message to the bridge's queue, and the bridge's thread dispatches

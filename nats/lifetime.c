@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The bridge's lifetime: the references that keep it (refs: the bridge itself and each
  * request it is answering), the subscriptions nats.c may still call into (live_imports),

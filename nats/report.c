@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * How the bridge's failures are told: through qtbus_report, so that they read as
  * qtbus's own, and nats.c's in its own words.  The bottom layer: every part uses it,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Sticky events across processes (options->jetstream).  A JetStream stream listens on
  * <prefix>.k.> and keeps one message per subject, so the server holds the last sticky

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * qtbus names <-> NATS subject tokens (the encoding qtbus_nats.h documents).
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The ABI check: compares the C ABI of libqtbus with the committed baseline
 # abi/libqtbus.so.<SONAME major>.<machine>.abi (libabigail's abidw/abidiff, Debian abigail-tools),
 # and fails on any change that could break a program built against the baseline.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes the C "ABI image" of qtbus.h: a translation unit that, compiled with -g into a
 shared object, makes the header's ABI visible to libabigail (abidw, abidiff).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The two builds of libqtbus side by side: the default (Swift runtime and libdispatch
 # linked in, QTBUS_STATIC_SWIFT_RUNTIME=ON) and the shared-runtime one (OFF).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The benchmark command: qtbus against GLib's GSignal, libsigc++ 3, Boost.Signals2 and
 # two hand-written limits (C, Benchmarks/C/), then qtbus's Swift API against NotificationCenter
 # and OpenCombine (Swift, Benchmarks/Swift/), each measured side by side in one run on this

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The one check that a libqtbus.so exports exactly the functions qtbus.h declares with
 # QTBUS_API: none missing, nothing else (no Swift symbols, no runtime helpers, no
 # other qtbus_*).  The header is read by scripts/abi-probe.py, the parser the ABI check

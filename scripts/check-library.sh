@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Checks a built libqtbus.so against include/qtbus.h:
 #   - it exports exactly the functions the header declares with QTBUS_API
 #     (scripts/check-exports.sh);

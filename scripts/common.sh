@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by the scripts in this directory (sourced, not run).
 # shellcheck shell=bash
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Runs every test of a CTest build directory under a wrapper command (valgrind...).
 
     ctest-under.py BUILD_DIR [--timeout S] [-R REGEX] -- WRAPPER [ARGS...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs what the build and test scripts need and a fresh Debian/Ubuntu machine with
 # only swift, gcc, python3 and git lacks: cmake (>= 3.25), ninja, pkg-config, valgrind,
 # libc6-dbg, binutils, libffi-dev, systemtap-sdt-dev, libnats-dev, nats-server.  Installs nothing when everything is present; otherwise runs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The Swift API's documentation: DocC archives of the two products, from their catalogs
 # (Sources/QTEventBus/QTEventBus.docc, Sources/QTEventBusFoundation/QTEventBusFoundation.docc)
 # and the public symbols SwiftPM dumps, with the toolchain's own `docc` (no plugin in

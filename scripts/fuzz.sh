@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The fuzzer (issue 11, part 5): Tests/Fuzz/fuzz_api.c, a libFuzzer harness over the C
 # ABI, built with the Swift toolchain's clang (-fsanitize=fuzzer,address,undefined)
 # against an AddressSanitizer build of libqtbus with libFuzzer's coverage instrumentation

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The NATS example, two processes through a local nats-server, in one command:
 #
 #   scripts/nats-demo.sh [PREFIX]     (PREFIX: the install prefix, default _install)

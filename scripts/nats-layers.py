@@ -53,9 +53,10 @@ def code_of(text):
 
 
 def layer_table(header):
-    """{file: layer} from the first comment of bridge.h."""
+    """{file: layer} from the first comment of bridge.h (after its SPDX line)."""
     text = header.read_text()
-    end = text.find("*/")
+    start = text.find("/*\n")
+    end = text.find("*/", max(start, 0))
     table = {}
     for line in text[:end].splitlines():
         m = ROW.match(line)

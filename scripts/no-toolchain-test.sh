@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs C programs linked against the installed libqtbus with the Swift toolchain hidden,
 # as on a machine that never had one: in a private mount namespace (unshare -m; as a
 # non-root user, inside a user namespace too) an empty directory is bind-mounted over

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # One engine per process.  From any directory:  scripts/one-engine.sh
 #
 # A C plugin that links libqtbus (Tests/OneEngine/plugin.c, built with nothing but

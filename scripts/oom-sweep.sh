@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The out-of-memory sweep (issue 11, part 2): runs Tests/OOM/workload.c (every call of
 # qtbus.h, statuses checked against the header, then every call again with memory
 # back, and release hooks counted) once per allocation, failing exactly that one

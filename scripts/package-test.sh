@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The Debian packages, built, checked, linted, installed and used:
 #   1. configures build/package for /usr (multiarch libdir), builds, `cpack -G DEB`:
 #      libqtbus0 and libqtbus-dev, and libqtbus-nats0 and libqtbus-nats-dev;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The USDT probes fire, in order and with the right arguments: a small program built
 # against the installed library runs under gdb, which attaches to each probe as
 # bpftrace or perf would (raising its semaphore) and prints its arguments.  (bpftrace

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Quick start: builds libqtbus (build/), installs it into _install/, compiles
 # examples/demo.c the way a user would (pkg-config only) and runs it, with no
 # LD_LIBRARY_PATH.  Safe to re-run; only what changed is rebuilt.

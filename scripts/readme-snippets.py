@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Checks the code blocks of README.md, DEVELOPERS.md and the guides in docs/ (every
 docs/*.md), taken from the pages themselves so the two cannot drift.  One line per
 block (file:line, language, PASS / FAIL / SKIP and why), then "N passed, N failed,

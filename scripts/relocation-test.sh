@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The installed files work from wherever the prefix ends up.  From an already built
 # BUILD directory (default build/), installs libqtbus three ways into a temporary
 # directory and, for each, builds a C program with `pkg-config --cflags --libs qtbus`

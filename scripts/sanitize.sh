@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs the C tests (CTests/) under AddressSanitizer+UBSan, ThreadSanitizer and valgrind,
 # and the Swift tests (swift test) under ThreadSanitizer.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # qtbus as a subproject (FetchContent / add_subdirectory) of cmake/subproject-test,
 # configured with no build type (the case a top-level qtbus sets to Release): the
 # parent's build type stays empty, no demo or test of qtbus is built,

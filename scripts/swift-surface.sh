@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # What a Swift client of this package can reach, checked against the modules `swift
 # build` made (.build/debug/Modules):
 #   1. the products are exactly QTEventBus and QTEventBusFoundation (the only targets

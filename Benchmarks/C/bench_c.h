@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_c.h -- what the files of bench-c share: the columns, the result rows, the
  * options, and each file's entry points.

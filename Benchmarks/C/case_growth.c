@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * case_growth.c -- case 9: costs that grow with the work, so that a user sees nothing
  * is worse than O(handlers reached).  Each row is one operation that reaches at most

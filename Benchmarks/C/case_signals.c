@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * case_signals.c -- case 7: typed signals.  Emit of a (const char *, int32_t) signal to
  * 1, 10 and 100 handlers that take those parameters:

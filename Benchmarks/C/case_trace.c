@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * case_trace.c -- case 8: what a trace hook costs.  qtbus_dispatch to 0, 1 and 10
  * handlers on three buses, interleaved as every case:

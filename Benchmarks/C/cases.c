@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cases.c -- bench-c's six cases (main.c's comment lists them).
  */

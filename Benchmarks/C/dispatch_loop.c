@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dispatch_loop H N: subscribes H handlers to "E" on the shared bus and dispatches N
  * events to them; exits 0 when every handler ran N times.  For instruction counts under
  * callgrind (scripts/bench-variants.sh runs it at two N and takes the difference, so

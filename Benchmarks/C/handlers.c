@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * handlers.c -- the handlers, alone in their translation unit (see bench.h).
  * Every synchronous handler does the same work: increment this thread's counter.

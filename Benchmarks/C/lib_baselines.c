@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lib_baselines.c -- the two hand-written limits of PERFORMANCE.md.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lib_boost.cpp -- Boost.Signals2: boost::signals2::signal<void()> (its default, thread-
 // safe mutex policy), handlers connected as function pointers,
 // boost::signals2::connection::disconnect().

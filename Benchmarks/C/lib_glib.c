@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lib_glib.c -- GLib's GSignal: a GObject subclass with one signal without arguments
  * ("ping", VOID:VOID marshaller), handlers connected with g_signal_connect(), emitted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lib_libdispatch.c -- the bare baseline of queued delivery: dispatch_async_f to one
  * serial libdispatch queue (what DispatchQueue.async is in Swift), from the libdispatch

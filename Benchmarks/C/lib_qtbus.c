@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lib_qtbus.c -- qtbus through its C ABI, the way a C user calls it: an isolated bus
  * from qtbus_bus_create(), the event type given as a string literal, the event

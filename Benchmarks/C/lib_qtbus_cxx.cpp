@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lib_qtbus_cxx.cpp -- qtbus through its C++ API (qtbus.hpp), the way a C++ user writes
 // it: a qtbus::bus, lambdas doing the handlers' work (increment this thread's counter,
 // as h_qtbus does for the C column), qtbus::subscription handles kept, the type given

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lib_sigc.cpp -- libsigc++ 3: sigc::signal<void()>, handlers connected with
 // sigc::ptr_fun, sigc::connection::disconnect().  Not thread-safe: it sits out the
 // two-thread case.

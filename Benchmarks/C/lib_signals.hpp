@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lib_signals.hpp -- one adapter for the two C++ signal libraries, which differ only in
 // how a handler is connected (Traits::connect) and in their version string.
 #pragma once

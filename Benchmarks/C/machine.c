@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * machine.c -- what bench-c says about the machine it ran on.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c -- bench-c, the C benchmark: qtbus against GLib's GSignal, libsigc++ 3,
  * Boost.Signals2 and two hand-written limits, side by side in one run.

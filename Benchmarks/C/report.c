@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report.c -- bench-c's output: tables, PERFORMANCE.md's targets, JSON, Markdown.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * results.c -- bench-c's columns (the libraries) and result rows (see bench_c.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * timing.c -- bench-c's clock, calibration, interleaved repetitions and count checks.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench-nats: events from one process to another through NATS, measured side by side
  * in one run: a raw nats.c publisher/subscriber pair (the limit), and qtbus buses

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The qtbus pair: what qtbus adds to nats.c.  Publishing, a qtbus_dispatch on a bus
  * whose type is exported (the bridge's export handler publishes it, on this thread);

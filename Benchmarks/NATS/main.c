@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench-nats -- events/s and one-way latency (p50, p99) from one process to another
  * through a local nats-server, for 64 B and 4 KiB events: a raw nats.c pair and the

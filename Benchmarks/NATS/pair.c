@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What both pairs share, so that they differ only in their ends (raw.c, bridge.c): the
  * publishing loop, and the receiving end's count, order check and latency samples.

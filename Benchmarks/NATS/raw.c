@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The raw nats.c pair: what nats.c alone does with the same subject, payload and
  * subscription settings as the bridge.  The subscriber's pending limits are off, as

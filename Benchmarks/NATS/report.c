@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The results three ways: a table on stdout (medians), Markdown for docs/ (medians with
  * min-max), and JSON with every run's figure, so that a reader can recompute anything

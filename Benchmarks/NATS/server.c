@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The nats-server both pairs go through: on 127.0.0.1, on a port the kernel says is
  * free, killed at exit, and with this process if it dies first (PR_SET_PDEATHSIG), so
  * that no run leaves a server behind. */

@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: MIT
 // The Swift benchmark: qtbus's Swift API (QTEventBus) against NotificationCenter and
 // OpenCombine's PassthroughSubject, side by side in one run.  A package of its own, so
 // Swift users of qtbus never fetch its dependencies; scripts/bench.sh builds and runs it

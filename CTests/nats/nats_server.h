@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nats_server.h -- a real nats-server for the bridge's tests: started on 127.0.0.1 on a
  * free port with its own temporary store directory, stopped (and the directory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nats_answers.c -- the answering side of a bridged request (the process whose
  * handlers answer a remote qtbus_request) reports every answer it could not send,

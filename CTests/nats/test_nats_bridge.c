@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nats_bridge.c -- libqtbus-nats in one process against a real nats-server: two
  * buses, each with its own bridge and connection, stand for two processes.  What

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nats_close.c -- qtbus_nats_close says when what it was asked to deliver may
  * be lost:

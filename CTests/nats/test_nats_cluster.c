@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nats_cluster.c -- a 3-node NATS cluster on loopback ports; the publisher's
  * bridge is on node 0, the subscriber's on node 1, each given the whole list.  Node 0

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nats_limits.c -- what does not fit is reported, never a crash and never silent:
  *   - an exported event larger than the server's max_payload (1 MiB by default) is not

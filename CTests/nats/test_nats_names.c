@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nats_names.c -- every libqtbus-nats call that takes a name refuses exactly the
  * names the bus refuses (qtbus.h, NAMES: UTF-8 of 1 to 255 bytes), all alike:

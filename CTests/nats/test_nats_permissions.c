@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nats_permissions.c -- a server that refuses a subscription by its permissions
  * makes the import fail, synchronously, instead of returning QTBUS_OK while the

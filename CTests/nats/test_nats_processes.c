@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nats_processes.c -- three processes through one nats-server: this one exports,
  * two others (this program again, as "subscriber") import.  One of them is slow (each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nats_requests.c -- qtbus_request on an exported type reaches remote handlers:
  * their replies call the requester's on_reply (on its bridge's thread), and the

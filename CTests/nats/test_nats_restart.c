@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nats_restart.c -- the server dies (SIGKILL) while a bridge exports: what is
  * dispatched during the outage waits in nats.c's reconnect buffer and reaches the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nats_sticky.c -- sticky events across processes with JetStream: a publisher
  * dispatches sticky events and goes away; a bridge that imports the type later gets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_nats_url.c -- options->url lists servers, as many as the operator writes:
  *   - a list of 200 servers whose only reachable one is the last is connected to

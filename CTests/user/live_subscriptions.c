@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A user program that exits with its subscriptions live (their userdata is reachable
  * through the library) and is run under AddressSanitizer by scripts/sanitize.sh
  * (user-asan): LeakSanitizer must report nothing. */

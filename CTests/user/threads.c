@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A user's threaded program, for scripts/sanitize.sh user-tsan: built with
  * -fsanitize=thread against the normal installed library (which ThreadSanitizer does

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One engine per process: noticing a second copy of the engine (qtbus.h, ONE ENGINE
  * PER PROCESS; docs/operations.md, "One engine per process").

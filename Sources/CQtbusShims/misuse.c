@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Why a call failed: the per-thread text qtbus_errmsg() returns, and QTBUS_DEBUG=misuse.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The semaphores of the USDT probes (qtbus_probes.h): a tracer that attaches to a
  * probe increments its semaphore, in the .probes section, and the probe's site then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Platform glue for the Swift engine: thread-exit hooks, main-thread test, libdispatch. */
 #define _GNU_SOURCE
 #include "qtbus_shims.h"

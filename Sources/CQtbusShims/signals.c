@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Typed signals (qtbus.h, "Typed signals"), the C half: signatures, the packed
  * arguments of a signal event, and the call of a typed handler.

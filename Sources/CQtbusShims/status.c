@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* qtbus_strerror's table: the one X-macro list in qtbus.h yields the enum and the text. */
 #include "qtbus_shims.h"
 

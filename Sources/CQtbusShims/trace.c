@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What trace hooks need from C (the hooks themselves: Trace.swift). */
 #define _GNU_SOURCE
 #include "qtbus_shims.h"

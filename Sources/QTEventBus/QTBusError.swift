@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The engine's negative status codes (qtbus.h's qtbus_status) as a Swift error, with
 // the reason qtbus_errmsg() gives for them.
 import CQtbusShims

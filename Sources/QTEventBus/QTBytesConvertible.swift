@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Values that cross to C as bytes: replies, command inputs and command values.
 //
 // Requests, replies and command events are bytes in the C ABI (qtbus_event_reply,

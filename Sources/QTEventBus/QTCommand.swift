@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Commands (ReactiveCocoa's RACCommand) over qtbus_command_*.
 //
 // A QTCommand is one engine command whose execute function is `_qtCommandExecute` and

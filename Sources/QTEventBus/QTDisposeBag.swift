@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A collection of tokens disposed together: the Swift stand-in for the object whose
 // lifetime QTEventBus's freeWith used, and for the C API's qtbus_bag.
 

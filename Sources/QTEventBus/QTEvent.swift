@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The event protocols: what a Swift value must say to travel on a bus.
 //
 // A typed event is keyed by an engine type name: by default its Swift type's full name

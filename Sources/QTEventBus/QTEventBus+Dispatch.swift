@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Dispatching: typed events (the hot path), named events and JSON. The typed path
 // itself, from the event to the engine, is Delivery/_Send.swift.
 import CQtbusShims

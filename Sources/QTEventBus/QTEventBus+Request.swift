@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Requests and replies (SXMessageTransfer) over qtbus_request: the sender side on the
 // bus, the receiver side on the subscription maker.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The bus: a Swift handle on one engine bus (qtbus_bus *).
 import CQtbusShims
 import Dispatch

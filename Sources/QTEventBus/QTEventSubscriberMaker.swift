@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The subscription builder: QTEventBus's `on(...).ofSubType(...).atQueue(...).next(...)`.
 import CQtbusShims
 import Dispatch

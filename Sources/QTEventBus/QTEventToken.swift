@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The handle of one Swift subscription, and the base class of the subscription itself
 // (_Subscription.swift): a plain subscription is one Swift object, this token.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Events of named (C-visible) types, as Swift receives them from `on(named:)`.
 import QTBusEngine
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The two ends of a reply: what a sender receives (QTReply) and what a receiver answers
 // through (QTRequestContext).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The arguments of a C typed signal (qtbus.h, "Typed signals"), read in Swift.
 import CQtbusShims
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared sources (ReactiveCocoa's RACMulticastConnection) over qtbus_source_*.
 //
 // The engine keeps the connection state and runs start and stop (never overlapping,

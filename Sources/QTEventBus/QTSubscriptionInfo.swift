@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What is subscribed on a bus: qtbus_bus_foreach for Swift.
 import CQtbusShims
 import QTBusEngine

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a bus does, as it does it: qtbus_trace_set for Swift.
 import CQtbusShims
 import QTBusEngine

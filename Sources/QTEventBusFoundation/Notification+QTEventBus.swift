@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // NotificationCenter bridging: `bus.on(Notification.self).ofSubType(name)`.
 //
 // QTEventBus issue #4: every subscriber used to add its own NotificationCenter

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Codable events: typed Swift events whose bytes are their JSON encoding.
 import Foundation
 import QTEventBus

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // JSON events: QTEventBus's QTJsonEvent, interoperable with C's qtbus_dispatch_json.
 import Foundation
 import QTEventBus

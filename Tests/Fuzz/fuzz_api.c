@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_api.c -- a libFuzzer harness over qtbus.h (scripts/fuzz.sh builds and runs it
  * against the AddressSanitizer build of the library).

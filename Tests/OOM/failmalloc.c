@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * failmalloc.so: an LD_PRELOAD allocator that fails one allocation, for the
  * out-of-memory sweep (scripts/oom-sweep.sh).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The out-of-memory sweep's workload (scripts/oom-sweep.sh): every call of qtbus.h once
  * or twice, each status checked against what the header documents, with QTBUS_ENOMEM

@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: MIT
 // "One engine per process" (scripts/one-engine.sh): a Swift program using QTEventBus
 // dlopen()s a C plugin (plugin.c) that links libqtbus.so, and both must be on the same
 // qtbus_shared().  The engine's C entry points live statically in this executable; when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A C plugin that links libqtbus and is dlopen()ed by the Swift host (Package.swift in
  * this directory; scripts/one-engine.sh runs both).  Built with nothing but pkg-config:
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The dispatch path through the public entry points: what a handler sees, return
 // values, argument checks, stop, re-entrancy, subscriptions made during a dispatch,
 // QTNoSubscriberEvent, JSON events, bus-queue posts and concurrent dispatchers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // HandleTable (HandleTable.swift): generation-counted ids, and the same promises seen
 // through the public token and bag entry points.
 import Testing

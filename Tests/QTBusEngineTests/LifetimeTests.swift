@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lifetime rules 1-3 and the error convention: release exactly once per successful
 // subscribe, never for a failed one; disposed handlers never start again (queued
 // deliveries included); bags; ONCE; bus destruction.

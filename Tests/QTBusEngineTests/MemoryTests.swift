@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Memory.swift: the Vector the engine's records hold (tokens of a bag, retired objects,
 // a bus's commands), and the sticky store built on the name table.
 import Testing

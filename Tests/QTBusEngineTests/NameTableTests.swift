@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // NameTable (NameTable.swift): open addressing keyed by name bytes, tombstones on
 // remove, growth past half full.
 import Testing

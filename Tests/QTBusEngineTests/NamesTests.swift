@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Names (Names.swift): CName length rules, hashing by bytes, strict UTF-8, and the
 // NAMES rule of qtbus.h through the entry points.
 import Testing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Owned subscriptions (Owners.swift, the engine side of Swift's freeWith), with owners
 // the test kills at will: every dispatch asks each owned subscription of its type once
 // (before delivering to the ones it reaches, after delivering for the rest, including

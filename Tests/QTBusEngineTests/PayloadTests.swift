@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Payloads: the copy a queued delivery reads after its dispatch returned.
 import Testing
 import Glibc

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Epoch-based reclamation (Reclamation.swift) as lifetime rule 1 states it:
 //   release runs before the disposing call returns when no dispatch is in progress;
 //   otherwise once the dispatches in progress at that moment have returned, on one of

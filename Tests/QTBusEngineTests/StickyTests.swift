@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sticky events and REPLAY subscriptions (StickyReplay.swift): what is kept, replay order,
 // clearing, object lifetime, and the backlog gate (replay, then live, no gap, no
 // duplicate).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Delivery order (SubList.insert and the merge in Dispatch.swift) through the public
 // entry points: priority descending, ties in subscription order, and at equal priority
 // subtype-specific subscriptions before whole-type ones.

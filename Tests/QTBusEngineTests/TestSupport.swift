@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared helpers for the engine tests: a serialized root suite, probes (userdata that
 // counts calls and releases), C-string plumbing, pthreads and bounded waits.
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See include/cpeer.h.  A fixed table of slots guarded by a mutex: the handler may run
  * on any thread. */
 #include "cpeer.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // QTEventBusFoundation follows the error rule of QTEventBus: each call that takes a name
 // (a notification's, a JSON event's unique id) traps on an invalid one, in a child
 // process here, naming the call, the name and the reason; a payload that is not JSON is

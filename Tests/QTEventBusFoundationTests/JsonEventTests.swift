@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // JSON events (QTEventBus's testJsonEvent) and Codable payloads, in Swift and across to
 // C in the same process.
 import QTEventBusTestSupport

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // NotificationCenter bridging (QTEventBus's notification tests and issue #4): one
 // observer per name however many subscribers, removed with the last one, never a
 // subscriber without an observer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reading what the C peer (Tests/QTEventBusCTestSupport/cpeer.c) recorded; shared by
 // the QTEventBus and QTEventBusFoundation tests.
 import QTEventBusCTestSupport

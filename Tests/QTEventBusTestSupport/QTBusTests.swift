@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The root of every swift-testing suite of the package (engine, QTEventBus and
 // QTEventBusFoundation tests), run one test at a time.
 import Testing

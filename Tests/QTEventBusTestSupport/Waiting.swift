@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Thread-safe recording and bounded waits, shared by the engine's, QTEventBus's and
 // QTEventBusFoundation's tests (handlers run on other threads; a bug must fail a test,
 // not hang it).

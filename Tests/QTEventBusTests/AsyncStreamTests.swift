@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // events(of:) as an AsyncStream: ordered delivery, and the subscription ends (its
 // closure released) when the consumer stops.
 import QTEventBusTestSupport

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A synchronous typed dispatch lends the engine a cell on the dispatching frame's stack
 // (_qtEngineDispatchSwift); the engine asks for a heap copy only when a delivery
 // outlives the dispatch. These tests make every such delivery happen after the frame

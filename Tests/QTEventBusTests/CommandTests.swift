@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // QTCommand (RACCommand): the full life of a command as Swift and C observers see it on
 // the shared bus (executing 1 then 0, values as bytes, not enabled while executing,
 // disabled, error with its message, concurrent flag, double finish), its streams, and

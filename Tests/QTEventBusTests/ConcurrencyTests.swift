@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // QTEventBus's collection tests, at the bus level: concurrent writers (2 threads x
 // 10,000 subscriptions), writers racing dispatchers, and removal while delivering.
 import QTEventBusTestSupport

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One engine, one shared bus: C code in this process (the C peer,
 // Tests/QTEventBusCTestSupport/cpeer.c, through qtbus.h and qtbus_shared()) and Swift
 // (QTEventBus.shared) see each other's events.

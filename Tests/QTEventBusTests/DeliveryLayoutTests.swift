@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The layouts the Swift API's delivery machinery computes by hand (its page:
 // Sources/QTEventBus/Delivery/_Invariants.swift), checked against the compiler's: a
 // compiler or an edit that moves a field, grows a closure or changes a cell fails here,

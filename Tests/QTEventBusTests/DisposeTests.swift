@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Manual dispose, QTDisposeBag, and closure lifetimes checked with weak references.
 import QTEventBusTestSupport
 import Dispatch

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // freeWith(object) on Linux (QTEventBus's attach tests): once the object is gone the
 // handler never runs again, the subscription is not counted and no dispatch (C or
 // Swift) reports it as reached, and its closure is released no later than the next

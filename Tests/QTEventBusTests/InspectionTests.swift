@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // subscriptions(): what is subscribed on a bus, Swift's and C's, in dispatch order.
 import QTEventBusTestSupport
 import QTEventBus

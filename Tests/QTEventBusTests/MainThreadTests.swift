@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The tests that need the process's main thread, the only one qtbus_main_drain and
 // qtbus_main_wait run on (qtbus.h): Swift's DispatchQueue.main is the engine's main
 // queue, and its work runs when C's pump runs there, not before.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Requests, commands and sources under several threads at once: every request completes
 // exactly once after all its replies, every execution that started finishes exactly once
 // and the executing events still alternate, start and stop never overlap, and every

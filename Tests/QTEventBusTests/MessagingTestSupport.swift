@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers of the request, command and source tests: bounded awaits (a bug must fail a
 // test, not hang it), stream reading with a deadline, and the C observers of a command.
 import Dispatch

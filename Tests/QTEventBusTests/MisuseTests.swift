@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The error rule of the Swift API (QTEventBus.docc/QTEventBus.md, "Errors"), call by
 // call: every call that takes a name traps on an invalid one, in a child process here,
 // with a message naming the call, the name and the reason in qtbus_errmsg()'s words;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // QTEventBus's public names beside those of a package a program imports with it:
 // RxSwift's DisposeBag is why QTEventBus's bag is QTDisposeBag.  This file compiling
 // is most of the test (an ambiguous name would not).

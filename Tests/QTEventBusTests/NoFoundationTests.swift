@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // QTEventBus (like libqtbus.so) must not bring Foundation into a process, whose
 // libraries and start-up time every program using the bus would then pay for (README:
 // "QTEventBus (no Foundation: Dispatch and Synchronization only)").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // QTBusError against qtbus.h's status table: every code the header defines has its own
 // case, round-trips through rawValue, and says what qtbus_strerror says; a thrown error
 // carries qtbus_errmsg()'s text; matching goes by the code; the library's type names

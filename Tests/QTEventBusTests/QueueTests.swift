@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // atQueue, dispatchOnBusQueue, sticky events and replay, and lifetime rule 2 for hops:
 // a delivery still queued when its token is disposed is dropped.  (The main queue's
 // tests, which need the main thread, are in MainThreadTests.swift.)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Requests and replies (SXMessageTransfer): the login scenario, synchronous and with the
 // auth service on a serial queue, several replies, completion timing, and replies
 // crossing between Swift and C (the C peer, QTEventBusCTestSupport/cpeer.c) on the

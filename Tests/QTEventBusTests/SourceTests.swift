@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // QTSource (RACMulticastConnection): started once for any number of subscribers,
 // reconnect after disconnect, autoconnect (start, stop, restart), C subscribers driving
 // a Swift source, and disposal on deinit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The QTEventBus tests' own helpers: the event types they use, the main queue pump
 // (MainThreadTests), and queue and thread helpers.  Counters, recorders, locked values
 // and bounded waits are QTEventBusTestSupport's, shared with the other test targets.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A token is its subscription's only Swift object (_Subscription.swift), yet a token kept
 // after its subscription ended holds no user closure: whichever way it ended (dispose,
 // freeWith object gone, ONCE, bus destroyed; typed, named and request subscriptions),

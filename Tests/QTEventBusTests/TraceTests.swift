@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // setTraceHook: a Swift subscription's life as records (subscribe, deliver, dispatch,
 // dispose, release), misuse of the bus, a freeWith owner gone, kinds, and replacing or
 // removing a hook (its closure let go when the call returns).

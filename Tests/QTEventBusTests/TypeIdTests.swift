@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A synchronous typed dispatch finds its type with one lookup, the engine's: the bus
 // keeps the handle of each Swift type dispatched on it, registered by the type's first
 // dispatch there (Delivery/_Send.swift, the engine's TypeIds.swift). What a user relies on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Normal and subtype events (QTEventBus's testNormalEvent / testSubTypeEvent), generic
 // type keys, ordering, re-entrancy and ONCE (invalid names: MisuseTests).
 import QTEventBusTestSupport

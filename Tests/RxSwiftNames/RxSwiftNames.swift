@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The public names of RxSwift that a program importing it beside QTEventBus has in
 // scope (RxSwift itself is not in the package mirror): NameClashTests compile both
 // imports in one file, as such a program would.

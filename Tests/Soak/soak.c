@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * soak: 4 threads making random calls of every family of qtbus.h, for a given time, on
  * buses that are destroyed and created again meanwhile, checking what users rely on:

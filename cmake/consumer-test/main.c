@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Links libqtbus through find_package(qtbus) and checks the version it reports. */
 #include <qtbus.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C++ consumer: qtbus.hpp comes with the qtbus::qtbus target's include directory.
 #include <qtbus.hpp>
 

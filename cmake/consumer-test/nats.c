@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Links libqtbus-nats through qtbus::nats alone (libqtbus comes with it) and calls it:
  * a server that is not there is a clear QTBUS_EIO, no server needed. */
 #include <qtbus_nats.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sets QTBUS_SWIFT_RUNTIME_DIR: the directory holding libswiftCore.so and libdispatch.so
 # of the toolchain that CMAKE_Swift_COMPILER belongs to (e.g. /opt/swift/usr/lib/swift/linux).
 # The compiler reports it itself (-print-target-info), so nothing is hard-coded and a

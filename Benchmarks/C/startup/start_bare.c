@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Start-up baseline: a C program that links nothing but libc. */
 #include <string.h>
 

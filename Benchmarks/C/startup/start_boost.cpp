@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Start-up of a C++ program using Boost.Signals2 (header-only): one signal, one emission.
 #include <boost/signals2/signal.hpp>
 

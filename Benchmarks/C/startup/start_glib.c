@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Start-up with GObject linked: makes a GObject and looks up its "notify" signal. */
 #include <glib-object.h>
 

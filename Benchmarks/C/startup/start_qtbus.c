@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Start-up with libqtbus linked (and so the Swift runtime it needs): calls qtbus_version(). */
 #include <qtbus.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Start-up of a C++ program with libqtbus linked through qtbus.hpp (libstdc++ too):
 // calls qtbus_version(), as start_qtbus.c does.
 #include <qtbus.hpp>

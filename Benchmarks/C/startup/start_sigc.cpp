@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Start-up of a C++ program with libsigc++ 3 linked: one signal, one emission.
 #include <sigc++/sigc++.h>
 

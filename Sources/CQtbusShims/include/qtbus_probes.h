@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * USDT probes (provider "qtbus"), for bpftrace, perf and SystemTap to attach to a
  * running program (docs/operations.md "Tracing").  Built from <sys/sdt.h> (Debian:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Internal C support for the Swift engine (not installed, not API).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C boundary: one @_cdecl function per declaration of include/qtbus.h (the typed
 // signals' are in CSignals.swift).
 //

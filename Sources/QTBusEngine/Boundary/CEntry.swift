@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one shape of a C entry point (CBoundary.swift, CSignals.swift):
 //
 //     @_cdecl("qtbus_x")

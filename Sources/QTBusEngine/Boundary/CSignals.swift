@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C boundary of typed signals (qtbus.h, "Typed signals"), in the shape of every other
 // entry point (CEntry.swift); the engine's half is Features/Signals.swift, the C half
 // (signatures, packing, the typed call through libffi) Sources/CQtbusShims/signals.c.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The seam between the Swift API (QTEventBus) and the engine: the engine entry points
 // that only the Swift API uses.  None is C ABI (no @_cdecl, nothing exported); all are
 // `package`, so nothing outside this package can call them.  Their names start with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The dispatch path: from a C name to the handlers, with no lock, no allocation for a
 // synchronous dispatch (but the first one of a type never seen, see `learnType`), no
 // Swift String, and no write to memory that another dispatching thread writes (only the

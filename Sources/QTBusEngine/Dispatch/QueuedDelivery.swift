@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Queued deliveries: a delivery of a dispatch to a subscription with a queue, run on
 // that queue later, with the payload the dispatch shares among them.
 import CQtbusShims

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sticky events and REPLAY subscriptions.
 //
 // The promise: replay then live has no gap, no duplicate, and keeps order.

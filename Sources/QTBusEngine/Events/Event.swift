@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The event a handler receives (EventView: what `const qtbus_event *` points to) and
 // the event being dispatched (Outgoing: names, data, and who owns the object).
 import CQtbusShims

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The main queue: libdispatch's own, the queue Swift calls DispatchQueue.main.  A C
 // program pumps it through the eventfd that libdispatch pokes when main-queue work is
 // posted (qtbus_main_fd / _drain / _wait).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Payloads: an event copied for deliveries that outlive its dispatch.
 //
 // A queued delivery needs the event after `qtbus_dispatch` returned, so the first

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Engine queues (qtbus_queue) and the work they run.
 //
 // Queues are libdispatch queues driven through its C ABI (dispatch_async_f: one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A request's record: the sender's reply callback and completion, and the reference
 // count that times the completion (Requests.swift); and a deferred reply, which holds
 // one of those references until it is finished.

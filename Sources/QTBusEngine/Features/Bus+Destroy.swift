@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qtbus_bus_destroy: closes a bus and disposes all it holds (subscriptions, sticky
 // events, commands, shared sources).
 import CQtbusShims

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Commands (ReactiveCocoa's RACCommand) and their executions.
 //
 // A command is a C function plus state under the registry lock: enabled, how many

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Requests and replies (SXMessageTransfer's "receivers return a result to the sender").
 //
 // A request is a dispatch with a Request record attached to every delivery of it:

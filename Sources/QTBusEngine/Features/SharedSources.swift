@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared sources (ReactiveCocoa's RACMulticastConnection): one start/stop pair per
 // connection, however many subscribers the source's events have.
 //

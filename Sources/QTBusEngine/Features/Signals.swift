@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Typed signals: where the engine keeps each type's signature, and how an emit's packed
 // arguments are dispatched.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Generation-counted id handles (sokol_gfx's scheme).
 //
 // An id is (generation << 32) | slot.  Generations start at 1, so 0 is never issued,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Strict RFC 8259 JSON validation over raw UTF-8 bytes, stdlib only.
 //
 // The validator only answers "is this one complete JSON text?"; it builds no

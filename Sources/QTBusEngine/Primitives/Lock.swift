@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A mutex at a stable address, and a container whose state lives inside it.
 //
 // The lock is the shim's futex lock (qtbus_shims.h says why not pthread_mutex_t).  The engine never calls user code while holding one of these (handlers,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The engine's allocations, what happens when one fails, and how a reference-counted
 // block knows its last reference went (`droppedLastReference`).
 //

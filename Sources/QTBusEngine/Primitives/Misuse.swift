@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Why a call failed, for qtbus_errmsg() and QTBUS_DEBUG=misuse (CQtbusShims' misuse.c).
 //
 // The engine code that finds the reason records it with the status it returns; the C

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The name tables of the store: types by name, and each type's subtypes by name.
 import CQtbusShims
 import Glibc

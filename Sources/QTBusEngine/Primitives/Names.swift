@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Event type and subtype names as the C side hands them over: NUL-terminated bytes.
 //
 // The dispatch path must not build a Swift String (a String hash and lookup costs

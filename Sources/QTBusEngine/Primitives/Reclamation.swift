@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Epoch-based reclamation: how the dispatch path reads the store without a lock and
 // without writing memory another thread writes, and how "release runs once the
 // dispatches in progress have returned" (lifetime rule 1) is implemented.

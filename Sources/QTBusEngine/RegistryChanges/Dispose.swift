@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Disposing tokens, ONCE subscriptions after their delivery, and dispose bags.
 //
 // A disposed subscription is unlinked under the registry lock (not live from then on:

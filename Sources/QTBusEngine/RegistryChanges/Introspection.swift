@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qtbus_bus_foreach: a snapshot of a bus's live subscriptions, taken under the registry
 // lock into one allocation (names copied, so a destroy or dispose afterwards cannot pull
 // them away), then handed to the caller's function with no lock held.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Owned subscriptions: the engine's side of Swift's `freeWith(object)`.
 //
 // Linux has no associated objects and Swift no hook into another object's deinit, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Subscribing, and counting subscriptions: a record from the pool, its nodes linked into
 // their lists in delivery order, all in one critical section of the registry lock.
 import CQtbusShims

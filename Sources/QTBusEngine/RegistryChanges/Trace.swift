@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a tracer sees: trace hooks (qtbus_trace_set: a bus's hook, the records it gets,
 // and how a hook is replaced while other threads call it), and the USDT probe sites.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A bus's answers to "which type is this" without a name: type ids for C, and the
 // handles of Swift types for the Swift API.
 //

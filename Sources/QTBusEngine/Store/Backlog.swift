@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A REPLAY subscription's backlog: live deliveries parked while its replay runs
 // (StickyReplay.swift explains the gate).
 import CQtbusShims

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A dispose bag's record and how a subscription is linked into it and out of it.
 import CQtbusShims
 import Glibc

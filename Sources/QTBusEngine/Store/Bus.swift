@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A bus: its type table, its serial queue for posted dispatches, and its pins (it is
 // freed when the last dispatch or post that can reach it is over).  Its lists and tables
 // change under the registry lock (Registry.swift).

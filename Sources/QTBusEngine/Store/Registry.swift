@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The store: QTEventBus's dictionary of doubly linked lists plus an index.
 //
 //   Bus.types      name table: type name  -> TypeEntry

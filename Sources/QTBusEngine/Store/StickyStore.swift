@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The kept events of a type (the store part of sticky events; StickyReplay.swift has the rest).
 import CQtbusShims
 import Glibc

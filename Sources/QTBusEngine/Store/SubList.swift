@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The lists of the store: a subscription's node in one list, and a list kept in delivery
 // order that readers walk without a lock (Registry.swift describes the scheme).
 import CQtbusShims

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A subscription: its pool record, what only some subscriptions carry, and its states.
 //
 // A subscription's state machine (`live` is direct or routed):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The pool of subscription records, and tokens: a token id is a record's index and
 // generation, checked on every lookup.
 import CQtbusShims

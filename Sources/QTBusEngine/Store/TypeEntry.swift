@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the store keeps per event type of a bus, and per subtype of a type.
 import CQtbusShims
 import Glibc

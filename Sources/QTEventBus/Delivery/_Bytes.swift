@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Bytes handed to the engine as an event's data: followed by a NUL that is not counted,
 // so that C handlers can read text in place, and copied on the stack, not the heap.
 

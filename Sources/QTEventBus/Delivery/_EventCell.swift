@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Swift value of a typed event, carried as the engine event's `object`.
 //
 // A typed dispatch makes one "cell": raw memory holding a 16-byte header and the value.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // freeWith(object) without associated objects.
 //
 // On iOS, QTEventBus hangs a dispose bag on the object, so the object's dealloc disposes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The delivery machinery: what the files of this folder rely on, in one place.
 //
 // This folder is how a Swift value reaches the engine and comes back out to a closure:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A pthread mutex together with the state it guards.
 //
 // Not Synchronization.Mutex: on Linux that is a futex whose slow path is compiled

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One record per engine type name used from Swift: its C string, made once.
 import CQtbusShims
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one rule of the Swift API for a call that cannot do what it was asked (stated for
 // users in QTEventBus.docc/QTEventBus.md, "Errors"): a programmer error traps, naming
 // the call, the name and the reason; a refusal a correct program cannot prevent

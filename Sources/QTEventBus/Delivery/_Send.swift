@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The typed dispatch path, from the event to the engine, and the one call into the
 // engine's dispatch entry points (`_qtSend`).
 //

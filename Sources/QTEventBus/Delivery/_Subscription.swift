@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The userdata behind every Swift subscription, and the two C functions the engine
 // calls with it.
 //

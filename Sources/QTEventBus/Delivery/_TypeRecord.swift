@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the Swift API knows about one event type, kept once per process.
 //
 // A typed dispatch needs the engine type name as a C string and whether the type is a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The C peer: plain C the Swift tests call, a C "program" in the same process as Swift,
  * talking to qtbus_shared() through qtbus.h only.  Not part of any product.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_support.c -- see bench_support.h. */
 #define _GNU_SOURCE
 #include "bench_support.h"

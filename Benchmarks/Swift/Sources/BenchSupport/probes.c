@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probes.c -- what a run reads of the process and the machine: RSS, heap, CPU seconds.
  * Shared by both benchmarks: swift-bench gets it with this target, and bench-c
  * (Benchmarks/C/Makefile) compiles this file by path. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // swift-bench: qtbus's Swift API against NotificationCenter and OpenCombine's
 // PassthroughSubject, side by side in one run (the Swift half of the benchmark; the C
 // half is Benchmarks/C/, the method is the same), with a floor as bench-c's fn-ptr column is

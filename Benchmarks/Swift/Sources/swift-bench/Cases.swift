@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The driver: calibration, interleaved repetitions, and the five cases.
 import BenchSupport
 import Foundation

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The libraries under test, one adapter each, owning one "signal": a QTEventBus with one
 // event type, a private NotificationCenter with one notification name, or one
 // OpenCombine PassthroughSubject.  The adapters run their loops themselves, so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the run was measured on.
 import BenchSupport
 import Foundation

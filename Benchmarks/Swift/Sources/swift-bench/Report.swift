@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The outputs: the terminal tables, bench-swift.json and bench-swift.md, and the
 // PERFORMANCE.md targets checked on them.
 import Foundation

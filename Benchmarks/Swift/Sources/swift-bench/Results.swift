@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Rows and cells of the results table, and their statistics.
 
 /// The table's columns: the libraries, and the bare baseline of the queued rows.

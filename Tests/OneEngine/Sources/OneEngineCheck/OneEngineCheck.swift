@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The check both host executables run (Package.swift): dlopen the C plugin, then verify
 // that the plugin and this Swift program are on one engine, one qtbus_shared().
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Linked with --dynamic-list=qtbus-exports.list (Package.swift): expected to pass.
 import OneEngineCheck
 

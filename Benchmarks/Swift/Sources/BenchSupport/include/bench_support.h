@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_support.h -- what the Swift benchmark needs from C.
  *

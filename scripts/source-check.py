@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Two habits of the source tree (DEVELOPERS.md), checked:
+
+  1. every source file carries an SPDX licence line in its first lines;
+  2. no measured figure sits in a code comment of the library's sources (Sources/,
+     nats/, include/): comments say why and name the section of docs/perf-notes.md that
+     holds the measurement, so that it is kept and corrected in one place.
+
+    scripts/source-check.py          check both; exit 1 and list what is wrong
+    scripts/source-check.py --spdx   add the missing SPDX lines (after a shebang)
+"""
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SPDX = "SPDX-License-Identifier: MIT"
+COMMENT = {".swift": "//", ".c": "//", ".h": "//", ".cpp": "//", ".hpp": "//",
+           ".py": "#", ".sh": "#", ".cmake": "#"}
+# A measurement: a profiler's name, a count of instructions, a time in ns, a ratio to raw.
+FIGURE = re.compile(r"callgrind|perf stat|\d (more )?instructions|\d[\d.,]* ?ns\b|[\d.]+x raw|per million")
+
+
+def tracked():
+    out = subprocess.run(["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True, check=True)
+    return [ROOT / p for p in out.stdout.splitlines()]
+
+
+def source_files():
+    for path in tracked():
+        rel = path.relative_to(ROOT)
+        if path.suffix in COMMENT or path.name == "CMakeLists.txt":
+            if rel.parts[0] in ("abi",) or not path.exists():
+                continue
+            yield path
+
+
+def has_spdx(path):
+    with open(path, errors="replace") as f:
+        head = [next(f, "") for _ in range(3)]
+    return any(SPDX in line for line in head)
+
+
+def add_spdx(path):
+    text = path.read_text()
+    mark = COMMENT.get(path.suffix, "#")
+    # C keeps to block comments (the headers compile as C89 too, where // is not C).
+    line = f"/* {SPDX} */\n" if path.suffix in (".c", ".h") else f"{mark} {SPDX}\n"
+    # A shebang, and a manifest's swift-tools-version, must stay the first line.
+    if text.startswith("#!") or text.startswith("// swift-tools-version"):
+        first, _, rest = text.partition("\n")
+        path.write_text(first + "\n" + line + rest)
+    else:
+        path.write_text(line + text)
+
+
+def figures():
+    problems = []
+    for path in tracked():
+        rel = path.relative_to(ROOT)
+        if rel.parts[0] not in ("Sources", "nats", "include") or path.suffix not in COMMENT:
+            continue
+        if ".docc" in str(rel) or not path.exists():
+            continue
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            stripped = line.strip()
+            is_comment = stripped.startswith(("//", "/*", "*", "#"))
+            if is_comment and FIGURE.search(stripped):
+                problems.append(f"{rel}:{n}: a measured figure in a comment (move it to "
+                                f"docs/perf-notes.md and name the section): {stripped[:90]}")
+    return problems
+
+
+def main(argv):
+    if "--spdx" in argv:
+        added = [p for p in source_files() if not has_spdx(p)]
+        for p in added:
+            add_spdx(p)
+        print(f"source-check: added the SPDX line to {len(added)} files")
+        return 0
+    problems = [f"{p.relative_to(ROOT)}: no '{SPDX}' line in its first three lines"
+                for p in source_files() if not has_spdx(p)]
+    problems += figures()
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"source-check: {len(problems)} problem(s); `scripts/source-check.py --spdx` adds SPDX lines")
+        return 1
+    print(f"source-check: {sum(1 for _ in source_files())} source files carry the SPDX line; "
+          "no measured figure in the library's comments")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
