@@ -60,27 +60,26 @@ def layers():
     return m.group(1).split()
 
 
-def code_of(text):
-    """The text with comments and string literals blanked (line structure kept)."""
+def code_of(text, quotes='"'):
+    """The text with comments and string literals blanked (line structure kept); a
+    character in `quotes` opens a literal (C passes '"\'' for its character literals).
+    Also used by scripts/nats-layers.py."""
     out, i, n = [], 0, len(text)
     while i < n:
         if text.startswith("//", i):
             j = text.find("\n", i)
             i = n if j < 0 else j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            seg = text[i:n if j < 0 else j + 2]
-            out.append("\n" * seg.count("\n"))
-            i = n if j < 0 else j + 2
-        elif text.startswith('"""', i):
-            j = text.find('"""', i + 3)
-            seg = text[i:n if j < 0 else j + 3]
-            out.append("\n" * seg.count("\n"))
-            i = n if j < 0 else j + 3
-        elif text[i] == '"':
-            j = i + 1
-            while j < n and text[j] != '"' and text[j] != "\n":
+        elif text.startswith("/*", i) or text.startswith('"""', i):
+            close = "*/" if text[i] == "/" else '"""'
+            j = text.find(close, i + len(close))
+            end = n if j < 0 else j + len(close)
+            out.append("\n" * text.count("\n", i, end))
+            i = end
+        elif text[i] in quotes:
+            quote, j = text[i], i + 1
+            while j < n and text[j] != quote and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
+            out.append(quote + quote)
             i = j + 1
         else:
             out.append(text[i])

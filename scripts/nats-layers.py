@@ -20,6 +20,9 @@ import pathlib
 import re
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import layers  # noqa: E402  (its code_of)
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 ROW = re.compile(r"^\s*\*\s+(\d+)\s+(\w+\.c)\s+\S")
@@ -30,26 +33,7 @@ DECL = re.compile(r"\bQTBUS_NATS_INTERNAL\b[^;{]*?\b((?:qn|qtbus_nats)_\w+)\s*\(
 
 def code_of(text):
     """The text with comments, string and character literals blanked (lines kept)."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            end = n if j < 0 else j + 2
-            out.append("\n" * text.count("\n", i, end))
-            i = end
-        elif text[i] in "\"'":
-            quote, j = text[i], i + 1
-            while j < n and text[j] != quote and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            out.append(quote + quote)
-            i = j + 1
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
+    return layers.code_of(text, quotes="\"'")
 
 
 def layer_table(header):
