@@ -81,10 +81,15 @@ func entryPoint(_ function: StaticString, bus: OpaquePointer?, _ section: Sectio
 private func run(_ function: StaticString, on bus: OpaquePointer?, _ section: Section, nested: Bool,
                  _ body: () -> Int32) -> Int32 {
     let failuresBefore = nested ? qtshim_failures() : 0
-    let status = switch section {
-    case .none: body()
-    case .memory: withMemoryEpoch(body)
-    case .dispatch: withEpoch(body)
+    let status: Int32
+    switch section {
+    case .none:
+        // A call that opens no section still closes what a callback that did not
+        // return left open (opening a section does it for the others).
+        checkCallbacksReturned()
+        status = body()
+    case .memory: status = withMemoryEpoch(body)
+    case .dispatch: status = withEpoch(body)
     }
     if status < 0 {
         if nested && qtshim_failures() != failuresBefore {

@@ -354,7 +354,7 @@ func innerSectionEscaped(_ depth: WritableKeyPath<ThreadRecord, Int>, _ record: 
     reportEscape()
 }
 
-/// The same repair from a call that enters no section (before it takes the registry lock).
+/// The same repair from a C entry point that opens no section (Boundary/CEntry.swift).
 @inline(__always)
 func checkCallbacksReturned() {
     guard let raw = qtshim_tls_get() else { return }

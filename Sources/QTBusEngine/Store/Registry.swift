@@ -151,7 +151,6 @@ struct AfterUnlock {
 /// one way into the registry, so no change can leave user code to run under the lock
 /// or forget to run it.
 func withRegistry<R>(_ body: (inout RegistryState, inout AfterUnlock) -> R) -> R {
-    checkCallbacksReturned()
     var after = AfterUnlock()
     let result = registry.withLock { state in body(&state, &after) }
     after.run()
@@ -161,8 +160,7 @@ func withRegistry<R>(_ body: (inout RegistryState, inout AfterUnlock) -> R) -> R
 /// The same for a critical section that leaves nothing for after the unlock (it is
 /// given nothing to leave it in): a release's return of its record, once per dispose.
 func withRegistry<R>(_ body: (inout RegistryState) -> R) -> R {
-    checkCallbacksReturned()
-    return registry.withLock { state in body(&state) }
+    registry.withLock { state in body(&state) }
 }
 
 // MARK: - Entries
