@@ -2,7 +2,7 @@
 # Debian packages with CPack (cpack -G DEB in a build configured with
 # -DCMAKE_INSTALL_PREFIX=/usr): one per install component, named as Debian names
 # libraries, after the SONAME:
-#   libqtbus0      component Runtime: libqtbus.so.0 and libqtbus.so.0.1.0 in the
+#   libqtbus0      component Runtime: libqtbus.so.0 and libqtbus.so.0.2.0 in the
 #                  multiarch libdir, with a shlibs file; Depends from dpkg-shlibdeps
 #                  (libffi8 too with QTBUS_STATIC_LIBFFI=OFF; by default it is linked in)
 #   libqtbus-dev   component Development: the namelink, qtbus.h, qtbus.pc and the CMake
@@ -77,10 +77,10 @@ ${_long_description}
 
 This package holds the shared library. It carries the Swift runtime it is
 written in, so it needs no Swift toolchain.")
-# DEBIAN/shlibs ("libqtbus 0 libqtbus0 (>= 0.1.0-1)": CPack puts in the whole version)
+# DEBIAN/shlibs ("libqtbus 0 libqtbus0 (>= 0.2.0-1)": CPack puts in the whole version)
 # and the ldconfig trigger, so programs built against it depend on it through
 # dpkg-shlibdeps.  No symbols file: it would give each function the version it arrived
-# in, which the tree does not record (every function is 0.1.0's so far).
+# in, which the tree does not record (its functions arrived in 0.1.0 and 0.2.0).
 #
 # lintian's other informational tags on the library are left as they are, not
 # overridden, since each is true:

@@ -105,9 +105,9 @@ extern "C" {
  * against this header runs on any libqtbus.so.0 at least as new (docs/operations.md:
  * "Versioning and ABI"). */
 #define QTBUS_VERSION_MAJOR 0
-#define QTBUS_VERSION_MINOR 1
+#define QTBUS_VERSION_MINOR 2
 #define QTBUS_VERSION_PATCH 0
-#define QTBUS_VERSION_STRING "0.1.0"
+#define QTBUS_VERSION_STRING "0.2.0"
 /* Comparable number: major * 10000 + minor * 100 + patch. */
 #define QTBUS_VERSION_NUMBER \
     (QTBUS_VERSION_MAJOR * 10000 + QTBUS_VERSION_MINOR * 100 + QTBUS_VERSION_PATCH)
@@ -132,13 +132,14 @@ extern "C" {
     X(ENOMEM,  -4, "out of memory")                                                    \
     X(ECLOSED, -5, "the bus is being destroyed")                                       \
     X(EBUSY,   -6, "the command is not enabled (executing or disabled)")              \
-    X(EIO,     -7, "connection or I/O failure (a server could not be reached)")
+    X(EIO,     -7, "connection or I/O failure (a server could not be reached)")      \
+    X(ETIMEDOUT, -8, "the wait ran out of time (the awaited state was not reached)")
 
 typedef enum qtbus_status {
 #define QTBUS__STATUS_ENUM(name, value, text) QTBUS_##name = (value),
     QTBUS_STATUS_MAP(QTBUS__STATUS_ENUM)
 #undef QTBUS__STATUS_ENUM
-    QTBUS__STATUS_LAST = -8
+    QTBUS__STATUS_LAST = -9
 } qtbus_status;
 
 /* Static English text for any int (unknown values included); never NULL. */
@@ -211,6 +212,30 @@ QTBUS_API qtbus_bus *qtbus_bus_create(void);
  * Returns QTBUS_OK, QTBUS_EINVAL for NULL or the shared bus. */
 QTBUS_API int qtbus_bus_destroy(qtbus_bus *bus);
 
+/* Waits until no delivery of `bus` is waiting or running on any queue, or until
+ * `timeout_ms` passed (negative: no limit; 0: only looks).  What it waits for: every
+ * delivery to a subscription with a queue (created queues and the main queue, replays
+ * of sticky events included), from its dispatch until its handler returned and its
+ * event's object_release (if it was the last delivery) ran, and every posted dispatch
+ * (qtbus_dispatch_on_bus_queue / _on_main) with the deliveries it makes.  Work
+ * dispatched meanwhile counts too, so a bus that never stops receiving may never be
+ * idle.  Not counted: synchronous handlers on other threads, release hooks, command
+ * executions.  It sleeps (a futex), woken when the last such piece of work ends; it
+ * does not poll.  Tests of queued code wait with it rather than sleep.
+ *
+ * The main queue: on the process's main thread the call runs the main queue's work
+ * while it waits, as qtbus_main_drain() does (so main-queue deliveries of the bus run
+ * and are waited for; other main-queue work pending runs too).  On any other thread,
+ * main-queue work counts but runs only when the main thread drains: waiting there for
+ * a bus whose main-queue deliveries nobody drains ends only with the timeout.
+ *
+ * Returns QTBUS_OK when the bus is idle, QTBUS_ETIMEDOUT when the time passed first;
+ * QTBUS_EINVAL for NULL, and, at once, when called from inside a handler (a queued
+ * one or a synchronous one, of any bus: a handler on a queue would wait for its own
+ * end, and queues are shared between buses; a posted dispatch's handlers included);
+ * QTBUS_ECLOSED when the bus is being destroyed. */
+QTBUS_API int qtbus_bus_wait_idle(qtbus_bus *bus, int timeout_ms);
+
 /* ---------------------------------------------------------------------------------
  * Queues
  *
@@ -237,6 +262,24 @@ QTBUS_API qtbus_queue *qtbus_queue_create(const char *label);
  * subscriptions that use the queue keep it alive until they are released.  NULL and
  * the main queue are ignored. */
 QTBUS_API void qtbus_queue_release(qtbus_queue *queue);
+
+/* A queue's counts of deliveries (to subscriptions that use the queue, of every bus),
+ * since the queue was made.  A delivery is waiting from its dispatch until its handler
+ * starts (the one running is not waiting any more); one queued before its subscription
+ * was disposed leaves the wait without a handler call. */
+typedef struct qtbus_queue_stats {
+    uint64_t pending;    /* deliveries waiting now */
+    uint64_t high_water; /* the most that were ever waiting at once */
+    uint64_t delivered;  /* handler calls made from this queue */
+    uint64_t dropped;    /* always 0 in this version: queues are unbounded, nothing is
+                            dropped (bounded queues with overflow rules will count here) */
+} qtbus_queue_stats;
+
+/* Fills *out with `queue`'s counts (a created queue or qtbus_queue_main()); any
+ * thread, at any time.  The counts are read one after the other, without a lock: while
+ * deliveries come and go, `pending` may be off by those in passage.  Returns QTBUS_OK;
+ * QTBUS_EINVAL for a NULL queue or out. */
+QTBUS_API int qtbus_queue_stats_get(qtbus_queue *queue, qtbus_queue_stats *out);
 
 /* A file descriptor that polls readable while main-queue work is pending: add it to
  * poll/epoll/GLib/libuv and call qtbus_main_drain() when it fires.  Owned by the

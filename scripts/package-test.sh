@@ -95,12 +95,12 @@ for deb in "${debs[@]}"; do
   others=$(dpkg-deb -c "$deb" | awk '$2 != "root/root" {print $6}')
   [ -z "$others" ] || die "$(basename "$deb"): not owned by root: $others"
 done
-expect "$runtime" "$libdir/libqtbus.so.0.1.0" -rw-r--r--
+expect "$runtime" "$libdir/libqtbus.so.0.2.0" -rw-r--r--
 expect "$runtime" "$libdir/libqtbus.so.0" lrwxrwxrwx
 absent "$runtime" '^\./usr/include/|\.pc$|/cmake/|/libqtbus\.so$'
 dpkg-deb -x "$runtime" "$work/runtime"
-kind=$(file -b "$work/runtime/$libdir/libqtbus.so.0.1.0")
-case $kind in *", stripped"*) ;; *) die "libqtbus.so.0.1.0 is not stripped: $kind" ;; esac
+kind=$(file -b "$work/runtime/$libdir/libqtbus.so.0.2.0")
+case $kind in *", stripped"*) ;; *) die "libqtbus.so.0.2.0 is not stripped: $kind" ;; esac
 dpkg-deb -e "$runtime" "$work/runtime-control"
 [ -s "$work/runtime-control/shlibs" ] || die "libqtbus0 has no shlibs file"
 echo "shlibs: $(cat "$work/runtime-control/shlibs")"
@@ -121,7 +121,7 @@ echo "ok: libqtbus0 $version holds $libdir/libqtbus.so.0{,.1.0} (0644, stripped,
 
 # The bridge: its library alone in libqtbus-nats0 (depending on this libqtbus0 and on
 # nats.c), its development files in libqtbus-nats-dev.
-expect "$nats_runtime" "$libdir/libqtbus-nats.so.0.1.0" -rw-r--r--
+expect "$nats_runtime" "$libdir/libqtbus-nats.so.0.2.0" -rw-r--r--
 expect "$nats_runtime" "$libdir/libqtbus-nats.so.0" lrwxrwxrwx
 absent "$nats_runtime" '^\./usr/include/|\.pc$|/cmake/|\.so$'
 nats_depends=$(dpkg-deb -f "$nats_runtime" Depends)

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -151,6 +152,24 @@ void qtshim_lock_wait(uint32_t *word)
 void qtshim_lock_wake(uint32_t *word)
 {
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+__thread int qtshim_queued_running;
+
+void qtshim_idle_wait(uint32_t *word, uint32_t expected, int64_t timeout_ns)
+{
+    struct timespec ts, *limit = NULL;
+    if (timeout_ns >= 0) {
+        ts.tv_sec = (time_t)(timeout_ns / 1000000000);
+        ts.tv_nsec = (long)(timeout_ns % 1000000000);
+        limit = &ts;
+    }
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, limit, NULL, 0);
+}
+
+void qtshim_idle_wake(uint32_t *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
 bool qtshim_is_main_thread(void) { return (pid_t)syscall(SYS_gettid) == getpid(); }

@@ -211,6 +211,19 @@ static inline void qtshim_unlock(uint32_t *word)
     if (__atomic_exchange_n(word, 0, __ATOMIC_RELEASE) == 2) qtshim_lock_wake(word);
 }
 
+/* ---- waiting for a bus to go idle (qtbus_bus_wait_idle, Features/WaitIdle.swift) ----
+ * Sleeps while the 32-bit word at `word` holds `expected`, at most `timeout_ns` (< 0: no
+ * limit); returns on a wake, a change, a signal or the timeout (the caller looks again).
+ * The wake wakes every sleeper on `word`; it may be made after the word's memory was
+ * freed, which a futex allows (the kernel then wakes nobody, or a sleeper that
+ * tolerates a spurious wake). */
+QTBUS_INTERNAL void qtshim_idle_wait(uint32_t *word, uint32_t expected, int64_t timeout_ns);
+QTBUS_INTERNAL void qtshim_idle_wake(uint32_t *word);
+/* Non-zero while this thread runs a queued delivery's handler (QueuedDelivery.swift). */
+QTBUS_INTERNAL extern __thread int qtshim_queued_running __attribute__((tls_model("initial-exec")));
+static inline int qtshim_queued_current(void) { return qtshim_queued_running; }
+static inline void qtshim_queued_set(int running) { qtshim_queued_running = running; }
+
 /* ---- threads ---- */
 QTBUS_INTERNAL bool qtshim_is_main_thread(void);
 

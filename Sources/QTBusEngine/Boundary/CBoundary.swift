@@ -91,6 +91,17 @@ private func reportable(_ function: UnsafePointer<CChar>?, _ status: Int32) thro
     entryPoint("qtbus_bus_destroy", bus: bus, .memory) { destroyBus($0) }
 }
 
+@_cdecl("qtbus_bus_wait_idle")
+@usableFromInline package func _qtbus_bus_wait_idle(_ bus: OpaquePointer?, _ timeoutMs: Int32) -> Int32 {
+    // The checks and the waiter's registration in a section; the wait after it, in
+    // none.  A timeout is an answer, not a failure: no qtbus_errmsg(), no MISUSE record.
+    var unit: UInt64 = 0
+    let status = entryPoint("qtbus_bus_wait_idle", bus: bus, .memory) { startIdleWait($0, &unit) }
+    guard status == QTBUS_OK.rawValue else { return status }
+    return waitIdle(UnsafeMutablePointer<Bus>(bus!), timeoutMs: timeoutMs, unit: unit)
+        ? QTBUS_OK.rawValue : QTBUS_ETIMEDOUT.rawValue
+}
+
 // MARK: - Queues
 
 @_cdecl("qtbus_queue_main")
@@ -107,6 +118,16 @@ private func reportable(_ function: UnsafePointer<CChar>?, _ status: Int32) thro
 @usableFromInline package func _qtbus_queue_release(_ queue: OpaquePointer?) {
     guard let queue else { return }
     UnsafeMutablePointer<Queue>(queue).release()
+}
+
+@_cdecl("qtbus_queue_stats_get")
+@usableFromInline package func _qtbus_queue_stats_get(_ queue: OpaquePointer?, _ out: UnsafeMutablePointer<qtbus_queue_stats>?) -> Int32 {
+    entryPoint("qtbus_queue_stats_get",
+               checks: (queue: try required(queue, "the queue is NULL"), out: try required(out, "out is NULL"))) { args in
+        let (pending, highWater, delivered) = UnsafeMutablePointer<Queue>(args.queue).stats()
+        args.out.pointee = qtbus_queue_stats(pending: pending, high_water: highWater, delivered: delivered, dropped: 0)
+        return QTBUS_OK.rawValue
+    }
 }
 
 @_cdecl("qtbus_main_fd")

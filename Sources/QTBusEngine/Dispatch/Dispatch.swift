@@ -253,7 +253,7 @@ private struct BusPost {
 /// Posts a dispatch of `payload` (its reference is taken) to run later on `queue`.
 func postDispatch(_ bus: UnsafeMutablePointer<Bus>, _ payload: UnsafeMutablePointer<Payload>,
                   flags: UInt32, on queue: qtshim_dispatch_queue_t, isMain: Bool) {
-    pinBus(bus)
+    beginQueuedWork(bus, main: isMain)
     // The event was copied and accepted: its post waits for memory if it must.
     let post = allocateWaiting(BusPost.self)
     post.initialize(to: BusPost(bus: bus, payload: payload, flags: flags, isMain: isMain))
@@ -269,6 +269,7 @@ func postDispatch(_ bus: UnsafeMutablePointer<Bus>, _ payload: UnsafeMutablePoin
             if dispatchEvent(bus, &event, flags: flags) < 0 { payload.release() }
         }
         countIfMain(isMain)
-        unpinBus(bus)
+        endQueuedWork(bus)
     }
+    if isMain { mainWorkPosted(bus) }
 }

@@ -11,7 +11,7 @@ struct Delivery {
     let payload: UnsafeMutablePointer<Payload>
     /// The delivery that claimed a ONCE subscription runs although it is no longer live.
     let once: Bool
-    /// Pinned: the bus whose hook takes a DELIVER record of this delivery.
+    /// The bus whose hook takes a DELIVER record of this delivery.
     var tracing: UnsafeMutablePointer<Bus>? = nil
 }
 
@@ -27,6 +27,11 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
     let extra = sub.pointee.extra!
     _ = qtshim_atomic_fetch_add_u64(extra.field(\.posted), 1)
     let queue = extra.pointee.queue!
+    let bus = extra.pointee.bus!
+    // Read now: once posted, the delivery may run and its subscription let the queue go.
+    let isMain = queue.pointee.isMain
+    beginQueuedWork(bus, main: isMain)
+    queue.countEnqueued()
     if tracing == nil && qtshim_atomic_cas_u32(payload.field(\.carrying), 0, 1) {
         payload.field(\.carriedOnce).pointee = once
         let carried = payload.field(\.carried)
@@ -37,6 +42,7 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
                          once: payload.pointee.carriedOnce))
         }), sub: sub))
         submit(queue, UnsafeMutableRawPointer(carried).assumingMemoryBound(to: WorkNode.self))
+        if isMain { mainWorkPosted(bus) }
         return
     }
     // The dispatch is under way (handlers may have run): wait rather than fail.
@@ -47,16 +53,23 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
         free(d)
         run(delivery)
     }), sub: sub, payload: payload, once: once, tracing: tracing))
-    if let tracing { pinBus(tracing) }
     submit(queue, UnsafeMutableRawPointer(d).assumingMemoryBound(to: WorkNode.self))
+    if isMain { mainWorkPosted(bus) }
 }
 
 private let carriedOffset = MemoryLayout<Payload>.offset(of: \Payload.carried)!
 
 /// Runs a queued delivery on its queue and drops its references.
 private func run(_ d: Delivery) {
+    let extra = d.sub.pointee.extra!
+    let (queue, bus) = (extra.pointee.queue!, extra.pointee.bus!)
     // Lifetime rule 2: a delivery queued before its subscription was disposed is dropped.
-    if d.once || SubState.isLive(d.sub) {
+    let handled = d.once || SubState.isLive(d.sub)
+    queue.countStarted(handled: handled)
+    if handled {
+        // Saved: a main-queue handler may drain the main queue again.
+        let outer = qtshim_queued_current()
+        qtshim_queued_set(1)
         var view = EventView(payload: d.payload, queued: true)
         withUnsafeMutablePointer(to: &view) { view in
             if d.tracing != nil || qtshim_probe_deliver_enabled() {
@@ -65,13 +78,16 @@ private func run(_ d: Delivery) {
                 d.sub.pointee.handler(OpaquePointer(view), d.sub.pointee.userdata)
             }
         }
+        qtshim_queued_set(outer)
         qtshim_tsan_handlers_returned()
-        countIfMain(Subscription.queue(d.sub)!.pointee.isMain)
+        countIfMain(queue.pointee.isMain)
     }
-    if let bus = d.tracing { unpinBus(bus) }
     d.payload.release()
-    // Last: once `done` catches up with `posted`, the subscription may be released and
-    // its memory reused (see `afterGracePeriod`).
-    let done = d.sub.pointee.extra!.field(\.done)
+    // Once `done` catches up with `posted`, the subscription may be released and its
+    // memory reused (see `afterGracePeriod`).
+    let done = extra.field(\.done)
     qtshim_atomic_store_u64(done, qtshim_atomic_load_u64(done) + 1)
+    // Last: the bus may be freed now; a qtbus_bus_wait_idle caller then finds the
+    // delivery over, its object released.
+    endQueuedWork(bus)
 }

@@ -28,6 +28,53 @@ struct Queue {
     let batched: Bool
     /// Atomic: the newest WorkNode not yet taken by a batch item (a stack).
     var batch: UnsafeMutableRawPointer? = nil
+    /// qtbus_queue_stats_get's counts.  Atomic: deliveries posted (dispatching threads
+    /// add), and the most ever waiting at once.
+    var enqueued: UInt64 = 0
+    var highWater: UInt64 = 0
+    /// Written by the queue's thread only (it is serial), apart from the dispatching
+    /// threads' line: deliveries that left the wait (their handler starts, or they
+    /// were dropped by lifetime rule 2), and handler calls made.
+    var padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+    var started: UInt64 = 0
+    var delivered: UInt64 = 0
+}
+
+extension UnsafeMutablePointer where Pointee == Queue {
+    /// A delivery is posted: counted as waiting, and in the high-water mark.
+    @inline(__always)
+    func countEnqueued() {
+        let enqueued = qtshim_atomic_fetch_add_u64(field(\.enqueued), 1) &+ 1
+        // Later deliveries of other threads may have started meanwhile: then none of
+        // this count is waiting.
+        let started = qtshim_atomic_load_u64(field(\.started))
+        guard enqueued > started else { return }
+        let waiting = enqueued &- started
+        if waiting > qtshim_atomic_load_u64(field(\.highWater)) { raiseHighWater(waiting) }
+    }
+
+    @inline(never)
+    private func raiseHighWater(_ waiting: UInt64) {
+        var seen = qtshim_atomic_load_u64(field(\.highWater))
+        while waiting > seen && !qtshim_atomic_cas_u64(field(\.highWater), seen, waiting) {
+            seen = qtshim_atomic_load_u64(field(\.highWater))
+        }
+    }
+
+    /// On the queue's thread: a delivery leaves the wait (`handled`: its handler is called).
+    @inline(__always)
+    func countStarted(handled: Bool) {
+        qtshim_atomic_store_u64(field(\.started), qtshim_atomic_load_u64(field(\.started)) &+ 1)
+        if handled { qtshim_atomic_store_u64(field(\.delivered), qtshim_atomic_load_u64(field(\.delivered)) &+ 1) }
+    }
+
+    /// qtbus_queue_stats_get: (pending, high water, delivered).
+    func stats() -> (UInt64, UInt64, UInt64) {
+        let delivered = qtshim_atomic_load_u64(field(\.delivered))
+        let started = qtshim_atomic_load_u64(field(\.started))
+        let enqueued = qtshim_atomic_load_u64(field(\.enqueued))
+        return (enqueued &- started, qtshim_atomic_load_u64(field(\.highWater)), delivered)
+    }
 }
 
 /// The head of every piece of work a queue runs: a delivery, a release, an execution.

@@ -112,6 +112,7 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
     if let q = request.queue {
         q.retain()
         sub.pointee.extra!.pointee.queue = q
+        sub.pointee.extra!.pointee.bus = type.pointee.bus
     }
     sub.pointee.extra?.pointee.backlog = backlog
     sub.pointee.extra?.pointee.owner = request.owner

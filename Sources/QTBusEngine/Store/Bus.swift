@@ -25,7 +25,15 @@ struct Bus {
     var resolved: UnsafeMutableRawPointer? = nil
     /// Never 0, unique per bus made: the high half of its type ids.
     let serial = qtshim_next_bus_serial()
-    /// The bus's own pin plus one per qtbus_dispatch_on_* post in flight.
+    /// Atomic: what keeps the bus allocated, in three counts (`Bus.queuedUnit`,
+    /// `Bus.waiterUnit`): the low 20 bits are pins (the bus's own, a trace note's; more
+    /// would only spill into the waiters, costing a needless wake), the next 12 the
+    /// qtbus_bus_wait_idle calls waiting (at most `waiterMask`: WaitIdle.swift), the
+    /// high 32 the queued work in flight (queued deliveries and qtbus_dispatch_on_*
+    /// posts, from their dispatch until they finished).  One word, so a delivery's one
+    /// atomic each way both keeps the bus alive and tells whether a waiter must be woken
+    /// (its futex is the high half: `idleWord`).  The bus is freed when the whole word
+    /// reaches 0.
     var pins: UInt64 = 1
     /// Atomic: live subscriptions of QTNoSubscriberEvent, so an event nobody receives
     /// is not dispatched a second time for nobody.
@@ -53,6 +61,10 @@ func makeBus(shared: Bool) -> UnsafeMutablePointer<Bus>? {
 
 extension Bus {
     static let closedBit: UInt32 = 1
+    /// `pins` counts: one queued piece of work in flight, one waiter.
+    static let queuedUnit: UInt64 = 1 << 32
+    static let waiterUnit: UInt64 = 1 << 20
+    static let waiterMask: UInt64 = 0xFFF << 20
     /// A trace kind's bit in `flags`.
     @inline(__always) static func traced(_ kind: qtbus_trace_kind) -> UInt32 { kind.rawValue << 1 }
 }
@@ -67,10 +79,67 @@ func pinBus(_ bus: UnsafeMutablePointer<Bus>) {
     _ = qtshim_atomic_fetch_add_u64(bus.field(\.pins), 1)
 }
 
-/// Drops a pin; the last one frees the bus with its tables and entries (every list is
-/// empty by then: destroy unlinked all subscriptions under the lock).
+/// Drops a pin; the last one frees the bus.
 func unpinBus(_ bus: UnsafeMutablePointer<Bus>) {
-    guard droppedLastReference(bus, bus.field(\.pins)) else { return }
+    unpinBus(bus, 1)
+}
+
+/// Queued work of `bus` starts: a delivery posted to a queue, or a dispatch posted to
+/// run later.  It pins the bus until `endQueuedWork`.
+/// `main`: the work goes to the main queue, which only a drain on the main thread runs;
+/// it is counted twice until it is posted, and `mainWorkPosted` then drops one count,
+/// so that the count moves after the post (a waiter on the main thread that read it
+/// before then finds its futex changed, or is woken, and drains the new work).
+@inline(__always)
+func beginQueuedWork(_ bus: UnsafeMutablePointer<Bus>, main: Bool) {
+    _ = qtshim_atomic_fetch_add_u64(bus.field(\.pins), main ? 2 * Bus.queuedUnit : Bus.queuedUnit)
+}
+
+/// After main-queue work begun with `beginQueuedWork(main: true)` was posted.
+@inline(never)
+func mainWorkPosted(_ bus: UnsafeMutablePointer<Bus>) {
+    qtshim_tsan_release(bus)
+    let left = qtshim_atomic_fetch_sub_u64(bus.field(\.pins), Bus.queuedUnit) &- Bus.queuedUnit
+    if left == 0 {
+        qtshim_tsan_acquire(bus)
+        freeBus(bus)
+    } else if left & Bus.waiterMask != 0 {
+        qtshim_idle_wake(idleWord(bus))
+    }
+}
+
+/// Queued work of `bus` finished (its handler returned, its references dropped); the
+/// last one wakes the qtbus_bus_wait_idle calls waiting.
+@inline(__always)
+func endQueuedWork(_ bus: UnsafeMutablePointer<Bus>) {
+    unpinBus(bus, Bus.queuedUnit)
+}
+
+/// The high half of `pins`: the queued work in flight, the futex word of waiters.
+@inline(__always)
+func idleWord(_ bus: UnsafeMutablePointer<Bus>) -> UnsafeMutablePointer<UInt32> {
+    // Little-endian (x86_64, aarch64): the high half is the second 32-bit word.
+    UnsafeMutableRawPointer(bus.field(\.pins)).assumingMemoryBound(to: UInt32.self) + 1
+}
+
+/// Drops `unit` from `pins`.  When nothing is left the bus is freed with its tables and
+/// entries (every list is empty by then: destroy unlinked all subscriptions under the
+/// lock); when the queued work reached 0 with waiters, they are woken.
+@inline(__always)
+func unpinBus(_ bus: UnsafeMutablePointer<Bus>, _ unit: UInt64) {
+    qtshim_tsan_release(bus)
+    let left = qtshim_atomic_fetch_sub_u64(bus.field(\.pins), unit) &- unit
+    if left == 0 {
+        qtshim_tsan_acquire(bus)
+        freeBus(bus)
+    } else if unit == Bus.queuedUnit && left >> 32 == 0 && left & Bus.waiterMask != 0 {
+        // A waiter holds the bus; the wake may come after it left (see qtshim_idle_wake).
+        qtshim_idle_wake(idleWord(bus))
+    }
+}
+
+@inline(never)
+private func freeBus(_ bus: UnsafeMutablePointer<Bus>) {
     NameTable<TypeEntry>.forEach(bus.pointee.types, freeTypeEntry)
     NameTable<TypeEntry>.free(bus.pointee.types)
     free(bus.pointee.resolved)

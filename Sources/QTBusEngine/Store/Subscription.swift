@@ -168,6 +168,9 @@ struct SubscriptionExtra {
     /// The subscription's release hook (`Subscription.release`).
     var release: qtbus_release? = nil
     var queue: UnsafeMutablePointer<Queue>? = nil
+    /// With `queue`: the subscription's bus, whose queued work its deliveries are
+    /// (`beginQueuedWork`); read by a delivery, which keeps the bus allocated.
+    var bus: UnsafeMutablePointer<Bus>? = nil
     var backlog: UnsafeMutablePointer<Backlog>? = nil
     /// A Swift `freeWith` subscription's owner check, and its place in the type's
     /// `owned` list (Owners.swift).
