@@ -66,6 +66,8 @@
 
 #include <qtbus.h>
 
+#include <chrono>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -472,6 +474,14 @@ public:
         return m;
     }
     qtbus_queue *c_queue() const noexcept { return q_; }
+    /* The queue's counts (qtbus_queue_stats_get): pending, high_water, delivered, and
+     * dropped (0 in this version). */
+    qtbus_queue_stats stats() const
+    {
+        qtbus_queue_stats s{};
+        detail::check(qtbus_queue_stats_get(q_, &s), "qtbus_queue_stats_get");
+        return s;
+    }
 
 private:
     enum adopt_t { adopt };
@@ -752,6 +762,21 @@ public:
                                "qtbus_request");
         state.release();
         return rc;
+    }
+
+    /* Waits until no delivery of the bus is waiting or running on any queue, posted
+     * dispatches included (qtbus_bus_wait_idle, whose rules hold: on the main thread it
+     * runs the main queue's work meanwhile).  True when the bus is idle, false when
+     * `timeout` passed first (negative: no limit; zero: only looks).  Throws
+     * qtbus::error: QTBUS_EINVAL from inside a handler, QTBUS_ECLOSED. */
+    bool wait_idle(std::chrono::milliseconds timeout) const
+    {
+        const auto ms = timeout.count();
+        const int t = ms < 0 ? -1 : ms > INT_MAX ? INT_MAX : static_cast<int>(ms);
+        const int rc = qtbus_bus_wait_idle(b_, t);
+        if (rc == QTBUS_ETIMEDOUT) return false;
+        detail::check(rc, "qtbus_bus_wait_idle");
+        return true;
     }
 
     int subscriber_count(std::string_view type) const
