@@ -325,7 +325,8 @@ int main(void)
         rlog_init(&lq);
         qtbus_token tq = replay_sub("S", NULL, 0, QTBUS_SUB_REPLAY, q, &lq);
         sticky("S", "b", "b7", 5); /* lb, lab, lw, lplain, lq (queued) */
-        CHECK_WAIT(atomic_load(&lq.n) == 4, TU_WAIT_MS);
+        CHECK_IDLE(bus);
+        CHECK_EQ_INT(atomic_load(&lq.n), 4);
         CHECK_RLOG(&lq, "b2", "n4", "a6", "b7");
         CHECK(!pthread_equal(lq.last_thread, pthread_self()));
         CHECK_EQ_INT(qtbus_token_dispose(tq), QTBUS_OK);

@@ -135,6 +135,11 @@ static inline void tu_sleep_ms(int ms)
         }                                                                              \
     } while (0)
 
+/* Waiting for a bus's queued work (deliveries on created queues, posted dispatches):
+ * when this passes, all of it has run, handlers returned and event objects released
+ * (qtbus_bus_wait_idle; not release hooks, which come later). */
+#define CHECK_IDLE(bus) CHECK_EQ_INT(qtbus_bus_wait_idle((bus), TU_WAIT_MS), QTBUS_OK)
+
 /* A gate: a handler blocks a serial queue on it until the test opens it. */
 typedef struct tu_gate {
     atomic_int open;
