@@ -39,6 +39,8 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
         case busy
         /// `QTBUS_EIO`: a connection or I/O failure (a server could not be reached).
         case io
+        /// `QTBUS_ETIMEDOUT`: a wait ran out of time (`qtbus_bus_wait_idle`).
+        case timedOut
         /// A status this version does not know.
         case other(Int32)
 
@@ -53,6 +55,7 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
             case QTBUS_ECLOSED.rawValue: self = .closed
             case QTBUS_EBUSY.rawValue: self = .busy
             case QTBUS_EIO.rawValue: self = .io
+            case QTBUS_ETIMEDOUT.rawValue: self = .timedOut
             default: self = .other(status)
             }
         }
@@ -67,6 +70,7 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
             case .closed: return QTBUS_ECLOSED.rawValue
             case .busy: return QTBUS_EBUSY.rawValue
             case .io: return QTBUS_EIO.rawValue
+            case .timedOut: return QTBUS_ETIMEDOUT.rawValue
             case .other(let status): return status
             }
         }
@@ -106,6 +110,7 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let closed = QTBusError(.closed)
     public static let busy = QTBusError(.busy)
     public static let io = QTBusError(.io)
+    public static let timedOut = QTBusError(.timedOut)
     /// A status this version does not know.
     public static func other(_ status: Int32) -> QTBusError { QTBusError(.other(status)) }
 
