@@ -194,12 +194,6 @@ static void nop_handler(const qtbus_event *ev, void *userdata)
     (void)userdata;
 }
 
-static void gate_handler(const qtbus_event *ev, void *userdata)
-{
-    (void)ev;
-    tu_gate_pass((tu_gate *)userdata);
-}
-
 static void destroy_execute(const qtbus_event *in, qtbus_execution x, void *u)
 {
     (void)in;
@@ -279,7 +273,7 @@ int main(void)
         atomic_init(&g.entered, 0);
         qtbus_sub_options o = tu_options();
         o.queue = q;
-        CHECK_EQ_INT(qtbus_subscribe(bus, "Gate", &o, gate_handler, &g, NULL, NULL), QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscribe(bus, "Gate", &o, tu_gate_handler, &g, NULL, NULL), QTBUS_OK);
         tu_rec r;
         tu_rec_init(&r);
         CHECK_EQ_INT(tu_sub_rec(bus, "Queued", &o, &r, NULL), QTBUS_OK);

@@ -35,12 +35,6 @@ static void ordered_handler(const qtbus_event *ev, void *userdata)
     atomic_store(&o->n, i + 1);
 }
 
-static void gate_handler(const qtbus_event *ev, void *userdata)
-{
-    (void)ev;
-    tu_gate_pass((tu_gate *)userdata);
-}
-
 /* Several posting threads: each thread's posts arrive in that thread's order. */
 typedef struct multi {
     uint32_t next_expected[THREADS];
@@ -90,7 +84,7 @@ int main(void)
     atomic_init(&gate.open, 0);
     atomic_init(&gate.entered, 0);
     qtbus_token tg, to;
-    CHECK_EQ_INT(qtbus_subscribe(bus, "Gate", NULL, gate_handler, &gate, NULL, &tg), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_subscribe(bus, "Gate", NULL, tu_gate_handler, &gate, NULL, &tg), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, "Ordered", NULL, ordered_handler, &ord, NULL, &to), QTBUS_OK);
     qtbus_event_desc dg = tu_event("Gate", NULL);
     CHECK_EQ_INT(qtbus_dispatch_on_bus_queue(bus, &dg), QTBUS_OK);

@@ -201,12 +201,6 @@ static void reenter_on_idle(const qtbus_event *e, void *userdata)
     }
 }
 
-static void gate_handler(const qtbus_event *e, void *userdata)
-{
-    (void)e;
-    tu_gate_pass((tu_gate *)userdata);
-}
-
 static void finisher_thread(int index, void *ctx)
 {
     (void)index;
@@ -407,7 +401,7 @@ int main(void)
         qtbus_sub_options o = tu_options();
         o.queue = q;
         qtbus_token hold;
-        CHECK_EQ_INT(qtbus_subscribe(bus, "Hold", &o, gate_handler, &gate, NULL, &hold), QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscribe(bus, "Hold", &o, tu_gate_handler, &gate, NULL, &hold), QTBUS_OK);
         qtbus_event_desc d = tu_event("Hold", NULL);
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
         CHECK_WAIT(atomic_load(&gate.entered) == 1, TU_WAIT_MS);

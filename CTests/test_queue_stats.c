@@ -14,27 +14,12 @@
 
 static qtbus_bus *bus;
 
-static void gate_handler(const qtbus_event *ev, void *userdata)
-{
-    (void)ev;
-    tu_gate_pass((tu_gate *)userdata);
-}
-
 static atomic_int calls;
 static void count_handler(const qtbus_event *ev, void *userdata)
 {
     (void)ev;
     (void)userdata;
     atomic_fetch_add(&calls, 1);
-}
-
-static qtbus_token sub_on(qtbus_queue *q, const char *type, qtbus_handler fn, void *userdata)
-{
-    qtbus_sub_options o = tu_options();
-    o.queue = q;
-    qtbus_token t;
-    CHECK_EQ_INT(qtbus_subscribe(bus, type, &o, fn, userdata, NULL, &t), QTBUS_OK);
-    return t;
 }
 
 static qtbus_queue_stats stats_of(qtbus_queue *q)
@@ -70,9 +55,9 @@ static void test_exact(void)
     tu_gate g;
     atomic_init(&g.open, 0);
     atomic_init(&g.entered, 0);
-    qtbus_token gate = sub_on(q, "Gate", gate_handler, &g);
+    qtbus_token gate = tu_sub_on_queue(bus, q, "Gate", tu_gate_handler, &g);
     atomic_store(&calls, 0);
-    qtbus_token a = sub_on(q, "A", count_handler, NULL);
+    qtbus_token a = tu_sub_on_queue(bus, q, "A", count_handler, NULL);
     dispatch_n("Gate", 1, 1);
     CHECK_WAIT(atomic_load(&g.entered) == 1, TU_WAIT_MS);
     /* The gate's delivery runs: it is not waiting, and its call is made. */
@@ -108,7 +93,7 @@ static void test_main_queue(void)
     qtbus_queue_stats before = stats_of(m);
     CHECK_EQ_U64(before.pending, 0);
     atomic_store(&calls, 0);
-    qtbus_token t = sub_on(m, "Main", count_handler, NULL);
+    qtbus_token t = tu_sub_on_queue(bus, m, "Main", count_handler, NULL);
     dispatch_n("Main", 7, 1);
     qtbus_queue_stats mid = stats_of(m);
     CHECK_EQ_U64(mid.pending, 7);
@@ -150,8 +135,8 @@ static void test_threads(void)
 {
     qtbus_queue *q = qtbus_queue_create("threads");
     atomic_store(&calls, 0);
-    qtbus_token a = sub_on(q, "T", count_handler, NULL);
-    qtbus_token b = sub_on(q, "T", count_handler, NULL);
+    qtbus_token a = tu_sub_on_queue(bus, q, "T", count_handler, NULL);
+    qtbus_token b = tu_sub_on_queue(bus, q, "T", count_handler, NULL);
     pthread_t r;
     CHECK(pthread_create(&r, NULL, reader, q) == 0);
     tu_run_threads(THREADS, producer, NULL);

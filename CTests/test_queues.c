@@ -49,12 +49,6 @@ static void fifo_handler(const qtbus_event *ev, void *userdata)
 }
 
 /* ---- gates ---- */
-static void gate_handler(const qtbus_event *ev, void *userdata)
-{
-    (void)ev;
-    tu_gate_pass((tu_gate *)userdata);
-}
-
 static qtbus_token sub_gate(qtbus_queue *q, const char *type, tu_gate *g)
 {
     qtbus_sub_options o = tu_options();
@@ -62,7 +56,7 @@ static qtbus_token sub_gate(qtbus_queue *q, const char *type, tu_gate *g)
     qtbus_token t;
     atomic_init(&g->open, 0);
     atomic_init(&g->entered, 0);
-    CHECK_EQ_INT(qtbus_subscribe(bus, type, &o, gate_handler, g, NULL, &t), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_subscribe(bus, type, &o, tu_gate_handler, g, NULL, &t), QTBUS_OK);
     return t;
 }
 

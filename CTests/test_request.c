@@ -81,12 +81,6 @@ static void auth_handler(const qtbus_event *e, void *userdata)
         CHECK_EQ_INT(qtbus_event_reply(e, "bad credentials", 15), QTBUS_OK);
 }
 
-static void gate_handler(const qtbus_event *e, void *userdata)
-{
-    (void)e;
-    tu_gate_pass((tu_gate *)userdata);
-}
-
 typedef struct logger {
     atomic_int seen;
     char last[128];
@@ -223,7 +217,7 @@ int main(void)
         qtbus_sub_options ob = tu_options();
         ob.queue = q;
         qtbus_token blocker_token;
-        CHECK_EQ_INT(qtbus_subscribe(bus, "Block", &ob, gate_handler, &gate, NULL, &blocker_token), QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscribe(bus, "Block", &ob, tu_gate_handler, &gate, NULL, &blocker_token), QTBUS_OK);
         qtbus_event_desc block = tu_event("Block", NULL);
         CHECK_EQ_INT(qtbus_dispatch(bus, &block), 1);
         CHECK_WAIT(atomic_load(&gate.entered) == 1, TU_WAIT_MS);

@@ -156,6 +156,13 @@ static inline void tu_gate_pass(tu_gate *gate)
     }
 }
 
+/* A handler that waits at the gate given as its userdata. */
+static inline void tu_gate_handler(const qtbus_event *event, void *userdata)
+{
+    (void)event;
+    tu_gate_pass((tu_gate *)userdata);
+}
+
 /* ---------------------------------------------------------------------------------
  * Threads
  * ------------------------------------------------------------------------------- */
@@ -291,6 +298,17 @@ static inline qtbus_sub_options tu_options(void)
     qtbus_sub_options o;
     memset(&o, 0, sizeof o);
     return o;
+}
+
+/* Subscribes `handler` on `bus`, delivered on `queue`; the token must come back. */
+static inline qtbus_token tu_sub_on_queue(qtbus_bus *bus, qtbus_queue *queue, const char *type,
+                                          qtbus_handler handler, void *userdata)
+{
+    qtbus_sub_options o = tu_options();
+    o.queue = queue;
+    qtbus_token t;
+    CHECK_EQ_INT(qtbus_subscribe(bus, type, &o, handler, userdata, NULL, &t), QTBUS_OK);
+    return t;
 }
 
 /* Subscribes a tu_rec with its counting handler and release hook. */

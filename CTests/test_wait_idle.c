@@ -24,26 +24,11 @@ static void slow_handler(const qtbus_event *ev, void *userdata)
     atomic_fetch_add(&slow_calls, 1);
 }
 
-static qtbus_token sub_on(qtbus_queue *q, const char *type, qtbus_handler fn, void *userdata)
-{
-    qtbus_sub_options o = tu_options();
-    o.queue = q;
-    qtbus_token t;
-    CHECK_EQ_INT(qtbus_subscribe(bus, type, &o, fn, userdata, NULL, &t), QTBUS_OK);
-    return t;
-}
-
-static void gate_handler(const qtbus_event *ev, void *userdata)
-{
-    (void)ev;
-    tu_gate_pass((tu_gate *)userdata);
-}
-
 static void close_gate(qtbus_queue *q, tu_gate *g)
 {
     atomic_init(&g->open, 0);
     atomic_init(&g->entered, 0);
-    qtbus_token t = sub_on(q, "Gate", gate_handler, g);
+    qtbus_token t = tu_sub_on_queue(bus, q, "Gate", tu_gate_handler, g);
     qtbus_event_desc d = tu_event("Gate", NULL);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
     CHECK_WAIT(atomic_load(&g->entered) == 1, TU_WAIT_MS);
@@ -56,7 +41,7 @@ static void test_waits_for_all(void)
     enum { N = 50 };
     qtbus_queue *q = qtbus_queue_create("slow");
     atomic_store(&slow_calls, 0);
-    qtbus_token t = sub_on(q, "Slow", slow_handler, NULL);
+    qtbus_token t = tu_sub_on_queue(bus, q, "Slow", slow_handler, NULL);
     atomic_int released = 0;
     for (int i = 0; i < N; i++) {
         qtbus_event_desc d = tu_event("Slow", NULL);
@@ -80,7 +65,7 @@ static void test_timeout(void)
     tu_gate g;
     close_gate(q, &g);
     atomic_store(&slow_calls, 0);
-    qtbus_token t = sub_on(q, "Slow", slow_handler, NULL);
+    qtbus_token t = tu_sub_on_queue(bus, q, "Slow", slow_handler, NULL);
     for (int i = 0; i < 5; i++) {
         qtbus_event_desc d = tu_event("Slow", NULL);
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
@@ -120,7 +105,7 @@ static void test_from_handler(void)
     atomic_store(&inside_calls, 0);
     qtbus_token sync, queued;
     CHECK_EQ_INT(qtbus_subscribe(bus, "Inside", NULL, inside_handler, (void *)(intptr_t)0, NULL, &sync), QTBUS_OK);
-    queued = sub_on(q, "InsideQueued", inside_handler, (void *)(intptr_t)1);
+    queued = tu_sub_on_queue(bus, q, "InsideQueued", inside_handler, (void *)(intptr_t)1);
     qtbus_event_desc d = tu_event("Inside", NULL);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
     CHECK_EQ_INT(atomic_load(&inside_rc[0]), QTBUS_EINVAL);
@@ -148,7 +133,7 @@ static void test_posted(void)
     atomic_store(&slow_calls, 0);
     qtbus_token sync, queued;
     CHECK_EQ_INT(qtbus_subscribe(bus, "Posted", NULL, slow_handler, NULL, NULL, &sync), QTBUS_OK);
-    queued = sub_on(q, "Posted", slow_handler, NULL);
+    queued = tu_sub_on_queue(bus, q, "Posted", slow_handler, NULL);
     for (int i = 0; i < N; i++) {
         qtbus_event_desc d = tu_event("Posted", NULL);
         CHECK_EQ_INT(qtbus_dispatch_on_bus_queue(bus, &d), QTBUS_OK);
@@ -183,7 +168,7 @@ static void *main_queue_poster(void *arg)
 static void test_main_queue(void)
 {
     atomic_store(&main_calls, 0);
-    qtbus_token t = sub_on(qtbus_queue_main(), "OnMain", main_handler, NULL);
+    qtbus_token t = tu_sub_on_queue(bus, qtbus_queue_main(), "OnMain", main_handler, NULL);
     for (int i = 0; i < 10; i++) {
         qtbus_event_desc d = tu_event("OnMain", NULL);
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
@@ -216,7 +201,7 @@ static void *wait_other(void *arg)
 static void test_main_queue_other_thread(void)
 {
     atomic_store(&main_calls, 0);
-    qtbus_token t = sub_on(qtbus_queue_main(), "OnMain", main_handler, NULL);
+    qtbus_token t = tu_sub_on_queue(bus, qtbus_queue_main(), "OnMain", main_handler, NULL);
     qtbus_event_desc d = tu_event("OnMain", NULL);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
     pthread_t waiter;
@@ -267,8 +252,8 @@ static void test_threads(void)
     tu_gate g;
     close_gate(q1, &g);
     atomic_store(&thread_calls, 0);
-    qtbus_token a = sub_on(q1, "Threads", count_handler, NULL);
-    qtbus_token b = sub_on(q2, "Threads", count_handler, NULL);
+    qtbus_token a = tu_sub_on_queue(bus, q1, "Threads", count_handler, NULL);
+    qtbus_token b = tu_sub_on_queue(bus, q2, "Threads", count_handler, NULL);
     tu_run_threads(PRODUCERS, producer, NULL);
     tu_threads waiters;
     tu_threads_start(&waiters, WAITERS, waiter, NULL);
