@@ -16,6 +16,8 @@
 
 #include "../test_util.h"
 
+#include <qtbus_nats.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -157,6 +159,17 @@ static inline void ns_kill(ns_server *s)
 }
 
 static inline void ns_restart(ns_server *s) { ns_spawn(s); }
+
+/* A bridge from `bus` to server `s` (request_timeout_ms 0: the default; jetstream 1:
+ * sticky events in a JetStream stream); the connection must succeed. */
+static inline qtbus_nats *ns_bridge(const ns_server *s, qtbus_bus *bus, int request_timeout_ms, int jetstream)
+{
+    qtbus_nats *bridge = NULL;
+    qtbus_nats_options o = { .url = s->url, .request_timeout_ms = request_timeout_ms, .jetstream = jetstream };
+    CHECK_EQ_INT(qtbus_nats_connect(bus, &o, &bridge), QTBUS_OK);
+    CHECK(bridge != NULL);
+    return bridge;
+}
 
 /* Counts the lines of the server's log that contain `text`. */
 static inline int ns_log_count(const ns_server *s, const char *text)

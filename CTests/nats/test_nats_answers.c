@@ -129,14 +129,6 @@ static void ask_stuck(const qtbus_event *e, void *userdata)
     if (atomic_fetch_add(&ask_events, 1) == 0) wait_open(&dispatch_gate_open);
 }
 
-static qtbus_nats *bridge_for(qtbus_bus *bus, int timeout_ms)
-{
-    qtbus_nats *bridge = NULL;
-    qtbus_nats_options o = { .url = server.url, .request_timeout_ms = timeout_ms };
-    CHECK_EQ_INT(qtbus_nats_connect(bus, &o, &bridge), QTBUS_OK);
-    return bridge;
-}
-
 int main(void)
 {
     ns_start(&server);
@@ -146,7 +138,7 @@ int main(void)
     /* A reply over max_payload (1 MiB): reported; the rest of the answer still goes. */
     {
         enum { TIMEOUT_MS = 20000 };
-        qtbus_nats *ba = bridge_for(a, TIMEOUT_MS), *bb = bridge_for(b, TIMEOUT_MS);
+        qtbus_nats *ba = ns_bridge(&server, a, TIMEOUT_MS, 0), *bb = ns_bridge(&server, b, TIMEOUT_MS, 0);
         CHECK_EQ_INT(qtbus_nats_export(ba, "Big"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(bb, "Big"), QTBUS_OK);
         qtbus_token t;
@@ -176,7 +168,7 @@ int main(void)
 
     /* Answered after the answering bridge was closed: told on the answering thread. */
     {
-        qtbus_nats *ba = bridge_for(a, 1000), *bb = bridge_for(b, 1000);
+        qtbus_nats *ba = ns_bridge(&server, a, 1000, 0), *bb = ns_bridge(&server, b, 1000, 0);
         CHECK_EQ_INT(qtbus_nats_export(ba, "Later"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(bb, "Later"), QTBUS_OK);
         qtbus_token t;
@@ -215,7 +207,7 @@ int main(void)
     {
         natsConnection *raw = NULL;
         CHECK_EQ_INT(natsConnection_ConnectTo(&raw, server.url), NATS_OK);
-        qtbus_nats *bb = bridge_for(b, 1000);
+        qtbus_nats *bb = ns_bridge(&server, b, 1000, 0);
         CHECK_EQ_INT(qtbus_nats_import(bb, "Ask"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_export(bb, "Fill"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_subscribe(b, "Ask", NULL, ask_stuck, NULL, NULL, NULL), QTBUS_OK);

@@ -55,15 +55,6 @@ static void receive(const qtbus_event *e, void *userdata)
     pthread_mutex_unlock(&in->lock);
 }
 
-static qtbus_nats *connect_bridge(qtbus_bus *bus)
-{
-    qtbus_nats *bridge = NULL;
-    qtbus_nats_options o = { .url = server.url };
-    CHECK_EQ_INT(qtbus_nats_connect(bus, &o, &bridge), QTBUS_OK);
-    CHECK(bridge != NULL);
-    return bridge;
-}
-
 /* Both connections have seen everything sent before: a request/flush round trip on a
  * third connection would not order them, so the tests wait for counts instead. */
 static void settle(void) { tu_sleep_ms(150); }
@@ -132,7 +123,7 @@ int main(void)
         printf("server down: %s\n", qtbus_errmsg());
     }
 
-    qtbus_nats *ba = connect_bridge(a), *bb = connect_bridge(b);
+    qtbus_nats *ba = ns_bridge(&server, a, 0, 0), *bb = ns_bridge(&server, b, 0, 0);
     CHECK_EQ_INT(qtbus_nats_export(ba, ""), QTBUS_EINVAL);
     CHECK_EQ_INT(qtbus_nats_import_subtype(bb, "T", NULL), QTBUS_EINVAL);
 
@@ -262,7 +253,7 @@ int main(void)
     /* A subtype import: the server sends only that subtype. */
     {
         qtbus_bus *c = qtbus_bus_create();
-        qtbus_nats *bc = connect_bridge(c);
+        qtbus_nats *bc = ns_bridge(&server, c, 0, 0);
         static inbox in;
         inbox_init(&in);
         qtbus_token t;
@@ -330,7 +321,7 @@ int main(void)
         CHECK_EQ_INT(qtbus_subscribe(b, "Burst", NULL, receive, &in, NULL, &t), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(bb, "Burst"), QTBUS_OK);
         qtbus_bus *d_bus = qtbus_bus_create();
-        qtbus_nats *bd = connect_bridge(d_bus);
+        qtbus_nats *bd = ns_bridge(&server, d_bus, 0, 0);
         CHECK_EQ_INT(qtbus_nats_export(bd, "Burst"), QTBUS_OK);
         settle();
         char payload[64] = { 0 };

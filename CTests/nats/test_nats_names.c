@@ -155,14 +155,6 @@ static void count_one(const qtbus_sub_info *info, void *userdata)
     (void)userdata;
 }
 
-static qtbus_nats *connect_bridge(qtbus_bus *bus)
-{
-    qtbus_nats *bridge = NULL;
-    qtbus_nats_options o = { .url = server.url };
-    CHECK_EQ_INT(qtbus_nats_connect(bus, &o, &bridge), QTBUS_OK);
-    return bridge;
-}
-
 typedef struct bad_name {
     const char *label;
     const char *name;
@@ -209,7 +201,7 @@ int main(void)
         }
     }
 
-    qtbus_nats *ba = connect_bridge(a), *bb = connect_bridge(b);
+    qtbus_nats *ba = ns_bridge(&server, a, 0, 0), *bb = ns_bridge(&server, b, 0, 0);
 
     char n256[257], n255cut[256];
     memset(n256, 'n', 256);
@@ -364,7 +356,7 @@ int main(void)
     {
         qtbus_bus *s = qtbus_bus_create();
         CHECK(s != NULL);
-        qtbus_nats *bs = connect_bridge(s);
+        qtbus_nats *bs = ns_bridge(&server, s, 0, 0);
         unsigned char after[80];
         int after_count = 0;
         after[after_count++] = 0x01;

@@ -94,19 +94,12 @@ static qtbus_deferred take_never_finished(void)
     return (qtbus_deferred){ atomic_exchange(&never_finished, 0) };
 }
 
-static qtbus_nats *bridge_for(qtbus_bus *bus, int timeout_ms)
-{
-    qtbus_nats *bridge = NULL;
-    qtbus_nats_options o = { .url = server.url, .request_timeout_ms = timeout_ms };
-    CHECK_EQ_INT(qtbus_nats_connect(bus, &o, &bridge), QTBUS_OK);
-    return bridge;
-}
-
 int main(void)
 {
     ns_start(&server);
     qtbus_bus *a = qtbus_bus_create(), *b = qtbus_bus_create(), *c = qtbus_bus_create();
-    qtbus_nats *ba = bridge_for(a, TIMEOUT_MS), *bb = bridge_for(b, TIMEOUT_MS), *bc = bridge_for(c, TIMEOUT_MS);
+    qtbus_nats *ba = ns_bridge(&server, a, TIMEOUT_MS, 0), *bb = ns_bridge(&server, b, TIMEOUT_MS, 0),
+               *bc = ns_bridge(&server, c, TIMEOUT_MS, 0);
     qtbus_queue *queue = qtbus_queue_create("answers");
 
     CHECK_EQ_INT(qtbus_nats_export(ba, "Lookup"), QTBUS_OK);
@@ -160,7 +153,7 @@ int main(void)
      * what that handler answers later is dropped. */
     {
         qtbus_bus *d_bus = qtbus_bus_create();
-        qtbus_nats *bd = bridge_for(d_bus, SHORT_TIMEOUT_MS);
+        qtbus_nats *bd = ns_bridge(&server, d_bus, SHORT_TIMEOUT_MS, 0);
         qtbus_token t;
         CHECK_EQ_INT(qtbus_subscribe(c, "Slow", NULL, defer_forever, NULL, NULL, &t), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(bc, "Slow"), QTBUS_OK);

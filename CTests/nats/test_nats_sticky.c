@@ -45,14 +45,6 @@ static void dispatch(qtbus_bus *bus, const char *subtype, const char *value, uin
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
 }
 
-static qtbus_nats *connect_js(qtbus_bus *bus)
-{
-    qtbus_nats *bridge = NULL;
-    qtbus_nats_options o = { .url = server.url, .jetstream = 1 };
-    CHECK_EQ_INT(qtbus_nats_connect(bus, &o, &bridge), QTBUS_OK);
-    return bridge;
-}
-
 int main(void)
 {
     /* No JetStream on the server: refused at connect, saying so. */
@@ -75,7 +67,7 @@ int main(void)
     /* The publisher: dispatches, then is gone before anyone imports. */
     {
         qtbus_bus *bus = qtbus_bus_create();
-        qtbus_nats *bridge = connect_js(bus);
+        qtbus_nats *bridge = ns_bridge(&server, bus, 0, 1);
         CHECK_EQ_INT(qtbus_nats_export(bridge, "Config"), QTBUS_OK);
         dispatch(bus, "db", "v1", QTBUS_EVENT_STICKY);
         dispatch(bus, "cache", "c1", QTBUS_EVENT_STICKY);
@@ -88,7 +80,7 @@ int main(void)
 
     /* Later: the kept ones, last per subtype, in dispatch order; the bus keeps them. */
     qtbus_bus *late = qtbus_bus_create();
-    qtbus_nats *bl = connect_js(late);
+    qtbus_nats *bl = ns_bridge(&server, late, 0, 1);
     static seen live = { .lock = PTHREAD_MUTEX_INITIALIZER };
     CHECK_EQ_INT(qtbus_subscribe(late, "Config", NULL, record, &live, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import(bl, "Config"), QTBUS_OK);
@@ -103,7 +95,7 @@ int main(void)
 
     /* A subtype import sees only its subtype's kept event. */
     qtbus_bus *narrow = qtbus_bus_create();
-    qtbus_nats *bn = connect_js(narrow);
+    qtbus_nats *bn = ns_bridge(&server, narrow, 0, 1);
     static seen only_db = { .lock = PTHREAD_MUTEX_INITIALIZER };
     CHECK_EQ_INT(qtbus_subscribe(narrow, "Config", NULL, record, &only_db, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import_subtype(bn, "Config", "db"), QTBUS_OK);
@@ -111,7 +103,7 @@ int main(void)
 
     /* Live, after the replay: a new sticky and a plain event, each received once. */
     qtbus_bus *pub = qtbus_bus_create();
-    qtbus_nats *bp = connect_js(pub);
+    qtbus_nats *bp = ns_bridge(&server, pub, 0, 1);
     CHECK_EQ_INT(qtbus_nats_export(bp, "Config"), QTBUS_OK);
     dispatch(pub, "db", "v3", QTBUS_EVENT_STICKY);
     dispatch(pub, "log", "y", 0);
