@@ -279,6 +279,20 @@ static void import_undo(qn_imported *i)
     free(i);
 }
 
+/* nats.c refused a subscription of an import being made: the import is undone, the
+ * import lock given back (before reporting: a trace hook may import) and the refusal
+ * reported under `fn`. */
+static int subscribe_failed(qtbus_nats *bridge, qn_imported *i, const char *fn, natsStatus s,
+                            const char *subject)
+{
+    char what[QN_SUBJECT_MAX + 32], why[QN_SUBJECT_MAX + 128];
+    snprintf(what, sizeof what, "subscribing to %.300s", subject);
+    qn_nats_reason(why, sizeof why, s, what);
+    import_undo(i);
+    pthread_mutex_unlock(&bridge->import_lock);
+    return qtbus_report(bridge->bus, fn, qn_status_of(s), why);
+}
+
 int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
 {
     const char *fn = subtype ? "qtbus_nats_import_subtype" : "qtbus_nats_import";
@@ -332,14 +346,7 @@ int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
     pthread_mutex_unlock(&bridge->lock);
     char why[QN_SUBJECT_MAX + 128] = "";
     int status = QTBUS_OK;
-    if (s != NATS_OK) {
-        char what[QN_SUBJECT_MAX + 32];
-        snprintf(what, sizeof what, "subscribing to %.300s", subject);
-        qn_nats_reason(why, sizeof why, s, what);
-        import_undo(i);
-        pthread_mutex_unlock(&bridge->import_lock);
-        return qtbus_report(bridge->bus, fn, qn_status_of(s), why);
-    }
+    if (s != NATS_OK) return subscribe_failed(bridge, i, fn, s, subject);
     /* Once the server has the subscription, every event published after this returns
      * reaches it: a round trip to the server (a publisher elsewhere may still race). */
     natsStatus confirmed = natsConnection_FlushTimeout(bridge->conn, IMPORT_CONFIRM_MS);
@@ -367,14 +374,7 @@ int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
         s = subscribe_one(bridge, kinds[i->count], type, subtype, &i->subs[i->count], subject);
         if (s == NATS_OK) i->count++;
         pthread_mutex_unlock(&bridge->lock);
-        if (s != NATS_OK) {
-            char what[QN_SUBJECT_MAX + 32];
-            snprintf(what, sizeof what, "subscribing to %.300s", subject);
-            qn_nats_reason(why, sizeof why, s, what);
-            import_undo(i);
-            pthread_mutex_unlock(&bridge->import_lock);
-            return qtbus_report(bridge->bus, fn, qn_status_of(s), why);
-        }
+        if (s != NATS_OK) return subscribe_failed(bridge, i, fn, s, subject);
     }
     pthread_mutex_lock(&bridge->lock);
     i->next = bridge->imported;
