@@ -199,12 +199,8 @@ extension QTEventBus {
                                             handler: @escaping @Sendable (E, QTRequestContext) -> Void) -> QTEventToken {
         _ = _qtRequireTypeName(E.self, "\(options.call)")
         let record = _QTTypeRecord.of(E.self)
-        var source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)? = nil
-        if let sourced = E.self as? any QTSourcedEvent.Type {
-            source = { bus, subTypes in sourced.startSource(on: bus, subTypes: subTypes) }
-        }
         return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options,
-                          source: source) { sourceEnd in
+                          source: _qtSourceStart(E.self)) { sourceEnd in
             _QTRequestSubscription(value: _qtTypedValue(E.self), requestHandler: handler,
                                    extras: _QTSubscriptionExtras.make(options: options, sourceEnd: sourceEnd))
         }

@@ -409,12 +409,8 @@ extension QTEventBus {
                                      handler: @escaping @Sendable (E) -> Void) -> QTEventToken {
         _ = _qtRequireTypeName(E.self, "\(options.call)")
         let record = _QTTypeRecord.of(E.self)
-        var source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)? = nil
-        if let sourced = E.self as? any QTSourcedEvent.Type {
-            source = { bus, subTypes in sourced.startSource(on: bus, subTypes: subTypes) }
-        }
         return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options,
-                          source: source) { sourceEnd in
+                          source: _qtSourceStart(E.self)) { sourceEnd in
             // Plain (no queue, no freeWith): the specialized fast path; with a queue, the
             // specialized hop; else the slow path.
             guard let extras = _QTSubscriptionExtras.make(options: options, sourceEnd: sourceEnd) else {
@@ -473,4 +469,11 @@ extension QTEventBus {
         options.bag?.insert(box)
         return box
     }
+}
+
+/// What starts `E`'s shared source when a subscription makes it live (`QTSourcedEvent`),
+/// or nil for a type without one: for every typed subscribe.
+func _qtSourceStart<E: QTEvent>(_ type: E.Type) -> ((QTEventBus, [String]) -> (@Sendable () -> Void)?)? {
+    guard let sourced = E.self as? any QTSourcedEvent.Type else { return nil }
+    return { bus, subTypes in sourced.startSource(on: bus, subTypes: subTypes) }
 }
