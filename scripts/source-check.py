@@ -80,15 +80,16 @@ def main(argv):
             add_spdx(p)
         print(f"source-check: added the SPDX line to {len(added)} files")
         return 0
+    sources = list(source_files())
     problems = [f"{p.relative_to(ROOT)}: no '{SPDX}' line in its first three lines"
-                for p in source_files() if not has_spdx(p)]
+                for p in sources if not has_spdx(p)]
     problems += figures()
     for p in problems:
         print(p)
     if problems:
         print(f"source-check: {len(problems)} problem(s); `scripts/source-check.py --spdx` adds SPDX lines")
         return 1
-    print(f"source-check: {sum(1 for _ in source_files())} source files carry the SPDX line; "
+    print(f"source-check: {len(sources)} source files carry the SPDX line; "
           "no measured figure in the library's comments")
     return 0
 
