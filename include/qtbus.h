@@ -259,9 +259,72 @@ QTBUS_API qtbus_queue *qtbus_queue_main(void);
 QTBUS_API qtbus_queue *qtbus_queue_create(const char *label);
 
 /* Gives back the caller's reference.  Work already queued still runs, and
- * subscriptions that use the queue keep it alive until they are released.  NULL and
- * the main queue are ignored. */
+ * subscriptions that use the queue keep it alive until they are released.  On a
+ * bounded queue (below) with QTBUS_OVERFLOW_BLOCK, dispatchers waiting for room are
+ * woken and their deliveries dropped (counted, traced with function
+ * "qtbus_queue_release"), and from then on a delivery that does not fit is dropped
+ * rather than waited for.  NULL and the main queue are ignored. */
 QTBUS_API void qtbus_queue_release(qtbus_queue *queue);
+
+/* What a bounded queue does with a delivery that finds it full. */
+typedef enum qtbus_overflow {
+    QTBUS_OVERFLOW_GROW = 0,        /* unbounded: the default */
+    QTBUS_OVERFLOW_BLOCK = 1,       /* the dispatching thread waits for room */
+    QTBUS_OVERFLOW_DROP_NEWEST = 2, /* the delivery that does not fit is dropped */
+    QTBUS_OVERFLOW_DROP_OLDEST = 3, /* the oldest waiting delivery is dropped to make room */
+    QTBUS_OVERFLOW_LATEST = 4       /* coalesce: a new delivery always replaces a waiting
+                                       one of the same subscription, type and subtype
+                                       (full or not), keeping its place; when full with
+                                       nothing to replace, as DROP_OLDEST */
+} qtbus_overflow;
+
+/* Bounds `queue` (a created queue or qtbus_queue_main()): at most `capacity`
+ * deliveries wait on it (all its subscriptions, of every bus, together), and
+ * `overflow` says what happens to one more.  Any time, from any thread; the new limit
+ * applies to the next delivery, and deliveries already waiting beyond a lowered
+ * capacity are not dropped.  Capacity 0 with QTBUS_OVERFLOW_GROW makes the queue
+ * unbounded again.  `block_timeout_ms`: QTBUS_OVERFLOW_BLOCK only (negative: no limit;
+ * 0: do not wait), after which the delivery is dropped.  Dispatchers waiting when the
+ * limit changes look again under the new one.
+ *
+ * The rules, for every delivery a dispatch makes to a subscription on the queue (a
+ * replay of sticky events included):
+ * - A dropped delivery is not counted in what qtbus_dispatch() returns (under
+ *   DROP_OLDEST and LATEST the new one counts; the one it pushed out had counted when
+ *   it was queued).  Its handler never sees it; the event's object_release still runs
+ *   exactly once, after the last delivery that did happen; a dropped delivery of a
+ *   request counts as that handler having finished (the request completes).  A ONCE
+ *   subscription whose one delivery was dropped has ended all the same.
+ * - Each drop is counted in qtbus_queue_stats.dropped, is a QTBUS_TRACE_DROP record on
+ *   the hook of the subscription's bus (`function` names the rule:
+ *   "QTBUS_OVERFLOW_DROP_NEWEST", ... ; "qtbus_bus_destroy" or "qtbus_queue_release"
+ *   for a waiting dispatcher woken by them) and fires the `drop` USDT probe.  pending +
+ *   delivered + dropped accounts for every delivery accepted (less those that left
+ *   the wait because their subscription was disposed).
+ * - FIFO among the deliveries kept; LATEST keeps the replaced delivery's place.
+ * - BLOCK waits on the dispatching thread, inside qtbus_dispatch(), with the handlers
+ *   before that subscription already run.  Waiting dispatchers are served in the order
+ *   they came, as room appears.  A dispatch is accepted beyond the capacity instead of
+ *   waiting when it is made on the queue's own thread (by one of its handlers), on the
+ *   main thread for the main queue, or by a replay (qtbus_subscribe() of a REPLAY
+ *   subscription): none of those can wait for the queue.  qtbus_bus_destroy() wakes
+ *   the bus's waiting dispatchers, qtbus_queue_release() all of them (their deliveries
+ *   are dropped).  Two queues whose handlers dispatch into each other, both BLOCK with
+ *   no timeout, can wait for each other forever: give one of them a timeout.  While a
+ *   dispatcher waits, the memory of disposed subscriptions (of any bus) is not reused:
+ *   it waits too.
+ * - Memory: the queue's slots are allocated here, for `capacity` deliveries; in steady
+ *   state a delivery then allocates only its event copy (shared by the deliveries of
+ *   one dispatch), and a flood leaves the heap flat.  Beyond the capacity (the
+ *   exceptions above, GROW) the slots grow.
+ * A bounded created queue runs its waiting deliveries in one libdispatch item per
+ * burst; the bounded main queue posts one item per delivery, so its deliveries stay in
+ * FIFO with other main-queue work.
+ *
+ * Returns QTBUS_OK; QTBUS_EINVAL for a NULL queue, an unknown `overflow`, or a
+ * capacity of 0 with a rule other than GROW (nothing changes); QTBUS_ENOMEM. */
+QTBUS_API int qtbus_queue_set_limit(qtbus_queue *queue, size_t capacity, uint32_t overflow,
+                                    int block_timeout_ms);
 
 /* A queue's counts of deliveries (to subscriptions that use the queue, of every bus),
  * since the queue was made.  A delivery is waiting from its dispatch until its handler
@@ -271,8 +334,8 @@ typedef struct qtbus_queue_stats {
     uint64_t pending;    /* deliveries waiting now */
     uint64_t high_water; /* the most that were ever waiting at once */
     uint64_t delivered;  /* handler calls made from this queue */
-    uint64_t dropped;    /* always 0 in this version: queues are unbounded, nothing is
-                            dropped (bounded queues with overflow rules will count here) */
+    uint64_t dropped;    /* deliveries dropped by the overflow rule (a BLOCK timeout,
+                            a LATEST replacement included): qtbus_queue_set_limit() */
 } qtbus_queue_stats;
 
 /* Fills *out with `queue`'s counts (a created queue or qtbus_queue_main()); any
@@ -404,7 +467,7 @@ QTBUS_API int qtbus_bus_foreach(qtbus_bus *bus, void (*fn)(const qtbus_sub_info 
  * Tracing: a hook per bus that sees what the bus does
  *
  * The library also carries USDT probes (provider "qtbus": dispatch, deliver, subscribe,
- * dispose, release; `readelf -n libqtbus.so` lists them) for bpftrace or perf to watch
+ * dispose, release, drop; `readelf -n libqtbus.so` lists them) for bpftrace or perf to watch
  * a running program with no hook set and nothing rebuilt; docs/operations.md, "Tracing",
  * shows how. */
 
@@ -415,7 +478,8 @@ typedef enum qtbus_trace_kind {
     QTBUS_TRACE_DISPOSE   = 1u << 3,  /* a subscription ended */
     QTBUS_TRACE_RELEASE   = 1u << 4,  /* a subscription's release hook ran */
     QTBUS_TRACE_MISUSE    = 1u << 5,  /* a call naming the bus failed */
-    QTBUS_TRACE_ALL       = (1u << 6) - 1
+    QTBUS_TRACE_DROP      = 1u << 6,  /* a bounded queue dropped a delivery */
+    QTBUS_TRACE_ALL       = (1u << 7) - 1
 } qtbus_trace_kind;
 
 /* One record; the fields a kind does not set are NULL or 0.  The strings are valid
@@ -436,7 +500,11 @@ typedef enum qtbus_trace_kind {
  *              subscription that has a release hook, after the hook returned.
  *   MISUSE     function, status: a call that names this bus failed (what
  *              qtbus_errmsg() says on that thread tells why).  Calls that name no bus
- *              (a stale token or bag) have no bus to report to. */
+ *              (a stale token or bag) have no bus to report to.
+ *   DROP       type, subtype, token, function (the overflow rule, or the call that
+ *              woke a waiting dispatcher): a bounded queue dropped a delivery to the
+ *              subscription `token` (qtbus_queue_set_limit), on the dispatching
+ *              thread. */
 typedef struct qtbus_trace_record {
     uint32_t kind;                 /* one qtbus_trace_kind */
     const char *function;

@@ -14,6 +14,7 @@ QTSHIM_SEMAPHORE(deliver);
 QTSHIM_SEMAPHORE(subscribe);
 QTSHIM_SEMAPHORE(dispose);
 QTSHIM_SEMAPHORE(release);
+QTSHIM_SEMAPHORE(drop);
 #else
 typedef int qtshim_no_probes; /* an empty translation unit is not ISO C */
 #endif

@@ -155,6 +155,7 @@ void qtshim_lock_wake(uint32_t *word)
 }
 
 __thread int qtshim_queued_running;
+__thread void *qtshim_ring_running;
 
 void qtshim_idle_wait(uint32_t *word, uint32_t expected, int64_t timeout_ns)
 {

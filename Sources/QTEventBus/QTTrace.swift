@@ -20,6 +20,8 @@ public struct QTTraceKinds: OptionSet, Sendable, Hashable {
     public static let release = QTTraceKinds(rawValue: QTBUS_TRACE_RELEASE.rawValue)
     /// A call naming this bus failed.
     public static let misuse = QTTraceKinds(rawValue: QTBUS_TRACE_MISUSE.rawValue)
+    /// A bounded queue dropped a delivery (`qtbus_queue_set_limit`).
+    public static let drop = QTTraceKinds(rawValue: QTBUS_TRACE_DROP.rawValue)
     /// Every kind.
     public static let all = QTTraceKinds(rawValue: QTBUS_TRACE_ALL.rawValue)
 }
@@ -29,13 +31,14 @@ public struct QTTraceKinds: OptionSet, Sendable, Hashable {
 /// kind sets which.
 public struct QTTraceRecord: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
-        case dispatch, deliver, subscribe, dispose, release, misuse
+        case dispatch, deliver, subscribe, dispose, release, misuse, drop
     }
 
     public let kind: Kind
     /// A MISUSE record's failed call (`"qtbus_subscribe"`...); a DISPOSE record's way
     /// the subscription ended (`"qtbus_token_dispose"`, `"QTBUS_SUB_ONCE"`, `"owner
-    /// gone"` for a `freeWith` owner...).
+    /// gone"` for a `freeWith` owner...); a DROP record's overflow rule
+    /// (`"QTBUS_OVERFLOW_DROP_OLDEST"`...).
     public let function: String?
     /// The engine type name (a typed event's ``QTEvent/eventName``).
     public let type: String?
@@ -59,6 +62,7 @@ public struct QTTraceRecord: Sendable, Equatable {
         case QTBUS_TRACE_SUBSCRIBE.rawValue: kind = .subscribe
         case QTBUS_TRACE_DISPOSE.rawValue: kind = .dispose
         case QTBUS_TRACE_RELEASE.rawValue: kind = .release
+        case QTBUS_TRACE_DROP.rawValue: kind = .drop
         default: kind = .misuse
         }
         function = r.function.map { String(cString: $0) }

@@ -13,6 +13,7 @@
  *   subscribe  bus, type, token                               a subscription was made
  *   dispose    token, userdata                                a subscription ended
  *   release    userdata                                       its release hook is about to run
+ *   drop       bus, type, token, rule                         a bounded queue dropped a delivery
  * Strings are the engine's C strings (bpftrace: str(arg1)); a token is qtbus_token.id.
  */
 #ifndef QTBUS_PROBES_H
@@ -37,6 +38,7 @@ QTSHIM_SEMAPHORE(deliver);
 QTSHIM_SEMAPHORE(subscribe);
 QTSHIM_SEMAPHORE(dispose);
 QTSHIM_SEMAPHORE(release);
+QTSHIM_SEMAPHORE(drop);
 #undef QTSHIM_SEMAPHORE
 #define QTSHIM_ENABLED(name) __builtin_expect(qtbus_##name##_semaphore != 0, 0)
 
@@ -65,6 +67,11 @@ static inline void qtshim_probe_release(const void *userdata)
 {
     STAP_PROBE1(qtbus, release, userdata);
 }
+static inline bool qtshim_probe_drop_enabled(void) { return QTSHIM_ENABLED(drop); }
+static inline void qtshim_probe_drop(const void *bus, const char *type, uint64_t token, const char *rule)
+{
+    STAP_PROBE4(qtbus, drop, bus, type, token, rule);
+}
 #undef QTSHIM_ENABLED
 #else
 static inline bool qtshim_probe_dispatch_enabled(void) { return false; }
@@ -80,6 +87,9 @@ static inline bool qtshim_probe_dispose_enabled(void) { return false; }
 static inline void qtshim_probe_dispose(uint64_t token, const void *userdata) { (void)token; (void)userdata; }
 static inline bool qtshim_probe_release_enabled(void) { return false; }
 static inline void qtshim_probe_release(const void *userdata) { (void)userdata; }
+static inline bool qtshim_probe_drop_enabled(void) { return false; }
+static inline void qtshim_probe_drop(const void *bus, const char *type, uint64_t token, const char *rule)
+{ (void)bus; (void)type; (void)token; (void)rule; }
 #endif
 
 #endif

@@ -223,6 +223,11 @@ QTBUS_INTERNAL void qtshim_idle_wake(uint32_t *word);
 QTBUS_INTERNAL extern __thread int qtshim_queued_running __attribute__((tls_model("initial-exec")));
 static inline int qtshim_queued_current(void) { return qtshim_queued_running; }
 static inline void qtshim_queued_set(int running) { qtshim_queued_running = running; }
+/* The bounded queue whose work this thread is running, if any (BoundedQueue.swift: a
+ * dispatch made there must not wait for that queue's room). */
+QTBUS_INTERNAL extern __thread void *qtshim_ring_running __attribute__((tls_model("initial-exec")));
+static inline void *qtshim_ring_current(void) { return qtshim_ring_running; }
+static inline void qtshim_ring_set(void *queue) { qtshim_ring_running = queue; }
 
 /* ---- threads ---- */
 QTBUS_INTERNAL bool qtshim_is_main_thread(void);

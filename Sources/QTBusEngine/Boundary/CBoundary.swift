@@ -117,15 +117,39 @@ private func reportable(_ function: UnsafePointer<CChar>?, _ status: Int32) thro
 @_cdecl("qtbus_queue_release")
 @usableFromInline package func _qtbus_queue_release(_ queue: OpaquePointer?) {
     guard let queue else { return }
-    UnsafeMutablePointer<Queue>(queue).release()
+    let q = UnsafeMutablePointer<Queue>(queue)
+    if q.pointee.isMain { return }
+    if let ring = q.ring { releaseRing(ring) }
+    q.release()
+}
+
+@_cdecl("qtbus_queue_set_limit")
+@usableFromInline package func _qtbus_queue_set_limit(_ queue: OpaquePointer?, _ capacity: Int, _ overflow: UInt32,
+                                                    _ blockTimeoutMs: Int32) -> Int32 {
+    entryPoint("qtbus_queue_set_limit",
+               checks: (queue: try required(queue, "the queue is NULL"), rule: try overflowRule(overflow, capacity))) { args in
+        setLimit(UnsafeMutablePointer<Queue>(args.queue), capacity: capacity, rule: args.rule,
+                 blockTimeoutMs: blockTimeoutMs, runDelivery: runRingDelivery)
+            ? QTBUS_OK.rawValue : fail(QTBUS_ENOMEM, "out of memory for the queue's slots")
+    }
+}
+
+private func overflowRule(_ value: UInt32, _ capacity: Int) throws(QTBusStatus) -> Overflow {
+    guard let rule = Overflow(rawValue: value) else {
+        throw QTBusStatus(fail(QTBUS_EINVAL, "the overflow rule is not one of qtbus_overflow"))
+    }
+    // size_t arrives as Int: above Int.max it is negative.
+    try ensure(capacity >= 0, else: fail(QTBUS_EINVAL, "the capacity is beyond what memory can hold"))
+    try ensure(capacity > 0 || rule == .grow,
+               else: fail(QTBUS_EINVAL, "a capacity of 0 bounds nothing: only QTBUS_OVERFLOW_GROW takes it"))
+    return rule
 }
 
 @_cdecl("qtbus_queue_stats_get")
 @usableFromInline package func _qtbus_queue_stats_get(_ queue: OpaquePointer?, _ out: UnsafeMutablePointer<qtbus_queue_stats>?) -> Int32 {
     entryPoint("qtbus_queue_stats_get",
                checks: (queue: try required(queue, "the queue is NULL"), out: try required(out, "out is NULL"))) { args in
-        let (pending, highWater, delivered) = UnsafeMutablePointer<Queue>(args.queue).stats()
-        args.out.pointee = qtbus_queue_stats(pending: pending, high_water: highWater, delivered: delivered, dropped: 0)
+        args.out.pointee = UnsafeMutablePointer<Queue>(args.queue).stats()
         return QTBUS_OK.rawValue
     }
 }

@@ -230,7 +230,7 @@ private func deliverRouted(_ sub: UnsafeMutablePointer<Subscription>, _ view: Un
     if Subscription.queue(sub) != nil {
         event.ensurePayload()
         event.payload!.retain()
-        enqueueDelivery(sub, event.payload!, once: once, tracing: tracing)
+        return enqueueDelivery(sub, event.payload!, once: once, tracing: tracing, mayWait: true)
     } else {
         if tracing != nil || qtshim_probe_deliver_enabled() {
             deliverInstrumented(sub, view, queued: false, tracing: tracing)

@@ -15,15 +15,18 @@ struct Delivery {
     var tracing: UnsafeMutablePointer<Bus>? = nil
 }
 
-/// Posts one delivery of `payload` (whose reference it takes) to `sub`'s queue.
+/// Posts one delivery of `payload` (whose reference it takes) to `sub`'s queue; false
+/// when a bounded queue dropped it (then its reference was dropped too).  `mayWait`:
+/// a dispatch, which a BLOCK queue may hold until there is room (a replay may not).
 ///
 /// The payload was allocated for this dispatch anyway, so the first delivery posted
 /// with it rides inside it (claimed by CAS: a kept sticky payload is shared between
 /// threads); only further ones allocate a Delivery.  One queued subscriber then costs
 /// one allocation a dispatch besides libdispatch's own continuation.  `tracing`: the
 /// bus, when its hook takes DELIVER records (such a delivery does not ride).
+@discardableResult
 func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>, once: Bool,
-                     tracing: UnsafeMutablePointer<Bus>?) {
+                     tracing: UnsafeMutablePointer<Bus>?, mayWait: Bool = false) -> Bool {
     let extra = sub.pointee.extra!
     _ = qtshim_atomic_fetch_add_u64(extra.field(\.posted), 1)
     let queue = extra.pointee.queue!
@@ -31,6 +34,9 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
     // Read now: once posted, the delivery may run and its subscription let the queue go.
     let isMain = queue.pointee.isMain
     beginQueuedWork(bus, main: isMain)
+    if let ring = queue.ring {
+        return enqueueBounded(queue, ring, sub, payload, once: once, tracing: tracing, mayWait: mayWait, bus)
+    }
     queue.countEnqueued()
     if tracing == nil && qtshim_atomic_cas_u32(payload.field(\.carrying), 0, 1) {
         payload.field(\.carriedOnce).pointee = once
@@ -43,7 +49,7 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
         }), sub: sub))
         submit(queue, UnsafeMutableRawPointer(carried).assumingMemoryBound(to: WorkNode.self))
         if isMain { mainWorkPosted(bus) }
-        return
+        return true
     }
     // The dispatch is under way (handlers may have run): wait rather than fail.
     let d = allocateWaiting(Delivery.self)
@@ -55,17 +61,65 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
     }), sub: sub, payload: payload, once: once, tracing: tracing))
     submit(queue, UnsafeMutableRawPointer(d).assumingMemoryBound(to: WorkNode.self))
     if isMain { mainWorkPosted(bus) }
+    return true
+}
+
+/// `enqueueDelivery` on a bounded queue: the ring decides (Events/BoundedQueue.swift);
+/// what it dropped is finished here, outside its lock.
+@inline(never)
+private func enqueueBounded(_ queue: UnsafeMutablePointer<Queue>, _ ring: UnsafeMutablePointer<Ring>,
+                            _ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>,
+                            once: Bool, tracing: UnsafeMutablePointer<Bus>?, mayWait: Bool,
+                            _ bus: UnsafeMutablePointer<Bus>) -> Bool {
+    let slot = Slot(sub: UnsafeMutableRawPointer(sub), payload: payload, tracing: tracing.map { UnsafeMutableRawPointer($0) },
+                    once: once)
+    let offered = queue.offer(ring, slot, bus: UnsafeMutableRawPointer(bus), mayWait: mayWait)
+    if queue.pointee.isMain { mainWorkPosted(bus) }
+    if let dropped = offered.dropped { finishDropped(dropped, offered.why) }
+    return offered.accepted
+}
+
+/// A delivery a bounded queue dropped: reported (a DROP record, the `drop` probe), its
+/// payload reference dropped (which may release the event's object and complete a
+/// request), and its work over, as if it had run.
+private func finishDropped(_ slot: Slot, _ why: StaticString) {
+    let sub = slot.sub!.assumingMemoryBound(to: Subscription.self)
+    let payload = slot.payload!
+    let extra = sub.pointee.extra!
+    let bus = extra.pointee.bus!
+    if qtshim_probe_drop_enabled() { probeDrop(bus, sub, payload.type, why) }
+    if qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_DROP) != 0 && qtshim_trace_current() == nil {
+        withMemoryEpoch { emitDrop(bus, sub, payload.type, payload.subtype, why) }
+    }
+    payload.release()
+    let done = extra.field(\.done)
+    _ = qtshim_atomic_fetch_add_u64(done, 1)
+    endQueuedWork(bus)
+}
+
+/// Ring.runDelivery: a delivery taken from a bounded queue's ring (which counted it as
+/// started).
+let runRingDelivery: @convention(c) (UnsafeMutableRawPointer) -> Void = { raw in
+    let slot = raw.assumingMemoryBound(to: Slot.self)
+    run(Delivery(node: WorkNode(run: { _ in }), sub: slot.pointee.sub!.assumingMemoryBound(to: Subscription.self),
+                 payload: slot.pointee.payload!, once: slot.pointee.once,
+                 tracing: slot.pointee.tracing?.assumingMemoryBound(to: Bus.self)), counted: true)
 }
 
 private let carriedOffset = MemoryLayout<Payload>.offset(of: \Payload.carried)!
 
-/// Runs a queued delivery on its queue and drops its references.
-private func run(_ d: Delivery) {
+/// Runs a queued delivery on its queue and drops its references.  `counted`: the
+/// queue counted it as started already (a bounded queue's ring).
+private func run(_ d: Delivery, counted: Bool = false) {
     let extra = d.sub.pointee.extra!
     let (queue, bus) = (extra.pointee.queue!, extra.pointee.bus!)
     // Lifetime rule 2: a delivery queued before its subscription was disposed is dropped.
     let handled = d.once || SubState.isLive(d.sub)
-    queue.countStarted(handled: handled)
+    if !counted {
+        queue.countStarted(handled: handled)
+    } else if handled {
+        queue.countDelivered()
+    }
     if handled {
         // Saved: a main-queue handler may drain the main queue again.
         let outer = qtshim_queued_current()
@@ -86,7 +140,14 @@ private func run(_ d: Delivery) {
     // Once `done` catches up with `posted`, the subscription may be released and its
     // memory reused (see `afterGracePeriod`).
     let done = extra.field(\.done)
-    qtshim_atomic_store_u64(done, qtshim_atomic_load_u64(done) + 1)
+    if counted {
+        // A bounded queue's dispatchers count the deliveries they drop here too.
+        _ = qtshim_atomic_fetch_add_u64(done, 1)
+    } else {
+        // (A drop racing this store, on a queue bounded meanwhile, can only leave `done`
+        // behind: the release then goes through the queue, which is always safe.)
+        qtshim_atomic_store_u64(done, qtshim_atomic_load_u64(done) + 1)
+    }
     // Last: the bus may be freed now; a qtbus_bus_wait_idle caller then finds the
     // delivery over, its object released.
     endQueuedWork(bus)

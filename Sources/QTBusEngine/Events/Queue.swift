@@ -38,6 +38,10 @@ struct Queue {
     var padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
     var started: UInt64 = 0
     var delivered: UInt64 = 0
+    /// Deliveries the overflow rule dropped (written under the ring's lock).
+    var dropped: UInt64 = 0
+    /// Atomic: the Ring, once qtbus_queue_set_limit bounded the queue (BoundedQueue.swift).
+    var ring: UnsafeMutableRawPointer? = nil
 }
 
 extension UnsafeMutablePointer where Pointee == Queue {
@@ -68,12 +72,24 @@ extension UnsafeMutablePointer where Pointee == Queue {
         if handled { qtshim_atomic_store_u64(field(\.delivered), qtshim_atomic_load_u64(field(\.delivered)) &+ 1) }
     }
 
-    /// qtbus_queue_stats_get: (pending, high water, delivered).
-    func stats() -> (UInt64, UInt64, UInt64) {
+    /// On the queue's thread: a delivery taken from the ring (which counted it as
+    /// started) calls its handler.
+    @inline(__always)
+    func countDelivered() {
+        qtshim_atomic_store_u64(field(\.delivered), qtshim_atomic_load_u64(field(\.delivered)) &+ 1)
+    }
+
+    /// qtbus_queue_stats_get.
+    func stats() -> qtbus_queue_stats {
+        let dropped = qtshim_atomic_load_u64(field(\.dropped))
         let delivered = qtshim_atomic_load_u64(field(\.delivered))
         let started = qtshim_atomic_load_u64(field(\.started))
         let enqueued = qtshim_atomic_load_u64(field(\.enqueued))
-        return (enqueued &- started, qtshim_atomic_load_u64(field(\.highWater)), delivered)
+        // Read in this order, a count is never behind the ones read before it: pending
+        // is not negative.
+        return qtbus_queue_stats(pending: enqueued > started ? enqueued &- started : 0,
+                                 high_water: qtshim_atomic_load_u64(field(\.highWater)),
+                                 delivered: delivered, dropped: dropped)
     }
 }
 
@@ -97,6 +113,7 @@ func makeQueue(label: UnsafePointer<CChar>?) -> UnsafeMutablePointer<Queue>? {
 /// The node must stay valid until it runs; its `run` frees it if it needs freeing.
 func submit(_ q: UnsafeMutablePointer<Queue>, _ node: UnsafeMutablePointer<WorkNode>) {
     qtshim_tsan_release(node)
+    if let ring = q.ring { return q.ringSubmit(ring, node) }
     guard q.pointee.batched else {
         qtshim_dq_async(q.pointee.dq, node) { raw in
             qtshim_tsan_acquire(raw)
@@ -167,6 +184,7 @@ extension UnsafeMutablePointer where Pointee == Queue {
     func release() {
         guard !pointee.isMain else { return }
         guard droppedLastReference(self, field(\.refs)) else { return }
+        if let ring { freeRing(ring) }
         qtshim_dq_release(pointee.dq)
         deinitialize(count: 1)
         free(self)

@@ -42,6 +42,9 @@ func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
         return QTBUS_OK.rawValue
     }
     guard status == QTBUS_OK.rawValue else { return status }
+    // Closed: no dispatcher of the bus starts waiting for a bounded queue's room now
+    // (a delivery needs a live subscription), and those waiting give up.
+    wakeBlocked(of: UnsafeMutableRawPointer(bus))
     // After the records of what the unlock above ran (disposes, releases).
     removeTrace(bus)
     // Last: the bus outlives everything above that names it.

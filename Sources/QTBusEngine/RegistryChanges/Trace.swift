@@ -170,6 +170,13 @@ func probeDeliver(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafePoint
     qtshim_probe_deliver(type, SubscriptionPool.token(sub), queued ? 1 : 0)
 }
 
+/// The `drop` USDT probe (qtbus_probes.h), when a tracer is attached.
+@inline(never)
+func probeDrop(_ bus: UnsafeMutablePointer<Bus>, _ sub: UnsafeMutablePointer<Subscription>,
+               _ type: UnsafePointer<CChar>, _ rule: StaticString) {
+    qtshim_probe_drop(bus, type, SubscriptionPool.token(sub), UnsafeRawPointer(rule.utf8Start).assumingMemoryBound(to: CChar.self))
+}
+
 // MARK: - Calling
 
 /// Calls `hook` with `record` if it is still set, takes the record's kind, and this
@@ -214,6 +221,19 @@ func emitDispatch(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafePointer<CChar>
     record.subtype = subtype
     record.reached = reached
     record.status = reached
+    emit(bus, &record)
+}
+
+/// A DROP record: a bounded queue dropped a delivery of `type`/`subtype` to `sub`
+/// (`rule`: the overflow rule, or the call that woke its dispatcher).
+@inline(never)
+func emitDrop(_ bus: UnsafeMutablePointer<Bus>, _ sub: UnsafeMutablePointer<Subscription>,
+              _ type: UnsafePointer<CChar>, _ subtype: UnsafePointer<CChar>?, _ rule: StaticString) {
+    var record = traceRecord(QTBUS_TRACE_DROP)
+    record.type = type
+    record.subtype = subtype
+    record.token = qtbus_token(id: SubscriptionPool.token(sub))
+    record.function = UnsafeRawPointer(rule.utf8Start).assumingMemoryBound(to: CChar.self)
     emit(bus, &record)
 }
 

@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: MIT
+// Bounded queues (qtbus_queue_set_limit): a queue's waiting work in a ring of slots
+// under a lock, so that a limit can be kept and an overflow rule applied.
+//
+// Why a ring under a lock rather than the lock-free list of Queue.swift: every rule
+// but GROW looks at what is waiting (how many; the oldest delivery; LATEST's waiting
+// delivery of the same subscription and names) and changes it in place, and BLOCK needs
+// a place for dispatchers to wait in order.  The slots are allocated when the limit is
+// set, one per delivery the capacity allows, so a flood allocates nothing here; only
+// what the rules accept beyond the capacity (GROW, the dispatches that must not wait)
+// grows the ring.  A queue keeps its ring once it has one (a later GROW limit makes it
+// unbounded again): work never goes back to the list, where it could pass work still
+// in the ring.
+//
+// Every piece of work of such a queue goes through the ring, deliveries and other work
+// (a release, an execution) alike, so they stay one FIFO.  A delivery counts against
+// the capacity from the moment it is accepted until it is taken to run; other work
+// never counts.  A created queue drains the ring in one libdispatch item per burst,
+// one slot at a time (the slot's place is needed until its handler starts: that is
+// when it stops waiting).  The main queue posts one item per piece of work, each
+// running the oldest: main-queue work of C and Swift stays one FIFO.
+//
+// The dispatcher side (what a dropped delivery does: its trace record, its payload's
+// release) is in Dispatch/QueuedDelivery.swift: this file only decides and hands back.
+import CQtbusShims
+import Glibc
+
+/// qtbus_overflow.
+enum Overflow: UInt32 {
+    case grow = 0, block, dropNewest, dropOldest, latest
+
+    /// The `function` of the DROP records this rule makes.
+    var name: StaticString {
+        switch self {
+        case .grow: "QTBUS_OVERFLOW_GROW"
+        case .block: "QTBUS_OVERFLOW_BLOCK"
+        case .dropNewest: "QTBUS_OVERFLOW_DROP_NEWEST"
+        case .dropOldest: "QTBUS_OVERFLOW_DROP_OLDEST"
+        case .latest: "QTBUS_OVERFLOW_LATEST"
+        }
+    }
+}
+
+/// One piece of waiting work: a delivery (`sub` set), other work (`work` set), or the
+/// place of a delivery dropped from the middle (neither).
+struct Slot {
+    var work: UnsafeMutablePointer<WorkNode>? = nil
+    /// The Subscription (a Store type, not known down here).
+    var sub: UnsafeMutableRawPointer? = nil
+    var payload: UnsafeMutablePointer<Payload>? = nil
+    /// The bus whose hook takes DELIVER records of it.
+    var tracing: UnsafeMutableRawPointer? = nil
+    var once = false
+}
+
+/// A dispatcher waiting for room (BLOCK), on its own stack, in the ring's FIFO of them.
+struct Blocked {
+    var next: UnsafeMutablePointer<Blocked>? = nil
+    /// Futex word, written under the ring's lock: one of the `Blocked.*` answers.
+    var answer: UInt32 = Blocked.waiting
+    /// The bus the delivery is of (qtbus_bus_destroy wakes that bus's dispatchers).
+    let bus: UnsafeMutableRawPointer
+
+    static let waiting: UInt32 = 0
+    /// Room was kept for it (`Ring.reserved`).
+    static let admitted: UInt32 = 1
+    static let busDestroyed: UInt32 = 2
+    static let queueReleased: UInt32 = 3
+    /// The limit changed: decide again.
+    static let retry: UInt32 = 4
+}
+
+/// What became of an offered delivery.
+struct Offered {
+    /// It waits in the ring (the dispatch counts it).
+    var accepted: Bool
+    /// The delivery that left for good: the offered one (not accepted), or one it
+    /// pushed out; the caller finishes it outside the lock.
+    var dropped: Slot?
+    /// The DROP record's `function`.
+    var why: StaticString
+}
+
+struct Ring {
+    /// Only lock holders write the fields below it (see `field(_:)` in Lock.swift).
+    var lock: UInt32 = 0
+    var slots: UnsafeMutablePointer<Slot>
+    var size: Int
+    var head = 0
+    /// Slots in use from `head` on (deliveries, other work, and dropped places).
+    var used = 0
+    /// Deliveries in the ring: what the capacity bounds.
+    var waiting = 0
+    /// Room kept for admitted dispatchers that have not put their delivery in yet.
+    var reserved = 0
+    /// 0: unbounded.
+    var capacity: Int
+    var rule: Overflow
+    var blockTimeoutMs: Int32
+    var blockedHead: UnsafeMutablePointer<Blocked>? = nil
+    var blockedTail: UnsafeMutablePointer<Blocked>? = nil
+    /// Created queues: a drain item is posted and has not yet found the ring empty.
+    var draining = false
+    /// The main queue: items posted and not yet run (each runs one slot).
+    var mainItems = 0
+    /// The creator released the queue: BLOCK no longer waits.
+    var released = false
+    /// Runs a delivery slot (its argument; QueuedDelivery.swift), given when the ring
+    /// was made.
+    let runDelivery: @convention(c) (UnsafeMutableRawPointer) -> Void
+    /// Every ring, for qtbus_bus_destroy to find its dispatchers (under `ringsLock`).
+    var nextRing: UnsafeMutablePointer<Ring>? = nil
+    var prevRing: UnsafeMutablePointer<Ring>? = nil
+}
+
+/// The rings of all queues, linked through `nextRing`; taken before a ring's own lock.
+nonisolated(unsafe) private var ringsLock: UInt32 = 0
+nonisolated(unsafe) private var rings: UnsafeMutablePointer<Ring>? = nil
+
+extension UnsafeMutablePointer where Pointee == Queue {
+    @inline(__always)
+    var ring: UnsafeMutablePointer<Ring>? {
+        qtshim_atomic_load_ptr(UnsafeMutablePointer<UnsafeMutableRawPointer?>(field(\.ring)))?
+            .assumingMemoryBound(to: Ring.self)
+    }
+}
+
+// MARK: - Setting the limit
+
+/// qtbus_queue_set_limit, arguments checked.  False when out of memory (nothing changed).
+func setLimit(_ q: UnsafeMutablePointer<Queue>, capacity: Int, rule: Overflow, blockTimeoutMs: Int32,
+              runDelivery: @convention(c) (UnsafeMutableRawPointer) -> Void) -> Bool {
+    qtshim_lock(&ringsLock)
+    defer { qtshim_unlock(&ringsLock) }
+    guard let ring = q.ring else {
+        // Unbounded and never bounded: the list stays.
+        if rule == .grow && capacity == 0 { return true }
+        let size = max(capacity, 16)
+        guard let slots = tryAllocate(Slot.self, capacity: size), let ring = tryAllocate(Ring.self) else { return false }
+        ring.initialize(to: Ring(slots: slots, size: size, capacity: capacity, rule: rule,
+                                 blockTimeoutMs: blockTimeoutMs, runDelivery: runDelivery))
+        ring.pointee.nextRing = rings
+        rings?.pointee.prevRing = ring
+        rings = ring
+        qtshim_atomic_store_ptr(UnsafeMutablePointer<UnsafeMutableRawPointer?>(q.field(\.ring)), ring)
+        return true
+    }
+    qtshim_lock(ring.field(\.lock))
+    defer { qtshim_unlock(ring.field(\.lock)) }
+    if capacity > ring.pointee.size && !ring.resize(capacity) { return false }
+    ring.pointee.capacity = capacity
+    ring.pointee.rule = rule
+    ring.pointee.blockTimeoutMs = blockTimeoutMs
+    ring.answerAllBlocked(Blocked.retry)
+    return true
+}
+
+/// Frees the ring of a queue being freed (nothing is in it: no work is left to hold
+/// the queue).
+func freeRing(_ ring: UnsafeMutablePointer<Ring>) {
+    qtshim_lock(&ringsLock)
+    if let prev = ring.pointee.prevRing { prev.pointee.nextRing = ring.pointee.nextRing } else { rings = ring.pointee.nextRing }
+    ring.pointee.nextRing?.pointee.prevRing = ring.pointee.prevRing
+    qtshim_unlock(&ringsLock)
+    free(ring.pointee.slots)
+    ring.deinitialize(count: 1)
+    free(ring)
+}
+
+/// qtbus_queue_release on a bounded queue: its waiting dispatchers give up, and no
+/// dispatcher waits from now on.
+func releaseRing(_ ring: UnsafeMutablePointer<Ring>) {
+    qtshim_lock(ring.field(\.lock))
+    ring.pointee.released = true
+    ring.answerAllBlocked(Blocked.queueReleased)
+    qtshim_unlock(ring.field(\.lock))
+}
+
+/// qtbus_bus_destroy: the dispatchers of `bus` waiting on any queue give up.
+func wakeBlocked(of bus: UnsafeMutableRawPointer) {
+    qtshim_lock(&ringsLock)
+    var cursor = rings
+    while let ring = cursor {
+        qtshim_lock(ring.field(\.lock))
+        var link = ring.field(\.blockedHead)
+        var last: UnsafeMutablePointer<Blocked>? = nil
+        while let b = link.pointee {
+            if b.pointee.bus == bus {
+                link.pointee = b.pointee.next
+                answer(b, Blocked.busDestroyed)
+            } else {
+                last = b
+                link = b.field(\.next)
+            }
+        }
+        ring.pointee.blockedTail = last
+        qtshim_unlock(ring.field(\.lock))
+        cursor = ring.pointee.nextRing
+    }
+    qtshim_unlock(&ringsLock)
+}
+
+// MARK: - Offering work
+
+extension UnsafeMutablePointer where Pointee == Queue {
+    /// Other work (a release, an execution) into the ring: never refused, never counted.
+    func ringSubmit(_ ring: UnsafeMutablePointer<Ring>, _ node: UnsafeMutablePointer<WorkNode>) {
+        qtshim_lock(ring.field(\.lock))
+        ring.append(Slot(work: node))
+        kick(ring)
+        qtshim_unlock(ring.field(\.lock))
+    }
+
+    /// A delivery of `bus` into the ring, by the rule.  `mayWait`: a dispatch, which
+    /// BLOCK may hold (a replay may not).  Under the lock but while waiting.
+    func offer(_ ring: UnsafeMutablePointer<Ring>, _ slot: Slot, bus: UnsafeMutableRawPointer, mayWait: Bool) -> Offered {
+        qtshim_lock(ring.field(\.lock))
+        defer { qtshim_unlock(ring.field(\.lock)) }
+        while true {
+            let r = ring.pointee
+            if r.rule == .latest, let i = ring.sameKey(as: slot) {
+                let old = r.slots[i]
+                r.slots[i] = slot
+                leftWaiting(dropped: true)
+                enqueued(ring)
+                return Offered(accepted: true, dropped: old, why: r.rule.name)
+            }
+            if r.capacity == 0 || (r.waiting + r.reserved < r.capacity && r.blockedHead == nil) {
+                accept(ring, slot)
+                return Offered(accepted: true, dropped: nil, why: r.rule.name)
+            }
+            switch r.rule {
+            case .grow:
+                accept(ring, slot)
+                return Offered(accepted: true, dropped: nil, why: r.rule.name)
+            case .dropNewest:
+                countDropped()
+                return Offered(accepted: false, dropped: slot, why: r.rule.name)
+            case .dropOldest, .latest:
+                let old = ring.removeOldestDelivery()
+                if old != nil { leftWaiting(dropped: true) }
+                accept(ring, slot)
+                return Offered(accepted: true, dropped: old, why: r.rule.name)
+            case .block:
+                if !mayWait || mayNotWait(ring) {
+                    accept(ring, slot)
+                    return Offered(accepted: true, dropped: nil, why: r.rule.name)
+                }
+                if r.released || r.blockTimeoutMs == 0 {
+                    countDropped()
+                    return Offered(accepted: false, dropped: slot, why: r.released ? "qtbus_queue_release" : r.rule.name)
+                }
+                var me = Blocked(bus: bus)
+                let answer = withUnsafeMutablePointer(to: &me) { wait(ring, $0, timeoutMs: r.blockTimeoutMs) }
+                switch answer {
+                case Blocked.admitted:
+                    ring.pointee.reserved -= 1
+                    accept(ring, slot)
+                    return Offered(accepted: true, dropped: nil, why: r.rule.name)
+                case Blocked.retry:
+                    continue
+                default:
+                    countDropped()
+                    let why: StaticString = answer == Blocked.busDestroyed ? "qtbus_bus_destroy"
+                        : answer == Blocked.queueReleased ? "qtbus_queue_release" : r.rule.name
+                    return Offered(accepted: false, dropped: slot, why: why)
+                }
+            }
+        }
+    }
+
+    /// Whether a dispatch on this thread must not wait for this queue: it is the
+    /// queue's own (one of its handlers), or the main thread for the main queue.
+    private func mayNotWait(_ ring: UnsafeMutablePointer<Ring>) -> Bool {
+        qtshim_ring_current() == UnsafeMutableRawPointer(self) || (pointee.isMain && qtshim_is_main_thread())
+    }
+
+    /// Waits, the ring's lock held on entry and on return, for an answer or the
+    /// timeout (then removes itself and answers `Blocked.waiting`).
+    private func wait(_ ring: UnsafeMutablePointer<Ring>, _ me: UnsafeMutablePointer<Blocked>, timeoutMs: Int32) -> UInt32 {
+        if let tail = ring.pointee.blockedTail { tail.pointee.next = me } else { ring.pointee.blockedHead = me }
+        ring.pointee.blockedTail = me
+        let deadline: UInt64? = timeoutMs < 0 ? nil : qtshim_now_ns() &+ UInt64(timeoutMs) * 1_000_000
+        let word = me.field(\.answer)
+        while qtshim_atomic_load_u32(word) == Blocked.waiting {
+            var remaining: Int64 = -1
+            if let deadline {
+                let now = qtshim_now_ns()
+                if now >= deadline { break }
+                remaining = Int64(deadline - now)
+            }
+            qtshim_unlock(ring.field(\.lock))
+            qtshim_idle_wait(word, Blocked.waiting, remaining)
+            qtshim_lock(ring.field(\.lock))
+        }
+        let answer = qtshim_atomic_load_u32(word)
+        if answer == Blocked.waiting {
+            // Timed out: leave the line; whoever was behind may fit now.
+            var link = ring.field(\.blockedHead)
+            var last: UnsafeMutablePointer<Blocked>? = nil
+            while let b = link.pointee, b != me {
+                last = b
+                link = b.field(\.next)
+            }
+            link.pointee = me.pointee.next
+            if ring.pointee.blockedTail == me { ring.pointee.blockedTail = last }
+            ring.admitBlocked()
+        }
+        return answer
+    }
+
+    private func accept(_ ring: UnsafeMutablePointer<Ring>, _ slot: Slot) {
+        ring.append(slot)
+        ring.pointee.waiting += 1
+        enqueued(ring)
+        kick(ring)
+    }
+
+    /// Counts a delivery into the wait (the high-water mark from the ring's own count).
+    private func enqueued(_ ring: UnsafeMutablePointer<Ring>) {
+        qtshim_atomic_store_u64(field(\.enqueued), qtshim_atomic_load_u64(field(\.enqueued)) &+ 1)
+        let waiting = UInt64(ring.pointee.waiting)
+        if waiting > qtshim_atomic_load_u64(field(\.highWater)) { qtshim_atomic_store_u64(field(\.highWater), waiting) }
+    }
+
+    /// A delivery left the wait, to run (`dropped` false) or dropped.
+    private func leftWaiting(dropped: Bool) {
+        qtshim_atomic_store_u64(field(\.started), qtshim_atomic_load_u64(field(\.started)) &+ 1)
+        if dropped { countDropped() }
+    }
+
+    private func countDropped() {
+        qtshim_atomic_store_u64(field(\.dropped), qtshim_atomic_load_u64(field(\.dropped)) &+ 1)
+    }
+
+    /// Makes sure something will run what was just appended.
+    private func kick(_ ring: UnsafeMutablePointer<Ring>) {
+        if pointee.isMain {
+            guard ring.pointee.mainItems < ring.pointee.used else { return }
+            ring.pointee.mainItems += 1
+            qtshim_dq_async(pointee.dq, self) { raw in runMainItem(raw!.assumingMemoryBound(to: Queue.self)) }
+            return
+        }
+        guard !ring.pointee.draining else { return }
+        ring.pointee.draining = true
+        // The item keeps the Queue alive: its creator may release it meanwhile.
+        retain()
+        qtshim_dq_async(pointee.dq, self) { raw in runDrain(raw!.assumingMemoryBound(to: Queue.self)) }
+    }
+
+    /// Takes the oldest slot to run, under the lock; nil when the ring is empty.
+    fileprivate func take(_ ring: UnsafeMutablePointer<Ring>) -> Slot? {
+        while ring.pointee.used > 0 {
+            let slot = ring.pop()
+            if slot.work != nil { return slot }
+            guard slot.sub != nil else { continue }  // a dropped delivery's place
+            ring.pointee.waiting -= 1
+            leftWaiting(dropped: false)
+            ring.admitBlocked()
+            return slot
+        }
+        return nil
+    }
+}
+
+// MARK: - Running
+
+/// A created queue's drain item: runs the ring until it finds it empty.
+private func runDrain(_ q: UnsafeMutablePointer<Queue>) {
+    let ring = q.ring!
+    let outer = qtshim_ring_current()
+    qtshim_ring_set(q)
+    qtshim_tsan_acquire(ring)
+    while true {
+        qtshim_lock(ring.field(\.lock))
+        guard var slot = q.take(ring) else {
+            ring.pointee.draining = false
+            qtshim_unlock(ring.field(\.lock))
+            break
+        }
+        qtshim_unlock(ring.field(\.lock))
+        run(ring, &slot)
+    }
+    qtshim_ring_set(outer)
+    qtshim_tsan_release(ring)
+    q.release()
+}
+
+/// A main-queue item: runs the oldest slot, if a drop has not left the ring empty.
+private func runMainItem(_ q: UnsafeMutablePointer<Queue>) {
+    let ring = q.ring!
+    qtshim_lock(ring.field(\.lock))
+    ring.pointee.mainItems -= 1
+    let taken = q.take(ring)
+    qtshim_unlock(ring.field(\.lock))
+    guard var slot = taken else { return }
+    let outer = qtshim_ring_current()
+    qtshim_ring_set(q)
+    run(ring, &slot)
+    qtshim_ring_set(outer)
+}
+
+private func run(_ ring: UnsafeMutablePointer<Ring>, _ slot: inout Slot) {
+    if let work = slot.work {
+        qtshim_tsan_acquire(work)
+        work.pointee.run(UnsafeMutableRawPointer(work))
+    } else {
+        withUnsafeMutablePointer(to: &slot) { ring.pointee.runDelivery(UnsafeMutableRawPointer($0)) }
+    }
+}
+
+// MARK: - The ring itself (under its lock)
+
+extension UnsafeMutablePointer where Pointee == Ring {
+    fileprivate func append(_ slot: Slot) {
+        // Beyond the capacity, or GROW: waits for memory, as the unbounded queue does.
+        if pointee.used == pointee.size { _ = resize(pointee.size * 2, waiting: true) }
+        pointee.slots[(pointee.head + pointee.used) % pointee.size] = slot
+        pointee.used += 1
+    }
+
+    fileprivate func pop() -> Slot {
+        let slot = pointee.slots[pointee.head]
+        pointee.head = (pointee.head + 1) % pointee.size
+        pointee.used -= 1
+        return slot
+    }
+
+    /// Moves the slots to an array of `size` (>= used), oldest first.
+    fileprivate func resize(_ size: Int, waiting: Bool = false) -> Bool {
+        func attempt() -> UnsafeMutablePointer<Slot>? { tryAllocate(Slot.self, capacity: size) }
+        guard let slots = attempt() ?? (waiting ? waitForMemory(attempt) : nil) else { return false }
+        for i in 0..<pointee.used { slots[i] = pointee.slots[(pointee.head + i) % pointee.size] }
+        free(pointee.slots)
+        pointee.slots = slots
+        pointee.size = size
+        pointee.head = 0
+        return true
+    }
+
+    /// The index of the waiting delivery LATEST replaces: same subscription, type and
+    /// subtype.  Newest first: with LATEST there is at most one per key.
+    fileprivate func sameKey(as slot: Slot) -> Int? {
+        var i = pointee.used
+        while i > 0 {
+            i -= 1
+            let index = (pointee.head + i) % pointee.size
+            let other = pointee.slots[index]
+            guard other.sub == slot.sub, let a = other.payload, let b = slot.payload else { continue }
+            if a == b || (strcmp(a.type, b.type) == 0 && sameSubtype(a.subtype, b.subtype)) { return index }
+        }
+        return nil
+    }
+
+    /// Takes the oldest delivery out (its place stays, empty, if it is not the first).
+    fileprivate func removeOldestDelivery() -> Slot? {
+        for i in 0..<pointee.used {
+            let index = (pointee.head + i) % pointee.size
+            let slot = pointee.slots[index]
+            guard slot.sub != nil else { continue }
+            if i == 0 { _ = pop() } else { pointee.slots[index] = Slot() }
+            pointee.waiting -= 1
+            return slot
+        }
+        return nil
+    }
+
+    /// Gives room to the dispatchers waiting, oldest first, while there is room.
+    fileprivate func admitBlocked() {
+        while let b = pointee.blockedHead, pointee.capacity == 0 || pointee.waiting + pointee.reserved < pointee.capacity {
+            pointee.blockedHead = b.pointee.next
+            if pointee.blockedHead == nil { pointee.blockedTail = nil }
+            pointee.reserved += 1
+            answer(b, Blocked.admitted)
+        }
+    }
+
+    fileprivate func answerAllBlocked(_ value: UInt32) {
+        while let b = pointee.blockedHead {
+            pointee.blockedHead = b.pointee.next
+            answer(b, value)
+        }
+        pointee.blockedTail = nil
+    }
+}
+
+/// Under the ring's lock, so the waiter (which retakes it before leaving) is still
+/// there to be woken.
+private func answer(_ b: UnsafeMutablePointer<Blocked>, _ value: UInt32) {
+    qtshim_atomic_store_u32(b.field(\.answer), value)
+    qtshim_idle_wake(b.field(\.answer))
+}
+
+private func sameSubtype(_ a: UnsafeMutablePointer<CChar>?, _ b: UnsafeMutablePointer<CChar>?) -> Bool {
+    guard let a, let b else { return a == nil && b == nil }
+    return strcmp(a, b) == 0
+}
