@@ -82,9 +82,11 @@ struct Offered {
 }
 
 struct Ring {
-    /// Only lock holders write the fields below it (see `field(_:)` in Lock.swift).
-    var lock: UInt32 = 0
+    /// First, so that the base address ThreadSanitizer reports Swift's writes through
+    /// `pointee` at is a field only lock holders touch (see `field(_:)` in Lock.swift).
     var slots: UnsafeMutablePointer<Slot>
+    /// The futex lock over every field but `runDelivery`.
+    var lock: UInt32 = 0
     var size: Int
     var head = 0
     /// Slots in use from `head` on (deliveries, other work, and dropped places).
@@ -217,52 +219,55 @@ extension UnsafeMutablePointer where Pointee == Queue {
         qtshim_lock(ring.field(\.lock))
         defer { qtshim_unlock(ring.field(\.lock)) }
         while true {
-            let r = ring.pointee
-            if r.rule == .latest, let i = ring.sameKey(as: slot) {
-                let old = r.slots[i]
-                r.slots[i] = slot
+            // Field by field: a copy of the whole Ring would read the lock word too.
+            let rule = ring.pointee.rule
+            if rule == .latest, let i = ring.sameKey(as: slot) {
+                let old = ring.pointee.slots[i]
+                ring.pointee.slots[i] = slot
                 leftWaiting(dropped: true)
                 enqueued(ring)
-                return Offered(accepted: true, dropped: old, why: r.rule.name)
+                return Offered(accepted: true, dropped: old, why: rule.name)
             }
-            if r.capacity == 0 || (r.waiting + r.reserved < r.capacity && r.blockedHead == nil) {
+            let capacity = ring.pointee.capacity
+            if capacity == 0 || (ring.pointee.waiting + ring.pointee.reserved < capacity && ring.pointee.blockedHead == nil) {
                 accept(ring, slot)
-                return Offered(accepted: true, dropped: nil, why: r.rule.name)
+                return Offered(accepted: true, dropped: nil, why: rule.name)
             }
-            switch r.rule {
+            switch rule {
             case .grow:
                 accept(ring, slot)
-                return Offered(accepted: true, dropped: nil, why: r.rule.name)
+                return Offered(accepted: true, dropped: nil, why: rule.name)
             case .dropNewest:
                 countDropped()
-                return Offered(accepted: false, dropped: slot, why: r.rule.name)
+                return Offered(accepted: false, dropped: slot, why: rule.name)
             case .dropOldest, .latest:
                 let old = ring.removeOldestDelivery()
                 if old != nil { leftWaiting(dropped: true) }
                 accept(ring, slot)
-                return Offered(accepted: true, dropped: old, why: r.rule.name)
+                return Offered(accepted: true, dropped: old, why: rule.name)
             case .block:
                 if !mayWait || mayNotWait(ring) {
                     accept(ring, slot)
-                    return Offered(accepted: true, dropped: nil, why: r.rule.name)
+                    return Offered(accepted: true, dropped: nil, why: rule.name)
                 }
-                if r.released || r.blockTimeoutMs == 0 {
+                let (released, timeoutMs) = (ring.pointee.released, ring.pointee.blockTimeoutMs)
+                if released || timeoutMs == 0 {
                     countDropped()
-                    return Offered(accepted: false, dropped: slot, why: r.released ? "qtbus_queue_release" : r.rule.name)
+                    return Offered(accepted: false, dropped: slot, why: released ? "qtbus_queue_release" : rule.name)
                 }
                 var me = Blocked(bus: bus)
-                let answer = withUnsafeMutablePointer(to: &me) { wait(ring, $0, timeoutMs: r.blockTimeoutMs) }
+                let answer = withUnsafeMutablePointer(to: &me) { wait(ring, $0, timeoutMs: timeoutMs) }
                 switch answer {
                 case Blocked.admitted:
                     ring.pointee.reserved -= 1
                     accept(ring, slot)
-                    return Offered(accepted: true, dropped: nil, why: r.rule.name)
+                    return Offered(accepted: true, dropped: nil, why: rule.name)
                 case Blocked.retry:
                     continue
                 default:
                     countDropped()
                     let why: StaticString = answer == Blocked.busDestroyed ? "qtbus_bus_destroy"
-                        : answer == Blocked.queueReleased ? "qtbus_queue_release" : r.rule.name
+                        : answer == Blocked.queueReleased ? "qtbus_queue_release" : rule.name
                     return Offered(accepted: false, dropped: slot, why: why)
                 }
             }
