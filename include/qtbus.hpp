@@ -446,6 +446,21 @@ public:
 
 /* ---- queues ---- */
 
+/* A bound for a queue (qtbus_queue_set_limit): at most `capacity` deliveries waiting,
+ * and what happens to one more.  qtbus::limit{1000, QTBUS_OVERFLOW_DROP_OLDEST};
+ * qtbus::limit{64, QTBUS_OVERFLOW_BLOCK, std::chrono::milliseconds(50)}.  The default,
+ * {0, QTBUS_OVERFLOW_GROW}, is unbounded. */
+struct limit {
+    std::size_t capacity = 0;
+    /* A qtbus_overflow; an integer so that a value read from a configuration reaches
+     * the library's check (an unknown one is QTBUS_EINVAL) rather than being an enum
+     * value out of range. */
+    std::uint32_t overflow = QTBUS_OVERFLOW_GROW;
+    /* QTBUS_OVERFLOW_BLOCK only: how long a dispatch waits for room before its
+     * delivery is dropped (negative: no limit). */
+    std::chrono::milliseconds block_timeout{-1};
+};
+
 /* A serial queue (owning), or the main queue (qtbus::queue::main()). */
 class QTBUS_CXX_NODISCARD("a dropped qtbus::queue is released at once: keep it while subscriptions use it") queue {
 public:
@@ -453,6 +468,8 @@ public:
     {
         if (!q_) throw detail::failure(QTBUS_ENOMEM, "qtbus_queue_create");
     }
+    /* A bounded queue; throws qtbus::error (QTBUS_EINVAL) for a bad limit. */
+    queue(const char *label, const limit &l) : queue(label) { set_limit(l); }
     queue(queue &&o) noexcept : q_(o.q_) { o.q_ = nullptr; }
     queue &operator=(queue &&o) noexcept
     {
@@ -474,8 +491,16 @@ public:
         return m;
     }
     qtbus_queue *c_queue() const noexcept { return q_; }
+    /* Bounds the queue, or makes it unbounded again with limit{} (qtbus_queue_set_limit:
+     * any time, from any thread; the main queue too).  Throws qtbus::error. */
+    void set_limit(const limit &l)
+    {
+        const auto ms = l.block_timeout.count();
+        const int timeout = ms < 0 ? -1 : ms > INT_MAX ? INT_MAX : static_cast<int>(ms);
+        detail::check(qtbus_queue_set_limit(q_, l.capacity, l.overflow, timeout), "qtbus_queue_set_limit");
+    }
     /* The queue's counts (qtbus_queue_stats_get): pending, high_water, delivered, and
-     * dropped (0 in this version). */
+     * dropped (by a bounded queue's overflow rule). */
     qtbus_queue_stats stats() const
     {
         qtbus_queue_stats s{};
