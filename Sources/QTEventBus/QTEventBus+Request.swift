@@ -202,7 +202,7 @@ extension QTEventBus {
         return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options,
                           source: _qtSourceStart(E.self)) { sourceEnd in
             _QTRequestSubscription(value: _qtTypedValue(E.self), requestHandler: handler,
-                                   extras: _QTSubscriptionExtras.make(options: options, sourceEnd: sourceEnd))
+                                   extras: _QTSubscriptionExtras.make(options: options, bus: raw, sourceEnd: sourceEnd))
         }
     }
 
@@ -211,7 +211,7 @@ extension QTEventBus {
                                 handler: @escaping @Sendable (QTNamedEvent, QTRequestContext) -> Void) -> QTEventToken {
         _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil) { sourceEnd in
             _QTRequestSubscription(value: { QTNamedEvent(copying: $0) }, requestHandler: handler,
-                                   extras: _QTSubscriptionExtras.make(options: options, sourceEnd: sourceEnd))
+                                   extras: _QTSubscriptionExtras.make(options: options, bus: raw, sourceEnd: sourceEnd))
         }
     }
 }

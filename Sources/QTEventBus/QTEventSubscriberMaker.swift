@@ -69,6 +69,26 @@ public struct QTEventSubscriberMaker<Event> {
         return copy
     }
 
+    /// Bounds the deliveries waiting for the ``atQueue(_:)`` queue (or the main queue,
+    /// ``nextOnMain(_:)``) at `capacity`, and says what happens to one more: C's
+    /// `qtbus_queue_set_limit` rules, for this subscription alone (``QTOverflow``).
+    ///
+    /// A delivery waits from its dispatch until its handler starts. A dropped one never
+    /// reaches the handler and completes its part of a request; the dispatch still
+    /// counts the subscription as reached (the bus handed the event to it: the buffer
+    /// is the subscription's own, unlike a C queue's). Each drop is a DROP record on
+    /// the bus's trace hook
+    /// (``QTTraceKinds/drop``, `function` naming the rule). FIFO among the deliveries
+    /// kept; ``QTOverflow/latest`` keeps the replaced one's place. Without a queue the
+    /// subscription has nothing to buffer: finishing the maker traps, as a capacity
+    /// below 1 does here.
+    public func buffer(_ capacity: Int, whenFull: QTOverflow) -> Self {
+        if capacity < 1 { _qtMisuse("buffer(_:whenFull:)", "the capacity \(capacity) is below 1") }
+        var copy = self
+        copy.options.buffer = (capacity, whenFull)
+        return copy
+    }
+
     /// Ties the subscription to `object`'s lifetime, weakly: once `object` is
     /// deallocated the handler is never called again, ``QTEventBus/subscriberCount(of:subType:)``
     /// does not count the subscription, no dispatch reports it as reached, and it is

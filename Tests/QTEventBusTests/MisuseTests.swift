@@ -43,7 +43,7 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
     // each way to finish a maker; the engine's own refusal (too many subtypes) traps too.
     case onNamedEmpty, ofSubTypeEmpty, ofSubTypeLong, ofSubTypeNUL
     case nextBadType, nextOnMainBadType, nextRequestBadType, replyBadType, eventsBadType
-    case eventsOfBadSubtype, tooManySubtypes
+    case eventsOfBadSubtype, tooManySubtypes, bufferWithoutQueue, bufferOfZero
     // Dispatching, in all its forms.
     case dispatchEmptySubtype, dispatchLongSubtype, dispatchNULSubtype, dispatchStickyLongSubtype
     case dispatchEmptyString, dispatchBadType, dispatchBytesNULSubtype
@@ -76,6 +76,10 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
         case .eventsBadType: return "events(bufferingPolicy:) of \(bad): \(badType)"
         case .eventsOfBadSubtype:
             return "events(of:subType:bufferingPolicy:) of QTEventBusTests.PingEvent: the subtype \"\" is empty"
+        case .bufferWithoutQueue:
+            return "next(_:) of \"QTEventBusTests.PingEvent\": buffer(_:whenFull:) without atQueue(_:): "
+                + "a delivery on the dispatching thread waits for nothing"
+        case .bufferOfZero: return "buffer(_:whenFull:): the capacity 0 is below 1"
         case .tooManySubtypes:
             return "next(_:) of \"QTEventBusTests.PingEvent\": options->subtype_count is 4097"
         case .dispatchEmptySubtype: return "dispatch(_:sticky:) of \(tagged): the subtype \"\" is empty"
@@ -142,6 +146,8 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
         case .replyBadType: bus.on(BadlyNamed.self).reply { _ in ["x"] }
         case .eventsBadType: _ = bus.on(BadlyNamed.self).events()
         case .eventsOfBadSubtype: _ = bus.events(of: PingEvent.self, subType: "")
+        case .bufferWithoutQueue: bus.on(PingEvent.self).buffer(4, whenFull: .dropOldest).next { _ in }
+        case .bufferOfZero: _ = bus.on(PingEvent.self).buffer(0, whenFull: .latest)
         case .tooManySubtypes:
             var maker = bus.on(PingEvent.self)
             for i in 0...4096 { maker = maker.ofSubType("s\(i)") }

@@ -240,3 +240,38 @@ func releaseHeldRequest(_ held: UnsafeMutablePointer<EventView>) {
     free(held)
     request.release()
 }
+
+// MARK: - Queued work of Swift hops (qtbus_bus_wait_idle counts it)
+
+/// A Swift `atQueue` hop is about to be posted: counted as queued work of `bus` (which
+/// stays allocated until `_qtEngineQueuedWorkEnd`).  `main`: posted to the main
+/// queue; then `_qtEngineMainWorkPosted` follows the post, as for the engine's own
+/// main-queue work (Store/Bus.swift says why).
+@usableFromInline package func _qtEngineQueuedWorkBegin(_ bus: OpaquePointer, main: Bool) {
+    beginQueuedWork(UnsafeMutablePointer<Bus>(bus), main: main)
+}
+
+@usableFromInline package func _qtEngineMainWorkPosted(_ bus: OpaquePointer) {
+    mainWorkPosted(UnsafeMutablePointer<Bus>(bus))
+}
+
+/// The hop ran (or was dropped): its queued work is over.
+@usableFromInline package func _qtEngineQueuedWorkEnd(_ bus: OpaquePointer) {
+    endQueuedWork(UnsafeMutablePointer<Bus>(bus))
+}
+
+/// A Swift subscription's buffer (`buffer(_:whenFull:)`) dropped a delivery: the DROP
+/// record and the `drop` probe, as for an engine queue's drop.
+package func _qtEngineReportDrop(_ bus: OpaquePointer, token: UInt64, type: UnsafePointer<CChar>,
+                                 subtype: UnsafePointer<CChar>?, rule: StaticString) {
+    let bus = UnsafeMutablePointer<Bus>(bus)
+    if qtshim_probe_drop_enabled() {
+        qtshim_probe_drop(bus, type, token, UnsafeRawPointer(rule.utf8Start).assumingMemoryBound(to: CChar.self))
+    }
+    guard qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_DROP) != 0,
+          qtshim_trace_current() == nil else { return }
+    withMemoryEpoch { emitDrop(bus, token: token, type, subtype, rule) }
+}
+
+/// Whether this is the process's main thread.
+package func _qtEngineOnMainThread() -> Bool { qtshim_is_main_thread() }

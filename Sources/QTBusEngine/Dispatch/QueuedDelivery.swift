@@ -89,7 +89,7 @@ private func finishDropped(_ slot: Slot, _ why: StaticString) {
     let bus = extra.pointee.bus!
     if qtshim_probe_drop_enabled() { probeDrop(bus, sub, payload.type, why) }
     if qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_DROP) != 0 && qtshim_trace_current() == nil {
-        withMemoryEpoch { emitDrop(bus, sub, payload.type, payload.subtype, why) }
+        withMemoryEpoch { emitDrop(bus, token: SubscriptionPool.token(sub), payload.type, payload.subtype, why) }
     }
     payload.release()
     let done = extra.field(\.done)

@@ -224,15 +224,15 @@ func emitDispatch(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafePointer<CChar>
     emit(bus, &record)
 }
 
-/// A DROP record: a bounded queue dropped a delivery of `type`/`subtype` to `sub`
+/// A DROP record: a bounded queue dropped a delivery of `type`/`subtype` to `token`
 /// (`rule`: the overflow rule, or the call that woke its dispatcher).
 @inline(never)
-func emitDrop(_ bus: UnsafeMutablePointer<Bus>, _ sub: UnsafeMutablePointer<Subscription>,
+func emitDrop(_ bus: UnsafeMutablePointer<Bus>, token: UInt64,
               _ type: UnsafePointer<CChar>, _ subtype: UnsafePointer<CChar>?, _ rule: StaticString) {
     var record = traceRecord(QTBUS_TRACE_DROP)
     record.type = type
     record.subtype = subtype
-    record.token = qtbus_token(id: SubscriptionPool.token(sub))
+    record.token = qtbus_token(id: token)
     record.function = UnsafeRawPointer(rule.utf8Start).assumingMemoryBound(to: CChar.self)
     emit(bus, &record)
 }

@@ -46,6 +46,8 @@ import QTBusEngine
 struct _QTSubscribeOptions {
     var subTypes: [String] = []
     var queue: DispatchQueue? = nil
+    /// `buffer(_:whenFull:)`: the capacity and the rule.
+    var buffer: (capacity: Int, whenFull: QTOverflow)? = nil
     var owner: AnyObject? = nil
     var bag: QTDisposeBag? = nil
     var priority: Int32 = 0
@@ -117,6 +119,12 @@ final class _QTSubscriptionExtras: @unchecked Sendable {
     // @unchecked: every stored property is a `let` set in init except `owner`, a weak
     // reference also written only in init (the runtime makes weak loads thread-safe).
     @usableFromInline let queue: DispatchQueue?
+    /// The engine bus, whose queued work a hop is (qtbus_bus_wait_idle waits for it).
+    @usableFromInline let bus: OpaquePointer
+    /// `queue` is the main queue.
+    @usableFromInline let isMain: Bool
+    /// `buffer(_:whenFull:)`'s bound on the hops waiting.
+    @usableFromInline let buffer: _QTHopBuffer?
     weak var owner: AnyObject?
     let hasOwner: Bool
     /// ONCE: released as it fires, which must not drop its queued hop.
@@ -125,13 +133,19 @@ final class _QTSubscriptionExtras: @unchecked Sendable {
     let sourceEnd: (@Sendable () -> Void)?
 
     /// Nil when there is nothing to keep (without a queue, ONCE needs nothing here).
-    static func make(options: _QTSubscribeOptions, sourceEnd: (@Sendable () -> Void)?) -> _QTSubscriptionExtras? {
+    static func make(options: _QTSubscribeOptions, bus: OpaquePointer,
+                     sourceEnd: (@Sendable () -> Void)?) -> _QTSubscriptionExtras? {
         if options.queue == nil && options.owner == nil && sourceEnd == nil { return nil }
-        return _QTSubscriptionExtras(options: options, sourceEnd: sourceEnd)
+        return _QTSubscriptionExtras(options: options, bus: bus, sourceEnd: sourceEnd)
     }
 
-    private init(options: _QTSubscribeOptions, sourceEnd: (@Sendable () -> Void)?) {
+    private init(options: _QTSubscribeOptions, bus: OpaquePointer, sourceEnd: (@Sendable () -> Void)?) {
         queue = options.queue
+        self.bus = bus
+        isMain = options.queue?.label == DispatchQueue.main.label
+        buffer = options.queue.flatMap { queue in
+            options.buffer.map { _QTHopBuffer(capacity: $0.capacity, rule: $0.whenFull, queue: queue) }
+        }
         owner = options.owner
         hasOwner = options.owner != nil
         once = options.once
@@ -202,10 +216,44 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
         // The hop carries the handler: a ONCE subscription is released (its handler
         // dropped) as it fires, before its hop runs.
         let handler = self.handler
+        let extras = extras.unsafelyUnwrapped  // a subscription with a queue has them
+        if let buffer = extras.buffer { return bufferedHop(value, event, heldBits, buffer, extras) }
+        let isMain = extras.isMain
+        _qtEngineQueuedWorkBegin(extras.bus, main: isMain)
         queue.async { [self] in
             if hopMayRun(extras) { handler(value) }
             if heldBits != 0 { _qtEngineReleaseHeldRequest(OpaquePointer(bitPattern: heldBits)!) }
+            _qtEngineQueuedWorkEnd(extras.bus)
         }
+        if isMain { _qtEngineMainWorkPosted(extras.bus) }
+    }
+
+    /// `hop` through the subscription's buffer, which runs or drops it.
+    @usableFromInline @inline(never)
+    final func bufferedHop(_ value: V, _ event: OpaquePointer, _ heldBits: UInt, _ buffer: _QTHopBuffer,
+                           _ extras: _QTSubscriptionExtras) {
+        let handler = self.handler
+        let (isMain, token) = (extras.isMain, id)
+        let type = String(cString: _qtbus_event_type(event)!)
+        let subType = _qtbus_event_subtype(event).map { String(cString: $0) }
+        _qtEngineQueuedWorkBegin(extras.bus, main: isMain)
+        buffer.offer(_QTHopBuffer.Waiting(subType: subType, run: { [self] in
+            if hopMayRun(extras) { handler(value) }
+            if heldBits != 0 { _qtEngineReleaseHeldRequest(OpaquePointer(bitPattern: heldBits)!) }
+            _qtEngineQueuedWorkEnd(extras.bus)
+        }, drop: { rule in
+            let bus = extras.bus
+            type.withCString { type in
+                if let subType {
+                    subType.withCString { _qtEngineReportDrop(bus, token: token, type: type, subtype: $0, rule: rule) }
+                } else {
+                    _qtEngineReportDrop(bus, token: token, type: type, subtype: nil, rule: rule)
+                }
+            }
+            if heldBits != 0 { _qtEngineReleaseHeldRequest(OpaquePointer(bitPattern: heldBits)!) }
+            _qtEngineQueuedWorkEnd(bus)
+        }))
+        if isMain { _qtEngineMainWorkPosted(extras.bus) }
     }
 
     override func released() {
@@ -413,7 +461,7 @@ extension QTEventBus {
                           source: _qtSourceStart(E.self)) { sourceEnd in
             // Plain (no queue, no freeWith): the specialized fast path; with a queue, the
             // specialized hop; else the slow path.
-            guard let extras = _QTSubscriptionExtras.make(options: options, sourceEnd: sourceEnd) else {
+            guard let extras = _QTSubscriptionExtras.make(options: options, bus: raw, sourceEnd: sourceEnd) else {
                 return _QTTypedSubscription(deliver: fast, handler: handler)
             }
             return _QTTypedOptionsSubscription(deliver: extras.queue == nil ? _qtSlowDeliverFunction : hop,
@@ -426,7 +474,7 @@ extension QTEventBus {
                          handler: @escaping @Sendable (QTNamedEvent) -> Void) -> QTEventToken {
         _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil) { sourceEnd in
             _QTNamedSubscription(handler: handler,
-                                 extras: _QTSubscriptionExtras.make(options: options, sourceEnd: sourceEnd))
+                                 extras: _QTSubscriptionExtras.make(options: options, bus: raw, sourceEnd: sourceEnd))
         }
     }
 
@@ -438,6 +486,10 @@ extension QTEventBus {
         // Every name was checked: by `on(named:)`, `ofSubType(_:)`, or the typed
         // subscribe (`_qtRequireTypeName`).
         guard let cName = name.cName else { _qtMisuse("\(options.call)", _qtNameProblem(name.name, .type) ?? "") }
+        if options.buffer != nil && options.queue == nil {
+            _qtMisuse("\(options.call) of \(_qtQuoted(name.name))",
+                      "buffer(_:whenFull:) without atQueue(_:): a delivery on the dispatching thread waits for nothing")
+        }
         // Claimed before the engine subscription exists: the source is running before
         // the first event can be expected.
         let sourceEnd = source?(self, options.subTypes)
