@@ -217,7 +217,8 @@ QTBUS_API int qtbus_bus_destroy(qtbus_bus *bus);
  * delivery to a subscription with a queue (created queues and the main queue, replays
  * of sticky events included), from its dispatch until its handler returned and its
  * event's object_release (if it was the last delivery) ran, and every posted dispatch
- * (qtbus_dispatch_on_bus_queue / _on_main) with the deliveries it makes.  Work
+ * (qtbus_dispatch_on_bus_queue / _on_main) with the deliveries it makes, and the
+ * hops of Swift subscriptions delivered on a DispatchQueue (atQueue).  Work
  * dispatched meanwhile counts too, so a bus that never stops receiving may never be
  * idle.  Not counted: synchronous handlers on other threads, release hooks, command
  * executions.  It sleeps (a futex), woken when the last such piece of work ends; it

@@ -23,25 +23,40 @@ int main(void)
     qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "Login", .subtype = "alice" });
     qtbus_token_dispose(token);
     qtbus_bus_destroy(bus);
+    /* A bounded main queue, never drained: the second delivery does not fit. */
+    qtbus_bus *ticks = qtbus_bus_create();
+    qtbus_queue_set_limit(qtbus_queue_main(), 1, QTBUS_OVERFLOW_DROP_NEWEST, -1);
+    qtbus_sub_options on_main = { .queue = qtbus_queue_main() };
+    qtbus_subscribe(ticks, "Tick", &on_main, on_login, NULL, NULL, NULL);
+    qtbus_dispatch(ticks, &(qtbus_event_desc){ .type = "Tick", .subtype = "t1" });
+    qtbus_dispatch(ticks, &(qtbus_event_desc){ .type = "Tick", .subtype = "t2" });
     return 0;
 }
 C
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig" cc -o "$tmp/app" "$tmp/app.c" $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs qtbus)
 
 gdb_args=(-batch -nx -ex "set breakpoint pending on")
-for probe in subscribe deliver dispatch dispose release; do gdb_args+=(-ex "break -probe-stap qtbus:$probe"); done
+for probe in subscribe deliver dispatch dispose release drop; do gdb_args+=(-ex "break -probe-stap qtbus:$probe"); done
 gdb_args+=(-ex run
   -ex 'printf "subscribe %s %#lx\n", $_probe_arg1, $_probe_arg2' -ex continue
   -ex 'printf "deliver %s %#lx %d\n", $_probe_arg0, $_probe_arg1, $_probe_arg2' -ex continue
   -ex 'printf "dispatch %s %s %d\n", $_probe_arg1, $_probe_arg2, $_probe_arg3' -ex continue
   -ex 'printf "dispose %#lx %#lx\n", $_probe_arg0, $_probe_arg1' -ex continue
-  -ex 'printf "release %#lx\n", $_probe_arg0' -ex continue)
-got=$(timeout 120 gdb "${gdb_args[@]}" "$tmp/app" 2>&1 | grep -E '^(subscribe|deliver|dispatch|dispose|release) ' || true)
+  -ex 'printf "release %#lx\n", $_probe_arg0' -ex continue
+  -ex 'printf "subscribe %s %#lx\n", $_probe_arg1, $_probe_arg2' -ex continue
+  -ex 'printf "dispatch %s %s %d\n", $_probe_arg1, $_probe_arg2, $_probe_arg3' -ex continue
+  -ex 'printf "drop %s %#lx %s\n", $_probe_arg1, $_probe_arg2, $_probe_arg3' -ex continue
+  -ex 'printf "dispatch %s %s %d\n", $_probe_arg1, $_probe_arg2, $_probe_arg3' -ex continue)
+got=$(timeout 120 gdb "${gdb_args[@]}" "$tmp/app" 2>&1 | grep -E '^(subscribe|deliver|dispatch|dispose|release|drop) ' || true)
 want="subscribe Login 0x100000000
 deliver Login 0x100000000 0
 dispatch Login alice 1
 dispose 0x100000000 0x5eed
-release 0x5eed"
+release 0x5eed
+subscribe Tick 0x200000000
+dispatch Tick t1 1
+drop Tick 0x200000000 QTBUS_OVERFLOW_DROP_NEWEST
+dispatch Tick t2 0"
 if [ "$got" != "$want" ]; then
   echo "probes-test: got:"; echo "$got"; echo "probes-test: want:"; echo "$want"
   die "the USDT probes did not fire as expected"
