@@ -137,7 +137,7 @@ func setLimit(_ q: UnsafeMutablePointer<Queue>, capacity: Int, rule: Overflow, b
     guard let ring = q.ring else {
         // Unbounded and never bounded: the list stays.
         if rule == .grow && capacity == 0 { return true }
-        let size = max(capacity, 16)
+        let size = slotCount(for: capacity)
         guard let slots = tryAllocate(Slot.self, capacity: size), let ring = tryAllocate(Ring.self) else { return false }
         ring.initialize(to: Ring(slots: slots, size: size, capacity: capacity, rule: rule,
                                  blockTimeoutMs: blockTimeoutMs, runDelivery: runDelivery))
@@ -149,7 +149,7 @@ func setLimit(_ q: UnsafeMutablePointer<Queue>, capacity: Int, rule: Overflow, b
     }
     qtshim_lock(ring.field(\.lock))
     defer { qtshim_unlock(ring.field(\.lock)) }
-    if capacity > ring.pointee.size && !ring.resize(capacity) { return false }
+    if capacity > ring.pointee.size && !ring.resize(slotCount(for: capacity)) { return false }
     ring.pointee.capacity = capacity
     ring.pointee.rule = rule
     ring.pointee.blockTimeoutMs = blockTimeoutMs
@@ -416,17 +416,29 @@ private func run(_ ring: UnsafeMutablePointer<Ring>, _ slot: inout Slot) {
 
 // MARK: - The ring itself (under its lock)
 
+/// The slots for `capacity` deliveries: a power of two (an index wraps with a mask, not
+/// a division), at least 16.
+private func slotCount(for capacity: Int) -> Int {
+    var size = 16
+    while size < capacity { size <<= 1 }
+    return size
+}
+
 extension UnsafeMutablePointer where Pointee == Ring {
+    /// The index of the slot `i` places after the oldest.
+    @inline(__always)
+    fileprivate func at(_ i: Int) -> Int { (pointee.head &+ i) & (pointee.size &- 1) }
+
     fileprivate func append(_ slot: Slot) {
         // Beyond the capacity, or GROW: waits for memory, as the unbounded queue does.
         if pointee.used == pointee.size { _ = resize(pointee.size * 2, waiting: true) }
-        pointee.slots[(pointee.head + pointee.used) % pointee.size] = slot
+        pointee.slots[at(pointee.used)] = slot
         pointee.used += 1
     }
 
     fileprivate func pop() -> Slot {
         let slot = pointee.slots[pointee.head]
-        pointee.head = (pointee.head + 1) % pointee.size
+        pointee.head = at(1)
         pointee.used -= 1
         return slot
     }
@@ -435,7 +447,7 @@ extension UnsafeMutablePointer where Pointee == Ring {
     fileprivate func resize(_ size: Int, waiting: Bool = false) -> Bool {
         func attempt() -> UnsafeMutablePointer<Slot>? { tryAllocate(Slot.self, capacity: size) }
         guard let slots = attempt() ?? (waiting ? waitForMemory(attempt) : nil) else { return false }
-        for i in 0..<pointee.used { slots[i] = pointee.slots[(pointee.head + i) % pointee.size] }
+        for i in 0..<pointee.used { slots[i] = pointee.slots[at(i)] }
         free(pointee.slots)
         pointee.slots = slots
         pointee.size = size
@@ -449,7 +461,7 @@ extension UnsafeMutablePointer where Pointee == Ring {
         var i = pointee.used
         while i > 0 {
             i -= 1
-            let index = (pointee.head + i) % pointee.size
+            let index = at(i)
             let other = pointee.slots[index]
             guard other.sub == slot.sub, let a = other.payload, let b = slot.payload else { continue }
             if a == b || (strcmp(a.type, b.type) == 0 && sameSubtype(a.subtype, b.subtype)) { return index }
@@ -460,7 +472,7 @@ extension UnsafeMutablePointer where Pointee == Ring {
     /// Takes the oldest delivery out (its place stays, empty, if it is not the first).
     fileprivate func removeOldestDelivery() -> Slot? {
         for i in 0..<pointee.used {
-            let index = (pointee.head + i) % pointee.size
+            let index = at(i)
             let slot = pointee.slots[index]
             guard slot.sub != nil else { continue }
             if i == 0 { _ = pop() } else { pointee.slots[index] = Slot() }
