@@ -60,6 +60,9 @@ void h_glib_signal(void *instance, const char *text, int number, void *userdata)
 /* Queued delivery: counts on the (serial) queue and wakes bench_queued_wait() when the
  * count reaches the target set by bench_queued_arm(). */
 void bench_queued_arm(uint64_t target);
+/* A new target with the count kept (a burst posted in chunks waits for each chunk):
+ * only while no queued handler runs. */
+void bench_queued_expect(uint64_t target);
 void bench_queued_wait(void);
 uint64_t bench_queued_count(void);
 void h_queued_plain(void *context);                                   /* dispatch_function_t */
@@ -93,19 +96,27 @@ typedef struct bench_lib {
 extern const bench_lib bench_qtbus, bench_qtbus_id, bench_qtbus_cxx, bench_glib, bench_sigc, bench_boost, bench_fnptr,
     bench_mutex;
 
-/* Queued delivery through one serial queue: qtbus (subscription on a qtbus_queue) and
- * bare libdispatch (dispatch_async_f).  run() posts n items and waits until the
- * handler counted n; the driver times it.  burst: a gate item goes first and is opened
- * once all n are posted (the queue holds them all, no wake-up per item); else the
- * queue runs while the items are posted (producer and consumer race). */
+/* Queued delivery through one serial queue: qtbus (subscription on a qtbus_queue,
+ * unbounded or bounded), bare libdispatch (dispatch_async_f) and a plain SPSC ring
+ * (lib_spsc.c).  run() posts n items and waits until the handler counted n; the driver
+ * times it.  chunk 0: stream, the queue runs while the items are posted (producer and
+ * consumer race).  chunk > 0: burst, a gate item goes first and is opened once the
+ * items behind it are posted (the queue holds them all, no wake-up per item), at most
+ * `chunk` items per gate: gate, post the chunk, open the gate, wait for the chunk, and
+ * again until n are done.  UINT64_MAX: one gate for all n (an unbounded queue).  A
+ * queue of 1024 slots takes BENCH_QUEUE_CHUNK: the gate and the chunk fill it, and a
+ * producer that blocks when it is full never waits for a gate it has not opened. */
+#define BENCH_QUEUE_CHUNK 1023
+#define BENCH_QUEUE_SLOTS 1024
 typedef struct bench_queue_impl {
     const char *key, *name;
     void *(*create)(void);
-    void (*run)(void *q, uint64_t n, int burst);
+    void (*run)(void *q, uint64_t n, uint64_t chunk);
     void (*destroy)(void *q);
 } bench_queue_impl;
 
-extern const bench_queue_impl bench_queue_qtbus, bench_queue_libdispatch;
+extern const bench_queue_impl bench_queue_qtbus, bench_queue_qtbus_bounded, bench_queue_libdispatch,
+    bench_queue_spsc;
 
 /* Memory per qtbus subscription with a subtype (lib_qtbus.c): n subscriptions naming
  * one subtype (distinct = 0) or a subtype each (distinct = 1).  Sets the RSS and heap

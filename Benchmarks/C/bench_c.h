@@ -6,12 +6,13 @@
  *   main.c     options and the order of the cases
  *   results.c  the columns (libraries) and the result rows, medians
  *   timing.c   the clock, calibration, interleaved repetitions, count checks
- *   cases.c    the six cases
+ *   cases.c    cases 1 to 6
  *   report.c   the tables, PERFORMANCE.md's targets, JSON and Markdown
  *   machine.c  what the run says about the machine (CPU, kernel, load, compilers)
  *   case_signals.c  the typed-signal case, with its own columns and table
  *   case_trace.c    the trace-hook case, with its own columns and table
  *   case_growth.c   costs against the number of types, subtypes and subscriptions
+ *   case_flood.c    a flood into a bounded queue per overflow rule, a child process each
  */
 #ifndef BENCH_C_H
 #define BENCH_C_H
@@ -27,6 +28,7 @@
 enum { C_QTBUS, C_QTBUSID, C_QTBUSXX, C_GLIB, C_SIGC, C_BOOST, C_FNPTR, C_MUTEX, C_BARE, NCOL };
 #define NLIB 8 /* the columns with a bench_lib adapter */
 #define MAXREP 64
+#define MAXROW 24 /* rows of the main table */
 
 typedef struct {
     int present;
@@ -75,7 +77,7 @@ extern const bench_lib *const libs[NLIB];
 extern const char *const col_key[NCOL];
 extern const char *const col_head[NCOL];
 extern const char *const col_long[NCOL];
-extern row rows[16];
+extern row rows[MAXROW];
 extern int nrows;
 row *new_row(const char *id, const char *title, const char *unit, const char *better);
 row *find_row(const char *id);
@@ -99,7 +101,8 @@ void case_sub_dispose(void);
 void case_two_threads(void);
 int child_mem(const char *key, size_t n);
 void case_memory(void);
-void case_queue(int burst);
+/* burst: behind a gate; bounded: the qtbus queue bounded to 1024 with BLOCK. */
+void case_queue(int burst, int bounded);
 void case_startup(void);
 
 /* case_signals.c */
@@ -116,6 +119,12 @@ void write_trace_json(FILE *f);
 void case_growth(void);
 void print_growth(FILE *f, int markdown);
 void write_growth_json(FILE *f);
+
+/* case_flood.c */
+void case_flood(void);
+int child_flood(const char *rule, uint64_t events, uint64_t sample_every);
+void print_flood(FILE *f, int markdown);
+void write_flood_json(FILE *f);
 
 /* report.c */
 void print_table(FILE *f, int spread);

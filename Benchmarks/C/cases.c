@@ -324,14 +324,14 @@ void case_memory(void)
 typedef struct {
     const bench_queue_impl *impl;
     void *q;
-    int burst;
+    uint64_t chunk; /* bench.h: 0 stream, else the most items behind one gate */
 } queue_arg;
 
 static double measure_queue(void *p, uint64_t n)
 {
     queue_arg *a = p;
     double t0 = now();
-    a->impl->run(a->q, n, a->burst);
+    a->impl->run(a->q, n, a->chunk);
     double t = now() - t0;
     expect_count(a->impl->name, "queued delivery", bench_queued_count(), n);
     return t;
@@ -341,22 +341,44 @@ static double measure_queue(void *p, uint64_t n)
  * enqueue, dequeue and call cost per item, with no wake-up per item; the row the
  * target is checked on) and streaming (the queue runs while the items are posted:
  * what a producer sees, which swings with whether the consumer thread sleeps between
- * items). */
-void case_queue(int burst)
+ * items).
+ *
+ * bounded: the qtbus column's queue is bounded to 1024 deliveries with
+ * QTBUS_OVERFLOW_BLOCK and no timeout (qtbus_queue_set_limit).  A burst of n behind one
+ * gate would leave the producer waiting for room forever (the gate holds the
+ * consumer), so the bounded burst row posts in chunks of BENCH_QUEUE_CHUNK (1023: with
+ * the gate, the 1024 slots): gate, post the chunk, open the gate, wait for the chunk,
+ * and again.  Its bare column is chunked the same way, so q/bare compares like with
+ * like (each chunk adds one wake-up of the queue's thread to both).  The stream row
+ * needs no chunks: the producer waits for room when the queue is full.
+ *
+ * The fn-ptr column (the unsafe limit elsewhere) is a plain SPSC ring of 1024 slots
+ * (lib_spsc.c) in all four rows, chunked as the bounded rows in burst mode (its gate
+ * holds its consumer too). */
+void case_queue(int burst, int bounded)
 {
-    row *r = burst ? new_row("queued_serial", "queued, serial queue (burst)", "ns/event", "lower")
-                   : new_row("queued_serial_streaming", "queued, serial queue (stream)", "ns/event",
-                             "lower");
-    queue_arg qa = {&bench_queue_qtbus, bench_queue_qtbus.create(), burst};
-    queue_arg la = {&bench_queue_libdispatch, bench_queue_libdispatch.create(), burst};
+    static const char *const ids[2][2] = {{"queued_serial_streaming", "queued_serial"},
+                                          {"queued_bounded_streaming", "queued_bounded"}};
+    static const char *const titles[2][2] = {{"queued, serial queue (stream)", "queued, serial queue (burst)"},
+                                             {"queued, bounded serial queue (stream)",
+                                              "queued, bounded serial queue (burst)"}};
+    row *r = new_row(ids[bounded][burst], titles[bounded][burst], "ns/event", "lower");
+    uint64_t chunk = !burst ? 0 : bounded ? BENCH_QUEUE_CHUNK : UINT64_MAX;
+    const bench_queue_impl *qimpl = bounded ? &bench_queue_qtbus_bounded : &bench_queue_qtbus;
+    queue_arg qa = {qimpl, qimpl->create(), chunk};
+    queue_arg la = {&bench_queue_libdispatch, bench_queue_libdispatch.create(), chunk};
+    queue_arg sa = {&bench_queue_spsc, bench_queue_spsc.create(), chunk ? BENCH_QUEUE_CHUNK : 0};
     subject s[NCOL] = {{0}};
     s[C_QTBUS] = (subject){measure_queue, &qa, 256};
+    s[C_FNPTR] = (subject){measure_queue, &sa, 256};
     s[C_BARE] = (subject){measure_queue, &la, 256};
     for (int i = C_QTBUSID; i <= C_MUTEX; i++)
-        r->c[i].na = "-";
+        if (i != C_FNPTR)
+            r->c[i].na = "-";
     run_interleaved(r, s);
     qa.impl->destroy(qa.q);
     la.impl->destroy(la.q);
+    sa.impl->destroy(sa.q);
 }
 
 /* ---- case 6: start-up ---------------------------------------------------------- */

@@ -76,6 +76,8 @@ void bench_queued_arm(uint64_t target)
     queued_target = target;
 }
 
+void bench_queued_expect(uint64_t target) { queued_target = target; }
+
 void bench_queued_wait(void)
 {
     while (sem_wait(&queued_done) != 0) {

@@ -23,18 +23,26 @@ static void *ld_create(void)
     return q;
 }
 
-static void ld_run(void *q, uint64_t n, int burst)
+static void ld_run(void *q, uint64_t n, uint64_t chunk)
 {
     bench_queued_arm(n);
-    if (burst) {
+    if (chunk == 0) {
+        for (uint64_t i = 0; i < n; i++)
+            dispatch_async_f(q, NULL, h_queued_plain);
+        bench_queued_wait();
+        return;
+    }
+    for (uint64_t done = 0; done < n;) {
+        uint64_t k = n - done < chunk ? n - done : chunk;
+        bench_queued_expect(done + k);
         bench_gate_prepare();
         dispatch_async_f(q, NULL, h_gate_plain);
-    }
-    for (uint64_t i = 0; i < n; i++)
-        dispatch_async_f(q, NULL, h_queued_plain);
-    if (burst)
+        for (uint64_t i = 0; i < k; i++)
+            dispatch_async_f(q, NULL, h_queued_plain);
         bench_gate_open();
-    bench_queued_wait();
+        bench_queued_wait();
+        done += k;
+    }
 }
 
 static void ld_destroy(void *q) { dispatch_release(q); }

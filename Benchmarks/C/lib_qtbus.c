@@ -181,22 +181,49 @@ static void *qq_create(void)
     return q;
 }
 
-static void qq_run(void *p, uint64_t n, int burst)
+/* The same queue bounded to BENCH_QUEUE_SLOTS deliveries; a dispatch that finds it
+ * full waits for room (QTBUS_OVERFLOW_BLOCK, no timeout).  The gate counts against the
+ * capacity until it is taken to run. */
+static void *qq_create_bounded(void)
+{
+    qqueue *q = qq_create();
+    int rc = qtbus_queue_set_limit(q->queue, BENCH_QUEUE_SLOTS, QTBUS_OVERFLOW_BLOCK, -1);
+    if (rc != QTBUS_OK)
+        bench_fail("qtbus: qtbus_queue_set_limit: %s", qtbus_strerror(rc));
+    return q;
+}
+
+static uint64_t qq_post(qqueue *q, uint64_t n)
+{
+    const qtbus_event_desc desc = {.type = "BenchQueued"};
+    uint64_t posted = 0;
+    for (uint64_t i = 0; i < n; i++)
+        posted += (uint64_t)qtbus_dispatch(q->bus, &desc);
+    return posted;
+}
+
+static void qq_run(void *p, uint64_t n, uint64_t chunk)
 {
     qqueue *q = p;
-    const qtbus_event_desc desc = {.type = "BenchQueued"};
     const qtbus_event_desc gate = {.type = "BenchGate"};
     uint64_t posted = 0;
     bench_queued_arm(n);
-    if (burst) {
-        bench_gate_prepare();
-        if (qtbus_dispatch(q->bus, &gate) != 1)
-            bench_fail("qtbus: the gate event was not queued");
+    if (chunk == 0) {
+        posted = qq_post(q, n);
+    } else {
+        for (uint64_t done = 0; done < n;) {
+            uint64_t k = n - done < chunk ? n - done : chunk;
+            bench_queued_expect(done + k);
+            bench_gate_prepare();
+            if (qtbus_dispatch(q->bus, &gate) != 1)
+                bench_fail("qtbus: the gate event was not queued");
+            posted += qq_post(q, k);
+            bench_gate_open();
+            done += k;
+            if (done < n)
+                bench_queued_wait();
+        }
     }
-    for (uint64_t i = 0; i < n; i++)
-        posted += (uint64_t)qtbus_dispatch(q->bus, &desc);
-    if (burst)
-        bench_gate_open();
     if (posted != n)
         bench_fail("qtbus: queued qtbus_dispatch posted %llu of %llu", (unsigned long long)posted,
                    (unsigned long long)n);
@@ -213,4 +240,9 @@ static void qq_destroy(void *p)
 
 const bench_queue_impl bench_queue_qtbus = {
     .key = "qtbus", .name = "qtbus", .create = qq_create, .run = qq_run, .destroy = qq_destroy,
+};
+
+const bench_queue_impl bench_queue_qtbus_bounded = {
+    .key = "qtbus", .name = "qtbus, bounded (BLOCK)", .create = qq_create_bounded, .run = qq_run,
+    .destroy = qq_destroy,
 };

@@ -4,7 +4,7 @@
  * Boost.Signals2 and two hand-written limits, side by side in one run.
  *
  *   bench-c [--smoke] [--json FILE] [--md FILE] [--reps N] [--rep-ms MS]
- *           [--case dispatch|subscribe|threads|memory|queue|startup|signals|trace|growth]... [--meta KEY=VALUE]...
+ *           [--case dispatch|subscribe|threads|memory|queue|startup|signals|trace|growth|flood]... [--meta KEY=VALUE]...
  *
  * Method (PERFORMANCE.md's): every case calibrates an iteration count per library so
  * that one repetition lasts >= 100 ms, then runs the repetitions with the libraries
@@ -22,7 +22,13 @@
  *   4. memory per subscription over 100,000 subscriptions: RSS delta (and heap delta
  *      from mallinfo2, JSON only) in a fresh process per library and repetition
  *   5. queued delivery through one serial queue: qtbus vs bare libdispatch, as a burst
- *      (a gate item holds the queue until all items are posted) and as a stream
+ *      (a gate item holds the queue until all items are posted) and as a stream; then
+ *      the same with the qtbus queue bounded to 1024 deliveries, QTBUS_OVERFLOW_BLOCK
+ *      (queued_bounded, queued_bounded_streaming: its burst goes in chunks of 1023
+ *      behind a gate each, the bare column's too, since a producer that blocks on a
+ *      full queue would wait forever for a gate it has not opened).  In all four rows
+ *      the fn-ptr column is the limit of what a queue can cost: a plain SPSC ring of
+ *      1024 slots, batched consumer sleeping on a futex (lib_spsc.c; bursts in chunks)
  *   6. start-up: median wall time of posix_spawn + wait of small programs linking each
  *      library, against a C program linking nothing (start-bare)
  *   7. typed signals: emit of a (const char *, int32_t) signal to 1, 10, 100 typed
@@ -32,6 +38,10 @@
  *      DISPATCH + DELIVER hook (case_trace.c; its own table)
  *   9. growth: dispatch and subscribe + dispose against the number of types, subtypes
  *      and subscriptions, 1 to 100,000 (case_growth.c; its own table)
+ *  10. flood: per overflow rule (GROW, BLOCK, DROP_NEWEST, DROP_OLDEST, LATEST), a fresh
+ *      process floods a queue of capacity 1000 whose handler sleeps 1 ms with 256-byte
+ *      events (1,000,000; BLOCK 3,000): producer rate, heap growth at the peak, dropped,
+ *      delivered and pending (case_flood.c; its own table; one run per rule)
  * Files: this one (options, the order of the cases), results.c, timing.c, cases.c,
  * report.c, machine.c (bench_c.h says what each holds); the adapters lib_*.c and the
  * handlers (handlers.c) are unchanged by the split.
@@ -64,7 +74,7 @@ bench_options opt;
 /* ---- main ---------------------------------------------------------------------- */
 
 /* --case NAME (repeatable) runs only those cases; none given: all. */
-static const char *only[8];
+static const char *only[16];
 static int nonly;
 
 static int wanted(const char *name)
@@ -78,7 +88,7 @@ static int wanted(const char *name)
 static void usage(void)
 {
     fprintf(stderr, "usage: bench-c [--smoke] [--json FILE] [--md FILE] [--reps N] [--rep-ms MS] "
-                    "[--case dispatch|subscribe|threads|memory|queue|startup|signals|trace|growth]... "
+                    "[--case dispatch|subscribe|threads|memory|queue|startup|signals|trace|growth|flood]... "
                     "[--meta KEY=VALUE]...\n");
     exit(2);
 }
@@ -87,6 +97,8 @@ int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--child-mem") == 0)
         return child_mem(argv[2], (size_t)strtoull(argv[3], NULL, 10));
+    if (argc == 5 && strcmp(argv[1], "--child-flood") == 0)
+        return child_flood(argv[2], strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10));
 
     opt.reps = 7;
     opt.rep_seconds = 0.1;
@@ -106,7 +118,7 @@ int main(int argc, char **argv)
             opt.md = argv[++i];
         else if (strcmp(a, "--reps") == 0 && i + 1 < argc)
             opt.reps = atoi(argv[++i]);
-        else if (strcmp(a, "--case") == 0 && i + 1 < argc && nonly < 8)
+        else if (strcmp(a, "--case") == 0 && i + 1 < argc && nonly < 16)
             only[nonly++] = argv[++i];
         else if (strcmp(a, "--rep-ms") == 0 && i + 1 < argc)
             opt.rep_seconds = atof(argv[++i]) / 1e3;
@@ -166,8 +178,10 @@ int main(int argc, char **argv)
     }
     if (wanted("queue")) {
         printf("running: queued delivery\n");
-        case_queue(1);
-        case_queue(0);
+        case_queue(1, 0);
+        case_queue(0, 0);
+        case_queue(1, 1);
+        case_queue(0, 1);
     }
     if (wanted("startup")) {
         printf("running: start-up\n");
@@ -184,6 +198,10 @@ int main(int argc, char **argv)
     if (wanted("growth")) {
         printf("running: costs against the number of types, subtypes and subscriptions\n");
         case_growth();
+    }
+    if (wanted("flood")) {
+        printf("running: a flood into one queue per overflow rule (fresh process each)\n");
+        case_flood();
     }
     double wall = now() - t_start;
     other_cpu_share = ((machine_cpu_seconds() - machine0) - (own_cpu_seconds() - own0)) / wall;
@@ -203,6 +221,7 @@ int main(int argc, char **argv)
     print_signals(stdout, 0);
     print_trace(stdout, 0);
     print_growth(stdout, 0);
+    print_flood(stdout, 0);
     printf("\nTargets of PERFORMANCE.md in this run%s:\n", opt.smoke ? " (smoke: not meaningful)" : "");
     print_targets(stdout, 0);
     printf("\nother programs used %.0f%% of one CPU during the run (%.0f s)%s\n",

@@ -122,7 +122,11 @@ void print_table(FILE *f, int spread)
 {
     static const char *const ratio_head[NCOL] = {"", "q/id", "q/hpp", "q/GLib", "q/sigc", "q/Boost",
                                                  "q/fnptr", "q/mutex", "q/bare"};
-    fprintf(f, "%-31s %-10s", spread ? "spread: min..max" : "median of repetitions", "unit");
+    int w = 31; /* the title column: as wide as the longest title */
+    for (int k = 0; k < nrows; k++)
+        if (rows[k].in_table && (int)strlen(rows[k].title) > w)
+            w = (int)strlen(rows[k].title);
+    fprintf(f, "%-*s %-10s", w, spread ? "spread: min..max" : "median of repetitions", "unit");
     for (int i = 0; i < NCOL; i++)
         fprintf(f, spread ? " %15s" : " %9s", col_head[i]);
     if (!spread)
@@ -133,7 +137,7 @@ void print_table(FILE *f, int spread)
         const row *r = &rows[k];
         if (!r->in_table)
             continue;
-        fprintf(f, "%-31s %-10s", r->title, r->unit);
+        fprintf(f, "%-*s %-10s", w, r->title, r->unit);
         for (int i = 0; i < NCOL; i++) {
             char v[80], lo[32], hi[32];
             if (!r->c[i].present)
@@ -303,6 +307,8 @@ void write_json(const char *path)
     write_trace_json(f);
     fprintf(f, ",\n  ");
     write_growth_json(f);
+    fprintf(f, ",\n  ");
+    write_flood_json(f);
     fprintf(f, ",\n  \"targets\": [\n");
     for (size_t k = 0; k < NTARGET; k++) {
         target_result res = check_target(&targets[k]);
@@ -399,12 +405,18 @@ void write_md(const char *path)
                "holds the queue until all N are posted: the cost per item without a thread wake-up "
                "per item; PERFORMANCE.md's target is checked on this row) and as a stream (the "
                "queue runs meanwhile; swings with whether its thread sleeps between items); "
+               "queued, bounded = the same with the qtbus queue bounded to 1024 deliveries, "
+               "`QTBUS_OVERFLOW_BLOCK` (the burst in chunks of 1023 behind a gate each, the bare "
+               "column's too); fn-ptr on the queued rows = a plain single-producer single-consumer "
+               "ring of 1024 slots (batched consumer sleeping on a futex), the limit of what a "
+               "queue can cost, its bursts in chunks of 1023; "
                "start-up = `posix_spawn` + wait of a program that links the library and calls it "
                "once (libsigc++ and Boost: C++ programs), median of %d spawns per repetition.\n\n",
             opt.mem_subs, opt.startup_runs);
     print_signals(f, 1);
     print_trace(f, 1);
     print_growth(f, 1);
+    print_flood(f, 1);
     fprintf(f, "\n");
     fprintf(f, "![ns per dispatch against handler count](bench-c.png)\n\n");
     fprintf(f, "## Targets of PERFORMANCE.md in this run\n\n");
