@@ -141,8 +141,27 @@ void qtshim_membarrier(void) { syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EX
 
 char qtshim_tsan_handlers;
 
+#if defined(__x86_64__) || defined(__i386__)
+#define QTSHIM_PAUSE() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define QTSHIM_PAUSE() __asm__ __volatile__("yield")
+#else
+#define QTSHIM_PAUSE() ((void)0)
+#endif
+
 void qtshim_lock_wait(uint32_t *word)
 {
+    /* The engine's critical sections are a few dozen instructions (no user code runs
+     * under these locks), so the holder is most likely about to let go: spin a little
+     * before paying two system calls (a bounded queue's producer and consumer meet on
+     * its lock for every delivery). */
+    for (int spin = 0; spin < 100; spin++) {
+        QTSHIM_PAUSE();
+        uint32_t expected = 0;
+        if (__atomic_load_n(word, __ATOMIC_RELAXED) == 0
+            && __atomic_compare_exchange_n(word, &expected, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return;
+    }
     /* Mark the lock contended, then sleep until it is released; whoever takes it from
      * here leaves it marked 2, so its unlock wakes the next waiter. */
     while (__atomic_exchange_n(word, 2, __ATOMIC_ACQUIRE) != 0)
