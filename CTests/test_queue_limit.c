@@ -480,6 +480,78 @@ static void test_main_queue(void)
     CHECK_EQ_INT(qtbus_bus_destroy(bus), QTBUS_OK);
 }
 
+/* ---- under load: every delivery accounted for, whatever the rule ---- */
+static atomic_long stress_calls;
+static void stress_handler(const qtbus_event *ev, void *userdata)
+{
+    (void)ev;
+    (void)userdata;
+    atomic_fetch_add(&stress_calls, 1);
+}
+
+typedef struct stress {
+    qtbus_bus *bus;
+    qtbus_queue *queue;
+    atomic_int stop;
+} stress;
+
+static void stress_produce(int index, void *p)
+{
+    stress *st = p;
+    char subtype[8];
+    for (int i = 0; i < 20000; i++) {
+        snprintf(subtype, sizeof subtype, "s%d", (index * 7 + i) % 5);
+        send(st->bus, "E", subtype, i);
+    }
+}
+
+/* Changes the limit while the producers run: blocked dispatchers look again. */
+static void *stress_limits(void *p)
+{
+    stress *st = p;
+    static const uint32_t rules[] = {QTBUS_OVERFLOW_BLOCK, QTBUS_OVERFLOW_DROP_OLDEST, QTBUS_OVERFLOW_LATEST,
+                                     QTBUS_OVERFLOW_DROP_NEWEST};
+    for (unsigned i = 0; !atomic_load(&st->stop); i++) {
+        CHECK_EQ_INT(qtbus_queue_set_limit(st->queue, 4 + i % 8, rules[i % 4], 5), QTBUS_OK);
+        tu_sleep_ms(1);
+    }
+    return NULL;
+}
+
+static void test_stress(void)
+{
+    static const uint32_t rules[] = {QTBUS_OVERFLOW_BLOCK, QTBUS_OVERFLOW_DROP_NEWEST, QTBUS_OVERFLOW_DROP_OLDEST,
+                                     QTBUS_OVERFLOW_LATEST, 99};
+    for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
+        stress st;
+        st.bus = qtbus_bus_create();
+        st.queue = qtbus_queue_create("stress");
+        atomic_init(&st.stop, 0);
+        pthread_t changer;
+        if (rules[r] == 99)
+            CHECK(pthread_create(&changer, NULL, stress_limits, &st) == 0);
+        else
+            CHECK_EQ_INT(qtbus_queue_set_limit(st.queue, 8, rules[r], -1), QTBUS_OK);
+        atomic_store(&stress_calls, 0);
+        reset();
+        qtbus_token t = tu_sub_on_queue(st.bus, st.queue, "E", stress_handler, NULL);
+        tu_run_threads(4, stress_produce, &st);
+        atomic_store(&st.stop, 1);
+        if (rules[r] == 99) pthread_join(changer, NULL);
+        CHECK_IDLE(st.bus);
+        qtbus_queue_stats s = stats_of(st.queue);
+        CHECK_EQ_U64(s.pending, 0);
+        CHECK_EQ_U64(s.delivered, (uint64_t)atomic_load(&stress_calls));
+        CHECK_EQ_U64(s.delivered + s.dropped, 4 * 20000);
+        CHECK_EQ_INT(atomic_load(&released), 4 * 20000);
+        CHECK(s.high_water <= 8 + 32 || rules[r] == 99);
+        if (rules[r] == QTBUS_OVERFLOW_BLOCK) CHECK_EQ_U64(s.dropped, 0);
+        (void)t;
+        CHECK_EQ_INT(qtbus_bus_destroy(st.bus), QTBUS_OK);
+        qtbus_queue_release(st.queue);
+    }
+}
+
 int main(void)
 {
     test_bad_input();
@@ -495,6 +567,7 @@ int main(void)
     test_trace();
     test_unbound_again();
     test_main_queue();
+    test_stress();
     printf("test_queue_limit: ok\n");
     return 0;
 }

@@ -302,7 +302,11 @@ typedef enum qtbus_overflow {
  *   for a waiting dispatcher woken by them) and fires the `drop` USDT probe.  pending +
  *   delivered + dropped accounts for every delivery accepted (less those that left
  *   the wait because their subscription was disposed).
- * - FIFO among the deliveries kept; LATEST keeps the replaced delivery's place.
+ * - FIFO among the deliveries kept; LATEST keeps the replaced delivery's place.  The
+ *   queue's thread takes the deliveries it runs next a few at a time (at most 32):
+ *   they still count as waiting until their handlers start, but the rules no longer
+ *   reach them, so LATEST does not replace them and DROP_OLDEST drops the oldest of
+ *   the others (or, with none left, keeps the new delivery beyond the capacity).
  * - BLOCK waits on the dispatching thread, inside qtbus_dispatch(), with the handlers
  *   before that subscription already run.  Waiting dispatchers are served in the order
  *   they came, as room appears.  A dispatch is accepted beyond the capacity instead of

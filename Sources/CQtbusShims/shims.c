@@ -153,8 +153,8 @@ void qtshim_lock_wait(uint32_t *word)
 {
     /* The engine's critical sections are a few dozen instructions (no user code runs
      * under these locks), so the holder is most likely about to let go: spin a little
-     * before paying two system calls (a bounded queue's producer and consumer meet on
-     * its lock for every delivery). */
+     * before paying two system calls (docs/perf-notes.md, "The futex lock spins before
+     * it sleeps"). */
     for (int spin = 0; spin < 100; spin++) {
         QTSHIM_PAUSE();
         uint32_t expected = 0;

@@ -14,11 +14,15 @@
 //
 // Every piece of work of such a queue goes through the ring, deliveries and other work
 // (a release, an execution) alike, so they stay one FIFO.  A delivery counts against
-// the capacity from the moment it is accepted until it is taken to run; other work
+// the capacity from the moment it is accepted until its handler starts; other work
 // never counts.  A created queue drains the ring in one libdispatch item per burst,
-// one slot at a time (the slot's place is needed until its handler starts: that is
-// when it stops waiting).  The main queue posts one item per piece of work, each
-// running the oldest: main-queue work of C and Swift stays one FIFO.
+// taking up to `batchSize` slots under one lock: those stay counted as waiting
+// (`inHand`) until each handler starts, which the drain records without the lock (a
+// lock per delivery on both sides made producer and consumer collide on every one:
+// docs/perf-notes.md, "A bounded queue's drain takes a batch").
+// Taken slots can no longer be dropped or replaced: the rules act on the ring.  The
+// main queue posts one item per piece of work, each running the oldest: main-queue work
+// of C and Swift stays one FIFO.
 //
 // The dispatcher side (what a dropped delivery does: its trace record, its payload's
 // release) is in Dispatch/QueuedDelivery.swift: this file only decides and hands back.
@@ -91,8 +95,8 @@ struct Ring {
     var head = 0
     /// Slots in use from `head` on (deliveries, other work, and dropped places).
     var used = 0
-    /// Deliveries in the ring: what the capacity bounds.
-    var waiting = 0
+    /// Deliveries in the ring.  With `inHand`, what the capacity bounds.
+    var inRing = 0
     /// Room kept for admitted dispatchers that have not put their delivery in yet.
     var reserved = 0
     /// 0: unbounded.
@@ -113,7 +117,20 @@ struct Ring {
     /// Every ring, for qtbus_bus_destroy to find its dispatchers (under `ringsLock`).
     var nextRing: UnsafeMutablePointer<Ring>? = nil
     var prevRing: UnsafeMutablePointer<Ring>? = nil
+    /// Atomic, on a line of its own: deliveries the drain took out of the ring in its
+    /// current batch whose handlers have not started (still waiting).  Written only by
+    /// the drain: under the lock when it takes a batch, then one less as each handler
+    /// starts, without it.
+    var padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    var inHand: UInt64 = 0
+    /// Atomic: 1 while dispatchers wait for room (BLOCK), so that the drain, which
+    /// makes room without the lock, knows to take it and let them in.
+    var hasBlocked: UInt64 = 0
 }
+
+/// Deliveries a drain takes out of the ring at once: the lock once per batch, not per
+/// delivery.
+private let batchSize = 32
 
 /// The rings of all queues, linked through `nextRing`; taken before a ring's own lock.
 nonisolated(unsafe) private var ringsLock: UInt32 = 0
@@ -196,6 +213,7 @@ func wakeBlocked(of bus: UnsafeMutableRawPointer) {
             }
         }
         ring.pointee.blockedTail = last
+        ring.noteBlocked()
         qtshim_unlock(ring.field(\.lock))
         cursor = ring.pointee.nextRing
     }
@@ -224,12 +242,12 @@ extension UnsafeMutablePointer where Pointee == Queue {
             if rule == .latest, let i = ring.sameKey(as: slot) {
                 let old = ring.pointee.slots[i]
                 ring.pointee.slots[i] = slot
-                leftWaiting(dropped: true)
+                droppedWaiting()
                 enqueued(ring)
                 return Offered(accepted: true, dropped: old, why: rule.name)
             }
             let capacity = ring.pointee.capacity
-            if capacity == 0 || (ring.pointee.waiting + ring.pointee.reserved < capacity && ring.pointee.blockedHead == nil) {
+            if capacity == 0 || (ring.waiting + ring.pointee.reserved < capacity && ring.pointee.blockedHead == nil) {
                 accept(ring, slot)
                 return Offered(accepted: true, dropped: nil, why: rule.name)
             }
@@ -241,8 +259,11 @@ extension UnsafeMutablePointer where Pointee == Queue {
                 countDropped()
                 return Offered(accepted: false, dropped: slot, why: rule.name)
             case .dropOldest, .latest:
+                // Nil when every waiting delivery is in the drain's hands (about to
+                // start): then the new one is kept beyond the capacity, by at most a
+                // batch.
                 let old = ring.removeOldestDelivery()
-                if old != nil { leftWaiting(dropped: true) }
+                if old != nil { droppedWaiting() }
                 accept(ring, slot)
                 return Offered(accepted: true, dropped: old, why: rule.name)
             case .block:
@@ -285,6 +306,11 @@ extension UnsafeMutablePointer where Pointee == Queue {
     private func wait(_ ring: UnsafeMutablePointer<Ring>, _ me: UnsafeMutablePointer<Blocked>, timeoutMs: Int32) -> UInt32 {
         if let tail = ring.pointee.blockedTail { tail.pointee.next = me } else { ring.pointee.blockedHead = me }
         ring.pointee.blockedTail = me
+        // Published before room is looked at again: the drain makes room (`started`)
+        // before it reads the flag, so one of the two sees the other (both sequentially
+        // consistent).
+        _ = qtshim_atomic_exchange_u64(ring.field(\.hasBlocked), 1)
+        ring.admitBlocked()
         let deadline: UInt64? = timeoutMs < 0 ? nil : qtshim_now_ns() &+ UInt64(timeoutMs) * 1_000_000
         let word = me.field(\.answer)
         while qtshim_atomic_load_u32(word) == Blocked.waiting {
@@ -316,7 +342,7 @@ extension UnsafeMutablePointer where Pointee == Queue {
 
     private func accept(_ ring: UnsafeMutablePointer<Ring>, _ slot: Slot) {
         ring.append(slot)
-        ring.pointee.waiting += 1
+        ring.pointee.inRing += 1
         enqueued(ring)
         kick(ring)
     }
@@ -324,14 +350,14 @@ extension UnsafeMutablePointer where Pointee == Queue {
     /// Counts a delivery into the wait (the high-water mark from the ring's own count).
     private func enqueued(_ ring: UnsafeMutablePointer<Ring>) {
         qtshim_atomic_store_u64(field(\.enqueued), qtshim_atomic_load_u64(field(\.enqueued)) &+ 1)
-        let waiting = UInt64(ring.pointee.waiting)
+        let waiting = UInt64(ring.waiting)
         if waiting > qtshim_atomic_load_u64(field(\.highWater)) { qtshim_atomic_store_u64(field(\.highWater), waiting) }
     }
 
-    /// A delivery left the wait, to run (`dropped` false) or dropped.
-    private func leftWaiting(dropped: Bool) {
-        qtshim_atomic_store_u64(field(\.started), qtshim_atomic_load_u64(field(\.started)) &+ 1)
-        if dropped { countDropped() }
+    /// A waiting delivery was dropped (under the lock; `started` is the drain's).
+    private func droppedWaiting() {
+        qtshim_atomic_store_u64(field(\.droppedWaiting), qtshim_atomic_load_u64(field(\.droppedWaiting)) &+ 1)
+        countDropped()
     }
 
     private func countDropped() {
@@ -353,38 +379,57 @@ extension UnsafeMutablePointer where Pointee == Queue {
         qtshim_dq_async(pointee.dq, self) { raw in runDrain(raw!.assumingMemoryBound(to: Queue.self)) }
     }
 
-    /// Takes the oldest slot to run, under the lock; nil when the ring is empty.
+    /// Takes the oldest slot out of the ring, under the lock; nil when it is empty.  A
+    /// delivery taken still waits (`inHand`) until `started`.
     fileprivate func take(_ ring: UnsafeMutablePointer<Ring>) -> Slot? {
         while ring.pointee.used > 0 {
             let slot = ring.pop()
             if slot.work != nil { return slot }
             guard slot.sub != nil else { continue }  // a dropped delivery's place
-            ring.pointee.waiting -= 1
-            leftWaiting(dropped: false)
-            ring.admitBlocked()
+            ring.pointee.inRing -= 1
+            qtshim_atomic_store_u64(ring.field(\.inHand), qtshim_atomic_load_u64(ring.field(\.inHand)) &+ 1)
             return slot
         }
         return nil
+    }
+
+    /// A taken delivery's handler starts: it stops waiting, which may make room for the
+    /// dispatchers waiting (BLOCK).  The drain's own, without the lock.
+    fileprivate func started(_ ring: UnsafeMutablePointer<Ring>) {
+        qtshim_atomic_store_u64(field(\.started), qtshim_atomic_load_u64(field(\.started)) &+ 1)
+        // A full barrier between making room and looking for waiters (see `wait`).
+        _ = qtshim_atomic_exchange_u64(ring.field(\.inHand), qtshim_atomic_load_u64(ring.field(\.inHand)) &- 1)
+        guard qtshim_atomic_load_seqcst_u64(ring.field(\.hasBlocked)) != 0 else { return }
+        qtshim_lock(ring.field(\.lock))
+        ring.admitBlocked()
+        qtshim_unlock(ring.field(\.lock))
     }
 }
 
 // MARK: - Running
 
-/// A created queue's drain item: runs the ring until it finds it empty.
+/// A created queue's drain item: runs the ring, a batch at a time, until it finds it
+/// empty.
 private func runDrain(_ q: UnsafeMutablePointer<Queue>) {
     let ring = q.ring!
     let outer = qtshim_ring_current()
     qtshim_ring_set(q)
     qtshim_tsan_acquire(ring)
-    while true {
-        qtshim_lock(ring.field(\.lock))
-        guard var slot = q.take(ring) else {
-            ring.pointee.draining = false
+    withUnsafeTemporaryAllocation(of: Slot.self, capacity: batchSize) { batch in
+        let batch = batch.baseAddress!
+        while true {
+            qtshim_lock(ring.field(\.lock))
+            var taken = 0
+            while taken < batchSize, let slot = q.take(ring) {
+                (batch + taken).initialize(to: slot)
+                taken += 1
+            }
+            if taken == 0 { ring.pointee.draining = false }
             qtshim_unlock(ring.field(\.lock))
-            break
+            if taken == 0 { break }
+            for i in 0..<taken { run(q, ring, batch + i) }
+            batch.deinitialize(count: taken)
         }
-        qtshim_unlock(ring.field(\.lock))
-        run(ring, &slot)
     }
     qtshim_ring_set(outer)
     qtshim_tsan_release(ring)
@@ -401,16 +446,17 @@ private func runMainItem(_ q: UnsafeMutablePointer<Queue>) {
     guard var slot = taken else { return }
     let outer = qtshim_ring_current()
     qtshim_ring_set(q)
-    run(ring, &slot)
+    withUnsafeMutablePointer(to: &slot) { run(q, ring, $0) }
     qtshim_ring_set(outer)
 }
 
-private func run(_ ring: UnsafeMutablePointer<Ring>, _ slot: inout Slot) {
-    if let work = slot.work {
+private func run(_ q: UnsafeMutablePointer<Queue>, _ ring: UnsafeMutablePointer<Ring>, _ slot: UnsafeMutablePointer<Slot>) {
+    if let work = slot.pointee.work {
         qtshim_tsan_acquire(work)
         work.pointee.run(UnsafeMutableRawPointer(work))
     } else {
-        withUnsafeMutablePointer(to: &slot) { ring.pointee.runDelivery(UnsafeMutableRawPointer($0)) }
+        q.started(ring)
+        ring.pointee.runDelivery(UnsafeMutableRawPointer(slot))
     }
 }
 
@@ -476,20 +522,24 @@ extension UnsafeMutablePointer where Pointee == Ring {
             let slot = pointee.slots[index]
             guard slot.sub != nil else { continue }
             if i == 0 { _ = pop() } else { pointee.slots[index] = Slot() }
-            pointee.waiting -= 1
+            pointee.inRing -= 1
             return slot
         }
         return nil
     }
 
+    /// Deliveries waiting: in the ring, or taken by the drain and not started.
+    var waiting: Int { pointee.inRing + Int(qtshim_atomic_load_seqcst_u64(field(\.inHand))) }
+
     /// Gives room to the dispatchers waiting, oldest first, while there is room.
     fileprivate func admitBlocked() {
-        while let b = pointee.blockedHead, pointee.capacity == 0 || pointee.waiting + pointee.reserved < pointee.capacity {
+        while let b = pointee.blockedHead, pointee.capacity == 0 || waiting + pointee.reserved < pointee.capacity {
             pointee.blockedHead = b.pointee.next
             if pointee.blockedHead == nil { pointee.blockedTail = nil }
             pointee.reserved += 1
             answer(b, Blocked.admitted)
         }
+        noteBlocked()
     }
 
     fileprivate func answerAllBlocked(_ value: UInt32) {
@@ -498,6 +548,13 @@ extension UnsafeMutablePointer where Pointee == Ring {
             answer(b, value)
         }
         pointee.blockedTail = nil
+        noteBlocked()
+    }
+
+    /// Keeps `hasBlocked` in step with the line of waiters (under the lock).
+    fileprivate func noteBlocked() {
+        let value: UInt64 = pointee.blockedHead == nil ? 0 : 1
+        if qtshim_atomic_load_u64(field(\.hasBlocked)) != value { qtshim_atomic_store_u64(field(\.hasBlocked), value) }
     }
 }
 

@@ -15,6 +15,9 @@
 // to these queues (the C API exposes no other way), so running a batch inside one item
 // reorders nothing anyone else posted.  The main queue is not batched: C and Swift
 // main-queue work must stay one FIFO with DispatchQueue.main's own blocks.
+//
+// A queue bounded by qtbus_queue_set_limit keeps its work in a ring instead
+// (BoundedQueue.swift), from then on.
 import CQtbusShims
 import Glibc
 
@@ -38,8 +41,11 @@ struct Queue {
     var padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
     var started: UInt64 = 0
     var delivered: UInt64 = 0
-    /// Deliveries the overflow rule dropped (written under the ring's lock).
+    /// Deliveries the overflow rule dropped, and those of them that had been waiting
+    /// (DROP_OLDEST, LATEST: not `started`, which only the drain writes); written under
+    /// the ring's lock.
     var dropped: UInt64 = 0
+    var droppedWaiting: UInt64 = 0
     /// Atomic: the Ring, once qtbus_queue_set_limit bounded the queue (BoundedQueue.swift).
     var ring: UnsafeMutableRawPointer? = nil
 }
@@ -83,11 +89,11 @@ extension UnsafeMutablePointer where Pointee == Queue {
     func stats() -> qtbus_queue_stats {
         let dropped = qtshim_atomic_load_u64(field(\.dropped))
         let delivered = qtshim_atomic_load_u64(field(\.delivered))
-        let started = qtshim_atomic_load_u64(field(\.started))
+        let left = qtshim_atomic_load_u64(field(\.started)) &+ qtshim_atomic_load_u64(field(\.droppedWaiting))
         let enqueued = qtshim_atomic_load_u64(field(\.enqueued))
         // Read in this order, a count is never behind the ones read before it: pending
         // is not negative.
-        return qtbus_queue_stats(pending: enqueued > started ? enqueued &- started : 0,
+        return qtbus_queue_stats(pending: enqueued > left ? enqueued &- left : 0,
                                  high_water: qtshim_atomic_load_u64(field(\.highWater)),
                                  delivered: delivered, dropped: dropped)
     }
