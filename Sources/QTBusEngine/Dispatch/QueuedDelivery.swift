@@ -47,7 +47,7 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
             run(Delivery(node: WorkNode(run: { _ in }), sub: payload.pointee.carried.sub!, payload: payload,
                          once: payload.pointee.carriedOnce))
         }), sub: sub))
-        submit(queue, UnsafeMutableRawPointer(carried).assumingMemoryBound(to: WorkNode.self))
+        submitUnbounded(queue, UnsafeMutableRawPointer(carried).assumingMemoryBound(to: WorkNode.self))
         if isMain { mainWorkPosted(bus) }
         return true
     }
@@ -59,7 +59,7 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
         free(d)
         run(delivery)
     }), sub: sub, payload: payload, once: once, tracing: tracing))
-    submit(queue, UnsafeMutableRawPointer(d).assumingMemoryBound(to: WorkNode.self))
+    submitUnbounded(queue, UnsafeMutableRawPointer(d).assumingMemoryBound(to: WorkNode.self))
     if isMain { mainWorkPosted(bus) }
     return true
 }
@@ -110,6 +110,7 @@ private let carriedOffset = MemoryLayout<Payload>.offset(of: \Payload.carried)!
 
 /// Runs a queued delivery on its queue and drops its references.  `counted`: the
 /// queue counted it as started already (a bounded queue's ring).
+@inline(__always)
 private func run(_ d: Delivery, counted: Bool = false) {
     let extra = d.sub.pointee.extra!
     let (queue, bus) = (extra.pointee.queue!, extra.pointee.bus!)

@@ -118,8 +118,17 @@ func makeQueue(label: UnsafePointer<CChar>?) -> UnsafeMutablePointer<Queue>? {
 /// Runs `node` on `q`: `node.run(node)` later, after everything submitted to `q` before.
 /// The node must stay valid until it runs; its `run` frees it if it needs freeing.
 func submit(_ q: UnsafeMutablePointer<Queue>, _ node: UnsafeMutablePointer<WorkNode>) {
+    if let ring = q.ring {
+        qtshim_tsan_release(node)
+        return q.ringSubmit(ring, node)
+    }
+    submitUnbounded(q, node)
+}
+
+/// `submit` to a queue known to have no ring (a delivery's caller looked already).
+@inline(__always)
+func submitUnbounded(_ q: UnsafeMutablePointer<Queue>, _ node: UnsafeMutablePointer<WorkNode>) {
     qtshim_tsan_release(node)
-    if let ring = q.ring { return q.ringSubmit(ring, node) }
     guard q.pointee.batched else {
         qtshim_dq_async(q.pointee.dq, node) { raw in
             qtshim_tsan_acquire(raw)
