@@ -480,6 +480,54 @@ static void test_main_queue(void)
     CHECK_EQ_INT(qtbus_bus_destroy(bus), QTBUS_OK);
 }
 
+/* ---- a disposed subscription's waiting deliveries, dropped by another's dispatch ---- */
+static void test_drop_after_dispose(void)
+{
+    /* Gated first: the order is certain. */
+    fixture f;
+    fixture_open(&f, 4, QTBUS_OVERFLOW_DROP_OLDEST, -1);
+    tu_rec x;
+    tu_rec_init(&x);
+    qtbus_sub_options o = tu_options();
+    o.queue = f.queue;
+    qtbus_token xt;
+    CHECK_EQ_INT(qtbus_subscribe(f.bus, "X", &o, tu_rec_handler, &x, tu_rec_release, &xt), QTBUS_OK);
+    for (int i = 0; i < 4; i++) CHECK_EQ_INT(send(f.bus, "X", NULL, i), 1);
+    CHECK_EQ_INT(qtbus_token_dispose(xt), QTBUS_OK);
+    CHECK_EQ_INT(atomic_load(&x.releases), 0); /* its deliveries are still queued */
+    for (int i = 0; i < 10; i++) CHECK_EQ_INT(send(f.bus, "E", NULL, i), 1);
+    fixture_close(&f);
+    CHECK_EQ_INT(atomic_load(&x.calls), 0);
+    CHECK_EQ_INT(atomic_load(&x.releases), 1);
+    CHECK_EQ_INT(atomic_load(&released), 14);
+    CHECK_SEEN(6, 7, 8, 9);
+
+    /* And racing: the queue runs while one thread disposes and another floods. */
+    for (int round = 0; round < 200; round++) {
+        qtbus_bus *bus = qtbus_bus_create();
+        qtbus_queue *q = qtbus_queue_create("race");
+        CHECK_EQ_INT(qtbus_queue_set_limit(q, 2, round % 2 ? QTBUS_OVERFLOW_LATEST : QTBUS_OVERFLOW_DROP_OLDEST, -1),
+                     QTBUS_OK);
+        tu_rec r;
+        tu_rec_init(&r);
+        qtbus_sub_options qo = tu_options();
+        qo.queue = q;
+        qtbus_token rt, et;
+        CHECK_EQ_INT(qtbus_subscribe(bus, "X", &qo, tu_rec_handler, &r, tu_rec_release, &rt), QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscribe(bus, "E", &qo, tu_rec_handler, &r, NULL, &et), QTBUS_OK);
+        reset();
+        for (int i = 0; i < 8; i++) send(bus, "X", NULL, i);
+        CHECK_EQ_INT(qtbus_token_dispose(rt), QTBUS_OK);
+        for (int i = 0; i < 8; i++) send(bus, "E", NULL, i);
+        CHECK_IDLE(bus);
+        /* The release runs on the queue after the deliveries: not waited for by idle. */
+        CHECK_WAIT(atomic_load(&r.releases) == 1, TU_WAIT_MS);
+        CHECK_EQ_INT(atomic_load(&released), 16);
+        CHECK_EQ_INT(qtbus_bus_destroy(bus), QTBUS_OK);
+        qtbus_queue_release(q);
+    }
+}
+
 /* ---- under load: every delivery accounted for, whatever the rule ---- */
 static atomic_long stress_calls;
 static void stress_handler(const qtbus_event *ev, void *userdata)
@@ -567,6 +615,7 @@ int main(void)
     test_trace();
     test_unbound_again();
     test_main_queue();
+    test_drop_after_dispose();
     test_stress();
     printf("test_queue_limit: ok\n");
     return 0;

@@ -318,10 +318,13 @@ typedef enum qtbus_overflow {
  *   no timeout, can wait for each other forever: give one of them a timeout.  While a
  *   dispatcher waits, the memory of disposed subscriptions (of any bus) is not reused:
  *   it waits too.
- * - Memory: the queue's slots are allocated here, for `capacity` deliveries; in steady
- *   state a delivery then allocates only its event copy (shared by the deliveries of
- *   one dispatch), and a flood leaves the heap flat.  Beyond the capacity (the
- *   exceptions above, GROW) the slots grow.
+ * - Memory: the queue's slots are allocated here, for `capacity` deliveries, with
+ *   256-byte blocks for event copies (one per delivery the capacity allows, at most
+ *   1,024, and 32 more).  A dispatch whose first queued delivery goes to the queue
+ *   copies its event into a block when the bytes and names fit one (about 170 bytes
+ *   together) and one is free, else with malloc; so in steady state a delivery of a
+ *   small event allocates nothing, and a flood leaves the heap flat.  Beyond the
+ *   capacity (the exceptions above, GROW) the slots grow.
  * A bounded created queue runs its waiting deliveries in one libdispatch item per
  * burst; the bounded main queue posts one item per delivery, so its deliveries stay in
  * FIFO with other main-queue work.

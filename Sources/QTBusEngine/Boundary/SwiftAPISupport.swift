@@ -265,9 +265,7 @@ func releaseHeldRequest(_ held: UnsafeMutablePointer<EventView>) {
 package func _qtEngineReportDrop(_ bus: OpaquePointer, token: UInt64, type: UnsafePointer<CChar>,
                                  subtype: UnsafePointer<CChar>?, rule: StaticString) {
     let bus = UnsafeMutablePointer<Bus>(bus)
-    if qtshim_probe_drop_enabled() {
-        qtshim_probe_drop(bus, type, token, UnsafeRawPointer(rule.utf8Start).assumingMemoryBound(to: CChar.self))
-    }
+    if qtshim_probe_drop_enabled() { probeDrop(bus, token: token, type, rule) }
     guard qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_DROP) != 0,
           qtshim_trace_current() == nil else { return }
     withMemoryEpoch { emitDrop(bus, token: token, type, subtype, rule) }

@@ -227,8 +227,12 @@ private func deliverRouted(_ sub: UnsafeMutablePointer<Subscription>, _ view: Un
         // already see it gone; its memory lives until this dispatch's epoch ends.
         finishOnce(sub)
     }
-    if Subscription.queue(sub) != nil {
-        event.ensurePayload()
+    if let queue = Subscription.queue(sub) {
+        if event.payload == nil, let pool = queue.ring?.pointee.pool {
+            event.ensurePayload(pool: pool)
+        } else {
+            event.ensurePayload()
+        }
         event.payload!.retain()
         return enqueueDelivery(sub, event.payload!, once: once, tracing: tracing, mayWait: true)
     } else {

@@ -72,7 +72,8 @@ private func enqueueBounded(_ queue: UnsafeMutablePointer<Queue>, _ ring: Unsafe
                             once: Bool, tracing: UnsafeMutablePointer<Bus>?, mayWait: Bool,
                             _ bus: UnsafeMutablePointer<Bus>) -> Bool {
     let slot = Slot(sub: UnsafeMutableRawPointer(sub), payload: payload, tracing: tracing.map { UnsafeMutableRawPointer($0) },
-                    once: once)
+                    bus: UnsafeMutableRawPointer(bus), token: SubscriptionPool.token(sub),
+                    done: sub.pointee.extra!.field(\.done), once: once)
     let offered = queue.offer(ring, slot, bus: UnsafeMutableRawPointer(bus), mayWait: mayWait)
     if queue.pointee.isMain { mainWorkPosted(bus) }
     if let dropped = offered.dropped { finishDropped(dropped, offered.why) }
@@ -81,19 +82,19 @@ private func enqueueBounded(_ queue: UnsafeMutablePointer<Queue>, _ ring: Unsafe
 
 /// A delivery a bounded queue dropped: reported (a DROP record, the `drop` probe), its
 /// payload reference dropped (which may release the event's object and complete a
-/// request), and its work over, as if it had run.
+/// request), and its work over, as if it had run (the ring counted it done under its
+/// lock).  Its subscription is not touched: a dispatcher of another subscription may
+/// drop it after it was disposed, when the release waiting behind it in the ring may
+/// run as soon as the lock is let go; the slot carries what the record needs, and the
+/// bus stays pinned by the delivery until `endQueuedWork`.
 private func finishDropped(_ slot: Slot, _ why: StaticString) {
-    let sub = slot.sub!.assumingMemoryBound(to: Subscription.self)
     let payload = slot.payload!
-    let extra = sub.pointee.extra!
-    let bus = extra.pointee.bus!
-    if qtshim_probe_drop_enabled() { probeDrop(bus, sub, payload.type, why) }
+    let bus = slot.bus!.assumingMemoryBound(to: Bus.self)
+    if qtshim_probe_drop_enabled() { probeDrop(bus, token: slot.token, payload.type, why) }
     if qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_DROP) != 0 && qtshim_trace_current() == nil {
-        withMemoryEpoch { emitDrop(bus, token: SubscriptionPool.token(sub), payload.type, payload.subtype, why) }
+        withMemoryEpoch { emitDrop(bus, token: slot.token, payload.type, payload.subtype, why) }
     }
     payload.release()
-    let done = extra.field(\.done)
-    _ = qtshim_atomic_fetch_add_u64(done, 1)
     endQueuedWork(bus)
 }
 

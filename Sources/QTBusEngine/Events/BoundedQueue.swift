@@ -54,6 +54,13 @@ struct Slot {
     var payload: UnsafeMutablePointer<Payload>? = nil
     /// The bus whose hook takes DELIVER records of it.
     var tracing: UnsafeMutableRawPointer? = nil
+    /// The delivery's bus and subscription token: what a drop reports, read when it was
+    /// offered (a dropped delivery's subscription may be gone by then).
+    var bus: UnsafeMutableRawPointer? = nil
+    var token: UInt64 = 0
+    /// The subscription's count of deliveries done (Dispose.swift): a drop counts there
+    /// under the lock, while the subscription is surely still there.
+    var done: UnsafeMutablePointer<UInt64>? = nil
     var once = false
 }
 
@@ -99,6 +106,10 @@ struct Ring {
     var inRing = 0
     /// Room kept for admitted dispatchers that have not put their delivery in yet.
     var reserved = 0
+    /// `inHand` as the drain left it when it last took (under the lock): a bound on it
+    /// (it only falls until the drain takes again), so an offer that finds room by this
+    /// bound need not read the drain's line.
+    var inHandAtTake = 0
     /// 0: unbounded.
     var capacity: Int
     var rule: Overflow
@@ -111,6 +122,9 @@ struct Ring {
     var mainItems = 0
     /// The creator released the queue: BLOCK no longer waits.
     var released = false
+    /// The blocks event copies for this queue are made in (nil: out of memory when the
+    /// ring was made; copies are malloc'd then).
+    let pool: UnsafeMutablePointer<PayloadPool>?
     /// Runs a delivery slot (its argument; QueuedDelivery.swift), given when the ring
     /// was made.
     let runDelivery: @convention(c) (UnsafeMutableRawPointer) -> Void
@@ -156,8 +170,11 @@ func setLimit(_ q: UnsafeMutablePointer<Queue>, capacity: Int, rule: Overflow, b
         if rule == .grow && capacity == 0 { return true }
         let size = slotCount(for: capacity)
         guard let slots = tryAllocate(Slot.self, capacity: size), let ring = tryAllocate(Ring.self) else { return false }
+        // A block per delivery the capacity allows, and one per delivery a drain holds
+        // (up to a limit: beyond it copies are malloc'd).
+        let pool = makePayloadPool(count: min(max(capacity, 16), 1024) + batchSize)
         ring.initialize(to: Ring(slots: slots, size: size, capacity: capacity, rule: rule,
-                                 blockTimeoutMs: blockTimeoutMs, runDelivery: runDelivery))
+                                 blockTimeoutMs: blockTimeoutMs, pool: pool, runDelivery: runDelivery))
         ring.pointee.nextRing = rings
         rings?.pointee.prevRing = ring
         rings = ring
@@ -182,6 +199,8 @@ func freeRing(_ ring: UnsafeMutablePointer<Ring>) {
     ring.pointee.nextRing?.pointee.prevRing = ring.pointee.prevRing
     qtshim_unlock(&ringsLock)
     free(ring.pointee.slots)
+    // Copies in its blocks may outlive the queue (other queues' deliveries share them).
+    ring.pointee.pool?.orphan()
     ring.deinitialize(count: 1)
     free(ring)
 }
@@ -232,10 +251,20 @@ extension UnsafeMutablePointer where Pointee == Queue {
     }
 
     /// A delivery of `bus` into the ring, by the rule.  `mayWait`: a dispatch, which
-    /// BLOCK may hold (a replay may not).  Under the lock but while waiting.
+    /// BLOCK may hold (a replay may not).
     func offer(_ ring: UnsafeMutablePointer<Ring>, _ slot: Slot, bus: UnsafeMutableRawPointer, mayWait: Bool) -> Offered {
         qtshim_lock(ring.field(\.lock))
-        defer { qtshim_unlock(ring.field(\.lock)) }
+        let offered = decide(ring, slot, bus: bus, mayWait: mayWait)
+        // Done while the lock keeps the release queued behind a dropped delivery from
+        // running (its subscription may be disposed).
+        if let done = offered.dropped?.done { _ = qtshim_atomic_fetch_add_u64(done, 1) }
+        qtshim_unlock(ring.field(\.lock))
+        return offered
+    }
+
+    /// `offer` under the lock (which `wait` lets go while it sleeps).
+    private func decide(_ ring: UnsafeMutablePointer<Ring>, _ slot: Slot, bus: UnsafeMutableRawPointer,
+                        mayWait: Bool) -> Offered {
         while true {
             // Field by field: a copy of the whole Ring would read the lock word too.
             let rule = ring.pointee.rule
@@ -247,7 +276,8 @@ extension UnsafeMutablePointer where Pointee == Queue {
                 return Offered(accepted: true, dropped: old, why: rule.name)
             }
             let capacity = ring.pointee.capacity
-            if capacity == 0 || (ring.waiting + ring.pointee.reserved < capacity && ring.pointee.blockedHead == nil) {
+            if capacity == 0 || (ring.pointee.blockedHead == nil && (ring.waitingBound + ring.pointee.reserved < capacity
+                                                                   || ring.waiting + ring.pointee.reserved < capacity)) {
                 accept(ring, slot)
                 return Offered(accepted: true, dropped: nil, why: rule.name)
             }
@@ -350,8 +380,10 @@ extension UnsafeMutablePointer where Pointee == Queue {
     /// Counts a delivery into the wait (the high-water mark from the ring's own count).
     private func enqueued(_ ring: UnsafeMutablePointer<Ring>) {
         qtshim_atomic_store_u64(field(\.enqueued), qtshim_atomic_load_u64(field(\.enqueued)) &+ 1)
+        let highWater = qtshim_atomic_load_u64(field(\.highWater))
+        guard UInt64(ring.waitingBound) > highWater else { return }
         let waiting = UInt64(ring.waiting)
-        if waiting > qtshim_atomic_load_u64(field(\.highWater)) { qtshim_atomic_store_u64(field(\.highWater), waiting) }
+        if waiting > highWater { qtshim_atomic_store_u64(field(\.highWater), waiting) }
     }
 
     /// A waiting delivery was dropped (under the lock; `started` is the drain's).
@@ -387,7 +419,9 @@ extension UnsafeMutablePointer where Pointee == Queue {
             if slot.work != nil { return slot }
             guard slot.sub != nil else { continue }  // a dropped delivery's place
             ring.pointee.inRing -= 1
-            qtshim_atomic_store_u64(ring.field(\.inHand), qtshim_atomic_load_u64(ring.field(\.inHand)) &+ 1)
+            let inHand = qtshim_atomic_load_u64(ring.field(\.inHand)) &+ 1
+            qtshim_atomic_store_u64(ring.field(\.inHand), inHand)
+            ring.pointee.inHandAtTake = Int(inHand)
             return slot
         }
         return nil
@@ -424,7 +458,10 @@ private func runDrain(_ q: UnsafeMutablePointer<Queue>) {
                 (batch + taken).initialize(to: slot)
                 taken += 1
             }
-            if taken == 0 { ring.pointee.draining = false }
+            if taken == 0 {
+                ring.pointee.draining = false
+                ring.pointee.inHandAtTake = 0  // every handler taken has started
+            }
             qtshim_unlock(ring.field(\.lock))
             if taken == 0 { break }
             for i in 0..<taken { run(q, ring, batch + i) }
@@ -530,6 +567,9 @@ extension UnsafeMutablePointer where Pointee == Ring {
 
     /// Deliveries waiting: in the ring, or taken by the drain and not started.
     var waiting: Int { pointee.inRing + Int(qtshim_atomic_load_seqcst_u64(field(\.inHand))) }
+
+    /// At least `waiting`, without reading the drain's line.
+    var waitingBound: Int { pointee.inRing + pointee.inHandAtTake }
 
     /// Gives room to the dispatchers waiting, oldest first, while there is room.
     fileprivate func admitBlocked() {

@@ -117,6 +117,19 @@ struct Outgoing {
         if !tryEnsurePayload() { waitToEnsurePayload() }
     }
 
+    /// `ensurePayload` for a delivery to a bounded queue: the copy goes into one of the
+    /// queue's blocks when one is free and it fits (PayloadPool.swift).
+    mutating func ensurePayload(pool: UnsafeMutablePointer<PayloadPool>) {
+        guard payload == nil else { return }
+        if borrowed == nil, let p = makePooledPayload(pool, type: type, subtype: subtype, data: data, size: size,
+                                                      object: object, objectRelease: objectRelease, request: request) {
+            payload = p
+            objectRelease = nil
+            return
+        }
+        ensurePayload()
+    }
+
     @inline(never)
     private mutating func waitToEnsurePayload() {
         waitForMemory { tryEnsurePayload() ? () : nil }

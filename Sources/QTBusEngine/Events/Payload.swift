@@ -34,10 +34,15 @@ struct Payload {
     /// The payload of a sticky dispatch (set under the registry lock when it is kept,
     /// before any delivery of it).
     var sticky = false
-    /// Atomic: 1 once a queued delivery rides in this payload (see `enqueueDelivery`).
+    /// Atomic: 1 once a queued delivery rides in this payload (see `enqueueDelivery`);
+    /// `pooled` for a copy in a bounded queue's block, in which nothing rides.
     var carrying: UInt32 = 0
     /// Initialized by the delivery that set `carrying` (raw storage until then).
     var carried = CarriedDelivery.unset
+}
+
+extension Payload {
+    static let pooled: UInt32 = 2
 }
 
 /// The first queued delivery of a payload, inside it (its payload is where it lives).
@@ -67,12 +72,41 @@ func makePayload(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: In
                  object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?,
                  parent: UnsafeMutablePointer<Payload>?,
                  request: UnsafeMutablePointer<Request>? = nil) -> UnsafeMutablePointer<Payload>? {
-    let subtypeLength = subtype.map { $0.length + 1 } ?? 0
     // malloc, not allocate(byteCount:alignment: 16): the Swift runtime sends an explicit
     // 16-byte alignment to posix_memalign, which costs (docs/perf-notes.md, "Payloads
     // come from malloc"), while glibc's malloc already returns 16-aligned blocks on every
     // 64-bit target.
-    guard let raw = malloc(payloadHeader + size + 1 + type.length + 1 + subtypeLength) else { return nil }
+    guard let raw = malloc(payloadBytes(size: size, type: type, subtype: subtype)) else { return nil }
+    return fillPayload(raw, type: type, subtype: subtype, data: data, size: size, object: object,
+                       objectRelease: objectRelease, parent: parent, request: request)
+}
+
+/// The bytes a Payload of this event takes.
+@inline(__always)
+func payloadBytes(size: Int, type: CName, subtype: CName?) -> Int {
+    payloadHeader + size + 1 + type.length + 1 + (subtype.map { $0.length + 1 } ?? 0)
+}
+
+/// A copy of an event made in a bounded queue's block (PayloadPool.swift), when one is
+/// free and the copy fits it; nil otherwise (nothing was taken or retained).
+func makePooledPayload(_ pool: UnsafeMutablePointer<PayloadPool>, type: CName, subtype: CName?,
+                       data: UnsafeRawPointer?, size: Int, object: UnsafeMutableRawPointer?,
+                       objectRelease: qtbus_release?,
+                       request: UnsafeMutablePointer<Request>?) -> UnsafeMutablePointer<Payload>? {
+    guard payloadBytes(size: size, type: type, subtype: subtype) <= PayloadPool.payloadRoom,
+          let raw = pool.take() else { return nil }
+    let p = fillPayload(raw, type: type, subtype: subtype, data: data, size: size, object: object,
+                        objectRelease: objectRelease, parent: nil, request: request)
+    p.pointee.carrying = Payload.pooled
+    return p
+}
+
+/// Copies the event into `raw` (`payloadBytes` long) and makes it a Payload.
+@inline(__always)
+private func fillPayload(_ raw: UnsafeMutableRawPointer, type: CName, subtype: CName?, data: UnsafeRawPointer?,
+                         size: Int, object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?,
+                         parent: UnsafeMutablePointer<Payload>?,
+                         request: UnsafeMutablePointer<Request>?) -> UnsafeMutablePointer<Payload> {
     let bytes = raw + payloadHeader
     if let data, size > 0 { bytes.copyMemory(from: data, byteCount: size) }
     bytes.storeBytes(of: 0, toByteOffset: size, as: UInt8.self)
@@ -118,8 +152,9 @@ extension UnsafeMutablePointer where Pointee == Payload {
         let objectRelease = pointee.objectRelease
         let parent = pointee.parent
         let request = pointee.request
+        let pooled = qtshim_atomic_load_u32(field(\.carrying)) == Payload.pooled
         deinitialize(count: 1)
-        free(self)
+        if pooled { returnPayloadBlock(UnsafeMutableRawPointer(self)) } else { free(self) }
         objectRelease?(object)
         parent?.release()
         request?.release()

@@ -61,7 +61,10 @@ func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscripti
 /// release it now, unless deliveries of it are still queued.  Then the release is posted
 /// to its queue, which is serial and FIFO, so it runs after the last of them.  (Posted
 /// and done are counted on two cache lines, each written by one side, rather than with
-/// one reference count bumped on one core and dropped on another for every delivery.)
+/// one reference count bumped on one core and dropped on another for every delivery.  A
+/// bounded queue's rules may drop a waiting delivery from another dispatcher's thread:
+/// that counts it done under the queue's lock, before the release queued behind it can
+/// be taken.)
 private let afterGracePeriod: Finalizer = { raw in
     let sub = raw!.assumingMemoryBound(to: Subscription.self)
     guard let extra = sub.pointee.extra, let queue = extra.pointee.queue,

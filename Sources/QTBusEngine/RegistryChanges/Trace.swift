@@ -172,9 +172,8 @@ func probeDeliver(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafePoint
 
 /// The `drop` USDT probe (qtbus_probes.h), when a tracer is attached.
 @inline(never)
-func probeDrop(_ bus: UnsafeMutablePointer<Bus>, _ sub: UnsafeMutablePointer<Subscription>,
-               _ type: UnsafePointer<CChar>, _ rule: StaticString) {
-    qtshim_probe_drop(bus, type, SubscriptionPool.token(sub), UnsafeRawPointer(rule.utf8Start).assumingMemoryBound(to: CChar.self))
+func probeDrop(_ bus: UnsafeMutablePointer<Bus>, token: UInt64, _ type: UnsafePointer<CChar>, _ rule: StaticString) {
+    qtshim_probe_drop(bus, type, token, UnsafeRawPointer(rule.utf8Start).assumingMemoryBound(to: CChar.self))
 }
 
 // MARK: - Calling
