@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// Subjects: event types as tokens separated by ".", and patterns over them with NATS's
+// wildcards (QTBUS_SUB_PATTERN): "*" as a whole token matches exactly one token, ">" as
+// the last token matches one or more.  A "*" or ">" inside a longer token is a literal
+// character ("Or*" is the token "Or*").
+//
+// A pattern must be a valid NATS subject: no empty token (a leading, trailing or
+// doubled "."), and ">" only as the last token.  An event type is never a pattern and
+// may be any name; its empty tokens, if it has any, are tokens like others (NATS itself
+// would refuse such a subject, so nothing crosses the bridge with one).
+//
+// Matching walks both names once, token by token, with no allocation: the cost grows
+// with the tokens, never with the number of patterns or subscriptions (the per-type
+// cache of which patterns match a type is the dispatch path's).
+import Glibc
+
+private let dot = CChar(UInt8(ascii: "."))
+private let star = CChar(UInt8(ascii: "*"))
+private let greater = CChar(UInt8(ascii: ">"))
+
+/// Whether `pattern` is a valid pattern; nil when it is, else why not.
+func patternProblem(_ pattern: CName) -> StaticString? {
+    var start = 0
+    let bytes = pattern.bytes
+    for i in 0...pattern.length {
+        guard i == pattern.length || bytes[i] == dot else { continue }
+        if i == start { return "has an empty token (a leading, trailing or doubled \".\")" }
+        if i - start == 1 && bytes[start] == greater && i != pattern.length {
+            return "has \">\" before its last token (\">\" matches the rest: only as the last token)"
+        }
+        start = i + 1
+    }
+    return nil
+}
+
+/// Whether the event type `type` matches the (valid) pattern `pattern`.
+func subjectMatches(_ pattern: CName, _ type: CName) -> Bool {
+    let p = pattern.bytes, t = type.bytes
+    var pi = 0, ti = 0
+    while true {
+        // The pattern's token [pi, pe), the type's [ti, te).
+        var pe = pi
+        while pe < pattern.length && p[pe] != dot { pe += 1 }
+        if ti > type.length { return false }  // the type has no token left
+        var te = ti
+        while te < type.length && t[te] != dot { te += 1 }
+        let tokenLength = pe - pi
+        if tokenLength == 1 && p[pi] == greater { return true }  // the rest: at least this token
+        if !(tokenLength == 1 && p[pi] == star) {
+            guard te - ti == tokenLength, memcmp(p + pi, t + ti, tokenLength) == 0 else { return false }
+        }
+        let patternDone = pe >= pattern.length, typeDone = te >= type.length
+        if patternDone || typeDone { return patternDone && typeDone }
+        pi = pe + 1
+        ti = te + 1
+    }
+}
