@@ -145,7 +145,7 @@ int main(void)
     }
     /* unknown flag bits */
     {
-        const uint32_t bad_flags[] = {1u << 2, 1u << 3, 1u << 16, 1u << 31,
+        const uint32_t bad_flags[] = {1u << 3, 1u << 4, 1u << 16, 1u << 31,
                                       QTBUS_SUB_ONCE | (1u << 5),
                                       QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY | (1u << 30)};
         for (size_t i = 0; i < sizeof bad_flags / sizeof bad_flags[0]; i++) {

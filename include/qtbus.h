@@ -406,6 +406,28 @@ QTBUS_API int qtbus_bag_dispose(qtbus_bag bag);
  * duplicate and keeps order.  Except one: a dispatch a replayed handler makes itself is
  * nested in the replay and reaches it at once, depth-first, as inside any dispatch. */
 #define QTBUS_SUB_REPLAY (1u << 1)
+/* The type is a pattern over dot-separated tokens, NATS's subjects: "*" as a whole
+ * token matches exactly one token, ">" as the last token one or more ("Order.*",
+ * "Order.>", ">" for every event).  A wildcard inside a longer token is a literal
+ * character ("Or*").  An empty token ("a..b", a leading or trailing ".") or ">" before
+ * the last token is QTBUS_EINVAL.  An event's type is always literal: it is split on
+ * "." into tokens (an empty one is a token too) and matched token by token.
+ *   - Order: all the subscriptions an event reaches by priority, highest first; at equal
+ *     priority the subtype-specific ones of its type, then the whole-type ones, then the
+ *     pattern subscriptions (with or without subtypes), each group in subscription
+ *     order.  Subtypes narrow a pattern subscription as they narrow a literal one; each
+ *     subscription receives an event once.
+ *   - A pattern subscription is an ordinary one: tokens, bags, queues, priorities, ONCE,
+ *     stop, requests and the lifetime rules apply; an event it receives has reached
+ *     someone (no QTBUS_NO_SUBSCRIBER_TYPE); qtbus_subscriber_count() of a literal type
+ *     counts the pattern subscriptions its events reach; qtbus_bus_foreach() lists it
+ *     (type: the pattern, flags: with QTBUS_SUB_PATTERN).
+ *   - Not yet with QTBUS_SUB_REPLAY (QTBUS_EINVAL, and the reason says so): replaying the
+ *     kept events of every matching type, oldest first, comes with the rest of subjects.
+ *   - Cost: a bus that never had a pattern subscription dispatches as before; with
+ *     patterns, a dispatch of a type it has seen costs one more lookup, a cached list of
+ *     the patterns its events reach (a new pattern entry invalidates it). */
+#define QTBUS_SUB_PATTERN (1u << 2)
 
 /* The most subtypes one subscription may name (a larger subtype_count is QTBUS_EINVAL). */
 #define QTBUS_MAX_SUBTYPES 4096
@@ -417,7 +439,7 @@ typedef struct qtbus_sub_options {
     qtbus_queue *queue;          /* NULL: on the dispatching thread, before dispatch returns */
     qtbus_bag    bag;            /* {0}: in no bag */
     int32_t      priority;       /* higher first; equal priorities in subscription order */
-    uint32_t     flags;          /* QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY */
+    uint32_t     flags;          /* QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY | QTBUS_SUB_PATTERN */
 } qtbus_sub_options;
 
 /* Subscribes `handler` to events of `type` on `bus`.
@@ -456,7 +478,7 @@ typedef struct qtbus_sub_info {
     const char *const *subtypes;   /* NULL when subtype_count is 0 (the whole type) */
     size_t subtype_count;
     int32_t priority;
-    uint32_t flags;                /* QTBUS_SUB_ONCE, QTBUS_SUB_REPLAY */
+    uint32_t flags;                /* QTBUS_SUB_ONCE, QTBUS_SUB_REPLAY, QTBUS_SUB_PATTERN */
     int queued;                    /* 1: delivered on a queue */
     int in_bag;                    /* 1: in a bag */
 } qtbus_sub_info;

@@ -522,6 +522,15 @@ struct options {
     int32_t priority = 0;              /* higher first */
     bool once = false;                 /* QTBUS_SUB_ONCE */
     bool replay = false;               /* QTBUS_SUB_REPLAY */
+    bool pattern = false;              /* QTBUS_SUB_PATTERN: the type is a pattern ("Order.*") */
+};
+
+/* A pattern over dotted type names, NATS's wildcards (QTBUS_SUB_PATTERN in qtbus.h):
+ * bus.subscribe(qtbus::pattern("Order.>"), f).  An invalid pattern throws qtbus::error
+ * (QTBUS_EINVAL) when subscribed. */
+struct pattern {
+    explicit pattern(std::string_view text) : text(text) {}
+    std::string_view text;
 };
 
 /* ---- commands and shared sources ---- */
@@ -682,6 +691,24 @@ public:
         return subscribe(type, options{}, std::forward<F>(handler));
     }
 
+    /* Subscribes to every type the pattern matches (options.pattern set). */
+    template <class F>
+    QTBUS_CXX_NODISCARD("dropping the subscription disposes it at once (its handler never runs): keep it, "
+                        "move it into a qtbus::bag, or call .release() to let it live on")
+    subscription subscribe(const pattern &p, F &&handler)
+    {
+        return subscribe(p, options{}, std::forward<F>(handler));
+    }
+
+    template <class F>
+    QTBUS_CXX_NODISCARD("dropping the subscription disposes it at once (its handler never runs): keep it, "
+                        "move it into a qtbus::bag, or call .release() to let it live on")
+    subscription subscribe(const pattern &p, options o, F &&handler)
+    {
+        o.pattern = true;
+        return subscribe(p.text, o, std::forward<F>(handler));
+    }
+
     template <class F>
     QTBUS_CXX_NODISCARD("dropping the subscription disposes it at once (its handler never runs): keep it, "
                         "move it into a qtbus::bag, or call .release() to let it live on")
@@ -702,7 +729,8 @@ public:
         co.subtype_count = subtypes.size();
         co.queue = o.on ? o.on->c_queue() : nullptr;
         co.priority = o.priority;
-        co.flags = (o.once ? QTBUS_SUB_ONCE : 0u) | (o.replay ? QTBUS_SUB_REPLAY : 0u);
+        co.flags = (o.once ? QTBUS_SUB_ONCE : 0u) | (o.replay ? QTBUS_SUB_REPLAY : 0u) |
+                   (o.pattern ? QTBUS_SUB_PATTERN : 0u);
         auto held = std::make_unique<H>(std::forward<F>(handler));
         qtbus_token token{0};
         // On failure the release hook is not called: `held` destroys the callable.

@@ -93,6 +93,29 @@ public final class QTEventBus: @unchecked Sendable {
         }
     }
 
+    /// Starts a subscription to every named type `pattern` matches, NATS's wildcards over
+    /// dot-separated tokens: `"Order.*"` (one token), `"Order.>"` (one or more), `">"`
+    /// (every event of the bus). Events are delivered as ``QTNamedEvent``, whoever
+    /// dispatched them (typed Swift events as their ``QTEvent/eventName``). At equal
+    /// priority, pattern subscriptions come after a type's own; C's `QTBUS_SUB_PATTERN`
+    /// (include/qtbus.h) has the rules.
+    ///
+    /// An invalid pattern (an empty token, a `>` before the last token) or name is a
+    /// programmer error: this call traps, naming the pattern and why.
+    public func on(matching pattern: String) -> QTEventSubscriberMaker<QTNamedEvent> {
+        _qtRequireName(pattern, .type, "on(matching:)")
+        if let problem = _qtEnginePatternProblem(pattern) {
+            _qtMisuse("on(matching:)", "the pattern \(_qtQuoted(pattern)) \(problem)")
+        }
+        var options = _QTSubscribeOptions()
+        options.pattern = true
+        return QTEventSubscriberMaker(bus: self, options: options, installRequest: { bus, options, handler in
+            bus._subscribeNamedRequest(pattern, options: options, handler: handler)
+        }) { bus, options, handler in
+            bus._subscribeNamed(pattern, options: options, handler: handler)
+        }
+    }
+
     /// The events of type `E` (of subtype `subType`, if given) as an `AsyncStream`,
     /// delivered on the dispatching thread into the stream's buffer. The subscription
     /// ends when the consumer stops (the loop ends, its task is cancelled or the stream

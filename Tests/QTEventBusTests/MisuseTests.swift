@@ -43,7 +43,7 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
     // each way to finish a maker; the engine's own refusal (too many subtypes) traps too.
     case onNamedEmpty, ofSubTypeEmpty, ofSubTypeLong, ofSubTypeNUL
     case nextBadType, nextOnMainBadType, nextRequestBadType, replyBadType, eventsBadType
-    case eventsOfBadSubtype, tooManySubtypes, bufferWithoutQueue, bufferOfZero
+    case eventsOfBadSubtype, tooManySubtypes, bufferWithoutQueue, bufferOfZero, onMatchingBadPattern
     // Dispatching, in all its forms.
     case dispatchEmptySubtype, dispatchLongSubtype, dispatchNULSubtype, dispatchStickyLongSubtype
     case dispatchEmptyString, dispatchBadType, dispatchBytesNULSubtype
@@ -80,6 +80,8 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
             return "next(_:) of \"QTEventBusTests.PingEvent\": buffer(_:whenFull:) without atQueue(_:): "
                 + "a delivery on the dispatching thread waits for nothing"
         case .bufferOfZero: return "buffer(_:whenFull:): the capacity 0 is below 1"
+        case .onMatchingBadPattern:
+            return "on(matching:): the pattern \"Order.>.x\" has \">\" before its last token (\">\" matches the rest: only as the last token)"
         case .tooManySubtypes:
             return "next(_:) of \"QTEventBusTests.PingEvent\": options->subtype_count is 4097"
         case .dispatchEmptySubtype: return "dispatch(_:sticky:) of \(tagged): the subtype \"\" is empty"
@@ -148,6 +150,7 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
         case .eventsOfBadSubtype: _ = bus.events(of: PingEvent.self, subType: "")
         case .bufferWithoutQueue: bus.on(PingEvent.self).buffer(4, whenFull: .dropOldest).next { _ in }
         case .bufferOfZero: _ = bus.on(PingEvent.self).buffer(0, whenFull: .latest)
+        case .onMatchingBadPattern: _ = bus.on(matching: "Order.>.x")
         case .tooManySubtypes:
             var maker = bus.on(PingEvent.self)
             for i in 0...4096 { maker = maker.ofSubType("s\(i)") }

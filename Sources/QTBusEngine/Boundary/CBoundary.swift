@@ -194,7 +194,16 @@ private func overflowRule(_ value: UInt32, _ capacity: Int) throws(QTBusStatus) 
 
 // MARK: - Subscribing
 
-private let knownSubFlags = UInt32(QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY)
+/// A QTBUS_SUB_PATTERN subscription's pattern and flags.
+private func checkPattern(_ request: SubscribeRequest) throws(QTBusStatus) {
+    if let problem = patternProblem(request.type) {
+        throw QTBusStatus(failPattern(request.type, problem))
+    }
+    try ensure(request.flags & UInt32(QTBUS_SUB_REPLAY) == 0,
+               else: fail(QTBUS_EINVAL, "QTBUS_SUB_REPLAY with QTBUS_SUB_PATTERN: replaying the kept events of every matching type is not supported yet"))
+}
+
+private let knownSubFlags = UInt32(QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY | QTBUS_SUB_PATTERN)
 
 @_cdecl("qtbus_subscribe")
 @usableFromInline package func _qtbus_subscribe(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
@@ -245,6 +254,14 @@ private func subscribeRequest(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar
         request.bag = o.bag.id
         request.priority = o.priority
         request.flags = o.flags
+        if o.flags & UInt32(QTBUS_SUB_PATTERN) != 0 {
+            do {
+                try checkPattern(request)
+            } catch {
+                request.subtypes.free()
+                throw error
+            }
+        }
     }
     return (bus, request)
 }

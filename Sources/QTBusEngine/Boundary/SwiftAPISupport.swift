@@ -273,3 +273,12 @@ package func _qtEngineReportDrop(_ bus: OpaquePointer, token: UInt64, type: Unsa
 
 /// Whether this is the process's main thread.
 package func _qtEngineOnMainThread() -> Bool { qtshim_is_main_thread() }
+
+/// Why `pattern` is not a valid pattern (QTBUS_SUB_PATTERN), or nil: for the Swift API to
+/// trap in the call that takes it.
+package func _qtEnginePatternProblem(_ pattern: String) -> String? {
+    pattern.withCString { text in
+        guard let name = CName(text) else { return nil }  // the name checks come first
+        return patternProblem(name).map { String(describing: $0) }
+    }
+}

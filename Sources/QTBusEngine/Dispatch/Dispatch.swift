@@ -38,11 +38,17 @@ func dispatchResolved(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePoi
     // One test for a closed bus and a traced one (Trace.swift): nothing else here
     // knows about tracing.
     let busFlags = qtshim_atomic_load_u32(bus.field(\.flags))
-    if busFlags != 0 { return dispatchFlagged(bus, type, &event, flags: flags, busFlags) }
-    return dispatchFound(bus, type, &event, flags: flags, traceDeliveries: false, since: nil)
+    if busFlags != 0 {
+        // A bus with patterns and nothing else flagged: its own walk, untraced.
+        if busFlags == Bus.patternsBit {
+            return dispatchFound(bus, type, &event, flags: flags, traceDeliveries: false, since: nil, patterns: true)
+        }
+        return dispatchFlagged(bus, type, &event, flags: flags, busFlags)
+    }
+    return dispatchFound(bus, type, &event, flags: flags, traceDeliveries: false, since: nil, patterns: false)
 }
 
-/// A dispatch on a closed bus, or a traced one.
+/// A dispatch on a closed bus, a traced one, or one with pattern subscriptions.
 @inline(never)
 private func dispatchFlagged(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
                              _ event: inout Outgoing, flags: UInt32, _ busFlags: UInt32) -> Int32 {
@@ -51,16 +57,18 @@ private func dispatchFlagged(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMut
     let inHook = qtshim_trace_current() != nil
     let traceDeliveries = !inHook && busFlags & Bus.traced(QTBUS_TRACE_DELIVER) != 0
     let since = !inHook && busFlags & Bus.traced(QTBUS_TRACE_DISPATCH) != 0 ? qtshim_now_ns() : nil
-    return dispatchFound(bus, type, &event, flags: flags, traceDeliveries: traceDeliveries, since: since)
+    return dispatchFound(bus, type, &event, flags: flags, traceDeliveries: traceDeliveries, since: since,
+                         patterns: busFlags & Bus.patternsBit != 0)
 }
 
 /// The dispatch once the bus is known open.  `traceDeliveries`: the bus's hook takes
-/// DELIVER records; `since`: when the dispatch started, when it takes DISPATCH records
-/// (false and nil, as constants, in the untraced dispatch).
+/// DELIVER records; `since`: when the dispatch started, when it takes DISPATCH records;
+/// `patterns`: the bus has pattern subscriptions (false, nil and false, as constants, in
+/// the plain dispatch).
 @inline(__always)
 private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMutablePointer<TypeEntry>?,
                            _ event: inout Outgoing, flags: UInt32, traceDeliveries: Bool,
-                           since: UInt64?) -> Int32 {
+                           since: UInt64?, patterns: Bool) -> Int32 {
     var type = found
     // The start sequence is read before the subtype list is looked up: every node with
     // a sequence up to it was linked, and its subtype entry published, before the
@@ -90,7 +98,12 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
     }
 
     var count: Int32 = 0
-    if let type, specific != nil || qtshim_atomic_load_ptr(type.field(\.whole.head)) != nil {
+    if patterns, mayReachPatterns(bus, type),
+       let reached = deliverWithPatterns(bus, type, specific, &event, start,
+                                         instrumented: traceDeliveries || qtshim_probe_deliver_enabled()) {
+        // Pattern subscriptions were among those reached (PatternDispatch.swift).
+        count = reached
+    } else if let type, specific != nil || qtshim_atomic_load_ptr(type.field(\.whole.head)) != nil {
         qtshim_tsan_acquire(type)
         // A tracer on the `deliver` probe, or a hook taking DELIVER records, gets the
         // walk that reports each call; the other has no report site at all (one check
@@ -187,7 +200,7 @@ private func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ 
 /// handler stopped the event.  The next pointer is read by the caller after this
 /// returns, so a node the handler unlinked is skipped.
 @inline(__always)
-private func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<EventView>,
+func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<EventView>,
                    _ event: inout Outgoing, _ last: UInt64, _ count: inout Int32, _ instrumented: Bool,
                    _ tracing: UnsafeMutablePointer<Bus>?) -> Bool {
     // Newer than this dispatch: subscribed during it, so it does not receive it.

@@ -14,13 +14,15 @@ func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
         qtshim_atomic_store_u32(bus.field(\.flags), flags | Bus.closedBit)
         // Destroy cannot fail: the list of subscriptions waits for memory if it must.
         var found = Vector<UnsafeMutablePointer<Subscription>>()
-        NameTable<TypeEntry>.forEach(bus.pointee.types) { type in
+        func collect(_ type: UnsafeMutablePointer<TypeEntry>) {
             forEachNode(type.pointee.whole) { found.append(Subscription.of($0)) }
             NameTable<SubtypeEntry>.forEach(type.pointee.subtypes) { entry in
                 forEachNode(entry.pointee.list) { found.append(Subscription.of($0)) }
             }
             _ = type.pointee.sticky.removeAll(&after)
         }
+        NameTable<TypeEntry>.forEach(bus.pointee.types, collect)
+        NameTable<TypeEntry>.forEach(bus.pointee.patterns, collect)
         // A subscription with several subtypes was found once per list: the CAS
         // picks it once.  Fired ONCE subscriptions are unlinked by their dispatcher.
         found.forEach { sub in if SubState.claimForDispose(sub) { unlink(&state, sub, &after, .busDestroyed) } }

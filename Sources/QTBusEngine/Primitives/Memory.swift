@@ -141,3 +141,6 @@ struct Vector<Element> {
         capacity = 0
     }
 }
+
+/// A Finalizer (Reclamation.swift) for a block that is only memory: frees it.
+let freeRaw: @convention(c) (UnsafeMutableRawPointer?) -> Void = { raw in free(raw) }

@@ -71,6 +71,14 @@ func failName(_ text: UnsafePointer<CChar>?, _ role: NameRole) -> Int32 {
     return QTBUS_EINVAL.rawValue
 }
 
+/// Records that a pattern (QTBUS_SUB_PATTERN) is invalid, naming it and `problem`
+/// (Subjects.swift), and returns QTBUS_EINVAL.
+@inline(never)
+func failPattern(_ pattern: CName, _ problem: StaticString) -> Int32 {
+    qtshim_fail_name(QTBUS_EINVAL.rawValue, cText("pattern"), pattern.bytes, cText(problem))
+    return QTBUS_EINVAL.rawValue
+}
+
 /// Records that a required argument is NULL and returns QTBUS_EINVAL.
 @inline(never)
 func failNull(_ reason: StaticString) -> Int32 { fail(QTBUS_EINVAL, reason) }

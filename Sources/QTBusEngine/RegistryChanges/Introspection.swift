@@ -57,7 +57,7 @@ private func takeSnapshot(_ bus: UnsafeMutablePointer<Bus>) -> SubscriptionSnaps
         perType.free()
     }
     var ok = true
-    NameTable<TypeEntry>.forEach(bus.pointee.types) { type in
+    func take(_ type: UnsafeMutablePointer<TypeEntry>) {
         guard ok, type.pointee.liveCount > 0 else { return }
         guard let subs = subscriptions(of: type) else { ok = false; return }
         if !perType.tryAppend((type, subs)) {
@@ -66,6 +66,9 @@ private func takeSnapshot(_ bus: UnsafeMutablePointer<Bus>) -> SubscriptionSnaps
             ok = false
         }
     }
+    // Types, then patterns (whose entries are listed under their pattern).
+    NameTable<TypeEntry>.forEach(bus.pointee.types, take)
+    NameTable<TypeEntry>.forEach(bus.pointee.patterns, take)
     guard ok else { return nil }
 
     var count = 0, pointers = 0, names = 0

@@ -45,10 +45,12 @@ private func subscribeLocked(_ bus: UnsafeMutablePointer<Bus>, _ request: Subscr
             bag = b
         }
         // A name equal to a stored one was validated when it was stored.
-        if NameTable<TypeEntry>.lookup(bus.pointee.types, request.type) == nil && !request.type.isValidUTF8 {
+        let pattern = request.flags & UInt32(QTBUS_SUB_PATTERN) != 0
+        let table = pattern ? bus.pointee.patterns : bus.pointee.types
+        if NameTable<TypeEntry>.lookup(table, request.type) == nil && !request.type.isValidUTF8 {
             return Int64(failName(request.type.bytes, .type))
         }
-        guard let type = typeEntry(bus, request.type),
+        guard let type = pattern ? patternEntry(bus, request.type) : typeEntry(bus, request.type),
               let sub = makeSubscription(&state, type, request, bag) else { return Int64(QTBUS_ENOMEM.rawValue) }
         link(sub, type, &after)
         if let b = bag { linkToBag(b, slot: UInt32(truncatingIfNeeded: request.bag), sub) }
@@ -101,7 +103,9 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
         return nil
     }
 
-    let seq = (type.pointee.seq & ~TypeEntry.hasOwned) + 1
+    // Pattern subscriptions of all patterns in one sequence: they are delivered in
+    // subscription order across patterns.
+    let seq = type.pointee.isPattern ? type.pointee.bus.pointee.patternSeq + 1 : (type.pointee.seq & ~TypeEntry.hasOwned) + 1
     let direct = request.queue == nil && request.owner == nil && flags & (subOnce | subReplay) == 0
     let first = firstSubtype.map { ListNode(seq: seq, index: 0, subtype: $0) } ?? ListNode(seq: seq, index: 0, type: type)
     sub.initialize(to: Subscription(
@@ -133,6 +137,7 @@ private func link(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutab
         node.pointee.subtypeEntry?.pointee.liveCount += 1
     }
     if let extra = sub.pointee.extra, extra.pointee.owner != nil { linkOwned(type, extra) }
+    if type.pointee.isPattern { type.pointee.bus.field(\.patternSeq).pointee = sub.pointee.node.seq }
     // After the links: a dispatch that reads this sequence sees the nodes.
     qtshim_tsan_release(type)
     qtshim_atomic_store_u64(type.field(\.seq), sub.pointee.node.seq | (type.pointee.owned != nil ? TypeEntry.hasOwned : 0))
@@ -155,15 +160,27 @@ func tokenIsActive(_ id: UInt64) -> Bool {
 // MARK: - Counting
 
 /// A subscription whose owner is gone (Owners.swift) is disposed here, not counted.
+/// Pattern subscriptions count when an event of `type` reaches them.
 func subscriberCount(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype: CName?) -> Int32 {
     withRegistry { state, after in
         if isClosed(bus) { return failClosed() }
-        guard let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, type) else { return 0 }
-        if entry.pointee.owned != nil { disposeOwnerless(&state, entry, &after) }
-        guard let subtype else { return Int32(entry.pointee.liveCount) }
-        let specific = NameTable<SubtypeEntry>.lookup(entry.pointee.subtypes, subtype)?.pointee.liveCount ?? 0
-        var whole = 0
-        forEachNode(entry.pointee.whole) { _ in whole += 1 }
-        return Int32(specific + whole)
+        var total = 0
+        if let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, type) {
+            if entry.pointee.owned != nil { disposeOwnerless(&state, entry, &after) }
+            total += reached(entry, subtype)
+        }
+        NameTable<TypeEntry>.forEach(bus.pointee.patterns) { pattern in
+            if subjectMatches(pattern.pointee.name.cName, type) { total += reached(pattern, subtype) }
+        }
+        return Int32(clamping: total)
     }
+}
+
+/// The live subscriptions of `entry` an event with `subtype` reaches.  Under the lock.
+private func reached(_ entry: UnsafeMutablePointer<TypeEntry>, _ subtype: CName?) -> Int {
+    guard let subtype else { return entry.pointee.liveCount }
+    let specific = NameTable<SubtypeEntry>.lookup(entry.pointee.subtypes, subtype)?.pointee.liveCount ?? 0
+    var whole = 0
+    forEachNode(entry.pointee.whole) { _ in whole += 1 }
+    return specific + whole
 }

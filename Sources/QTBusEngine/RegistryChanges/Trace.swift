@@ -97,7 +97,7 @@ private func swapHook(_ state: inout RegistryState, _ bus: UnsafeMutablePointer<
     qtshim_atomic_store_ptr(bus.field(\.trace), hook.map { UnsafeMutableRawPointer($0) })
     let flags = qtshim_atomic_load_u32(bus.field(\.flags))
     let traced = (hook?.pointee.kinds ?? 0) << 1
-    qtshim_atomic_store_u32(bus.field(\.flags), flags & Bus.closedBit | traced)
+    qtshim_atomic_store_u32(bus.field(\.flags), flags & (Bus.closedBit | Bus.patternsBit) | traced)
     if state.misuseHooks.removeFirst(where: { $0.bus == bus }) { qtshim_trace_misuse_hooks_add(-1) }
     if let hook, hook.pointee.kinds & QTBUS_TRACE_MISUSE.rawValue != 0 {
         state.misuseHooks.appendReserved(MisuseHook(bus: bus, hook: hook))

@@ -12,14 +12,25 @@ struct Bus {
     /// (see `UnsafeMutablePointer.field`), and only lock holders touch it.
     var learnedTypes = 0
     /// Atomic, written under the registry lock: `closedBit` once qtbus_bus_destroy
-    /// started (calls then return QTBUS_ECLOSED), and the kinds of the trace hook (`trace`)
-    /// above it.  One word, so that a dispatch's one test of it finds a closed bus and
+    /// started (calls then return QTBUS_ECLOSED), the kinds of the trace hook (`trace`)
+    /// above it, and `patternsBit`.  One word, so that a dispatch's one test of it finds a closed bus and
     /// a traced one alike (Trace.swift).
     var flags: UInt32 = 0
     /// Atomic, written under the registry lock: the TraceHook, or nil.
     var trace: UnsafeMutableRawPointer? = nil
     /// Atomic: NameTable of TypeEntry.
     var types: UnsafeMutableRawPointer? = nil
+    /// Atomic: NameTable of the entries of pattern subscriptions (QTBUS_SUB_PATTERN),
+    /// keyed by the pattern: apart from `types`, where the same text is a literal type.
+    var patterns: UnsafeMutableRawPointer? = nil
+    /// Atomic, replaced under the registry lock: the PatternList of every pattern entry
+    /// (nil: the bus never had a pattern subscription, and its dispatches look no
+    /// further).  Pattern entries live as long as the bus, so the list only grows.
+    var patternList: UnsafeMutableRawPointer? = nil
+    /// Registry lock: the sequence of the newest pattern subscription, one sequence
+    /// for all pattern entries, so pattern subscriptions of different patterns compare
+    /// in subscription order (the delivery order, Dispatch.swift).
+    var patternSeq: UInt64 = 0
     /// Atomic, grown under the registry lock: the ResolvedTypes table of type ids
     /// (TypeIds.swift), nil until the first qtbus_type_lookup.
     var resolved: UnsafeMutableRawPointer? = nil
@@ -61,6 +72,9 @@ func makeBus(shared: Bool) -> UnsafeMutablePointer<Bus>? {
 
 extension Bus {
     static let closedBit: UInt32 = 1
+    /// In `flags` once the bus has a pattern entry (`patternList`): its dispatches take
+    /// the flagged path, so a bus without patterns pays nothing for them.
+    static let patternsBit: UInt32 = 1 << 31
     /// `pins` counts: one queued piece of work in flight, one waiter.
     static let queuedUnit: UInt64 = 1 << 32
     static let waiterUnit: UInt64 = 1 << 20
@@ -142,6 +156,9 @@ func unpinBus(_ bus: UnsafeMutablePointer<Bus>, _ unit: UInt64) {
 private func freeBus(_ bus: UnsafeMutablePointer<Bus>) {
     NameTable<TypeEntry>.forEach(bus.pointee.types, freeTypeEntry)
     NameTable<TypeEntry>.free(bus.pointee.types)
+    NameTable<TypeEntry>.forEach(bus.pointee.patterns, freeTypeEntry)
+    NameTable<TypeEntry>.free(bus.pointee.patterns)
+    free(bus.pointee.patternList)
     free(bus.pointee.resolved)
     qtshim_dq_release(bus.pointee.queue)
     bus.pointee.commands.free()

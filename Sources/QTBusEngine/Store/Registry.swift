@@ -183,6 +183,38 @@ func typeEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutable
     return entry
 }
 
+/// The entry of the pattern `name` (valid: Subjects.swift), made if missing and added to
+/// the bus's PatternList; nil when out of memory.  Under the registry lock.
+func patternEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutablePointer<TypeEntry>? {
+    if let entry = NameTable<TypeEntry>.lookup(bus.pointee.patterns, name) { return entry }
+    let old = bus.pointee.patternList?.assumingMemoryBound(to: PatternList.self)
+    let count = (old?.pointee.count ?? 0) + 1
+    guard let entry = tryAllocate(TypeEntry.self) else { return nil }
+    guard let stored = StoredName(copying: name),
+          let raw = malloc(MemoryLayout<PatternList>.stride + count * MemoryLayout<UnsafeMutablePointer<TypeEntry>>.stride) else {
+        free(entry)
+        return nil
+    }
+    entry.initialize(to: TypeEntry(name: stored, bus: bus, isNoSubscriberType: false))
+    entry.pointee.isPattern = true
+    guard NameTable<TypeEntry>.insert(bus.field(\.patterns), entry) else {
+        free(raw)
+        freeTypeEntry(entry)
+        return nil
+    }
+    let list = raw.bindMemory(to: PatternList.self, capacity: 1)
+    list.initialize(to: PatternList(count: count))
+    if let old { list.entries.initialize(from: old.entries, count: count - 1) }
+    list.entries[count - 1] = entry
+    qtshim_atomic_store_ptr(bus.field(\.patternList), raw)
+    // After the list: a dispatch that sees the bit finds it.
+    let flags = qtshim_atomic_load_u32(bus.field(\.flags))
+    if flags & Bus.patternsBit == 0 { qtshim_atomic_store_u32(bus.field(\.flags), flags | Bus.patternsBit) }
+    // Dispatches may be reading the old list.
+    if let old { reclaimer.retireMemory(UnsafeMutableRawPointer(old), freeRaw) }
+    return entry
+}
+
 /// How many types a bus learns from dispatches alone (see `learnType`).
 let maxLearnedTypes = 1024
 

@@ -30,8 +30,42 @@ struct TypeEntry: NamedEntry {
     var signature: UnsafeMutableRawPointer? = nil
     /// Registry lock: this type's index in its bus's ResolvedTypes, or -1 (TypeIds.swift).
     var resolvedIndex: Int32 = -1
+    /// The entry of a pattern (its name is the pattern: Bus.patterns), not of a type.
+    var isPattern = false
+    /// Atomic: a literal type's PatternMatches, the pattern entries its events reach,
+    /// computed by the dispatch that first needed them (nil: not yet).
+    var matches: UnsafeMutableRawPointer? = nil
 
     static let hasOwned: UInt64 = 1 << 47
+}
+
+/// Every pattern entry of a bus (`Bus.patternList`): `count` entries after the header.
+/// Immutable once published.
+struct PatternList {
+    /// The entries follow the header (`entries`).
+    let count: Int
+}
+
+/// The pattern entries a type's events reach (`TypeEntry.matches`), found among the
+/// first `listCount` entries of the bus's PatternList: current while the list has that
+/// many.  Immutable once published.
+struct PatternMatches {
+    let listCount: Int
+    let count: Int
+}
+
+extension UnsafeMutablePointer where Pointee == PatternList {
+    var entries: UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>> {
+        (UnsafeMutableRawPointer(self) + MemoryLayout<PatternList>.stride)
+            .assumingMemoryBound(to: UnsafeMutablePointer<TypeEntry>.self)
+    }
+}
+
+extension UnsafeMutablePointer where Pointee == PatternMatches {
+    var entries: UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>> {
+        (UnsafeMutableRawPointer(self) + MemoryLayout<PatternMatches>.stride)
+            .assumingMemoryBound(to: UnsafeMutablePointer<TypeEntry>.self)
+    }
 }
 
 /// A subtype of a type.  Freed (after a grace period) when its last subscription goes.
@@ -57,6 +91,7 @@ func freeTypeEntry(_ type: UnsafeMutablePointer<TypeEntry>) {
     NameTable<SubtypeEntry>.free(type.pointee.subtypes)
     type.pointee.sticky.free()
     type.pointee.sources.free()
+    free(type.pointee.matches)
     if let signature = type.pointee.signature { qtshim_signature_release(signature) }
     type.pointee.name.free()
     type.deinitialize(count: 1)

@@ -53,6 +53,8 @@ struct _QTSubscribeOptions {
     var priority: Int32 = 0
     var once = false
     var replay = false
+    /// `on(matching:)`: the type is a pattern (QTBUS_SUB_PATTERN).
+    var pattern = false
     /// The public call that makes the subscription, for the message of a refusal.
     @usableFromInline var call = _QTSubscribeCall.next
 
@@ -506,6 +508,7 @@ extension QTEventBus {
             o.subtype_count = list.count
             o.priority = options.priority
             o.flags = (options.once ? UInt32(QTBUS_SUB_ONCE) : 0) | (options.replay ? UInt32(QTBUS_SUB_REPLAY) : 0)
+                | (options.pattern ? UInt32(QTBUS_SUB_PATTERN) : 0)
             if options.owner == nil {
                 return _qtbus_subscribe(raw, cName, &o, _qtDeliver, userdata, _qtSubscriptionRelease, &engineToken)
             }
