@@ -8,7 +8,7 @@
 #     libstdc++, libgcc_s, the loader), and libffi only when the fourth argument is
 #     "shared-libffi" (QTBUS_STATIC_LIBFFI=OFF), and there is no RUNPATH;
 #     shared runtime: RUNPATH holds the directory with libswiftCore.so;
-#   - it carries the USDT probes qtbus:dispatch, deliver, subscribe, dispose and release
+#   - it carries the USDT probes qtbus:dispatch, deliver, subscribe, dispose, release and drop
 #     (readelf -n), each with a semaphore;
 #   - the header compiles alone as C99, C11 (and C++17 when c++ exists), -Wall -Wextra -pedantic -Werror;
 #     qtbus.hpp beside it compiles alone as C++17 and C++20 the same way.
@@ -29,7 +29,7 @@ bash "$(dirname "${BASH_SOURCE[0]}")/check-exports.sh" "$lib" "$header" || fail=
 
 probes=$(readelf -n "$lib" | awk '/Provider: qtbus/ { getline; print $2 }' | sort | tr '\n' ' ')
 echo "probes: ${probes:-(none)}"
-[ "$probes" = "deliver dispatch dispose release subscribe " ] || bad "USDT probes: '$probes' (want deliver dispatch dispose release subscribe)"
+[ "$probes" = "deliver dispatch dispose drop release subscribe " ] || bad "USDT probes: '$probes' (want deliver dispatch dispose drop release subscribe)"
 if readelf -n "$lib" | grep -A3 "Provider: qtbus" | grep -q "Semaphore: 0x0*$"; then bad "a USDT probe without a semaphore"; fi
 
 needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
