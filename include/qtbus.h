@@ -422,8 +422,8 @@ QTBUS_API int qtbus_bag_dispose(qtbus_bag bag);
  *     someone (no QTBUS_NO_SUBSCRIBER_TYPE); qtbus_subscriber_count() of a literal type
  *     counts the pattern subscriptions its events reach; qtbus_bus_foreach() lists it
  *     (type: the pattern, flags: with QTBUS_SUB_PATTERN).
- *   - Not yet with QTBUS_SUB_REPLAY (QTBUS_EINVAL, and the reason says so): replaying the
- *     kept events of every matching type, oldest first, comes with the rest of subjects.
+ *   - With QTBUS_SUB_REPLAY it replays the kept events of every type it matches
+ *     (narrowed by its subtypes), oldest first across the types.
  *   - Cost: a bus that never had a pattern subscription dispatches as before; with
  *     patterns, a dispatch of a type it has seen costs one more lookup, a cached list of
  *     the patterns its events reach (a new pattern entry invalidates it). */

@@ -194,13 +194,11 @@ private func overflowRule(_ value: UInt32, _ capacity: Int) throws(QTBusStatus) 
 
 // MARK: - Subscribing
 
-/// A QTBUS_SUB_PATTERN subscription's pattern and flags.
+/// A QTBUS_SUB_PATTERN subscription's pattern.
 private func checkPattern(_ request: SubscribeRequest) throws(QTBusStatus) {
     if let problem = patternProblem(request.type) {
         throw QTBusStatus(failPattern(request.type, problem))
     }
-    try ensure(request.flags & UInt32(QTBUS_SUB_REPLAY) == 0,
-               else: fail(QTBUS_EINVAL, "QTBUS_SUB_REPLAY with QTBUS_SUB_PATTERN: replaying the kept events of every matching type is not supported yet"))
 }
 
 private let knownSubFlags = UInt32(QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY | QTBUS_SUB_PATTERN)

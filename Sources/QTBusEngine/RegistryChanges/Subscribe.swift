@@ -85,7 +85,8 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
     if flags & subReplay != 0 {
         // Shut, holding the kept events to replay, before the nodes are published: in
         // this critical section, so no sticky dispatch comes between (StickyReplay.swift).
-        guard var kept = type.pointee.sticky.matching(request.subtypes) else {
+        guard var kept = type.pointee.isPattern ? keptForPattern(type, request.subtypes)
+                                                : type.pointee.sticky.matching(request.subtypes) else {
             free(extraRaw)
             return nil
         }
@@ -125,6 +126,42 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
         Subscription.node(sub, i).initialize(to: ListNode(seq: seq, index: i, subtype: entry))
     }
     return sub
+}
+
+/// The kept events a REPLAY subscription to the pattern `pattern` replays: those of
+/// every type it matches (narrowed by `subtypes`), oldest first across the types, each
+/// retained for the caller; nil (nothing retained) when out of memory.  Under the lock.
+private func keptForPattern(_ pattern: UnsafeMutablePointer<TypeEntry>,
+                            _ subtypes: Vector<CName>) -> Vector<UnsafeMutablePointer<Payload>>? {
+    var chosen = Vector<UnsafeMutablePointer<Payload>>()
+    var keptAt = Vector<UInt64>()
+    defer { keptAt.free() }
+    var ok = true
+    let name = pattern.pointee.name.cName
+    NameTable<TypeEntry>.forEach(pattern.pointee.bus.pointee.types) { type in
+        guard ok, subjectMatches(name, type.pointee.name.cName) else { return }
+        ok = withUnsafeMutablePointer(to: &keptAt) { type.pointee.sticky.appendMatching(subtypes, to: &chosen, keptAt: $0) }
+    }
+    guard ok else {
+        chosen.free()
+        return nil
+    }
+    // Each type's are in order already; kept events are few: an insertion sort merges.
+    if let events = chosen.base, let order = keptAt.base {
+        for i in 1..<max(chosen.count, 1) {
+            let (event, at) = (events[i], order[i])
+            var j = i
+            while j > 0 && order[j - 1] > at {
+                events[j] = events[j - 1]
+                order[j] = order[j - 1]
+                j -= 1
+            }
+            events[j] = event
+            order[j] = at
+        }
+    }
+    chosen.forEach { $0.retain() }
+    return chosen
 }
 
 /// Publishes a made subscription: its nodes into their lists, then the type's sequence,

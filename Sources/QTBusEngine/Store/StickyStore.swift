@@ -13,7 +13,13 @@ struct KeptEvent: NamedEntry {
     /// The keep order, oldest first: a replay delivers in this order.
     var older: UnsafeMutablePointer<KeptEvent>? = nil
     var newer: UnsafeMutablePointer<KeptEvent>? = nil
+    /// When it was kept, in the order of every type's (`keptSequence`): a pattern
+    /// subscription's replay merges the kept events of several types by it.
+    var keptAt: UInt64 = 0
 }
+
+/// Registry lock: the keep order across all types.
+nonisolated(unsafe) private var keptSequence: UInt64 = 0
 
 /// The kept events of one type: the newest per subtype, found by the subtype's bytes
 /// (as every other name comparison in the engine) and listed in the order they were
@@ -55,6 +61,8 @@ struct StickyStore {
         let replaced = kept.pointee.payload
         if replaced != nil { unlist(kept) }
         kept.pointee.payload = payload
+        keptSequence += 1
+        kept.pointee.keptAt = keptSequence
         list(kept)
         return replaced
     }
@@ -64,6 +72,18 @@ struct StickyStore {
     /// memory.
     func matching(_ subtypes: Vector<CName>) -> Vector<UnsafeMutablePointer<Payload>>? {
         var chosen = Vector<UnsafeMutablePointer<Payload>>()
+        guard appendMatching(subtypes, to: &chosen, keptAt: nil) else {
+            chosen.free()
+            return nil
+        }
+        chosen.forEach { $0.retain() }
+        return chosen
+    }
+
+    /// Appends the kept events `matching` would choose, oldest first, not retained, and
+    /// when each was kept to `order` (if given); false when out of memory.
+    func appendMatching(_ subtypes: Vector<CName>, to chosen: inout Vector<UnsafeMutablePointer<Payload>>,
+                        keptAt order: UnsafeMutablePointer<Vector<UInt64>>?) -> Bool {
         var cursor = oldest
         while let kept = cursor {
             cursor = kept.pointee.newer
@@ -73,13 +93,10 @@ struct StickyStore {
                 subtypes.forEach { if kept.pointee.subtype!.isSame(as: $0) { wanted = true } }
                 guard wanted else { continue }
             }
-            guard chosen.tryAppend(kept.pointee.payload!) else {
-                chosen.free()
-                return nil
-            }
+            guard chosen.tryAppend(kept.pointee.payload!) else { return false }
+            if let order, !order.pointee.tryAppend(kept.pointee.keptAt) { return false }
         }
-        chosen.forEach { $0.retain() }
-        return chosen
+        return true
     }
 
     /// Drops the kept event of `subtype` (nil with `all`: every one) and hands its
