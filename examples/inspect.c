@@ -21,9 +21,10 @@ static void print_row(const qtbus_sub_info *info, void *userdata)
         for (size_t i = 0; i < info->subtype_count && n < sizeof subtypes; i++)
             n += (size_t)snprintf(subtypes + n, sizeof subtypes - n, "%s%s", i ? "," : "", info->subtypes[i]);
     }
-    printf("%-20llx %-14s %-16s %8d  %s%s%s%s\n", (unsigned long long)info->token.id, info->type, subtypes,
+    printf("%-20llx %-14s %-16s %8d  %s%s%s%s%s\n", (unsigned long long)info->token.id, info->type, subtypes,
            (int)info->priority, info->flags & QTBUS_SUB_ONCE ? "once " : "",
-           info->flags & QTBUS_SUB_REPLAY ? "replay " : "", info->queued ? "queued " : "",
+           info->flags & QTBUS_SUB_REPLAY ? "replay " : "", info->flags & QTBUS_SUB_PATTERN ? "pattern " : "",
+           info->queued ? "queued " : "",
            info->in_bag ? "in-bag" : "");
 }
 

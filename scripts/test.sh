@@ -35,7 +35,7 @@ do_pkgconfig_consumer() {
   local flags example
   flags=$(pkg-config --cflags --libs qtbus)
   # Built into $BUILD/<name> (no-toolchain-test.sh runs $BUILD/demo and $BUILD/messaging again).
-  for example in demo messaging signals inspect; do
+  for example in demo messaging signals inspect logger; do
     echo "cc examples/$example.c $flags"
     # shellcheck disable=SC2086
     ${CC:-cc} -std=c11 -Wall -Wextra -pedantic -Werror "$ROOT/examples/$example.c" $flags -o "$BUILD/$example"
@@ -123,7 +123,7 @@ STEPS=(
   "library        | build       | do_library_checks     | library checks: exports, no Foundation, NEEDED and RUNPATH, header hygiene, demo (ctest in build/)"
   "abi            | build       | do_abi_check          | ABI check: abidiff against abi/ (scripts/abi-check.sh)"
   "probes         | build       | do_probes             | USDT probes fire with their arguments, under gdb (scripts/probes-test.sh)"
-  "pkgconfig      | build       | do_pkgconfig_consumer | pkg-config consumers: examples/demo.c, messaging.c, signals.c, inspect.c, demo.cpp, run without LD_LIBRARY_PATH"
+  "pkgconfig      | build       | do_pkgconfig_consumer | pkg-config consumers: examples/demo.c, messaging.c, signals.c, inspect.c, logger.c, demo.cpp, run without LD_LIBRARY_PATH"
   "nats-demo      | build       | do_nats_demo          | NATS example: two processes through a local nats-server (scripts/nats-demo.sh)"
   "cmake          | build       | do_cmake_consumer     | CMake consumer: find_package(qtbus) -> qtbus::qtbus, qtbus::nats (cmake/consumer-test)"
   "c-tests        | build       | do_c_tests            | C tests (CTests/, via pkg-config; the NATS bridge's against nats-servers they start)"
