@@ -19,18 +19,13 @@ int main()
     qtbus::options on_q;
     on_q.on = &q;
 
-    std::atomic<bool> open{false};
-    std::atomic<int> entered{0};
-    qtbus::subscription gate = bus.subscribe("Gate", on_q, [&] {
-        entered++;
-        while (!open.load()) std::this_thread::sleep_for(1ms);
-    });
+    gate g;
+    qtbus::subscription held = bus.subscribe("Gate", on_q, g.handler());
     std::vector<int> seen;
     qtbus::subscription values = bus.subscribe("Value", on_q, [&](const qtbus::event &e) {
         seen.push_back(std::stoi(std::string(e.data())));
     });
-    CHECK_EQ(bus.dispatch("Gate"), 1);
-    wait_until([&] { return entered.load() == 1; });
+    g.hold(bus);
     for (int i = 0; i < 5; i++) CHECK_EQ(bus.dispatch("Value", std::to_string(i)), 1);
     qtbus_queue_stats s = q.stats();
     CHECK_EQ(s.pending, 2u);
@@ -58,32 +53,26 @@ int main()
     }
     CHECK(threw);
 
-    open = true;
+    g.open();
     CHECK(bus.wait_idle(-1ms));
     CHECK(seen == (std::vector<int>{3, 4}));
 
     // Unbounded again.
     q.set_limit(qtbus::limit{});
-    open = false;
-    entered = 0;
-    CHECK_EQ(bus.dispatch("Gate"), 1);
-    wait_until([&] { return entered.load() == 1; });
+    g.hold(bus);
     for (int i = 0; i < 100; i++) CHECK_EQ(bus.dispatch("Value", std::to_string(i)), 1);
     CHECK_EQ(q.stats().pending, 100u);
-    open = true;
+    g.open();
     CHECK(bus.wait_idle(-1ms));
 
     // BLOCK with a timeout: the dispatch waits, then drops.
     q.set_limit(qtbus::limit{1, QTBUS_OVERFLOW_BLOCK, 20ms});
-    open = false;
-    entered = 0;
-    CHECK_EQ(bus.dispatch("Gate"), 1);
-    wait_until([&] { return entered.load() == 1; });
+    g.hold(bus);
     CHECK_EQ(bus.dispatch("Value", "5"), 1);
     auto start = std::chrono::steady_clock::now();
     CHECK_EQ(bus.dispatch("Value", "5"), 0);
     CHECK(std::chrono::steady_clock::now() - start >= 19ms);
-    open = true;
+    g.open();
     CHECK(bus.wait_idle(-1ms));
     std::puts("cxx_queue_limit: passed");
     return 0;

@@ -6,6 +6,7 @@
 //   CHECK_THROWS(status, expr)  expr throws qtbus::error with that status
 //   wait_until(cond)     bounded wait (10 s) for work on queues, polling every ms
 //   counted              a capture that counts its live copies (destroyed exactly once)
+//   gate                 holds a queue: its handler waits until open(); close() re-arms it
 //
 // A failed check ends the process at once with exit status 1.
 #ifndef QTBUS_CXX_UTIL_HPP
@@ -64,6 +65,29 @@ inline void wait_until(F cond)
     std::fprintf(stderr, "wait_until: timed out\n");
     std::_Exit(1);
 }
+
+// A queue's first handler that holds the queue until opened, so deliveries wait behind
+// it: subscribe gate.handler() to "Gate" on the queue, then gate.hold(bus).
+struct gate {
+    std::atomic<bool> opened{false};
+    std::atomic<int> entered{0};
+    auto handler()
+    {
+        return [this] {
+            entered++;
+            while (!opened.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        };
+    }
+    // Dispatches "Gate" and waits until its handler holds the queue.
+    void hold(qtbus::bus_ref bus)
+    {
+        opened = false;
+        int before = entered.load();
+        CHECK_EQ(bus.dispatch("Gate"), 1);
+        wait_until([&] { return entered.load() > before; });
+    }
+    void open() { opened = true; }
+};
 
 // Counts live instances: a capture moved into a subscription must end up destroyed
 // exactly once whatever path ends it (moved-from shells do not count).

@@ -17,16 +17,11 @@ int main()
     on_q.on = &q;
 
     // A gate holds the queue: deliveries wait, a short wait times out.
-    std::atomic<bool> open{false};
-    std::atomic<int> entered{0};
-    qtbus::subscription gate = bus.subscribe("Gate", on_q, [&] {
-        entered++;
-        while (!open.load()) std::this_thread::sleep_for(1ms);
-    });
+    gate g;
+    qtbus::subscription held = bus.subscribe("Gate", on_q, g.handler());
     std::atomic<int> calls{0};
     qtbus::subscription counted_sub = bus.subscribe("Work", on_q, [&] { calls++; });
-    CHECK_EQ(bus.dispatch("Gate"), 1);
-    wait_until([&] { return entered.load() == 1; });
+    g.hold(bus);
     for (int i = 0; i < 25; i++) CHECK_EQ(bus.dispatch("Work"), 1);
 
     qtbus_queue_stats s = q.stats();
@@ -38,7 +33,7 @@ int main()
     CHECK(!bus.wait_idle(10ms));
     CHECK_EQ(calls.load(), 0);
 
-    open = true;
+    g.open();
     CHECK(bus.wait_idle(-1ms));
     CHECK_EQ(calls.load(), 25);
     s = q.stats();
