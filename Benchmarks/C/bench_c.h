@@ -13,6 +13,7 @@
  *   case_trace.c    the trace-hook case, with its own columns and table
  *   case_growth.c   costs against the number of types, subtypes and subscriptions
  *   case_flood.c    a flood into a bounded queue per overflow rule, a child process each
+ *   case_patterns.c pattern subscriptions against literal ones, and their memory
  */
 #ifndef BENCH_C_H
 #define BENCH_C_H
@@ -100,6 +101,9 @@ void case_dispatch(int handlers, int touch);
 void case_sub_dispose(void);
 void case_two_threads(void);
 int child_mem(const char *key, size_t n);
+/* Runs `bench-c --child-mem key opt.mem_subs` in a fresh process: RSS and heap per
+ * subscription (`name` for messages). */
+void mem_child(const char *key, const char *name, double *rss, double *heap);
 void case_memory(void);
 /* burst: behind a gate; bounded: the qtbus queue bounded to 1024 with BLOCK. */
 void case_queue(int burst, int bounded);
@@ -125,6 +129,13 @@ void case_flood(void);
 int child_flood(const char *rule, uint64_t events, uint64_t sample_every);
 void print_flood(FILE *f, int markdown);
 void write_flood_json(FILE *f);
+
+/* case_patterns.c */
+void case_patterns(void);
+/* The memory child of the patterns case: key "pattern-same" or "pattern-distinct". */
+int child_pattern_mem(const char *key, size_t n, double rss(void));
+void print_patterns(FILE *f, int markdown);
+void write_patterns_json(FILE *f);
 
 /* report.c */
 void print_table(FILE *f, int spread);

@@ -205,6 +205,8 @@ static double rss_bytes(void)
 /* The child: bench-c --child-mem KEY N.  Prints "RSS HEAP" bytes per subscription. */
 int child_mem(const char *key, size_t n)
 {
+    if (strncmp(key, "pattern-", 8) == 0)
+        return child_pattern_mem(key, n, rss_bytes);
     if (strcmp(key, "qtbus-subtype") == 0 || strcmp(key, "qtbus-subtypes") == 0) {
         double rss, heap;
         qtbus_subtype_memory(n, key[strlen(key) - 1] == 's', rss_bytes, bench_heap_bytes, &rss, &heap);
@@ -258,7 +260,7 @@ static double spawn_wait(const char *path, char *const argv[], int out_fd)
 }
 
 /* Runs `bench-c --child-mem key N` in a fresh process; its RSS and heap per subscription. */
-static void mem_child(const char *key, const char *name, double *rss, double *heap)
+void mem_child(const char *key, const char *name, double *rss, double *heap)
 {
     char self[PATH_MAX + 64], count[32];
     snprintf(self, sizeof self, "%s/bench-c", opt.exe_dir);

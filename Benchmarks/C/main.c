@@ -4,7 +4,7 @@
  * Boost.Signals2 and two hand-written limits, side by side in one run.
  *
  *   bench-c [--smoke] [--json FILE] [--md FILE] [--reps N] [--rep-ms MS]
- *           [--case dispatch|subscribe|threads|memory|queue|startup|signals|trace|growth|flood]... [--meta KEY=VALUE]...
+ *           [--case dispatch|subscribe|threads|memory|queue|startup|signals|trace|growth|flood|patterns]... [--meta KEY=VALUE]...
  *
  * Method (PERFORMANCE.md's): every case calibrates an iteration count per library so
  * that one repetition lasts >= 100 ms, then runs the repetitions with the libraries
@@ -42,6 +42,14 @@
  *      process floods a queue of capacity 1000 whose handler sleeps 1 ms with 256-byte
  *      events (1,000,000; BLOCK 3,000): producer rate, heap growth at the peak, dropped,
  *      delivered and pending (case_flood.c; its own table; one run per rule)
+ *  11. patterns: pattern subscriptions (QTBUS_SUB_PATTERN) against literal ones, qtbus
+ *      only: dispatch to 1 literal handler with 0, 10, 1000 patterns matching none;
+ *      dispatch reaching 1 literal / 1 pattern / 10 literal / 10 pattern subscriptions;
+ *      subscribe + dispose with 100 present (literal, pattern, 100 patterns); the cache
+ *      miss (subscribe a new pattern, beside the same + the dispatch it makes stale, and
+ *      their difference; a fresh bus every 10 new patterns); RSS and heap per pattern
+ *      subscription over 100,000 on one pattern and on 1,000 patterns x 100, a fresh
+ *      process each (case_patterns.c; its own table)
  * Files: this one (options, the order of the cases), results.c, timing.c, cases.c,
  * report.c, machine.c (bench_c.h says what each holds); the adapters lib_*.c and the
  * handlers (handlers.c) are unchanged by the split.
@@ -88,7 +96,7 @@ static int wanted(const char *name)
 static void usage(void)
 {
     fprintf(stderr, "usage: bench-c [--smoke] [--json FILE] [--md FILE] [--reps N] [--rep-ms MS] "
-                    "[--case dispatch|subscribe|threads|memory|queue|startup|signals|trace|growth|flood]... "
+                    "[--case dispatch|subscribe|threads|memory|queue|startup|signals|trace|growth|flood|patterns]... "
                     "[--meta KEY=VALUE]...\n");
     exit(2);
 }
@@ -203,6 +211,10 @@ int main(int argc, char **argv)
         printf("running: a flood into one queue per overflow rule (fresh process each)\n");
         case_flood();
     }
+    if (wanted("patterns")) {
+        printf("running: pattern subscriptions against literal ones\n");
+        case_patterns();
+    }
     double wall = now() - t_start;
     other_cpu_share = ((machine_cpu_seconds() - machine0) - (own_cpu_seconds() - own0)) / wall;
     if (other_cpu_share < 0)
@@ -222,6 +234,7 @@ int main(int argc, char **argv)
     print_trace(stdout, 0);
     print_growth(stdout, 0);
     print_flood(stdout, 0);
+    print_patterns(stdout, 0);
     printf("\nTargets of PERFORMANCE.md in this run%s:\n", opt.smoke ? " (smoke: not meaningful)" : "");
     print_targets(stdout, 0);
     printf("\nother programs used %.0f%% of one CPU during the run (%.0f s)%s\n",

@@ -309,6 +309,8 @@ void write_json(const char *path)
     write_growth_json(f);
     fprintf(f, ",\n  ");
     write_flood_json(f);
+    fprintf(f, ",\n  ");
+    write_patterns_json(f);
     fprintf(f, ",\n  \"targets\": [\n");
     for (size_t k = 0; k < NTARGET; k++) {
         target_result res = check_target(&targets[k]);
@@ -417,6 +419,7 @@ void write_md(const char *path)
     print_trace(f, 1);
     print_growth(f, 1);
     print_flood(f, 1);
+    print_patterns(f, 1);
     fprintf(f, "\n");
     fprintf(f, "![ns per dispatch against handler count](bench-c.png)\n\n");
     fprintf(f, "## Targets of PERFORMANCE.md in this run\n\n");
