@@ -155,8 +155,8 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     printf("bench-c%s: %s, %d CPUs allowed, load %.2f; %s; %s\n", opt.smoke ? " --smoke" : "",
            cpu_model, opt.ncpus, load_start, cc_version(), bench_cxx_compiler());
-    printf("libraries: qtbus %s, GLib %s, libsigc++ %s, Boost %s\n", libs[0]->version(),
-           libs[1]->version(), libs[2]->version(), libs[3]->version());
+    printf("libraries: qtbus %s, GLib %s, libsigc++ %s, Boost %s\n", libs[C_QTBUS]->version(),
+           libs[C_GLIB]->version(), libs[C_SIGC]->version(), libs[C_BOOST]->version());
     printf("%d repetitions of >= %.0f ms per library and case, interleaved\n\n", opt.reps,
            opt.rep_seconds * 1e3);
 

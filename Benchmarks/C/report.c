@@ -347,8 +347,9 @@ void write_md(const char *path)
     for (int i = 0; i < opt.nmeta; i++)
         fprintf(f, "; %s: %s", opt.meta_key[i], opt.meta_value[i]);
     fprintf(f, ".  \nLibraries: ");
+    static const int peers[] = {C_QTBUS, C_GLIB, C_SIGC, C_BOOST};
     for (int i = 0; i < 4; i++)
-        fprintf(f, "%s%s %s", i ? ", " : "", col_head[i], libs[i]->version());
+        fprintf(f, "%s%s %s", i ? ", " : "", col_head[peers[i]], libs[peers[i]]->version());
     fprintf(f, ".\n\n");
     fprintf(f, "Median of %d repetitions (each >= %.0f ms, libraries interleaved round-robin), "
                "with min-max in parentheses; `q/X` is qtbus over X: the median of the per-repetition "
