@@ -35,8 +35,8 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
 @inline(__always)
 func dispatchResolved(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
                       _ event: inout Outgoing, flags: UInt32) -> Int32 {
-    // One test for a closed bus and a traced one (Trace.swift): nothing else here
-    // knows about tracing.
+    // One test for a closed bus, a traced one (Trace.swift) and one with pattern
+    // subscriptions: nothing else here knows about tracing or patterns.
     let busFlags = qtshim_atomic_load_u32(bus.field(\.flags))
     if busFlags != 0 {
         // A bus with patterns and nothing else flagged: its own walk, untraced.
@@ -201,8 +201,8 @@ private func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ 
 /// returns, so a node the handler unlinked is skipped.
 @inline(__always)
 func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<EventView>,
-                   _ event: inout Outgoing, _ last: UInt64, _ count: inout Int32, _ instrumented: Bool,
-                   _ tracing: UnsafeMutablePointer<Bus>?) -> Bool {
+           _ event: inout Outgoing, _ last: UInt64, _ count: inout Int32, _ instrumented: Bool,
+           _ tracing: UnsafeMutablePointer<Bus>?) -> Bool {
     // Newer than this dispatch: subscribed during it, so it does not receive it.
     guard node.pointee.order <= last else { return false }
     let sub = Subscription.of(node)
