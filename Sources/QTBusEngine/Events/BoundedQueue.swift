@@ -220,19 +220,7 @@ func wakeBlocked(of bus: UnsafeMutableRawPointer) {
     var cursor = rings
     while let ring = cursor {
         qtshim_lock(ring.field(\.lock))
-        var link = ring.field(\.blockedHead)
-        var last: UnsafeMutablePointer<Blocked>? = nil
-        while let b = link.pointee {
-            if b.pointee.bus == bus {
-                link.pointee = b.pointee.next
-                answer(b, Blocked.busDestroyed)
-            } else {
-                last = b
-                link = b.field(\.next)
-            }
-        }
-        ring.pointee.blockedTail = last
-        ring.noteBlocked()
+        ring.removeBlocked(answering: Blocked.busDestroyed) { $0.pointee.bus == bus }
         qtshim_unlock(ring.field(\.lock))
         cursor = ring.pointee.nextRing
     }
@@ -357,14 +345,7 @@ extension UnsafeMutablePointer where Pointee == Queue {
         let answer = qtshim_atomic_load_u32(word)
         if answer == Blocked.waiting {
             // Timed out: leave the line; whoever was behind may fit now.
-            var link = ring.field(\.blockedHead)
-            var last: UnsafeMutablePointer<Blocked>? = nil
-            while let b = link.pointee, b != me {
-                last = b
-                link = b.field(\.next)
-            }
-            link.pointee = me.pointee.next
-            if ring.pointee.blockedTail == me { ring.pointee.blockedTail = last }
+            ring.removeBlocked(answering: nil) { $0 == me }
             ring.admitBlocked()
         }
         return answer
@@ -583,11 +564,24 @@ extension UnsafeMutablePointer where Pointee == Ring {
     }
 
     fileprivate func answerAllBlocked(_ value: UInt32) {
-        while let b = pointee.blockedHead {
-            pointee.blockedHead = b.pointee.next
-            answer(b, value)
+        removeBlocked(answering: value) { _ in true }
+    }
+
+    /// Takes the waiters `leaving` picks out of the line, the others keeping their
+    /// order, and answers each with `value` (nil: the one leaving is the caller).
+    fileprivate func removeBlocked(answering value: UInt32?, where leaving: (UnsafeMutablePointer<Blocked>) -> Bool) {
+        var link = field(\.blockedHead)
+        var last: UnsafeMutablePointer<Blocked>? = nil
+        while let b = link.pointee {
+            if leaving(b) {
+                link.pointee = b.pointee.next
+                if let value { answer(b, value) }
+            } else {
+                last = b
+                link = b.field(\.next)
+            }
         }
-        pointee.blockedTail = nil
+        pointee.blockedTail = last
         noteBlocked()
     }
 
