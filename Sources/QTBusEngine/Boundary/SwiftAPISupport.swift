@@ -264,11 +264,7 @@ func releaseHeldRequest(_ held: UnsafeMutablePointer<EventView>) {
 /// record and the `drop` probe, as for an engine queue's drop.
 package func _qtEngineReportDrop(_ bus: OpaquePointer, token: UInt64, type: UnsafePointer<CChar>,
                                  subtype: UnsafePointer<CChar>?, rule: StaticString) {
-    let bus = UnsafeMutablePointer<Bus>(bus)
-    if qtshim_probe_drop_enabled() { probeDrop(bus, token: token, type, rule) }
-    guard qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_DROP) != 0,
-          qtshim_trace_current() == nil else { return }
-    withMemoryEpoch { emitDrop(bus, token: token, type, subtype, rule) }
+    reportDrop(UnsafeMutablePointer<Bus>(bus), token: token, type, subtype, rule)
 }
 
 /// Whether this is the process's main thread.

@@ -90,10 +90,7 @@ private func enqueueBounded(_ queue: UnsafeMutablePointer<Queue>, _ ring: Unsafe
 private func finishDropped(_ slot: Slot, _ why: StaticString) {
     let payload = slot.payload!
     let bus = slot.bus!.assumingMemoryBound(to: Bus.self)
-    if qtshim_probe_drop_enabled() { probeDrop(bus, token: slot.token, payload.type, why) }
-    if qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_DROP) != 0 && qtshim_trace_current() == nil {
-        withMemoryEpoch { emitDrop(bus, token: slot.token, payload.type, payload.subtype, why) }
-    }
+    reportDrop(bus, token: slot.token, payload.type, payload.subtype, why)
     payload.release()
     endQueuedWork(bus)
 }

@@ -170,12 +170,6 @@ func probeDeliver(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafePoint
     qtshim_probe_deliver(type, SubscriptionPool.token(sub), queued ? 1 : 0)
 }
 
-/// The `drop` USDT probe (qtbus_probes.h), when a tracer is attached.
-@inline(never)
-func probeDrop(_ bus: UnsafeMutablePointer<Bus>, token: UInt64, _ type: UnsafePointer<CChar>, _ rule: StaticString) {
-    qtshim_probe_drop(bus, type, token, UnsafeRawPointer(rule.utf8Start).assumingMemoryBound(to: CChar.self))
-}
-
 // MARK: - Calling
 
 /// Calls `hook` with `record` if it is still set, takes the record's kind, and this
@@ -223,17 +217,24 @@ func emitDispatch(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafePointer<CChar>
     emit(bus, &record)
 }
 
-/// A DROP record: a bounded queue dropped a delivery of `type`/`subtype` to `token`
-/// (`rule`: the overflow rule, or the call that woke its dispatcher).
+/// A delivery of `type`/`subtype` to the subscription `token` was dropped (a bounded
+/// queue's rule, or a Swift subscription's buffer; `rule`: the overflow rule, or the
+/// call that woke its dispatcher): the `drop` USDT probe when a tracer is attached, and
+/// a DROP record when the bus's hook takes them.  The bus is pinned by the dropped
+/// delivery's queued work; the record is sent inside a memory section of its own.
 @inline(never)
-func emitDrop(_ bus: UnsafeMutablePointer<Bus>, token: UInt64,
-              _ type: UnsafePointer<CChar>, _ subtype: UnsafePointer<CChar>?, _ rule: StaticString) {
+func reportDrop(_ bus: UnsafeMutablePointer<Bus>, token: UInt64, _ type: UnsafePointer<CChar>,
+                _ subtype: UnsafePointer<CChar>?, _ rule: StaticString) {
+    let function = UnsafeRawPointer(rule.utf8Start).assumingMemoryBound(to: CChar.self)
+    if qtshim_probe_drop_enabled() { qtshim_probe_drop(bus, type, token, function) }
+    guard qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_DROP) != 0,
+          qtshim_trace_current() == nil else { return }
     var record = traceRecord(QTBUS_TRACE_DROP)
     record.type = type
     record.subtype = subtype
     record.token = qtbus_token(id: token)
-    record.function = UnsafeRawPointer(rule.utf8Start).assumingMemoryBound(to: CChar.self)
-    emit(bus, &record)
+    record.function = function
+    withMemoryEpoch { emit(bus, &record) }
 }
 
 /// Calls a subscription's handler with the instruments a tracer asked for: the
