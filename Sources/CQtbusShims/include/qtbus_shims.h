@@ -37,6 +37,9 @@ static inline void qtshim_atomic_store_u64(uint64_t *p, uint64_t v) { __atomic_s
 static inline uint64_t qtshim_atomic_exchange_u64(uint64_t *p, uint64_t v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 static inline uint64_t qtshim_atomic_fetch_add_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 static inline uint64_t qtshim_atomic_fetch_sub_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_ACQ_REL); }
+/* One more on a counter that has one writer at a time (a thread, or whoever holds a
+ * lock) and readers anywhere: a load and a store, not a locked read-modify-write. */
+static inline void qtshim_bump_u64(uint64_t *p) { __atomic_store_n(p, __atomic_load_n(p, __ATOMIC_ACQUIRE) + 1, __ATOMIC_RELEASE); }
 static inline bool qtshim_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired) {
     return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }

@@ -145,7 +145,7 @@ private func run(_ d: Delivery, counted: Bool = false) {
     } else {
         // (A drop racing this store, on a queue bounded meanwhile, can only leave `done`
         // behind: the release then goes through the queue, which is always safe.)
-        qtshim_atomic_store_u64(done, qtshim_atomic_load_u64(done) + 1)
+        qtshim_bump_u64(done)
     }
     // Last: the bus may be freed now; a qtbus_bus_wait_idle caller then finds the
     // delivery over, its object released.

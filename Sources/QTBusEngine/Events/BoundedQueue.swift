@@ -360,7 +360,7 @@ extension UnsafeMutablePointer where Pointee == Queue {
 
     /// Counts a delivery into the wait (the high-water mark from the ring's own count).
     private func enqueued(_ ring: UnsafeMutablePointer<Ring>) {
-        qtshim_atomic_store_u64(field(\.enqueued), qtshim_atomic_load_u64(field(\.enqueued)) &+ 1)
+        qtshim_bump_u64(field(\.enqueued))
         let highWater = qtshim_atomic_load_u64(field(\.highWater))
         guard UInt64(ring.waitingBound) > highWater else { return }
         let waiting = UInt64(ring.waiting)
@@ -369,12 +369,12 @@ extension UnsafeMutablePointer where Pointee == Queue {
 
     /// A waiting delivery was dropped (under the lock; `started` is the drain's).
     private func droppedWaiting() {
-        qtshim_atomic_store_u64(field(\.droppedWaiting), qtshim_atomic_load_u64(field(\.droppedWaiting)) &+ 1)
+        qtshim_bump_u64(field(\.droppedWaiting))
         countDropped()
     }
 
     private func countDropped() {
-        qtshim_atomic_store_u64(field(\.dropped), qtshim_atomic_load_u64(field(\.dropped)) &+ 1)
+        qtshim_bump_u64(field(\.dropped))
     }
 
     /// Makes sure something will run what was just appended.
@@ -411,7 +411,7 @@ extension UnsafeMutablePointer where Pointee == Queue {
     /// A taken delivery's handler starts: it stops waiting, which may make room for the
     /// dispatchers waiting (BLOCK).  The drain's own, without the lock.
     fileprivate func started(_ ring: UnsafeMutablePointer<Ring>) {
-        qtshim_atomic_store_u64(field(\.started), qtshim_atomic_load_u64(field(\.started)) &+ 1)
+        qtshim_bump_u64(field(\.started))
         // A full barrier between making room and looking for waiters (see `wait`).
         _ = qtshim_atomic_exchange_u64(ring.field(\.inHand), qtshim_atomic_load_u64(ring.field(\.inHand)) &- 1)
         guard qtshim_atomic_load_seqcst_u64(ring.field(\.hasBlocked)) != 0 else { return }

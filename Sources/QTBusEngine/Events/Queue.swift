@@ -74,15 +74,15 @@ extension UnsafeMutablePointer where Pointee == Queue {
     /// On the queue's thread: a delivery leaves the wait (`handled`: its handler is called).
     @inline(__always)
     func countStarted(handled: Bool) {
-        qtshim_atomic_store_u64(field(\.started), qtshim_atomic_load_u64(field(\.started)) &+ 1)
-        if handled { qtshim_atomic_store_u64(field(\.delivered), qtshim_atomic_load_u64(field(\.delivered)) &+ 1) }
+        qtshim_bump_u64(field(\.started))
+        if handled { qtshim_bump_u64(field(\.delivered)) }
     }
 
     /// On the queue's thread: a delivery taken from the ring (which counted it as
     /// started) calls its handler.
     @inline(__always)
     func countDelivered() {
-        qtshim_atomic_store_u64(field(\.delivered), qtshim_atomic_load_u64(field(\.delivered)) &+ 1)
+        qtshim_bump_u64(field(\.delivered))
     }
 
     /// qtbus_queue_stats_get.
