@@ -98,9 +98,8 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
     }
 
     var count: Int32 = 0
-    if patterns, mayReachPatterns(bus, type),
-       let reached = deliverWithPatterns(bus, type, specific, &event, start,
-                                         instrumented: traceDeliveries || qtshim_probe_deliver_enabled()) {
+    if patterns, let reached = deliverWithPatterns(bus, type, specific, &event, start,
+                                                   instrumented: traceDeliveries || qtshim_probe_deliver_enabled()) {
         // Pattern subscriptions were among those reached (PatternDispatch.swift).
         count = reached
     } else if let type, specific != nil || qtshim_atomic_load_ptr(type.field(\.whole.head)) != nil {

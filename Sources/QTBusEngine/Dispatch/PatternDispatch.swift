@@ -26,39 +26,41 @@ private struct Cursor {
     let last: UInt64
 }
 
-/// False when `type`'s kept answer says no pattern reaches it (most types on a bus with
-/// a few patterns): a few loads, inline, before any call.
-@inline(__always)
-func mayReachPatterns(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?) -> Bool {
-    guard let type, let raw = qtshim_atomic_load_ptr(type.field(\.matches)) else { return true }
-    let kept = raw.assumingMemoryBound(to: PatternMatches.self)
-    guard kept.pointee.count == 0 else { return true }
-    let list = qtshim_atomic_load_ptr(bus.field(\.patternList))!.assumingMemoryBound(to: PatternList.self)
-    return kept.pointee.listCount != list.pointee.count
-}
-
 /// Delivers `event` to the subscriptions of `type` (nil: none) and `specific` and to
 /// the pattern subscriptions it reaches; returns how many were reached, or nil when no
 /// pattern matches its type (the plain walk then delivers it).  `start`: the type's
-/// sequence when the dispatch started.
-@inline(never)
+/// sequence when the dispatch started.  Inline only as far as the answer "no pattern":
+/// a type no pattern reaches (most types, on a bus with a few patterns) costs a few
+/// loads here and no call.
+@inline(__always)
 func deliverWithPatterns(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
                          _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing, _ start: UInt64,
                          instrumented: Bool) -> Int32? {
+    if let type, let kept = currentMatches(bus, type), kept.pointee.count == 0 { return nil }
+    return deliverReachingPatterns(bus, type, specific, &event, start, instrumented: instrumented)
+}
+
+/// `type`'s kept answer, if it is current.
+@inline(__always)
+private func currentMatches(_ bus: UnsafeMutablePointer<Bus>,
+                            _ type: UnsafeMutablePointer<TypeEntry>) -> UnsafeMutablePointer<PatternMatches>? {
+    guard let raw = qtshim_atomic_load_ptr(type.field(\.matches)) else { return nil }
+    let kept = raw.assumingMemoryBound(to: PatternMatches.self)
     let list = qtshim_atomic_load_ptr(bus.field(\.patternList))!.assumingMemoryBound(to: PatternList.self)
-    // The type's kept answer, when current: the common case, without a closure.
-    if let type, let raw = qtshim_atomic_load_ptr(type.field(\.matches)) {
-        let kept = raw.assumingMemoryBound(to: PatternMatches.self)
-        if kept.pointee.listCount == list.pointee.count {
-            guard kept.pointee.count > 0 else { return nil }
-            return deliverMatched(bus, kept.entries, kept.pointee.count, type, specific, &event, start,
-                                  instrumented: instrumented)
-        }
+    return kept.pointee.listCount == list.pointee.count ? kept : nil
+}
+
+/// `deliverWithPatterns` past its inline part: with the type's current answer, or a new
+/// one.
+@inline(never)
+private func deliverReachingPatterns(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
+                                     _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing,
+                                     _ start: UInt64, instrumented: Bool) -> Int32? {
+    if let type, let kept = currentMatches(bus, type) {
+        return deliverMatched(bus, kept.entries, kept.pointee.count, type, specific, &event, start,
+                              instrumented: instrumented)
     }
-    return withMatches(list, type, event.type) { matches, matchCount -> Int32? in
-        guard matchCount > 0 else { return nil }
-        return deliverMatched(bus, matches, matchCount, type, specific, &event, start, instrumented: instrumented)
-    }
+    return matchAndDeliver(bus, type, specific, &event, start, instrumented: instrumented)
 }
 
 /// `deliverWithPatterns` once the pattern entries the type reaches are known.
@@ -137,60 +139,48 @@ private func comesFirst(_ a: UnsafeMutablePointer<ListNode>, _ rankA: Int,
 
 // MARK: - Which patterns a type reaches
 
-/// `body(entries, count)` with the pattern entries of `list` that `name` matches: the
-/// type's kept answer when it is current, else a new one kept on the type, else (no
-/// type entry, or no memory) one made on the stack.
-private func withMatches<R>(_ list: UnsafeMutablePointer<PatternList>, _ type: UnsafeMutablePointer<TypeEntry>?,
-                            _ name: CName,
-                            _ body: (UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>>, Int) -> R) -> R {
-    if let type {
-        if let raw = qtshim_atomic_load_ptr(type.field(\.matches)) {
-            let kept = raw.assumingMemoryBound(to: PatternMatches.self)
-            if kept.pointee.listCount == list.pointee.count { return body(kept.entries, kept.pointee.count) }
-        }
-        if let made = keepMatches(list, type, name) { return body(made.entries, made.pointee.count) }
-    }
-    return withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<TypeEntry>.self, capacity: list.pointee.count) {
-        let found = $0.baseAddress!
+/// `deliverWithPatterns` when the type has no current answer: matches its name against
+/// every pattern entry of `list`, once, keeps the answer on its entry (if it has one),
+/// and delivers.
+@inline(never)
+private func matchAndDeliver(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
+                             _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing, _ start: UInt64,
+                             instrumented: Bool) -> Int32? {
+    let list = qtshim_atomic_load_ptr(bus.field(\.patternList))!.assumingMemoryBound(to: PatternList.self)
+    return withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<TypeEntry>.self, capacity: list.pointee.count) { buffer in
+        let found = buffer.baseAddress!
         var n = 0
-        for i in 0..<list.pointee.count where subjectMatches(list.entries[i].pointee.name.cName, name) {
+        for i in 0..<list.pointee.count where subjectMatches(list.entries[i].pointee.name.cName, event.type) {
             found[n] = list.entries[i]
             n += 1
         }
-        return body(found, n)
+        if let type { keepMatches(found, n, listCount: list.pointee.count, on: type) }
+        guard n > 0 else { return nil }
+        return deliverMatched(bus, found, n, type, specific, &event, start, instrumented: instrumented)
     }
 }
 
-/// Matches `name` against `list` and keeps the answer on `type`; nil when out of memory
-/// or when another dispatch kept one for a newer list meanwhile (the caller then
-/// matches on the stack, for the list it read).
-@inline(never)
-private func keepMatches(_ list: UnsafeMutablePointer<PatternList>, _ type: UnsafeMutablePointer<TypeEntry>,
-                         _ name: CName) -> UnsafeMutablePointer<PatternMatches>? {
-    let total = list.pointee.count
-    var n = 0
-    for i in 0..<total where subjectMatches(list.entries[i].pointee.name.cName, name) { n += 1 }
-    let size = MemoryLayout<PatternMatches>.stride + n * MemoryLayout<UnsafeMutablePointer<TypeEntry>>.stride
-    guard let raw = malloc(size) else { return nil }
+/// Keeps `count` matching pattern entries, found among the first `listCount` of the
+/// pattern list, as `type`'s answer, unless another dispatch kept one for the same or a
+/// newer list meanwhile (or there is no memory: the next dispatch matches again).
+private func keepMatches(_ found: UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>>, _ count: Int,
+                         listCount: Int, on type: UnsafeMutablePointer<TypeEntry>) {
+    let size = MemoryLayout<PatternMatches>.stride + count * MemoryLayout<UnsafeMutablePointer<TypeEntry>>.stride
+    guard let raw = malloc(size) else { return }
     let made = raw.bindMemory(to: PatternMatches.self, capacity: 1)
-    made.initialize(to: PatternMatches(listCount: total, count: n))
-    var j = 0
-    for i in 0..<total where subjectMatches(list.entries[i].pointee.name.cName, name) {
-        made.entries[j] = list.entries[i]
-        j += 1
-    }
+    made.initialize(to: PatternMatches(listCount: listCount, count: count))
+    made.entries.initialize(from: found, count: count)
     let slot = type.field(\.matches)
     var old = qtshim_atomic_load_ptr(slot)
     while true {
-        if let o = old, o.assumingMemoryBound(to: PatternMatches.self).pointee.listCount >= total {
+        if let o = old, o.assumingMemoryBound(to: PatternMatches.self).pointee.listCount >= listCount {
             free(raw)
-            let kept = o.assumingMemoryBound(to: PatternMatches.self)
-            return kept.pointee.listCount == total ? kept : nil
+            return
         }
         if qtshim_atomic_cas_ptr(slot, &old, raw) {
             // Other dispatches may be reading the answer it replaces.
             if let old { reclaimer.retireMemory(old, freeRaw) }
-            return made
+            return
         }
     }
 }
