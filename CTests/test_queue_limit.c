@@ -529,14 +529,6 @@ static void test_drop_after_dispose(void)
 }
 
 /* ---- under load: every delivery accounted for, whatever the rule ---- */
-static atomic_long stress_calls;
-static void stress_handler(const qtbus_event *ev, void *userdata)
-{
-    (void)ev;
-    (void)userdata;
-    atomic_fetch_add(&stress_calls, 1);
-}
-
 typedef struct stress {
     qtbus_bus *bus;
     qtbus_queue *queue;
@@ -580,16 +572,17 @@ static void test_stress(void)
             CHECK(pthread_create(&changer, NULL, stress_limits, &st) == 0);
         else
             CHECK_EQ_INT(qtbus_queue_set_limit(st.queue, 8, rules[r], -1), QTBUS_OK);
-        atomic_store(&stress_calls, 0);
+        tu_rec calls;
+        tu_rec_init(&calls);
         reset();
-        qtbus_token t = tu_sub_on_queue(st.bus, st.queue, "E", stress_handler, NULL);
+        qtbus_token t = tu_sub_on_queue(st.bus, st.queue, "E", tu_rec_handler, &calls);
         tu_run_threads(4, stress_produce, &st);
         atomic_store(&st.stop, 1);
         if (rules[r] == 99) pthread_join(changer, NULL);
         CHECK_IDLE(st.bus);
         qtbus_queue_stats s = stats_of(st.queue);
         CHECK_EQ_U64(s.pending, 0);
-        CHECK_EQ_U64(s.delivered, (uint64_t)atomic_load(&stress_calls));
+        CHECK_EQ_U64(s.delivered, (uint64_t)atomic_load(&calls.calls));
         CHECK_EQ_U64(s.delivered + s.dropped, 4 * 20000);
         CHECK_EQ_INT(atomic_load(&released), 4 * 20000);
         CHECK(s.high_water <= 8 + 32 || rules[r] == 99);
