@@ -262,9 +262,12 @@ func releaseHeldRequest(_ held: UnsafeMutablePointer<EventView>) {
 
 /// A Swift subscription's buffer (`buffer(_:whenFull:)`) dropped a delivery: the DROP
 /// record and the `drop` probe, as for an engine queue's drop.
-package func _qtEngineReportDrop(_ bus: OpaquePointer, token: UInt64, type: UnsafePointer<CChar>,
-                                 subtype: UnsafePointer<CChar>?, rule: StaticString) {
-    reportDrop(UnsafeMutablePointer<Bus>(bus), token: token, type, subtype, rule)
+package func _qtEngineReportDrop(_ bus: OpaquePointer, token: UInt64, type: String, subtype: String?,
+                                 rule: StaticString) {
+    type.withCString { type in
+        guard let subtype else { return reportDrop(UnsafeMutablePointer<Bus>(bus), token: token, type, nil, rule) }
+        subtype.withCString { reportDrop(UnsafeMutablePointer<Bus>(bus), token: token, type, $0, rule) }
+    }
 }
 
 /// Whether this is the process's main thread.

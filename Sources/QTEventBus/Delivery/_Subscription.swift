@@ -238,22 +238,18 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
         let (isMain, token) = (extras.isMain, id)
         let type = String(cString: _qtbus_event_type(event)!)
         let subType = _qtbus_event_subtype(event).map { String(cString: $0) }
+        // Run or dropped, the hop's end is the same: its request part done, its work over.
+        @Sendable func end() {
+            if heldBits != 0 { _qtEngineReleaseHeldRequest(OpaquePointer(bitPattern: heldBits)!) }
+            _qtEngineQueuedWorkEnd(extras.bus)
+        }
         _qtEngineQueuedWorkBegin(extras.bus, main: isMain)
         buffer.offer(_QTHopBuffer.Waiting(subType: subType, run: { [self] in
             if hopMayRun(extras) { handler(value) }
-            if heldBits != 0 { _qtEngineReleaseHeldRequest(OpaquePointer(bitPattern: heldBits)!) }
-            _qtEngineQueuedWorkEnd(extras.bus)
+            end()
         }, drop: { rule in
-            let bus = extras.bus
-            type.withCString { type in
-                if let subType {
-                    subType.withCString { _qtEngineReportDrop(bus, token: token, type: type, subtype: $0, rule: rule) }
-                } else {
-                    _qtEngineReportDrop(bus, token: token, type: type, subtype: nil, rule: rule)
-                }
-            }
-            if heldBits != 0 { _qtEngineReleaseHeldRequest(OpaquePointer(bitPattern: heldBits)!) }
-            _qtEngineQueuedWorkEnd(bus)
+            _qtEngineReportDrop(extras.bus, token: token, type: type, subtype: subType, rule: rule)
+            end()
         }))
         if isMain { _qtEngineMainWorkPosted(extras.bus) }
     }
