@@ -170,13 +170,23 @@ func withRegistry<R>(_ body: (inout RegistryState) -> R) -> R {
 /// changes nothing a caller can see (it is freed with the bus).
 func typeEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutablePointer<TypeEntry>? {
     if let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, name) { return entry }
+    return insertEntry(bus, name, into: bus.field(\.types), isPattern: false)
+}
+
+/// A new, empty entry named `name` in the table at `table` (the bus's types or its
+/// patterns); nil when out of memory, with nothing changed.
+private func insertEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName,
+                         into table: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+                         isPattern: Bool) -> UnsafeMutablePointer<TypeEntry>? {
     guard let entry = tryAllocate(TypeEntry.self) else { return nil }
     guard let stored = StoredName(copying: name) else {
         free(entry)
         return nil
     }
-    entry.initialize(to: TypeEntry(name: stored, bus: bus, isNoSubscriberType: noSubscriberName.isSame(as: name)))
-    guard NameTable<TypeEntry>.insert(bus.field(\.types), entry) else {
+    entry.initialize(to: TypeEntry(name: stored, bus: bus,
+                                   isNoSubscriberType: !isPattern && noSubscriberName.isSame(as: name)))
+    entry.pointee.isPattern = isPattern
+    guard NameTable<TypeEntry>.insert(table, entry) else {
         freeTypeEntry(entry)
         return nil
     }
@@ -189,17 +199,11 @@ func patternEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMuta
     if let entry = NameTable<TypeEntry>.lookup(bus.pointee.patterns, name) { return entry }
     let old = bus.pointee.patternList?.assumingMemoryBound(to: PatternList.self)
     let count = (old?.pointee.count ?? 0) + 1
-    guard let entry = tryAllocate(TypeEntry.self) else { return nil }
-    guard let stored = StoredName(copying: name),
-          let raw = malloc(MemoryLayout<PatternList>.stride + count * MemoryLayout<UnsafeMutablePointer<TypeEntry>>.stride) else {
-        free(entry)
+    guard let raw = malloc(MemoryLayout<PatternList>.stride + count * MemoryLayout<UnsafeMutablePointer<TypeEntry>>.stride) else {
         return nil
     }
-    entry.initialize(to: TypeEntry(name: stored, bus: bus, isNoSubscriberType: false))
-    entry.pointee.isPattern = true
-    guard NameTable<TypeEntry>.insert(bus.field(\.patterns), entry) else {
+    guard let entry = insertEntry(bus, name, into: bus.field(\.patterns), isPattern: true) else {
         free(raw)
-        freeTypeEntry(entry)
         return nil
     }
     let list = raw.bindMemory(to: PatternList.self, capacity: 1)
