@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * examples/nats_subscriber.c -- the receiving half of the NATS example: imports the
- * type "Order" from a NATS server into its bus and prints each order, until one with
- * the subtype "closed" arrives.  scripts/nats-demo.sh runs it with nats_publisher.c.
+ * examples/nats_subscriber.c -- the receiving half of the NATS example: imports every
+ * type of the family "Order.>" (Order.created, Order.paid, ...) from a NATS server into
+ * its bus, the server filtering by the pattern, and prints every event its bus receives
+ * until an "Order.closed" arrives.  scripts/nats-demo.sh runs it with nats_publisher.c.
  *
  *   cc examples/nats_subscriber.c $(pkg-config --cflags --libs qtbus-nats) -o sub
  *   ./sub nats://127.0.0.1:4222
@@ -19,15 +20,15 @@ static pthread_cond_t closed = PTHREAD_COND_INITIALIZER;
 static int done;
 
 /* Runs on the bridge's thread, as any handler of an imported type does. */
-static void on_order(const qtbus_event *event, void *userdata)
+static void on_event(const qtbus_event *event, void *userdata)
 {
     (void)userdata;
     size_t size = 0;
     const char *data = qtbus_event_data(event, &size);
-    const char *subtype = qtbus_event_subtype(event);
-    printf("order %s: %.*s\n", subtype ? subtype : "-", (int)size, data ? data : "");
+    const char *type = qtbus_event_type(event);
+    printf("%s: %.*s\n", type, (int)size, data ? data : "");
     fflush(stdout);
-    if (subtype && strcmp(subtype, "closed") == 0) {
+    if (strcmp(type, "Order.closed") == 0) {
         pthread_mutex_lock(&lock);
         done = 1;
         pthread_cond_signal(&closed);
@@ -44,8 +45,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", qtbus_errmsg());
         return 1;
     }
-    qtbus_subscribe(bus, "Order", NULL, on_order, NULL, NULL, NULL);
-    if (qtbus_nats_import(bridge, "Order") != QTBUS_OK) {
+    /* Every event the bus receives ("an invoice" would show here, if one crossed). */
+    qtbus_sub_options every = { .flags = QTBUS_SUB_PATTERN };
+    qtbus_subscribe(bus, ">", &every, on_event, NULL, NULL, NULL);
+    if (qtbus_nats_import(bridge, "Order.>") != QTBUS_OK) {
         fprintf(stderr, "%s\n", qtbus_errmsg());
         return 1;
     }

@@ -18,18 +18,40 @@
  * object (a pointer, meaningful in its own process only): an exported event with an
  * object is published without it.
  *
- * SUBJECTS.  An event is published on  <prefix>.<kind>.<type>.<subtype>:
+ * SUBJECTS.  An event is published on  <prefix>.<kind>.<subtype>.<type>:
  *   prefix   options->prefix, default "qtbus" (one or more tokens: "acme.prod");
  *   kind     "e" an event, "k" a sticky ("kept") event, "q" a request;
- *   type     the type name, encoded;
- *   subtype  the subtype, encoded, or "_" when the event has none.
+ *   subtype  the subtype, encoded as one token, or "_" when the event has none;
+ *   type     the type's '.'-separated tokens, one subject token each, each encoded
+ *            ("_" for an empty one: "a..b" is a._.b).
  * Encoding: the bytes A-Z a-z 0-9 and '-' stand for themselves; every other byte (UTF-8
- * bytes included) is '_' and two upper-case hex digits: "Order.created" is
- * Order_2Ecreated, "Prix Δ" is Prix_20_CE_94.  It is one-to-one, so every valid qtbus
- * name crosses and comes back as it was, and a lone "_" is never a name.  An import
- * of a whole type subscribes to <prefix>.*.<type>.* (the server filters by type); an
- * import of one subtype to <prefix>.*.<type>.<subtype> (the server filters by
- * subtype).
+ * bytes included, and '.' inside a subtype) is '_' and two upper-case hex digits:
+ * "Order.created" with the subtype "eu" is qtbus.e.eu.Order.created, "Prix Δ" is
+ * Prix_20_CE_94, a literal "*" token is _2A.  It is one-to-one, so every valid qtbus
+ * name crosses and comes back as it was, and the lone "_" is never an encoded name.
+ * The subtype comes before the type so that its place is fixed and the type's tokens
+ * end the subject: a plain NATS subscriber's own wildcards then select qtbus types as
+ * qtbus patterns do (QTBUS_SUB_PATTERN): qtbus.e.*.Order.> takes the events of every
+ * type Order.<one or more tokens>, any subtype.  0.x releases may change this layout
+ * (CHANGELOG.md says when).
+ *   An import of a whole type subscribes to <prefix>.*.*.<type> (the server filters by
+ * type); an import of one subtype to <prefix>.*.<subtype>.<type>.
+ *
+ * PATTERNS.  A type given to qtbus_nats_export(), qtbus_nats_import() or
+ * qtbus_nats_import_subtype() that has a whole token "*" or ">" is a pattern, with
+ * QTBUS_SUB_PATTERN's rules (qtbus.h): "*" one token, ">" as the last token one or
+ * more.  An import of "Order.>" subscribes to <prefix>.*.*.Order.>, so the server sends
+ * exactly the events of the types the pattern matches; an export of "Order.>"
+ * subscribes to it on the bus with QTBUS_SUB_PATTERN and publishes each event on its
+ * own type's subject.  A pattern with an empty token, or a ">" before its last token,
+ * is QTBUS_EINVAL (a literal type with those tokens cannot be named alone; a pattern
+ * that matches it, "a.*.b" for "a.>.b", takes it).
+ *   Exports or imports may overlap (a pattern and a type it matches, two patterns,
+ * a whole type and one of its subtypes): each event is still published once, by the
+ * oldest export that takes it, and dispatched once, by the oldest import that takes
+ * it (a received request is acknowledged and answered once).  Once a bridge has two
+ * that overlap, each event they take costs a look at its list of exports or imports
+ * under the bridge's lock.
  *
  * DELIVERY.  Core NATS: at most once, in order per publisher.  A published event
  * reaches the processes whose bridge imports its type and is connected at that moment;
@@ -95,7 +117,7 @@
  * where they happen, and to the bus's trace hook as MISUSE records.  The server's
  * asynchronous errors ("qtbus_nats", on nats.c's callback thread) carry its words,
  * e.g. for a publish its permissions deny:
- *     qtbus_nats: Not Permitted: Permissions Violation for Publish to "qtbus.e.T._"
+ *     qtbus_nats: Not Permitted: Permissions Violation for Publish to "qtbus.e._.T"
  * Received messages are dropped, with such a report, when their subject is not one
  * this encoding produces (a name in it that is not a qtbus name included: NAMES,
  * below) or when the bridge's backlog of received events holds more than
@@ -163,34 +185,38 @@ typedef struct qtbus_nats_options {
  * '.'-separated tokens none of them empty, and no '*' or '>' anywhere. */
 QTBUS_NATS_API int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_nats **out);
 
-/* From now on, every local dispatch of `type` (any subtype) on the bridge's bus is
- * published.  The bridge subscribes to `type` for this, at the highest priority (so
+/* From now on, every local dispatch of `type` (any subtype), or of any type the pattern
+ * `type` matches (PATTERNS, above), on the bridge's bus is published.  The bridge
+ * subscribes to `type` for this, at the highest priority (so
  * qtbus_event_stop() in a local handler cannot keep an event from crossing): the
  * subscription counts in what qtbus_dispatch() returns and in
  * qtbus_subscriber_count(), and qtbus_bus_foreach() shows it.  Exporting a type twice
- * is QTBUS_OK and changes nothing.  Refuses: QTBUS_EINVAL for a NULL bridge or a type
- * that is not a qtbus name (NAMES, above); QTBUS_ECLOSED (the bus is being destroyed);
+ * is QTBUS_OK and changes nothing.  Refuses: QTBUS_EINVAL for a NULL bridge, a type
+ * that is not a qtbus name (NAMES, above) or a pattern that is not one (PATTERNS,
+ * above); QTBUS_ECLOSED (the bus is being destroyed);
  * QTBUS_ENOMEM.  A refused export subscribes nothing.  Later failures to publish are
  * reported as they happen (ERRORS, above), not by this call. */
 QTBUS_NATS_API int qtbus_nats_export(qtbus_nats *bridge, const char *type);
 
-/* From now on, events of `type` (every subtype) published by other bridges with the
- * same prefix are dispatched on the bridge's bus, on the bridge's thread.  Returns
+/* From now on, events of `type` (every subtype), or of every type the pattern `type`
+ * matches (PATTERNS, above), published by other bridges with the same prefix are
+ * dispatched on the bridge's bus, on the bridge's thread.  Returns
  * once the server has the subscription: what is published after that reaches it.
  * Importing a type twice is QTBUS_OK and changes nothing.  Refuses: QTBUS_EINVAL for
- * a NULL bridge or a type that is not a qtbus name (NAMES, above: exactly the types
- * qtbus_nats_export refuses), with nothing subscribed; QTBUS_EIO when nats.c could
+ * a NULL bridge, a type that is not a qtbus name or a pattern that is not one (NAMES
+ * and PATTERNS, above: exactly the types qtbus_nats_export refuses), with nothing
+ * subscribed; QTBUS_EIO when nats.c could
  * not subscribe (nothing kept), when the server refused the subscription (below:
  * nothing kept), or when the server did not confirm the subscription within 2 s
  * (then it is kept, and sent again on reconnect); QTBUS_ENOMEM.  Received messages
  * that cannot be dispatched are reported as they come (ERRORS, above).
  *
  * A server whose permissions deny the connection's user this subscription (with
- * JetStream, one of its subscriptions to <prefix>.e.<type>.* and <prefix>.q.<type>.*)
+ * JetStream, one of its subscriptions to <prefix>.e.*.<type> and <prefix>.q.*.<type>)
  * answers with an error before it confirms; the import waits for it and returns
  * QTBUS_EIO, one MISUSE record, and qtbus_errmsg() in the server's words:
- *     qtbus_nats_import: the server refused the subscription to qtbus.*.T.*:
- *     Permissions Violation for Subscription to "qtbus.*.T.*"
+ *     qtbus_nats_import: the server refused the subscription to qtbus.*.*.T:
+ *     Permissions Violation for Subscription to "qtbus.*.*.T"
  * Imports of one bridge take turns for this.  Limits, all nats.c's or the server's:
  *   - nats.c keeps only the connection's last error, until a reconnect.  After a
  *     refusal, an import of the same type on that connection, if the server now allows
@@ -199,10 +225,11 @@ QTBUS_NATS_API int qtbus_nats_export(qtbus_nats *bridge, const char *type);
  *     the subscription, the import may return QTBUS_OK: the refusal then comes as the
  *     server's asynchronous error (ERRORS, above: function "qtbus_nats", with the
  *     server's words, on nats.c's thread), and the import imports nothing.
- *   - A deny that covers only part of what the import takes (e.g. "qtbus.e.T.*" for an
- *     import of T, which subscribes to qtbus.*.T.*) is no refusal: the server accepts
+ *   - A deny that covers only part of what the import takes (e.g. "qtbus.e.*.T" for an
+ *     import of T, which subscribes to qtbus.*.*.T) is no refusal: the server accepts
  *     the subscription and silently withholds the events it denies; nothing tells the
- *     bridge.  Deny whole types (qtbus.*.T.> or qtbus.>).
+ *     bridge.  Deny whole types (qtbus.*.*.T, with qtbus.*.*.T.> for the types below
+ *     it, or qtbus.>).
  *   - A refusal that comes later (permissions reduced by a reload) is the server's
  *     asynchronous error, as above. */
 QTBUS_NATS_API int qtbus_nats_import(qtbus_nats *bridge, const char *type);
@@ -229,7 +256,7 @@ QTBUS_NATS_API int qtbus_nats_is_connected(qtbus_nats *bridge);
  * qtbus_errmsg() naming each kind of loss, which subscription (the first, and how many
  * more) and nats.c's reason:
  *     qtbus_nats_close: 1 subscription did not drain, so messages for it may be lost:
- *     qtbus.*.T.* (Timeout)
+ *     qtbus.*.*.T (Timeout)
  * QTBUS_EINVAL for NULL. */
 QTBUS_NATS_API int qtbus_nats_close(qtbus_nats *bridge);
 

@@ -246,6 +246,15 @@ static int check_call(const char *fn, qtbus_nats *bridge, const char *type, cons
 {
     if (!bridge) return qtbus_report(NULL, fn, QTBUS_EINVAL, "the bridge is NULL");
     int status = check_name(bridge, fn, "type name", type);
+    if (status == QTBUS_OK && qn_is_pattern(type)) {
+        const char *problem = qn_pattern_problem(type);
+        if (problem) {
+            char quoted[NAME_SHOWN * 4 + 8];
+            quote(quoted, sizeof quoted, type);
+            qn_report(bridge, fn, QTBUS_EINVAL, "the pattern %s %s", quoted, problem);
+            return QTBUS_EINVAL;
+        }
+    }
     if (status == QTBUS_OK && with_subtype) status = check_name(bridge, fn, "subtype", subtype);
     return status;
 }

@@ -36,7 +36,8 @@
 #define QN_NAME_MAX 255
 /* The longest encoded name: 255 bytes, each at most 3 characters. */
 #define QN_TOKEN_MAX (QN_NAME_MAX * 3)
-/* prefix + ".k." + type + "." + subtype + NUL */
+/* prefix + ".k." + subtype + "." + type + NUL (a type's tokens, encoded, and the dots
+ * between them: at most 3 bytes for each byte of the name) */
 #define QN_SUBJECT_MAX (256 + 3 + QN_TOKEN_MAX + 1 + QN_TOKEN_MAX + 1)
 
 /* Kinds of published events (the token after the prefix). */
@@ -60,11 +61,23 @@ QTBUS_NATS_INTERNAL const char *qn_name_problem(const char *name);
 /* Writes the encoding of `name` (NUL-terminated) to out (QN_TOKEN_MAX + 1 bytes);
  * returns its length. */
 QTBUS_NATS_INTERNAL size_t qn_encode(const char *name, char *out);
-/* <prefix>.<kind>.<type>.<subtype or "_"> into out (QN_SUBJECT_MAX bytes). */
+/* Whether `type` (a qtbus name) is a pattern for the bridge: a whole token of it is "*"
+ * or ">". */
+QTBUS_NATS_INTERNAL bool qn_is_pattern(const char *type);
+/* Why the pattern `type` is not one (an empty token, a '>' before the last token), as
+ * qtbus_subscribe() with QTBUS_SUB_PATTERN refuses it; NULL when it is one. */
+QTBUS_NATS_INTERNAL const char *qn_pattern_problem(const char *type);
+/* Whether `pattern` matches `name` token by token, as NATS matches a subject ("*" one
+ * token, a last ">" one or more): for qtbus types and for subjects alike. */
+QTBUS_NATS_INTERNAL bool qn_matches(const char *pattern, const char *name);
+/* Whether some name matches both patterns. */
+QTBUS_NATS_INTERNAL bool qn_overlap(const char *a, const char *b);
+/* <prefix>.<kind>.<subtype or "_">.<type's tokens> into out (QN_SUBJECT_MAX bytes). */
 QTBUS_NATS_INTERNAL void qn_subject(char *out, const qtbus_nats *bridge, char kind, const char *type,
                                     const char *subtype);
-/* A subscription subject: <prefix>.<kinds>.<type>.<subtype, or * when NULL>; kinds is
- * one kind or "*". */
+/* A subscription subject: <prefix>.<kinds>.<subtype, or * when NULL>.<type's tokens>,
+ * a whole "*" or ">" token of the type kept as the server's wildcard; kinds is one kind
+ * or "*". */
 QTBUS_NATS_INTERNAL void qn_pattern(char *out, const qtbus_nats *bridge, const char *kinds, const char *type,
                                     const char *subtype);
 
@@ -81,20 +94,24 @@ QTBUS_NATS_INTERNAL const char *qn_parse(const char *subject, size_t prefix_len,
 
 /* ---- the bridge --------------------------------------------------------------------- */
 
+/* One export: the subscription whose handler publishes, given the entry. */
 typedef struct qn_exported {
     struct qn_exported *next;
+    struct qtbus_nats *bridge;
     qtbus_token token;
+    uint64_t seq;                  /* the bridge's count of exports when it was made */
     char type[];
 } qn_exported;
 
-/* One import: one subscription to <prefix>.*.<type>.<subtype or *>, or with JetStream
+/* One import: one subscription to <prefix>.*.<subtype or *>.<type>, or with JetStream
  * three (events and requests from the server, sticky events from the stream). */
 typedef struct qn_imported {
     struct qn_imported *next;
     natsSubscription *subs[3];
     natsStatus drain[3];           /* at close: how starting each one's drain went */
     int count;
-    char subject[];
+    uint64_t seq;                  /* the bridge's count of imports when it was made */
+    char subject[];                /* <prefix>.*.<subtype or *>.<type>: what it takes */
 } qn_imported;
 
 /* An import waiting for the server's verdict on its subscriptions to the server's
@@ -176,6 +193,11 @@ struct qtbus_nats {
     int live_imports;
     pthread_cond_t settled;        /* live_exports or live_imports went down */
     qn_imported *imported;
+    uint64_t export_seq, import_seq;
+    /* Some event may be taken by two exports, or two imports (a pattern and a type it
+     * matches, say): each is then sent, or dispatched, by the oldest of them only.
+     * Set before the second is made, never cleared. */
+    _Atomic bool exports_overlap, imports_overlap;
     /* Imports take turns (import_lock, taken before lock): while one waits for the
      * server's verdict, a refusal it reads is its own. */
     pthread_mutex_t import_lock;
@@ -254,7 +276,7 @@ QTBUS_NATS_INTERNAL void qn_request_dispatch(qtbus_nats *bridge, const qtbus_eve
  * the last sticky event of each subject (made if missing).  QTBUS_OK or a reported
  * failure. */
 QTBUS_NATS_INTERNAL int qn_sticky_open(qtbus_nats *bridge);
-/* Subscribes `handler` to the kept events of <prefix>.k.<type>.<subtype or *>: the last
+/* Subscribes `handler` to the kept events of <prefix>.k.<subtype or *>.<type>: the last
  * of each subject first, in the order they were published, then new ones as they come. */
 QTBUS_NATS_INTERNAL natsStatus qn_sticky_subscribe(qtbus_nats *bridge, const char *type, const char *subtype,
                                                    natsMsgHandler handler, natsSubscription **out);

@@ -13,10 +13,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether an export older than `e` takes `type` too, and so publishes it. */
+static bool taken_by_older(const qn_exported *e, const char *type)
+{
+    qtbus_nats *bridge = e->bridge;
+    bool older = false;
+    pthread_mutex_lock(&bridge->lock);
+    for (const qn_exported *f = bridge->exported; f && !older; f = f->next) {
+        older = f->seq < e->seq && qn_matches(f->type, type);
+    }
+    pthread_mutex_unlock(&bridge->lock);
+    return older;
+}
+
 static void publish(const qtbus_event *event, void *userdata)
 {
-    qtbus_nats *bridge = userdata;
+    const qn_exported *e = userdata;
+    qtbus_nats *bridge = e->bridge;
     if (qn_is_imported(bridge, event)) return;
+    if (atomic_load_explicit(&bridge->exports_overlap, memory_order_relaxed)
+        && taken_by_older(e, qtbus_event_type(event)))
+        return;
     char subject[QN_SUBJECT_MAX];
     uint32_t flags = qtbus_event_flags(event);
     char kind = flags & QTBUS_EVENT_REQUEST ? QN_KIND_REQUEST : flags & QTBUS_EVENT_STICKY ? QN_KIND_KEPT : QN_KIND_EVENT;
@@ -39,7 +56,7 @@ static void publish(const qtbus_event *event, void *userdata)
 
 static void released(void *userdata)
 {
-    qtbus_nats *bridge = userdata;
+    qtbus_nats *bridge = ((qn_exported *)userdata)->bridge;
     pthread_mutex_lock(&bridge->lock);
     if (--bridge->live_exports == 0) pthread_cond_broadcast(&bridge->settled);
     pthread_mutex_unlock(&bridge->lock);
@@ -61,8 +78,15 @@ int qn_export(qtbus_nats *bridge, const char *type)
         return qtbus_report(bridge->bus, "qtbus_nats_export", QTBUS_ENOMEM, NULL);
     }
     memcpy(e->type, type, n);
-    qtbus_sub_options options = { .priority = INT_MAX };
-    int status = qtbus_subscribe(bridge->bus, type, &options, publish, bridge, released, &e->token);
+    e->bridge = bridge;
+    e->seq = ++bridge->export_seq;
+    for (qn_exported *f = bridge->exported; f; f = f->next) {
+        if (qn_overlap(f->type, type)) atomic_store(&bridge->exports_overlap, true);
+    }
+    /* A pattern's subscription reaches each event of the types it matches, and publish()
+     * sends each on its own type's subject. */
+    qtbus_sub_options options = { .priority = INT_MAX, .flags = qn_is_pattern(type) ? QTBUS_SUB_PATTERN : 0 };
+    int status = qtbus_subscribe(bridge->bus, type, &options, publish, e, released, &e->token);
     if (status != QTBUS_OK) {
         pthread_mutex_unlock(&bridge->lock);
         free(e);
@@ -84,15 +108,15 @@ void qn_export_stop(qtbus_nats *bridge)
     qn_exported *e = bridge->exported;
     bridge->exported = NULL;
     pthread_mutex_unlock(&bridge->lock);
-    while (e) {
-        qn_exported *next = e->next;
-        qtbus_token_dispose(e->token);
-        free(e);
-        e = next;
-    }
-    /* A dispatch that found the subscription live may still be in publish(); its
-     * release runs once it has returned. */
+    for (qn_exported *d = e; d; d = d->next) qtbus_token_dispose(d->token);
+    /* A dispatch that found the subscription live may still be in publish(), with its
+     * entry; its release runs once it has returned. */
     pthread_mutex_lock(&bridge->lock);
     while (bridge->live_exports > 0) pthread_cond_wait(&bridge->settled, &bridge->lock);
     pthread_mutex_unlock(&bridge->lock);
+    while (e) {
+        qn_exported *next = e->next;
+        free(e);
+        e = next;
+    }
 }

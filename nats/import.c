@@ -36,14 +36,38 @@ bool qn_is_imported(const qtbus_nats *bridge, const qtbus_event *event)
     return importing_bridge == bridge && qtbus_event_type(event) == importing_type;
 }
 
+/* Whether an import older than the one `sub` belongs to takes `subject` too: the server
+ * sends the message to each of them, and the oldest dispatches it.  The import being
+ * made is not listed yet, and is the newest (imports take turns). */
+static bool taken_by_older(qtbus_nats *bridge, natsSubscription *sub, const char *subject)
+{
+    pthread_mutex_lock(&bridge->lock);
+    uint64_t seq = UINT64_MAX;
+    for (const qn_imported *i = bridge->imported; i && seq == UINT64_MAX; i = i->next) {
+        for (int k = 0; k < i->count; k++) {
+            if (i->subs[k] == sub) seq = i->seq;
+        }
+    }
+    bool older = false;
+    for (const qn_imported *i = bridge->imported; i && !older; i = i->next) {
+        older = i->seq < seq && qn_matches(i->subject, subject);
+    }
+    pthread_mutex_unlock(&bridge->lock);
+    return older;
+}
+
 static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     (void)nc;
-    (void)sub;
     qtbus_nats *bridge = closure;
+    const char *subject = natsMsg_GetSubject(msg);
+    if (atomic_load_explicit(&bridge->imports_overlap, memory_order_relaxed)
+        && taken_by_older(bridge, sub, subject)) {
+        natsMsg_Destroy(msg);
+        return;
+    }
     /* A request is acknowledged at once, before it waits in the queue: the requester
      * counts who has it (requests.c). */
-    const char *subject = natsMsg_GetSubject(msg);
     if (natsMsg_GetReply(msg) && strlen(subject) > bridge->prefix_len + 2
         && subject[bridge->prefix_len + 1] == QN_KIND_REQUEST && subject[bridge->prefix_len + 2] == '.') {
         qn_request_acknowledge(bridge, msg);
@@ -310,6 +334,10 @@ int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
             return QTBUS_OK;
         }
     }
+    /* Before the subscription exists, so that no message of it escapes the check. */
+    for (qn_imported *i = bridge->imported; i; i = i->next) {
+        if (qn_overlap(i->subject, key)) atomic_store(&bridge->imports_overlap, true);
+    }
     pthread_mutex_unlock(&bridge->lock);
     size_t n = strlen(key) + 1;
     qn_imported *i = malloc(sizeof *i + n);
@@ -319,6 +347,7 @@ int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
     }
     memcpy(i->subject, key, n);
     i->count = 0;
+    i->seq = ++bridge->import_seq;
     /* Without JetStream every kind comes from the server; with it the sticky ones come
      * from the stream (sticky.c), so they are not taken twice.  The stream's
      * subscription is made last, once the server has accepted the others: it replays
@@ -392,9 +421,10 @@ static void undrained(int *count, char *why, size_t why_size, const char *what, 
 
 int qn_import_stop(qtbus_nats *bridge, char *why, size_t why_size)
 {
+    /* Listed until every subscription has completed: on_message may still ask which
+     * import takes a message. */
     pthread_mutex_lock(&bridge->lock);
     qn_imported *i = bridge->imported;
-    bridge->imported = NULL;
     pthread_mutex_unlock(&bridge->lock);
     /* Drained: the server sends no more and what nats.c holds still goes through
      * on_message, for at most DRAIN_MS (then nats.c closes it, dropping the rest).
@@ -414,6 +444,7 @@ int qn_import_stop(qtbus_nats *bridge, char *why, size_t why_size)
     if (inbox_drain != NATS_OK) natsSubscription_Unsubscribe(inbox);
     pthread_mutex_lock(&bridge->lock);
     while (bridge->live_imports > 0) pthread_cond_wait(&bridge->settled, &bridge->lock);
+    bridge->imported = NULL;
     pthread_mutex_unlock(&bridge->lock);
     /* An import counts once, whichever of its subscriptions did not drain. */
     int count = 0;

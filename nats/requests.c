@@ -3,7 +3,7 @@
  * Requests across processes.
  *
  * The requesting side: the export handler sees a request (QTBUS_EVENT_REQUEST), keeps
- * it open with qtbus_event_defer, and publishes it on <prefix>.q.<type>.<subtype> with
+ * it open with qtbus_event_defer, and publishes it on <prefix>.q.<subtype>.<type> with
  * a reply subject <inbox>.<id> under the bridge's one inbox subscription.  What comes
  * back goes through the bridge's queue and thread like any received message:
  *   'a'          a bridge received the request (sent at once, from nats.c's thread);

@@ -50,7 +50,7 @@ typedef struct stamp {
 } stamp;
 
 #define TYPE "Bench"
-#define SUBJECT "qtbus.e.Bench._" /* the subject the bridge publishes type TYPE on */
+#define SUBJECT "qtbus.e._.Bench" /* the subject the bridge publishes type TYPE on */
 
 int64_t now_ns(void);
 /* Exits (status 1) with `what` and the library's reason when !ok. */

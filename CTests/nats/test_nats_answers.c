@@ -156,7 +156,7 @@ int main(void)
         CHECK_EQ_INT(seen(&answer_records), 1);
         char expected[200];
         snprintf(expected, sizeof expected,
-                 "qtbus_nats_import: a reply of %d bytes to a request on qtbus.q.Big._ was not sent: %s", BIG,
+                 "qtbus_nats_import: a reply of %d bytes to a request on qtbus.q._.Big was not sent: %s", BIG,
                  natsStatus_GetText(NATS_MAX_PAYLOAD));
         CHECK_MSG(strstr(answer_why, expected) == answer_why, "expected \"%s...\"", expected);
         CHECK_EQ_INT(seen(&other_records), 0);
@@ -184,13 +184,13 @@ int main(void)
         CHECK_EQ_INT(qtbus_deferred_reply(later, "late", 4), QTBUS_OK);
         printf("a reply after close: %s\n", qtbus_errmsg());
         CHECK(strstr(qtbus_errmsg(),
-                     "qtbus_nats_import: a reply of 4 bytes to a request on qtbus.q.Later._ was not sent: ")
+                     "qtbus_nats_import: a reply of 4 bytes to a request on qtbus.q._.Later was not sent: ")
               == qtbus_errmsg());
         CHECK(strstr(qtbus_errmsg(), "the bridge was closed") != NULL);
         CHECK_EQ_INT(qtbus_nats_close(NULL), QTBUS_EINVAL);
         CHECK_EQ_INT(qtbus_deferred_finish(later), QTBUS_OK);
         printf("the end after close: %s\n", qtbus_errmsg());
-        CHECK(strstr(qtbus_errmsg(), "qtbus_nats_import: the end of a request on qtbus.q.Later._ was not sent: ")
+        CHECK(strstr(qtbus_errmsg(), "qtbus_nats_import: the end of a request on qtbus.q._.Later was not sent: ")
               == qtbus_errmsg());
         /* No record: the bridge was closed. */
         CHECK_EQ_INT(seen(&answer_records), 0);
@@ -216,11 +216,11 @@ int main(void)
         /* About 67 fill the backlog behind the stuck handler; the next drop holds
          * nats.c's delivery thread of the import in the hook. */
         atomic_store(&hold_drops, 1);
-        for (int i = 0; i < FILL; i++) CHECK_EQ_INT(natsConnection_Publish(raw, "qtbus.e.Ask._", blob, SIZE), NATS_OK);
+        for (int i = 0; i < FILL; i++) CHECK_EQ_INT(natsConnection_Publish(raw, "qtbus.e._.Ask", blob, SIZE), NATS_OK);
         CHECK_EQ_INT(natsConnection_FlushTimeout(raw, 10000), NATS_OK);
         CHECK_WAIT(atomic_load(&drops_held) == 1, 30000);
         /* The request waits in nats.c behind the held thread. */
-        CHECK_EQ_INT(natsConnection_PublishRequest(raw, "qtbus.q.Ask._", "answers.1", "?", 1), NATS_OK);
+        CHECK_EQ_INT(natsConnection_PublishRequest(raw, "qtbus.q._.Ask", "answers.1", "?", 1), NATS_OK);
         CHECK_EQ_INT(natsConnection_FlushTimeout(raw, 10000), NATS_OK);
         tu_sleep_ms(300);
         ns_kill(&server);
@@ -236,7 +236,7 @@ int main(void)
         printf("an acknowledgement that could not be published: %s\n", answer_why);
         char expected[200];
         snprintf(expected, sizeof expected,
-                 "qtbus_nats_import: the acknowledgement of a request on qtbus.q.Ask._ was not sent: %s",
+                 "qtbus_nats_import: the acknowledgement of a request on qtbus.q._.Ask was not sent: %s",
                  natsStatus_GetText(NATS_INSUFFICIENT_BUFFER));
         CHECK_MSG(strstr(answer_why, expected) == answer_why, "expected \"%s...\"", expected);
         atomic_store(&dispatch_gate_open, 1);

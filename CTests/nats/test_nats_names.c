@@ -32,7 +32,8 @@ static int seen_misuse;            /* MISUSE records since seen_reset() */
 static char seen_function[64];     /* the last one's function */
 static int seen_status;
 static char seen_errmsg[400];      /* qtbus_errmsg() when it was made */
-static int seen_edge_drops;        /* "dropped a message on qtbus.e.Edge.": expected ones */
+static int seen_edge_drops;        /* "dropped a message on qtbus.k.": expected ones (the
+                                    * subject is cut in the message: its kind tells) */
 static int seen_other_drops;       /* any other drop: a refused import that was registered */
 static char seen_other_why[400];
 
@@ -45,7 +46,7 @@ static void hook(const qtbus_trace_record *r, void *userdata)
     snprintf(seen_function, sizeof seen_function, "%s", r->function);
     seen_status = r->status;
     snprintf(seen_errmsg, sizeof seen_errmsg, "%s", qtbus_errmsg());
-    if (strstr(seen_errmsg, "qtbus_nats_import: dropped a message on qtbus.e.Edge.") == seen_errmsg) {
+    if (strstr(seen_errmsg, "qtbus_nats_import: dropped a message on qtbus.k.") == seen_errmsg) {
         seen_edge_drops++;
     } else if (strstr(seen_errmsg, "dropped a message")) {
         seen_other_drops++;
@@ -132,13 +133,19 @@ static int engine_refuses(int subtype, const char *name, char *out, size_t size)
     return 1;
 }
 
-/* The subject encoding of qtbus_nats.h: A-Z a-z 0-9 '-' as they are, others _XX. */
-static void encode(const char *name, char *out)
+/* A name as the bridge writes it (qtbus_nats.h, SUBJECTS): as a subtype, one token, or
+ * (`type`) as a type's tokens, '.' between them and "_" for an empty one. */
+static void encode(const char *name, char *out, bool type)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-') {
+    for (const unsigned char *p = (const unsigned char *)name;; p++) {
+        bool token_end = !*p || (type && *p == '.');
+        if (token_end && type && (p == (const unsigned char *)name || p[-1] == '.')) out[n++] = '_';
+        if (!*p) break;
+        if (token_end) {
+            out[n++] = '.';
+        } else if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-') {
             out[n++] = (char)*p;
         } else {
             out[n++] = '_';
@@ -310,31 +317,33 @@ int main(void)
 
     /* 3. Nothing reached the server: a raw publish on the subject each refused import
      * would have subscribed to reaches no bridge.  Then, on the imported type "Edge",
-     * the invalid UTF-8 subtypes are dropped on receipt by the same rule.  The last
-     * message, a valid one, arrives after all of them (one publisher's order); closing
-     * the bridge then dispatches, or reports, whatever it had received. */
+     * the invalid UTF-8 subtypes (as sticky events: the kind tells them apart) are
+     * dropped on receipt by the same rule.  The last message, a valid one, arrives
+     * after all of them (one publisher's order); closing the bridge then dispatches,
+     * or reports, whatever it had received. */
     {
         natsConnection *raw = NULL;
         CHECK_EQ_INT(natsConnection_ConnectTo(&raw, server.url), NATS_OK);
         int published = 0, edge_published = 0;
         for (int i = 0; i < BAD; i++) {
             if (!bad[i].name || !*bad[i].name) continue;  /* no subject has an empty token */
-            char enc[256 * 3 + 1], subject[256 * 3 + 64];
-            encode(bad[i].name, enc);
-            snprintf(subject, sizeof subject, "qtbus.e.%s._", enc);  /* import(type) */
+            char enc[256 * 3 + 1], enc_type[256 * 3 + 1], subject[256 * 3 + 64];
+            encode(bad[i].name, enc, false);
+            encode(bad[i].name, enc_type, true);
+            snprintf(subject, sizeof subject, "qtbus.e._.%s", enc_type);  /* import(type) */
             CHECK_EQ_INT(natsConnection_PublishString(raw, subject, "x"), NATS_OK);
-            snprintf(subject, sizeof subject, "qtbus.e.%s.S", enc);  /* import_subtype(type, "S") */
+            snprintf(subject, sizeof subject, "qtbus.e.S.%s", enc_type);  /* import_subtype(type, "S") */
             CHECK_EQ_INT(natsConnection_PublishString(raw, subject, "x"), NATS_OK);
-            snprintf(subject, sizeof subject, "qtbus.e.T.%s", enc);  /* import_subtype("T", subtype) */
+            snprintf(subject, sizeof subject, "qtbus.e.%s.T", enc);  /* import_subtype("T", subtype) */
             CHECK_EQ_INT(natsConnection_PublishString(raw, subject, "x"), NATS_OK);
             published += 3;
             if (bad[i].problem == not_utf8 && strlen(bad[i].name) <= 255) {
-                snprintf(subject, sizeof subject, "qtbus.e.Edge.%s", enc);
+                snprintf(subject, sizeof subject, "qtbus.k.%s.Edge", enc);
                 CHECK_EQ_INT(natsConnection_PublishString(raw, subject, "x"), NATS_OK);
                 edge_published++;
             }
         }
-        CHECK_EQ_INT(natsConnection_PublishString(raw, "qtbus.e.Edge.last", "x"), NATS_OK);
+        CHECK_EQ_INT(natsConnection_PublishString(raw, "qtbus.e.last.Edge", "x"), NATS_OK);
         CHECK_EQ_INT(natsConnection_Flush(raw), NATS_OK);
         CHECK_WAIT(got() == EDGE + 1, TU_WAIT_MS);
         CHECK_EQ_STR(got_subtype, "last");
