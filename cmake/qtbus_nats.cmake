@@ -34,6 +34,7 @@ if(QTBUS_NATS_BUILT)
   add_library(qtbus_nats SHARED
     ${_nats}/bridge.c
     ${_nats}/subjects.c
+    ${_nats}/publish.c
     ${_nats}/export.c
     ${_nats}/import.c
     ${_nats}/handoff.c

@@ -63,20 +63,31 @@
  * value unchanged): waking it does not preempt the thread that received the event, so
  * on a busy machine a stream is dispatched in batches rather than one switch per event.
  *
- * REQUESTS.  qtbus_request() on an exported type also reaches the handlers of the
- * processes that import it.  The request is published with a reply subject under the
- * bridge's inbox; each bridge that receives it acknowledges it at once, dispatches it
- * as a request on its bus (qtbus_request), sends back every qtbus_event_reply() of its
- * handlers, and says when its local request has completed.  In the requesting process
- * each remote reply calls on_reply, on the bridge's thread, with the bytes the remote
- * handler replied.  The request's completion (its release) runs when the local
- * handlers are done and the remote ones have answered, which means precisely: every
- * bridge whose acknowledgement arrived has completed, and the acknowledgement window,
- * a twentieth of request_timeout_ms (50 ms by default), has passed since the request
- * was published; or else when request_timeout_ms has passed.  A bridge that answers
- * later than that is not waited for, and its replies are dropped.  The remote
- * handlers' count is not in what qtbus_request() returns (the export subscription
- * counts as one handler).
+ * REQUESTS.  Standard NATS request/reply, so that any NATS client can ask a qtbus
+ * handler and any NATS service can answer a qtbus request.  qtbus_request() on an
+ * exported type also reaches the handlers of the processes that import it: the request
+ * (its bytes, on its "q" subject) is published with a reply subject under the bridge's
+ * inbox and the header Qtbus-Request, which tells a bridge that a bridge asks.  A
+ * bridge that receives a request dispatches it as a request on its bus
+ * (qtbus_request) and publishes every qtbus_event_reply() of its handlers to the reply
+ * subject as the reply's bytes, with no header.  When a bridge asked, it also
+ * acknowledges the request at once and says when its local request has completed:
+ * messages with no bytes and the header Qtbus-Answer: ack / done.  So a plain
+ * requester (nats req, nats-py's request()) gets the handlers' replies, the first
+ * being the first reply; and a plain service that responds to a qtbus request with
+ * bytes is a reply like any other.
+ *   In the requesting process each reply calls on_reply, on the bridge's thread, with
+ * its bytes.  The request's completion (its release) runs when the local handlers are
+ * done and the remote ones have answered, which means precisely: every bridge whose
+ * acknowledgement arrived has completed, the acknowledgement window (a twentieth of
+ * request_timeout_ms, 50 ms by default) has passed since the request was published,
+ * and someone answered (an acknowledgement, a reply, or the server's "no responders"
+ * when nothing subscribes to the subject); or else when request_timeout_ms has
+ * passed.  So a request nobody else subscribes to completes after the window, one
+ * that a plain service answers completes at its first reply (after the window), and
+ * one that only subscribers which never answer receive completes at the timeout.
+ * Answers that come later are dropped.  The remote handlers' count is not in what
+ * qtbus_request() returns (the export subscription counts as one handler).
  *   The answering bridge reports each answer it cannot send (ERRORS, below, with the
  * function "qtbus_nats_import"), saying what the requester sees instead: the
  * acknowledgement (the requester then does not count that bridge and may complete
@@ -158,6 +169,13 @@ extern "C" {
 
 typedef struct qtbus_nats qtbus_nats;
 
+/* nats.c's natsOptions and natsConnection (<nats/nats.h>), named by their struct tags
+ * so that this header does not need nats.c's: a program that calls
+ * qtbus_nats_connect_with() or qtbus_nats_attach() includes <nats/nats.h> and passes
+ * its natsOptions * or natsConnection * as they are. */
+struct __natsOptions;
+struct __natsConnection;
+
 typedef struct qtbus_nats_options {
     const char *url;               /* "nats://127.0.0.1:4222"; a comma-separated list for a cluster */
     const char *prefix;            /* subject prefix; NULL: "qtbus" */
@@ -184,6 +202,45 @@ typedef struct qtbus_nats_options {
  * 0x7E: no space, no control byte, nothing above 0x7E, so never invalid UTF-8), in
  * '.'-separated tokens none of them empty, and no '*' or '>' anywhere. */
 QTBUS_NATS_API int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_nats **out);
+
+/* Connects `bus` with nats.c options the caller configured with nats.c's own setters:
+ * servers (natsOptions_SetURL, _SetServers), TLS (natsOptions_SetSecure,
+ * _LoadCATrustedCertificates, _LoadCertificatesChain, _SetExpectedHostname), a user and
+ * password, a token, an NKey or a credentials file (natsOptions_SetUserInfo, _SetToken,
+ * _SetNKeyFromSeed, _SetUserCredentialsFromFiles), a name, reconnect settings, and
+ * natsOptions_SetRetryOnFailedConnect: then, with no server up yet, the connect
+ * succeeds and the bridge works once one comes up (what is exported before waits in
+ * nats.c's reconnect buffer; imports made meanwhile are sent when it connects).
+ * options->url is ignored; prefix, jetstream and request_timeout_ms are used as
+ * qtbus_nats_connect() uses them (jetstream needs the server at connect: without one,
+ * QTBUS_EIO).  The bridge sets on `nats_options` only: natsOptions_SetNoEcho(true) (a
+ * bridge never receives what it published) and natsOptions_SetErrorHandler (the
+ * server's asynchronous errors, reported as ERRORS says, above); once connected it sets
+ * the error handler back to nats.c's default, so that the options hold nothing of the
+ * bridge.  The caller still owns them: reuse or destroy them once this returns, as
+ * with natsConnection_Connect.  An error handler of the caller's is replaced, for this
+ * connection: the bridge's reports and the trace hook carry the errors instead.
+ * Returns what qtbus_nats_connect() returns (QTBUS_EINVAL for a NULL nats_options),
+ * qtbus_errmsg() giving nats.c's reason; a failed connect leaves *out NULL and nothing
+ * running. */
+QTBUS_NATS_API int qtbus_nats_connect_with(qtbus_bus *bus, struct __natsOptions *nats_options,
+                                           const qtbus_nats_options *options, qtbus_nats **out);
+
+/* Bridges `bus` over a connection the application already has (natsConnection *, as
+ * nats.c made it; it may echo).  options->url is ignored, the rest used as
+ * qtbus_nats_connect() uses it.  The connection stays the application's: the bridge
+ * subscribes and publishes on it and never closes or destroys it, not even in
+ * qtbus_nats_close(), after which the bridge does nothing more with it (a request it
+ * was still answering then loses its late answers, reported).  Close the bridge
+ * before the connection.  Its callbacks are the application's: the server's
+ * asynchronous errors go to the application's error handler, not to the bridge's
+ * reports.  What this bridge publishes carries the header Qtbus-Origin (16 hex digits,
+ * this bridge's own), by which it drops what the connection echoes back to it.
+ * Returns QTBUS_OK; QTBUS_EINVAL (NULL bus, conn, options or out; a closed conn; the
+ * options' rules); QTBUS_EIO (a server without headers, nats-server before 2.2; with
+ * jetstream, one without JetStream); QTBUS_ENOMEM. */
+QTBUS_NATS_API int qtbus_nats_attach(qtbus_bus *bus, struct __natsConnection *conn, const qtbus_nats_options *options,
+                                     qtbus_nats **out);
 
 /* From now on, every local dispatch of `type` (any subtype), or of any type the pattern
  * `type` matches (PATTERNS, above), on the bridge's bus is published.  The bridge
@@ -239,6 +296,42 @@ QTBUS_NATS_API int qtbus_nats_import(qtbus_nats *bridge, const char *type);
  * qtbus_nats_import() does, and QTBUS_EINVAL for a subtype that is not a qtbus name
  * (NAMES, above), NULL included (qtbus_nats_import() takes the whole type). */
 QTBUS_NATS_API int qtbus_nats_import_subtype(qtbus_nats *bridge, const char *type, const char *subtype);
+
+/* Undoes qtbus_nats_export(bridge, type), exactly that type or pattern: its
+ * subscription is disposed, so a dispatch already in progress may still publish
+ * (qtbus.h, lifetime rule 2), none that starts after this returns.  QTBUS_ESTALE when
+ * `type` is not exported by this bridge (never, or undone already), qtbus_errmsg()
+ * saying so; QTBUS_EINVAL as qtbus_nats_export(). */
+QTBUS_NATS_API int qtbus_nats_unexport(qtbus_nats *bridge, const char *type);
+
+/* Undoes qtbus_nats_import(bridge, type), exactly that type or pattern: the server
+ * sends no more of it, and what it had sent is still dispatched (the subscription
+ * drains, at most 3 s) before this returns.  Events that another import of this bridge
+ * also takes keep coming through that one.  QTBUS_ESTALE when `type` is not imported
+ * whole by this bridge, qtbus_errmsg() saying so; QTBUS_EINVAL as qtbus_nats_import(). */
+QTBUS_NATS_API int qtbus_nats_unimport(qtbus_nats *bridge, const char *type);
+/* The same for qtbus_nats_import_subtype(bridge, type, subtype). */
+QTBUS_NATS_API int qtbus_nats_unimport_subtype(qtbus_nats *bridge, const char *type, const char *subtype);
+
+/* What a bridge has done since it was made (each count only grows, but pending):
+ *   published   events and requests published by its exports;
+ *   received    events and requests its imports received (an event that two of its
+ *               imports take counts once; what an attached connection echoes, none);
+ *   dropped     every event the bridge reported and did not deliver, either way: a
+ *               publish that failed, a received message it could not dispatch
+ *               (malformed, beyond QTBUS_NATS_MAX_PENDING, no memory, refused by the
+ *               bus);
+ *   reconnects  the connection's reconnects (an attached one's since the bridge came);
+ *   pending     received messages not yet dispatched by the bridge's thread (the
+ *               answers to its requests included): compare with
+ *               QTBUS_NATS_MAX_PENDING to see a slow consumer coming.
+ * received = dispatched + dropped on receipt + pending. */
+typedef struct qtbus_nats_stats {
+    uint64_t published, received, dropped, reconnects, pending;
+} qtbus_nats_stats;
+
+/* Fills *out; QTBUS_OK, or QTBUS_EINVAL for NULL. */
+QTBUS_NATS_API int qtbus_nats_stats_get(qtbus_nats *bridge, qtbus_nats_stats *out);
 
 /* 1 while the bridge is connected to a server, 0 while it is reconnecting (what is
  * published then waits in the reconnect buffer); QTBUS_EINVAL for NULL (qtbus_errmsg()

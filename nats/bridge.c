@@ -107,49 +107,45 @@ static void shown_url(char *out, size_t size, const char *url)
     out[n] = '\0';
 }
 
-static natsStatus make_options(qtbus_nats *bridge, const char *url, natsOptions **out)
+/* What the bridge sets on the options it connects with, its own or the caller's
+ * (qtbus_nats.h, qtbus_nats_connect_with). */
+static natsStatus set_bridge_options(qtbus_nats *bridge, natsOptions *opts)
 {
-    natsOptions *opts = NULL;
-    natsStatus s = natsOptions_Create(&opts);
-    if (s == NATS_OK) s = set_servers(opts, url);
-    /* A cluster is tried in the order given, and a lost server is retried for ever
-     * (what was published meanwhile waits in the reconnect buffer). */
-    if (s == NATS_OK) s = natsOptions_SetNoRandomize(opts, true);
-    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
-    if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 100);
-    if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 2000);
     /* A bridge that exports and imports a type must not get its own publications back:
      * the local subscribers had them at dispatch time. */
-    if (s == NATS_OK) s = natsOptions_SetNoEcho(opts, true);
+    natsStatus s = natsOptions_SetNoEcho(opts, true);
     if (s == NATS_OK) s = natsOptions_SetErrorHandler(opts, on_async_error, bridge);
-    if (s != NATS_OK) {
-        natsOptions_Destroy(opts);
-        return s;
-    }
-    *out = opts;
-    return NATS_OK;
+    return s;
 }
 
-int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_nats **out)
+/* The arguments every way of connecting takes, checked alike; `needs_url`: options->url
+ * is used (qtbus_nats_connect), not ignored. */
+static int check_connect(const char *fn, qtbus_bus *bus, const qtbus_nats_options *options, qtbus_nats **out,
+                         bool needs_url)
 {
-    static const char fn[] = "qtbus_nats_connect";
     if (out) *out = NULL;
     if (!bus) return qtbus_report(NULL, fn, QTBUS_EINVAL, "the bus is NULL");
-    if (!options || !options->url || !out)
-        return qtbus_report(bus, fn, QTBUS_EINVAL, !options ? "options is NULL" : !out ? "out is NULL" : "options->url is NULL");
-    const char *prefix = options->prefix ? options->prefix : "qtbus";
-    if (!qn_prefix_valid(prefix))
+    if (!options || !out)
+        return qtbus_report(bus, fn, QTBUS_EINVAL, !options ? "options is NULL" : "out is NULL");
+    if (needs_url && !options->url) return qtbus_report(bus, fn, QTBUS_EINVAL, "options->url is NULL");
+    if (!qn_prefix_valid(options->prefix ? options->prefix : "qtbus"))
         return qtbus_report(bus, fn, QTBUS_EINVAL,
                             "options->prefix is not a NATS subject without wildcards (1 to 256 printable bytes, "
                             "'.'-separated tokens, no '*', '>' or spaces)");
     if (options->request_timeout_ms < 0) return qtbus_report(bus, fn, QTBUS_EINVAL, "options->request_timeout_ms is negative");
-    if (!lists_server(options->url))
+    if (needs_url && !lists_server(options->url))
         return qtbus_report(bus, fn, QTBUS_EINVAL, "options->url lists no server (only commas and blanks)");
+    return QTBUS_OK;
+}
 
+/* A bridge with no connection yet, or NULL (no memory). */
+static qtbus_nats *bridge_new(qtbus_bus *bus, const qtbus_nats_options *options)
+{
     /* Aligned for handoff's cache lines (sizeof is a multiple of the alignment). */
     qtbus_nats *bridge = aligned_alloc(_Alignof(qtbus_nats), sizeof *bridge);
-    if (!bridge) return qtbus_report(bus, fn, QTBUS_ENOMEM, NULL);
+    if (!bridge) return NULL;
     memset(bridge, 0, sizeof *bridge);
+    const char *prefix = options->prefix ? options->prefix : "qtbus";
     bridge->bus = bus;
     strcpy(bridge->prefix, prefix);
     bridge->prefix_len = strlen(prefix);
@@ -157,6 +153,7 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
     bridge->refs = 1;
     pthread_mutex_init(&bridge->lock, NULL);
     pthread_mutex_init(&bridge->pool_lock, NULL);
+    pthread_mutex_init(&bridge->answer_lock, NULL);
     pthread_cond_init(&bridge->settled, NULL);
     pthread_mutex_init(&bridge->import_lock, NULL);
     pthread_condattr_t monotonic;
@@ -164,31 +161,20 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
     pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
     pthread_cond_init(&bridge->verdict_cond, &monotonic);
     pthread_condattr_destroy(&monotonic);
+    return bridge;
+}
 
-    natsOptions *opts = NULL;
-    natsStatus s = make_options(bridge, options->url, &opts);
-    if (s != NATS_OK) {
-        int status = qn_fail_nats(bridge, fn, s, "options->url");
-        qn_bridge_free(bridge);
-        return status;
-    }
-    s = natsConnection_Connect(&bridge->conn, opts);
-    natsOptions_Destroy(opts);
-    if (s != NATS_OK) {
-        char url[204], what[300];
-        shown_url(url, sizeof url, options->url);
-        snprintf(what, sizeof what, "no server at %s could be reached", url);
-        int status = qn_fail_nats(bridge, fn, s, what);
-        qn_bridge_free(bridge);
-        return status;
-    }
-    int status = options->jetstream ? qn_sticky_open(bridge) : QTBUS_OK;
+/* A bridge whose connection is made: the stream, if asked for, and the thread. */
+static int bridge_start(const char *fn, qtbus_nats *bridge, const qtbus_nats_options *options, qtbus_nats **out)
+{
+    int status = options->jetstream ? qn_sticky_open(bridge, fn) : QTBUS_OK;
     if (status != QTBUS_OK) {
         qn_bridge_free(bridge);
         return status;
     }
     status = qn_import_start(bridge);
     if (status != QTBUS_OK) {
+        qtbus_bus *bus = bridge->bus;
         qn_bridge_free(bridge);
         return qtbus_report(bus, fn, status, "the bridge's thread could not be started");
     }
@@ -196,6 +182,95 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
     return QTBUS_OK;
 }
 
+/* Connects with `opts`, which have the bridge's settings; `what` names the servers in
+ * a failure's message.  A connection that nats.c keeps trying (its retry on failed
+ * connect) is one: the bridge works once a server is up. */
+static int bridge_connect(const char *fn, qtbus_nats *bridge, natsOptions *opts, const char *what)
+{
+    natsStatus s = natsConnection_Connect(&bridge->conn, opts);
+    if (s == NATS_OK || s == NATS_NOT_YET_CONNECTED) return QTBUS_OK;
+    int status = qn_fail_nats(bridge, fn, s, what);
+    qn_bridge_free(bridge);
+    return status;
+}
+
+int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_nats **out)
+{
+    static const char fn[] = "qtbus_nats_connect";
+    int status = check_connect(fn, bus, options, out, true);
+    if (status != QTBUS_OK) return status;
+    qtbus_nats *bridge = bridge_new(bus, options);
+    if (!bridge) return qtbus_report(bus, fn, QTBUS_ENOMEM, NULL);
+    natsOptions *opts = NULL;
+    natsStatus s = natsOptions_Create(&opts);
+    if (s == NATS_OK) s = set_servers(opts, options->url);
+    /* A cluster is tried in the order given, and a lost server is retried for ever
+     * (what was published meanwhile waits in the reconnect buffer). */
+    if (s == NATS_OK) s = natsOptions_SetNoRandomize(opts, true);
+    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
+    if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 100);
+    if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 2000);
+    if (s == NATS_OK) s = set_bridge_options(bridge, opts);
+    if (s != NATS_OK) {
+        natsOptions_Destroy(opts);
+        status = qn_fail_nats(bridge, fn, s, "options->url");
+        qn_bridge_free(bridge);
+        return status;
+    }
+    char url[204], what[300];
+    shown_url(url, sizeof url, options->url);
+    snprintf(what, sizeof what, "no server at %s could be reached", url);
+    status = bridge_connect(fn, bridge, opts, what);
+    natsOptions_Destroy(opts);
+    return status == QTBUS_OK ? bridge_start(fn, bridge, options, out) : status;
+}
+
+int qtbus_nats_connect_with(qtbus_bus *bus, struct __natsOptions *nats_options, const qtbus_nats_options *options,
+                            qtbus_nats **out)
+{
+    static const char fn[] = "qtbus_nats_connect_with";
+    int status = check_connect(fn, bus, options, out, false);
+    if (status != QTBUS_OK) return status;
+    if (!nats_options) return qtbus_report(bus, fn, QTBUS_EINVAL, "nats_options is NULL");
+    qtbus_nats *bridge = bridge_new(bus, options);
+    if (!bridge) return qtbus_report(bus, fn, QTBUS_ENOMEM, NULL);
+    natsStatus s = set_bridge_options(bridge, nats_options);
+    if (s != NATS_OK) {
+        status = qn_fail_nats(bridge, fn, s, "nats_options");
+        qn_bridge_free(bridge);
+        return status;
+    }
+    status = bridge_connect(fn, bridge, nats_options, "no server of nats_options could be reached");
+    /* nats.c copied the options: what the bridge set there is taken back, so that the
+     * caller's options, used again for a connection of its own, hold no pointer to this
+     * bridge. */
+    natsOptions_SetErrorHandler(nats_options, NULL, NULL);
+    return status == QTBUS_OK ? bridge_start(fn, bridge, options, out) : status;
+}
+
+int qtbus_nats_attach(qtbus_bus *bus, struct __natsConnection *conn, const qtbus_nats_options *options,
+                      qtbus_nats **out)
+{
+    static const char fn[] = "qtbus_nats_attach";
+    int status = check_connect(fn, bus, options, out, false);
+    if (status != QTBUS_OK) return status;
+    if (!conn) return qtbus_report(bus, fn, QTBUS_EINVAL, "conn is NULL");
+    if (natsConnection_IsClosed(conn)) return qtbus_report(bus, fn, QTBUS_EINVAL, "conn is closed");
+    if (!natsConnection_HasHeaderSupport(conn) && natsConnection_Status(conn) == NATS_CONN_STATUS_CONNECTED)
+        return qtbus_report(bus, fn, QTBUS_EIO, "the server of conn does not support headers (nats-server 2.2 or later "
+                            "does), which an attached bridge needs to know its own messages");
+    qtbus_nats *bridge = bridge_new(bus, options);
+    if (!bridge) return qtbus_report(bus, fn, QTBUS_ENOMEM, NULL);
+    bridge->conn = conn;
+    bridge->attached = true;
+    qn_origin_init(bridge);
+    /* The connection's reconnects before the bridge are not the bridge's. */
+    natsStatistics *stats = NULL;
+    if (natsStatistics_Create(&stats) == NATS_OK && natsConnection_GetStats(conn, stats) == NATS_OK)
+        natsStatistics_GetCounts(stats, NULL, NULL, NULL, NULL, &bridge->reconnects_before);
+    natsStatistics_Destroy(stats);
+    return bridge_start(fn, bridge, options, out);
+}
 /* Bytes of a name shown in a message, as the engine shows them. */
 #define NAME_SHOWN 48
 
@@ -259,6 +334,16 @@ static int check_call(const char *fn, qtbus_nats *bridge, const char *type, cons
     return status;
 }
 
+/* QTBUS_ESTALE's reason: nothing of that name was exported or imported. */
+static void not_made(qtbus_nats *bridge, const char *fn, const char *what, const char *type, const char *subtype)
+{
+    char quoted[NAME_SHOWN * 4 + 8], quoted_subtype[NAME_SHOWN * 4 + 8] = "";
+    quote(quoted, sizeof quoted, type);
+    if (subtype) quote(quoted_subtype, sizeof quoted_subtype, subtype);
+    qn_report(bridge, fn, QTBUS_ESTALE, "%s%s%s was not %s by this bridge (or no longer is)", quoted,
+              subtype ? " with the subtype " : "", quoted_subtype, what);
+}
+
 int qtbus_nats_export(qtbus_nats *bridge, const char *type)
 {
     static const char fn[] = "qtbus_nats_export";
@@ -278,6 +363,56 @@ int qtbus_nats_import_subtype(qtbus_nats *bridge, const char *type, const char *
     static const char fn[] = "qtbus_nats_import_subtype";
     int status = check_call(fn, bridge, type, subtype, true);
     return status == QTBUS_OK ? qn_import(bridge, type, subtype) : status;
+}
+
+int qtbus_nats_unexport(qtbus_nats *bridge, const char *type)
+{
+    static const char fn[] = "qtbus_nats_unexport";
+    int status = check_call(fn, bridge, type, NULL, false);
+    if (status != QTBUS_OK) return status;
+    status = qn_unexport(bridge, type);
+    if (status == QTBUS_ESTALE) not_made(bridge, fn, "exported", type, NULL);
+    return status;
+}
+
+int qtbus_nats_unimport(qtbus_nats *bridge, const char *type)
+{
+    static const char fn[] = "qtbus_nats_unimport";
+    int status = check_call(fn, bridge, type, NULL, false);
+    if (status != QTBUS_OK) return status;
+    status = qn_unimport(bridge, type, NULL);
+    if (status == QTBUS_ESTALE) not_made(bridge, fn, "imported", type, NULL);
+    return status;
+}
+
+int qtbus_nats_unimport_subtype(qtbus_nats *bridge, const char *type, const char *subtype)
+{
+    static const char fn[] = "qtbus_nats_unimport_subtype";
+    int status = check_call(fn, bridge, type, subtype, true);
+    if (status != QTBUS_OK) return status;
+    status = qn_unimport(bridge, type, subtype);
+    if (status == QTBUS_ESTALE) not_made(bridge, fn, "imported", type, subtype);
+    return status;
+}
+
+int qtbus_nats_stats_get(qtbus_nats *bridge, qtbus_nats_stats *out)
+{
+    static const char fn[] = "qtbus_nats_stats_get";
+    if (!bridge) return qtbus_report(NULL, fn, QTBUS_EINVAL, "the bridge is NULL");
+    if (!out) return qtbus_report(bridge->bus, fn, QTBUS_EINVAL, "out is NULL");
+    natsStatistics *stats = NULL;
+    uint64_t reconnects = 0;
+    if (natsStatistics_Create(&stats) == NATS_OK && natsConnection_GetStats(bridge->conn, stats) == NATS_OK)
+        natsStatistics_GetCounts(stats, NULL, NULL, NULL, NULL, &reconnects);
+    natsStatistics_Destroy(stats);
+    *out = (qtbus_nats_stats){
+        .published = atomic_load_explicit(&bridge->published, memory_order_relaxed),
+        .received = atomic_load_explicit(&bridge->received, memory_order_relaxed),
+        .dropped = atomic_load_explicit(&bridge->dropped, memory_order_relaxed),
+        .reconnects = reconnects - bridge->reconnects_before,
+        .pending = qn_handoff_pending(bridge),
+    };
+    return QTBUS_OK;
 }
 
 int qtbus_nats_is_connected(qtbus_nats *bridge)
@@ -324,9 +459,12 @@ int qtbus_nats_close(qtbus_nats *bridge)
         qn_report(bridge, fn, status, "%s%s%s", flush_why, *flush_why && undrained ? "; " : "", undrained_why);
     }
     /* Requests this bridge is still answering publish their end to a closed
-     * connection, and report it without the bus. */
+     * connection, and report it without the bus; an attached connection is left to
+     * the application, and they publish nothing more on it. */
+    pthread_mutex_lock(&bridge->answer_lock);
     atomic_store(&bridge->closed, true);
-    natsConnection_Close(bridge->conn);
+    pthread_mutex_unlock(&bridge->answer_lock);
+    if (!bridge->attached) natsConnection_Close(bridge->conn);
     qn_bridge_unref(bridge);
     return status;
 }

@@ -14,6 +14,7 @@
  *   3      lifetime.c  the bridge's references and live subscriptions, and freeing it
  *   2      handoff.c   received messages from nats.c's threads to the bridge's, lock-free
  *   1      subjects.c  qtbus names <-> NATS subject tokens
+ *   1      publish.c   what the bridge sends (bytes, and headers when needed); its own
  *   1      report.c    failures told as qtbus's own (qtbus_report), nats.c's in its words
  */
 #ifndef QTBUS_NATS_BRIDGE_H
@@ -92,6 +93,24 @@ typedef struct qn_parsed {
  * success, else why it is malformed (static text). */
 QTBUS_NATS_INTERNAL const char *qn_parse(const char *subject, size_t prefix_len, qn_parsed *out);
 
+/* ---- publish.c ------------------------------------------------------------------- */
+
+/* The headers of the bridge's messages (qtbus_nats.h, REQUESTS). */
+#define QN_HEADER_ORIGIN  "Qtbus-Origin"   /* an attached bridge's id, on what it sends */
+#define QN_HEADER_REQUEST "Qtbus-Request"  /* a request from a bridge: answer with ack and done */
+#define QN_HEADER_ANSWER  "Qtbus-Answer"   /* "ack" or "done", on a bridge's answer with no bytes */
+
+/* Gives an attached bridge its origin (16 hex digits, random). */
+QTBUS_NATS_INTERNAL void qn_origin_init(qtbus_nats *bridge);
+/* Publishes `size` bytes on `subject` (a reply subject or NULL) with the header
+ * `header`: `value` (or none: NULL), and the bridge's origin when it is attached. */
+QTBUS_NATS_INTERNAL natsStatus qn_publish(qtbus_nats *bridge, const char *subject, const char *reply, const void *data,
+                                          int size, const char *header, const char *value);
+/* Whether `msg` came from this bridge (attached: its connection may echo). */
+QTBUS_NATS_INTERNAL bool qn_is_own(const qtbus_nats *bridge, natsMsg *msg);
+/* The value of the header `key` of `msg`, or NULL. */
+QTBUS_NATS_INTERNAL const char *qn_header(natsMsg *msg, const char *key);
+
 /* ---- the bridge --------------------------------------------------------------------- */
 
 /* One export: the subscription whose handler publishes, given the entry. */
@@ -147,9 +166,17 @@ typedef struct qn_verdict {
 #define QN_POOL_MAX 4096
 #define QN_POOL_KEEP 256
 #define QN_POOL_IDLE_NS 1000000000
+/* What a received message is, beyond its subject (publish.c's headers, read on nats.c's
+ * thread, since the copy keeps none). */
+#define QN_ANSWER_REPLY  'r'   /* a reply's bytes */
+#define QN_ANSWER_ACK    'a'   /* a bridge has the request */
+#define QN_ANSWER_DONE   'd'   /* that bridge's handlers are done */
+#define QN_ANSWER_NOBODY 'n'   /* the server's "no responders" */
+#define QN_BRIDGE_ASKS   'b'   /* a request from a bridge, which wants ack and done */
 typedef struct qn_pending {
     struct qn_pending *next;
     bool answer;                   /* on the reply inbox: an answer to one of our requests */
+    char tag;                      /* an answer's QN_ANSWER_*; a request's QN_BRIDGE_ASKS or 0 */
     bool recycled;                 /* QN_NODE_COPY bytes of copy[]: goes back to the pool */
     natsMsg *msg;                  /* kept (large; destroyed and NULL once dispatched), or NULL */
     const char *data;
@@ -198,6 +225,12 @@ struct qtbus_nats {
      * matches, say): each is then sent, or dispatched, by the oldest of them only.
      * Set before the second is made, never cleared. */
     _Atomic bool exports_overlap, imports_overlap;
+    /* qtbus_nats_attach: the connection is the application's, never closed here. */
+    bool attached;
+    char origin[17];
+    /* Guards answers published after close against an attached connection the
+     * application destroys once qtbus_nats_close has returned (requests.c). */
+    pthread_mutex_t answer_lock;
     /* Imports take turns (import_lock, taken before lock): while one waits for the
      * server's verdict, a refusal it reads is its own. */
     pthread_mutex_t import_lock;
@@ -225,6 +258,12 @@ struct qtbus_nats {
     bool closing;
     pthread_t thread;
     bool thread_started;
+
+    /* qtbus_nats_stats_get: written by dispatching threads and by nats.c's. */
+    _Alignas(64) _Atomic uint64_t published;
+    _Alignas(64) _Atomic uint64_t received;
+    _Atomic uint64_t dropped;
+    uint64_t reconnects_before;    /* an attached connection's, when the bridge came */
 };
 
 /* ---- bridge.c -------------------------------------------------------------------- */
@@ -234,6 +273,8 @@ struct qtbus_nats {
 /* ---- export.c -------------------------------------------------------------------- */
 
 QTBUS_NATS_INTERNAL int qn_export(qtbus_nats *bridge, const char *type);
+/* Undoes the export of exactly `type` (QTBUS_ESTALE when there is none). */
+QTBUS_NATS_INTERNAL int qn_unexport(qtbus_nats *bridge, const char *type);
 /* Disposes the export subscriptions and waits until no publish is running or can
  * start (their releases have run). */
 QTBUS_NATS_INTERNAL void qn_export_stop(qtbus_nats *bridge);
@@ -241,6 +282,9 @@ QTBUS_NATS_INTERNAL void qn_export_stop(qtbus_nats *bridge);
 /* ---- import.c -------------------------------------------------------------------- */
 
 QTBUS_NATS_INTERNAL int qn_import(qtbus_nats *bridge, const char *type, const char *subtype);
+/* Undoes the import of exactly `type` and `subtype` (QTBUS_ESTALE when there is none):
+ * the server sends no more, and what it had sent is still dispatched. */
+QTBUS_NATS_INTERNAL int qn_unimport(qtbus_nats *bridge, const char *type, const char *subtype);
 QTBUS_NATS_INTERNAL int qn_import_start(qtbus_nats *bridge);
 /* Drains the subscriptions, then lets the thread dispatch what it holds and joins it.
  * Returns how many imports (and the reply inbox) did not drain, nats.c having perhaps
@@ -258,24 +302,26 @@ QTBUS_NATS_INTERNAL bool qn_is_imported(const qtbus_nats *bridge, const qtbus_ev
 /* From the export handler: publishes a request on `subject`, keeping it open. */
 QTBUS_NATS_INTERNAL void qn_request_publish(qtbus_nats *bridge, const qtbus_event *event, const char *subject,
                                             const void *data, int size);
-/* On the bridge's thread: an answer ('a', 'r' + bytes, 'd') to one of our requests. */
+/* On the bridge's thread: an answer (its tag: QN_ANSWER_*) to one of our requests. */
 QTBUS_NATS_INTERNAL void qn_request_answer(qtbus_nats *bridge, const qn_pending *msg);
 /* On the bridge's thread: completes the requests that are due (all of them when
  * `all`); returns the next deadline (CLOCK_MONOTONIC ns), INT64_MAX when none. */
 QTBUS_NATS_INTERNAL int64_t qn_requests_due(qtbus_nats *bridge, bool all);
-/* From nats.c's thread, at once: tells the requester this bridge has its request. */
-QTBUS_NATS_INTERNAL void qn_request_acknowledge(qtbus_nats *bridge, natsMsg *msg);
+/* From nats.c's thread, at once: tells a requesting bridge that this bridge has its
+ * request; false (nothing sent) when the requester is not a bridge. */
+QTBUS_NATS_INTERNAL bool qn_request_acknowledge(qtbus_nats *bridge, natsMsg *msg);
 /* On the bridge's thread: dispatches a request received on `subject`; its answers go
- * to `reply`.  Reports its failures itself, as every answer it cannot send. */
+ * to `reply` (with its end, when `bridge_asks`).  Reports its failures itself, as every
+ * answer it cannot send. */
 QTBUS_NATS_INTERNAL void qn_request_dispatch(qtbus_nats *bridge, const qtbus_event_desc *desc, const char *subject,
-                                             const char *reply);
+                                             const char *reply, bool bridge_asks);
 
 /* ---- sticky.c -------------------------------------------------------------------- */
 
 /* At connect, with options->jetstream: the JetStream context and the stream that keeps
  * the last sticky event of each subject (made if missing).  QTBUS_OK or a reported
  * failure. */
-QTBUS_NATS_INTERNAL int qn_sticky_open(qtbus_nats *bridge);
+QTBUS_NATS_INTERNAL int qn_sticky_open(qtbus_nats *bridge, const char *fn);
 /* Subscribes `handler` to the kept events of <prefix>.k.<subtype or *>.<type>: the last
  * of each subject first, in the order they were published, then new ones as they come. */
 QTBUS_NATS_INTERNAL natsStatus qn_sticky_subscribe(qtbus_nats *bridge, const char *type, const char *subtype,
@@ -301,9 +347,11 @@ QTBUS_NATS_INTERNAL qn_pending *qn_node_get(qtbus_nats *bridge, size_t need);
  * false (nothing queued) when the backlog bound is reached, with what it holds. */
 QTBUS_NATS_INTERNAL bool qn_handoff_push(qtbus_nats *bridge, qn_pending *p, size_t *held_events, size_t *held_bytes);
 /* From nats.c's threads: a received message queued for the bridge's thread (copied when
- * small, else kept), as an answer to one of our requests when `answer`; dropped and
- * reported when out of memory or beyond the backlog bound. */
-QTBUS_NATS_INTERNAL void qn_handoff_enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer);
+ * small, else kept), as an answer to one of our requests when `answer`, with its
+ * `tag`; dropped, reported and counted when out of memory or beyond the backlog bound. */
+QTBUS_NATS_INTERNAL void qn_handoff_enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer, char tag);
+/* Received messages not yet dispatched (answers to our requests included). */
+QTBUS_NATS_INTERNAL uint64_t qn_handoff_pending(qtbus_nats *bridge);
 /* The bridge's thread: everything queued, in arrival order (NULL when none). */
 QTBUS_NATS_INTERNAL qn_pending *qn_handoff_take(qtbus_nats *bridge);
 /* Wakes the bridge's thread: after a change it must see (a request, closing). */

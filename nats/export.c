@@ -44,8 +44,8 @@ static void publish(const qtbus_event *event, void *userdata)
         qn_request_publish(bridge, event, subject, data, (int)size);
         return;
     }
-    natsStatus s = size > INT_MAX ? NATS_MAX_PAYLOAD
-                                  : natsConnection_Publish(bridge->conn, subject, data, (int)size);
+    natsStatus s = size > INT_MAX ? NATS_MAX_PAYLOAD : qn_publish(bridge, subject, NULL, data, (int)size, NULL, NULL);
+    atomic_fetch_add_explicit(s == NATS_OK ? &bridge->published : &bridge->dropped, 1, memory_order_relaxed);
     if (s != NATS_OK) {
         char what[QN_SUBJECT_MAX + 128];
         snprintf(what, sizeof what, "%zu bytes on %.300s not published%s", size, subject,
@@ -54,9 +54,12 @@ static void publish(const qtbus_event *event, void *userdata)
     }
 }
 
+/* The export's subscription is gone and no dispatch is in publish() with its entry. */
 static void released(void *userdata)
 {
-    qtbus_nats *bridge = ((qn_exported *)userdata)->bridge;
+    qn_exported *e = userdata;
+    qtbus_nats *bridge = e->bridge;
+    free(e);
     pthread_mutex_lock(&bridge->lock);
     if (--bridge->live_exports == 0) pthread_cond_broadcast(&bridge->settled);
     pthread_mutex_unlock(&bridge->lock);
@@ -102,21 +105,35 @@ int qn_export(qtbus_nats *bridge, const char *type)
     return QTBUS_OK;
 }
 
+int qn_unexport(qtbus_nats *bridge, const char *type)
+{
+    pthread_mutex_lock(&bridge->lock);
+    qn_exported **p = &bridge->exported;
+    while (*p && strcmp((*p)->type, type) != 0) p = &(*p)->next;
+    qn_exported *e = *p;
+    if (e) *p = e->next;
+    pthread_mutex_unlock(&bridge->lock);
+    if (!e) return QTBUS_ESTALE;
+    /* Its entry goes with the subscription's release (a dispatch in progress may still
+     * publish through it). */
+    qtbus_token_dispose(e->token);
+    return QTBUS_OK;
+}
+
 void qn_export_stop(qtbus_nats *bridge)
 {
     pthread_mutex_lock(&bridge->lock);
     qn_exported *e = bridge->exported;
     bridge->exported = NULL;
     pthread_mutex_unlock(&bridge->lock);
-    for (qn_exported *d = e; d; d = d->next) qtbus_token_dispose(d->token);
-    /* A dispatch that found the subscription live may still be in publish(), with its
-     * entry; its release runs once it has returned. */
+    while (e) {
+        qn_exported *next = e->next;
+        qtbus_token_dispose(e->token);
+        e = next;
+    }
+    /* A dispatch that found a subscription live may still be in publish(); each
+     * release runs once it has returned. */
     pthread_mutex_lock(&bridge->lock);
     while (bridge->live_exports > 0) pthread_cond_wait(&bridge->settled, &bridge->lock);
     pthread_mutex_unlock(&bridge->lock);
-    while (e) {
-        qn_exported *next = e->next;
-        free(e);
-        e = next;
-    }
 }

@@ -84,7 +84,12 @@ bool qn_handoff_push(qtbus_nats *bridge, qn_pending *p, size_t *held_events, siz
     return true;
 }
 
-void qn_handoff_enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer)
+uint64_t qn_handoff_pending(qtbus_nats *bridge)
+{
+    return atomic_load_explicit(&bridge->handoff.backlog, memory_order_relaxed) / BACKLOG_EVENT;
+}
+
+void qn_handoff_enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer, char tag)
 {
     size_t bytes = (size_t)natsMsg_GetDataLength(msg);
     const char *subject = natsMsg_GetSubject(msg), *reply = natsMsg_GetReply(msg);
@@ -92,12 +97,14 @@ void qn_handoff_enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer)
     size_t subject_size = strlen(subject) + 1, reply_size = reply ? strlen(reply) + 1 : 0;
     qn_pending *p = qn_node_get(bridge, copy ? bytes + subject_size + reply_size : 0);
     if (!p) {
+        if (!answer) atomic_fetch_add_explicit(&bridge->dropped, 1, memory_order_relaxed);
         qn_report(bridge, "qtbus_nats_import", QTBUS_ENOMEM, "dropped a %zu-byte event on %.300s: no memory to queue it",
                   bytes, subject);
         natsMsg_Destroy(msg);
         return;
     }
     p->answer = answer;
+    p->tag = tag;
     p->size = bytes;
     if (copy) {
         p->msg = NULL;
@@ -116,6 +123,7 @@ void qn_handoff_enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer)
         if (copy) natsMsg_Destroy(msg);
         return;
     }
+    if (!answer) atomic_fetch_add_explicit(&bridge->dropped, 1, memory_order_relaxed);
     qn_report(bridge, "qtbus_nats_import", QTBUS_EIO,
               "dropped a %zu-byte event on %.300s: the bridge already holds %zu events (%zu bytes) not yet "
               "dispatched, its bound (QTBUS_NATS_MAX_PENDING, QTBUS_NATS_MAX_PENDING_BYTES)",

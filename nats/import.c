@@ -61,18 +61,21 @@ static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, 
     (void)nc;
     qtbus_nats *bridge = closure;
     const char *subject = natsMsg_GetSubject(msg);
-    if (atomic_load_explicit(&bridge->imports_overlap, memory_order_relaxed)
-        && taken_by_older(bridge, sub, subject)) {
+    if (qn_is_own(bridge, msg)
+        || (atomic_load_explicit(&bridge->imports_overlap, memory_order_relaxed) && taken_by_older(bridge, sub, subject))) {
         natsMsg_Destroy(msg);
         return;
     }
-    /* A request is acknowledged at once, before it waits in the queue: the requester
-     * counts who has it (requests.c). */
+    atomic_fetch_add_explicit(&bridge->received, 1, memory_order_relaxed);
+    /* A request is acknowledged at once, before it waits in the queue: a requesting
+     * bridge counts who has it (requests.c). */
+    char tag = 0;
     if (natsMsg_GetReply(msg) && strlen(subject) > bridge->prefix_len + 2
-        && subject[bridge->prefix_len + 1] == QN_KIND_REQUEST && subject[bridge->prefix_len + 2] == '.') {
-        qn_request_acknowledge(bridge, msg);
+        && subject[bridge->prefix_len + 1] == QN_KIND_REQUEST && subject[bridge->prefix_len + 2] == '.'
+        && qn_request_acknowledge(bridge, msg)) {
+        tag = QN_BRIDGE_ASKS;
     }
-    qn_handoff_enqueue(bridge, msg, false);
+    qn_handoff_enqueue(bridge, msg, false, tag);
 }
 
 static void dispatch_message(qtbus_nats *bridge, const qn_pending *msg)
@@ -83,6 +86,7 @@ static void dispatch_message(qtbus_nats *bridge, const qn_pending *msg)
         const char *why = qn_parse(subject, bridge->prefix_len, &bridge->parsed);
         if (why) {
             bridge->parsed_subject[0] = '\0';
+            atomic_fetch_add_explicit(&bridge->dropped, 1, memory_order_relaxed);
             qn_report(bridge, "qtbus_nats_import", QTBUS_EINVAL, "dropped a message on %.300s: its subject has %s",
                       subject, why);
             return;
@@ -101,13 +105,14 @@ static void dispatch_message(qtbus_nats *bridge, const qn_pending *msg)
     importing_type = parsed->type;
     int status = 0;
     if (parsed->kind == QN_KIND_REQUEST && reply) {
-        qn_request_dispatch(bridge, &d, subject, reply);
+        qn_request_dispatch(bridge, &d, subject, reply, msg->tag == QN_BRIDGE_ASKS);
     } else {
         status = qtbus_dispatch(bridge->bus, &d);
     }
     importing_bridge = NULL;
     importing_type = NULL;
     if (status < 0) {
+        atomic_fetch_add_explicit(&bridge->dropped, 1, memory_order_relaxed);
         char why_dispatch[400];
         snprintf(why_dispatch, sizeof why_dispatch, "dropped a message on %.200s: %s", subject, qtbus_errmsg());
         qtbus_report(bridge->bus, "qtbus_nats_import", status, why_dispatch);
@@ -411,6 +416,33 @@ int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
     pthread_mutex_unlock(&bridge->lock);
     pthread_mutex_unlock(&bridge->import_lock);
     return status == QTBUS_OK ? QTBUS_OK : qtbus_report(bridge->bus, fn, status, why);
+}
+
+int qn_unimport(qtbus_nats *bridge, const char *type, const char *subtype)
+{
+    char key[QN_SUBJECT_MAX];
+    qn_pattern(key, bridge, "*", type, subtype);
+    /* Not while an import waits for the server's verdict on its own subscriptions. */
+    pthread_mutex_lock(&bridge->import_lock);
+    pthread_mutex_lock(&bridge->lock);
+    qn_imported **p = &bridge->imported;
+    while (*p && strcmp((*p)->subject, key) != 0) p = &(*p)->next;
+    qn_imported *i = *p;
+    /* Unlisted at once: a message it still receives that a newer import also took is
+     * that one's to dispatch (taken_by_older), so none is lost or doubled. */
+    if (i) *p = i->next;
+    pthread_mutex_unlock(&bridge->lock);
+    pthread_mutex_unlock(&bridge->import_lock);
+    if (!i) return QTBUS_ESTALE;
+    for (int k = 0; k < i->count; k++) {
+        if (natsSubscription_DrainTimeout(i->subs[k], DRAIN_MS) != NATS_OK) natsSubscription_Unsubscribe(i->subs[k]);
+    }
+    for (int k = 0; k < i->count; k++) {
+        natsSubscription_WaitForDrainCompletion(i->subs[k], DRAIN_MS);
+        natsSubscription_Destroy(i->subs[k]);
+    }
+    free(i);
+    return QTBUS_OK;
 }
 
 /* Notes a subscription that did not drain: counted, the first one described. */

@@ -12,10 +12,11 @@
 void qn_bridge_free(qtbus_nats *bridge)
 {
     jsCtx_Destroy(bridge->js);
-    natsConnection_Destroy(bridge->conn);
+    if (!bridge->attached) natsConnection_Destroy(bridge->conn);
     pthread_cond_destroy(&bridge->settled);
     pthread_cond_destroy(&bridge->verdict_cond);
     pthread_mutex_destroy(&bridge->import_lock);
+    pthread_mutex_destroy(&bridge->answer_lock);
     pthread_mutex_destroy(&bridge->lock);
     qn_handoff_free(bridge);
     pthread_mutex_destroy(&bridge->pool_lock);

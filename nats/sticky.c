@@ -21,9 +21,8 @@ static void stream_name(const qtbus_nats *bridge, char *out)
     qn_encode(bridge->prefix, out + 13);
 }
 
-int qn_sticky_open(qtbus_nats *bridge)
+int qn_sticky_open(qtbus_nats *bridge, const char *fn)
 {
-    static const char fn[] = "qtbus_nats_connect";
     natsStatus s = natsConnection_JetStream(&bridge->js, bridge->conn, NULL);
     if (s != NATS_OK) return qn_fail_nats(bridge, fn, s, "options->jetstream: no JetStream context");
     char name[16 + QN_TOKEN_MAX];
