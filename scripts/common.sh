@@ -69,25 +69,40 @@ apt_install() {
 #   summary SCRIPT      prints every step's line; returns 1 if any failed or was skipped.
 results=()
 failed=0
+tails=()
 last=0
+# A failed step's last lines are repeated after the summary: a long log is often read
+# from its end only (CI shows its tail).
 step() {
-  local name=$1 fn=$2 t0=$SECONDS
+  local name=$1 fn=$2 t0=$SECONDS steplog
+  steplog=$(mktemp)
   log "$name"
   set +e
-  ( set -e; "$fn" )
+  # Into a file, shown as it grows: a pipe to tee would wait for any process the step
+  # left holding its end.
+  ( set -e; "$fn" ) > "$steplog" 2>&1 &
+  local pid=$!
+  # A background job ignores Ctrl-C: pass it on to the step and what it runs.
+  trap 'pkill -TERM -P "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null; exit 130' INT TERM
+  tail -n +1 -f --pid="$pid" "$steplog"
+  wait "$pid"
   last=$?
+  trap - INT TERM
   set -e
   if [ "$last" -eq 0 ]; then
     results+=("PASS  $name ($((SECONDS - t0))s)")
   else
     results+=("FAIL  $name ($((SECONDS - t0))s, exit $last)")
+    tails+=("--- $name: its last 30 lines ---" "$(tail -n 30 "$steplog")")
     failed=1
   fi
+  rm -f "$steplog"
 }
 skip() { results+=("SKIP  $1 ($2)"); failed=1; }
 summary() {
   log "summary"
   printf '  %s\n' "${results[@]}"
+  if [ "${#tails[@]}" -gt 0 ]; then printf '%s\n' "${tails[@]}"; fi
   if [ "$failed" -ne 0 ]; then
     echo "$1: FAILED"
     return 1

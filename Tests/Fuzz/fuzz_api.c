@@ -31,7 +31,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAXSUBS 64
@@ -411,16 +413,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     qtbus_bus_destroy(buses[0]);
     qtbus_bus_destroy(buses[1]);
     buses[0] = buses[1] = NULL; /* not to be used again (handlers still to run check) */
-    /* Queued deliveries and releases finish on the queue: wait for them (bounded). */
-    for (int spin = 0; spin < 20000; spin++) {
+    /* Queued deliveries and releases finish on the queue: wait for them, bounded in
+     * time rather than in turns (a loaded machine runs the queue late), and below
+     * libFuzzer's -timeout, so that a release that never runs is this abort. */
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
         qtbus_main_drain(); /* main-queue deliveries, posts and releases run here */
         int done = atomic_load(&objects_released) == atomic_load(&objects_made);
         for (int i = 0; i < nrecs && done; i++) done = !recs[i].subscribed || atomic_load(&recs[i].releases) == 1;
-        if (done) break;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (done || now.tv_sec - start.tv_sec >= 8) break;
         usleep(50);
     }
     for (int i = 0; i < nrecs; i++)
-        if (recs[i].subscribed && atomic_load(&recs[i].releases) != 1) abort(); /* a release never ran */
-    if (atomic_load(&objects_released) != atomic_load(&objects_made)) abort();
+        if (recs[i].subscribed && atomic_load(&recs[i].releases) != 1) {
+            fprintf(stderr, "fuzz_api: subscription %d: %d releases 8 s after its bus was destroyed\n", i,
+                    atomic_load(&recs[i].releases));
+            abort();
+        }
+    if (atomic_load(&objects_released) != atomic_load(&objects_made)) {
+        fprintf(stderr, "fuzz_api: %ld objects made, %ld released 8 s after the buses were destroyed\n",
+                atomic_load(&objects_made), atomic_load(&objects_released));
+        abort();
+    }
     return 0;
 }
