@@ -9,11 +9,13 @@
  * across types; the flag being what makes a pattern
  * (the same text without it is a literal type); the delivery order (priority, then the
  * type's subtype list, its whole list, then pattern subscriptions in subscription
- * order); subtypes narrowing a pattern; ONCE, queues, stop, requests, dispose and bus
- * destroy (release exactly once); counts, foreach, no QTNoSubscriberEvent for an event
- * a pattern received; a pattern made after a type was cached reaching it, one made
- * during a dispatch reaching the next; dispatch by type id; threads subscribing and
- * disposing patterns while others dispatch.
+ * order), also across many lists whose priorities interleave and at the ends of the
+ * range; subscriptions disposed during a dispatch not reached by it, ones made during
+ * it reached by the next only; subtypes narrowing a pattern; ONCE, queues, stop,
+ * requests, dispose and bus destroy (release exactly once); counts, foreach, no
+ * QTNoSubscriberEvent for an event a pattern received; a pattern made after a type was
+ * cached reaching it, one made during a dispatch reaching the next; dispatch by type
+ * id; threads subscribing and disposing patterns while others dispatch.
  */
 #include "test_util.h"
 
@@ -153,6 +155,88 @@ static void test_order(void)
               "whole-low:Order.created");
     CHECK_EQ_INT(qtbus_subscriber_count(bus, "Order.created", "eu"), 7);
     CHECK_EQ_INT(qtbus_subscriber_count(bus, "Order.created", NULL), 8);
+}
+
+/* ---- order across many lists: priorities interleaving, each list's nodes taken in turn ---- */
+static void test_order_interleaved(void)
+{
+    fresh_bus();
+    pat("Mix.*", "a0");
+    sub_full("Mix.x", "w0", 0, 0, NULL);
+    sub_full(">", "b2", QTBUS_SUB_PATTERN, 2, NULL);
+    sub_full("Mix.*", "a2", QTBUS_SUB_PATTERN, 2, NULL);
+    sub_full("Mix.x", "s2", 0, 2, "k");
+    sub_full("Mix.>", "c0", QTBUS_SUB_PATTERN, 0, NULL);
+    sub_full(">", "b0", QTBUS_SUB_PATTERN, 0, NULL);
+    sub_full("Mix.*", "a-1", QTBUS_SUB_PATTERN, -1, "k");
+    sub_full("Mix.x", "w2", 0, 2, NULL);
+    sub_full("Mix.>", "c2", QTBUS_SUB_PATTERN, 2, "k");
+    sub_full("Mix.*", "a0b", QTBUS_SUB_PATTERN, 0, NULL);
+    sub_full("Mix.x", "s0", 0, 0, "k");
+    sub_full(">", "b-1", QTBUS_SUB_PATTERN, -1, NULL);
+    sub_full("Mix.x", "w-1", 0, -1, NULL);
+    sub_full("Mix.>", "c5", QTBUS_SUB_PATTERN, 5, "other");
+    /* Each priority in turn: the subtype's list, the whole list, then the patterns' in
+     * subscription order, whichever pattern and list each is on. */
+    CHECK_EQ_INT(send("Mix.x", "k"), 14);
+    CHECK_LOG("s2:Mix.x/k", "w2:Mix.x/k", "b2:Mix.x/k", "a2:Mix.x/k", "c2:Mix.x/k", "s0:Mix.x/k", "w0:Mix.x/k",
+              "a0:Mix.x/k", "c0:Mix.x/k", "b0:Mix.x/k", "a0b:Mix.x/k", "w-1:Mix.x/k", "a-1:Mix.x/k", "b-1:Mix.x/k");
+    log_reset();
+    CHECK_EQ_INT(send("Mix.x", NULL), 10);
+    CHECK_LOG("w2:Mix.x", "b2:Mix.x", "a2:Mix.x", "w0:Mix.x", "a0:Mix.x", "c0:Mix.x", "b0:Mix.x", "a0b:Mix.x",
+              "w-1:Mix.x", "b-1:Mix.x");
+    log_reset();
+    CHECK_EQ_INT(send("Mix.x", "other"), 11);
+    CHECK_LOG("c5:Mix.x/other", "w2:Mix.x/other", "b2:Mix.x/other", "a2:Mix.x/other", "w0:Mix.x/other",
+              "a0:Mix.x/other", "c0:Mix.x/other", "b0:Mix.x/other", "a0b:Mix.x/other", "w-1:Mix.x/other",
+              "b-1:Mix.x/other");
+    log_reset();
+    /* A type with no subscriptions of its own: the patterns' lists alone. */
+    CHECK_EQ_INT(send("Mix.y", "k"), 9);
+    CHECK_LOG("b2:Mix.y/k", "a2:Mix.y/k", "c2:Mix.y/k", "a0:Mix.y/k", "c0:Mix.y/k", "b0:Mix.y/k", "a0b:Mix.y/k",
+              "a-1:Mix.y/k", "b-1:Mix.y/k");
+    /* The ends of the range. */
+    fresh_bus();
+    sub_full("Ext.*", "p-min", QTBUS_SUB_PATTERN, INT32_MIN, NULL);
+    sub_full("Ext.>", "p-max", QTBUS_SUB_PATTERN, INT32_MAX, NULL);
+    sub_full("Ext.x", "w-1", 0, -1, NULL);
+    sub_full("*.x", "p1", QTBUS_SUB_PATTERN, 1, NULL);
+    sub_full("Ext.x", "w-min", 0, INT32_MIN, NULL);
+    CHECK_EQ_INT(send("Ext.x", NULL), 5);
+    CHECK_LOG("p-max:Ext.x", "p1:Ext.x", "w-1:Ext.x", "w-min:Ext.x", "p-min:Ext.x");
+}
+
+/* ---- the lists change during a walk: disposed ones are skipped, new ones wait for the next ---- */
+static qtbus_token walk_second, walk_third;
+static int walk_acted;
+
+static void walk_actor(const qtbus_event *ev, void *userdata)
+{
+    logger(ev, userdata);
+    if (walk_acted++) return;
+    /* The current node of another pattern's list, and the next one of this list. */
+    CHECK_EQ_INT(qtbus_token_dispose(walk_second), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_token_dispose(walk_third), QTBUS_OK);
+    sub_full("W.>", "new-high", QTBUS_SUB_PATTERN, 9, NULL); /* before the node that list's walk is on */
+    pat("W.*", "new-low");                                    /* right after this node, now */
+    sub_full("W.a", "new-lit", 0, 0, NULL);                   /* the type's list, empty when the walk began */
+}
+
+static void test_walk_changes(void)
+{
+    fresh_bus();
+    walk_acted = 0;
+    qtbus_sub_options o = tu_options();
+    o.flags = QTBUS_SUB_PATTERN;
+    CHECK_EQ_INT(qtbus_subscribe(bus, "W.*", &o, walk_actor, "first", NULL, NULL), QTBUS_OK);
+    walk_second = pat("W.>", "second");
+    walk_third = pat("W.*", "third");
+    pat(">", "fourth");
+    CHECK_EQ_INT(send("W.a", NULL), 2);
+    CHECK_LOG("first:W.a", "fourth:W.a");
+    log_reset();
+    CHECK_EQ_INT(send("W.a", NULL), 5);
+    CHECK_LOG("new-high:W.a", "new-lit:W.a", "first:W.a", "fourth:W.a", "new-low:W.a");
 }
 
 /* ---- stop ends the walk across groups ---- */
@@ -378,6 +462,8 @@ int main(void)
     test_invalid();
     test_matching();
     test_order();
+    test_order_interleaved();
+    test_walk_changes();
     test_stop();
     test_lifetime();
     test_no_subscriber();

@@ -17,13 +17,51 @@
 import CQtbusShims
 import Glibc
 
-/// A list the walk takes nodes from, each list already in delivery order.
+/// A list the walk takes nodes from, each list already in delivery order, with the
+/// delivery key of its current node kept beside it: the walk compares keys, not nodes,
+/// so choosing the next node reads no node but the one taken (docs/perf-notes.md, "The
+/// pattern walk keeps its lists sorted").  A node's priority and order never change
+/// while a dispatch can see it, so a key read once stays right.
 private struct Cursor {
-    var node: UnsafeMutableRawPointer?
-    /// 0: the event's subtype's list, 1: its type's whole list, 2: a pattern's list.
-    let rank: Int
+    var node: UnsafeMutablePointer<ListNode>
+    /// The node's priority, mapped so that the highest is the smallest (high bits), and
+    /// the list's rank (low 2 bits; 0: the event's subtype's list, 1: its type's whole
+    /// list, 2: a pattern's list).
+    var major: UInt64
+    /// The node's ListNode.order.
+    var order: UInt64
     /// The largest `order` a node may have to receive this dispatch (ListNode.order).
     let last: UInt64
+
+    init(_ node: UnsafeMutablePointer<ListNode>, rank: UInt64, last: UInt64) {
+        self.node = node
+        major = Cursor.priorityKey(node) << 2 | rank
+        order = node.pointee.order
+        self.last = last
+    }
+
+    /// Int32.max -> 0 ... Int32.min -> UInt32.max: the sign bit kept (negatives after
+    /// the others), the rest flipped (higher first).
+    @inline(__always)
+    private static func priorityKey(_ node: UnsafeMutablePointer<ListNode>) -> UInt64 {
+        UInt64(UInt32(bitPattern: Subscription.of(node).pointee.priority) ^ 0x7FFF_FFFF)
+    }
+
+    /// Moves to `next`, a node of the same list.
+    @inline(__always)
+    mutating func take(_ next: UnsafeMutablePointer<ListNode>) {
+        node = next
+        major = Cursor.priorityKey(next) << 2 | major & 3
+        order = next.pointee.order
+    }
+
+    /// Whether this cursor's node is delivered before `other`'s (qtbus.h's order: priority,
+    /// then rank, then subscription order).  No two nodes of a dispatch share a key: each
+    /// is another subscription's, and the orders of one rank come from one sequence.
+    @inline(__always)
+    func comesFirst(_ other: Cursor) -> Bool {
+        major != other.major ? major < other.major : order < other.order
+    }
 }
 
 /// Delivers `event` to the subscriptions of `type` (nil: none) and `specific` and to
@@ -68,12 +106,21 @@ private func deliverMatched(_ bus: UnsafeMutablePointer<Bus>, _ matches: UnsafeM
                             _ matchCount: Int, _ type: UnsafeMutablePointer<TypeEntry>?,
                             _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing, _ start: UInt64,
                             instrumented: Bool) -> Int32 {
-    withUnsafeTemporaryAllocation(of: Cursor.self, capacity: 2 + 2 * matchCount) { buffer in
+    // Each entry's whole list, and with a subtype its subtype's list too.
+    let perEntry = event.subtype == nil ? 1 : 2
+    return withUnsafeTemporaryAllocation(of: Cursor.self, capacity: perEntry * (1 + matchCount)) { buffer in
         let cursors = buffer.baseAddress!
         var n = 0
-        func add(_ head: UnsafeMutableRawPointer?, _ rank: Int, _ last: UInt64) {
+        // Kept sorted as they come (a few lists: an insertion sort), empty lists left out.
+        func add(_ head: UnsafeMutableRawPointer?, _ rank: UInt64, _ last: UInt64) {
             guard let head else { return }
-            (cursors + n).initialize(to: Cursor(node: head, rank: rank, last: last))
+            let cursor = Cursor(head.assumingMemoryBound(to: ListNode.self), rank: rank, last: last)
+            var i = n
+            while i > 0 && cursor.comesFirst(cursors[i - 1]) {
+                (cursors + i).moveInitialize(from: cursors + i - 1, count: 1)
+                i -= 1
+            }
+            (cursors + i).initialize(to: cursor)
             n += 1
         }
         if let type {
@@ -98,8 +145,8 @@ private func deliverMatched(_ bus: UnsafeMutablePointer<Bus>, _ matches: UnsafeM
     }
 }
 
-/// Takes the next node in delivery order from the cursors until they are empty or a
-/// handler stops the event.
+/// Takes the next node in delivery order from the `n` cursors, sorted by their keys,
+/// until they are empty or a handler stops the event.
 private func walk(_ bus: UnsafeMutablePointer<Bus>, _ cursors: UnsafeMutablePointer<Cursor>, _ n: Int,
                   _ event: inout Outgoing, instrumented: Bool) -> Int32 {
     let tracing = instrumented ? deliverTracer(bus) : nil
@@ -109,32 +156,44 @@ private func walk(_ bus: UnsafeMutablePointer<Bus>, _ cursors: UnsafeMutablePoin
     if let p = event.payload, p.pointee.sticky { view.sticky = true }
     var count: Int32 = 0
     withUnsafeMutablePointer(to: &view) { view in
-        while true {
-            var best = -1
-            for i in 0..<n {
-                guard let raw = cursors[i].node else { continue }
-                if best < 0 || comesFirst(raw.assumingMemoryBound(to: ListNode.self), cursors[i].rank,
-                                          cursors[best].node!.assumingMemoryBound(to: ListNode.self), cursors[best].rank) {
-                    best = i
-                }
+        // cursors[first..<n] are the lists with nodes left, the next to deliver first.
+        var first = 0
+        while n - first > 1 {
+            let node = cursors[first].node
+            if visit(node, view, &event, cursors[first].last, &count, instrumented, tracing) { return }
+            // Read after the visit, as the plain walk does (Dispatch.swift, `visit`).
+            guard let next = qtshim_atomic_load_ptr(node.field(\.next)) else {
+                first += 1
+                continue
             }
-            guard best >= 0 else { return }
-            let node = cursors[best].node!.assumingMemoryBound(to: ListNode.self)
-            if visit(node, view, &event, cursors[best].last, &count, instrumented, tracing) { return }
-            cursors[best].node = qtshim_atomic_load_ptr(node.field(\.next))
+            var moved = cursors[first]
+            moved.take(next.assumingMemoryBound(to: ListNode.self))
+            // Back in its place among the others.  A list's next node often still comes
+            // first (one test); else a binary search, as lists that take turns send it
+            // far back.
+            var i = first
+            if cursors[first + 1].comesFirst(moved) {
+                var lo = first + 2, hi = n
+                while lo < hi {
+                    let mid = (lo + hi) >> 1
+                    if cursors[mid].comesFirst(moved) { lo = mid + 1 } else { hi = mid }
+                }
+                i = lo - 1
+                (cursors + first).update(from: cursors + first + 1, count: i - first)
+            }
+            cursors[i] = moved
+        }
+        // One list left: no more to compare.
+        guard first < n else { return }
+        let last = cursors[first].last
+        var raw: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(cursors[first].node)
+        while let r = raw {
+            let node = r.assumingMemoryBound(to: ListNode.self)
+            if visit(node, view, &event, last, &count, instrumented, tracing) { return }
+            raw = qtshim_atomic_load_ptr(node.field(\.next))
         }
     }
     return count
-}
-
-/// Whether node `a` (of a list of rank `rankA`) is delivered before node `b`.
-@inline(__always)
-private func comesFirst(_ a: UnsafeMutablePointer<ListNode>, _ rankA: Int,
-                        _ b: UnsafeMutablePointer<ListNode>, _ rankB: Int) -> Bool {
-    let pa = Subscription.of(a).pointee.priority, pb = Subscription.of(b).pointee.priority
-    if pa != pb { return pa > pb }
-    if rankA != rankB { return rankA < rankB }
-    return a.pointee.order < b.pointee.order
 }
 
 // MARK: - Which patterns a type reaches
