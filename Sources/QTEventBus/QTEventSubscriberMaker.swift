@@ -93,8 +93,8 @@ public struct QTEventSubscriberMaker<Event> {
     /// deallocated the handler is never called again, ``QTEventBus/subscriberCount(of:subType:)``
     /// does not count the subscription, no dispatch reports it as reached, and it is
     /// disposed (its closure released) no later than the end of the next dispatch of the
-    /// type, from Swift or C. `nil` ties it to nothing: the subscription lives until
-    /// disposed.
+    /// type (for ``QTEventBus/on(matching:)``: of a type the pattern matches), from Swift
+    /// or C. `nil` ties it to nothing: the subscription lives until disposed.
     ///
     /// Linux has no associated objects, so the end is noticed by that next dispatch (or
     /// count), not in `object`'s deinit: each dispatch of the type checks each freeWith

@@ -68,6 +68,37 @@ extension QTBusTests {
             #expect(watched == nil)
         }
 
+        @Test func patternSubscriptionsAreNotCountedOnceTheOwnerIsGone() {
+            let bus = QTEventBus()
+            var owner: Owner? = Owner()
+            weak var watched: Token?
+            do {
+                let captured = Token()
+                watched = captured
+                bus.on(matching: "FreeWith.>").ofSubType("a").freeWith(owner!).next { _ in _ = captured }
+            }
+            owner = nil
+            #expect(bus.subscriberCount(named: "FreeWith.x", subType: "a") == 0, "a count asks too")
+            bus.dispatch(named: "Other", subType: "a")  // matches nothing: not asked
+            #expect(watched == nil, "released once the count had disposed it")
+        }
+
+        @Test func patternSubscriptionsAreSweptByADispatchOfAMatchingType() {
+            let bus = QTEventBus()
+            var owner: Owner? = Owner()
+            weak var watched: Token?
+            do {
+                let captured = Token()
+                watched = captured
+                bus.on(matching: "FreeWith.>").ofSubType("a").freeWith(owner!).next { _ in _ = captured }
+            }
+            owner = nil
+            bus.dispatch(named: "Other", subType: "a")  // matches nothing: not asked
+            #expect(watched != nil)
+            bus.dispatch(named: "FreeWith.x", subType: "b")  // matches, does not reach it
+            #expect(watched == nil, "swept by the next dispatch of a type it matches, whatever its subtype")
+        }
+
         @Test func objectThatLivesKeepsTheSubscription() {
             let bus = QTEventBus()
             let owner = Owner()

@@ -141,7 +141,19 @@ private func deliverMatched(_ bus: UnsafeMutablePointer<Bus>, _ matches: UnsafeM
             add(qtshim_atomic_load_ptr(pattern.field(\.whole.head)), 2, last)
         }
         defer { cursors.deinitialize(count: n) }
-        return walk(bus, cursors, n, &event, instrumented: instrumented)
+        let count = walk(bus, cursors, n, &event, instrumented: instrumented)
+        // Swift freeWith subscriptions on the patterns are asked as the type's own are
+        // (Owners.swift): those not reached, whatever their subtypes, after the walk.
+        for i in 0..<matchCount {
+            let pattern = matches[i]
+            let seq = qtshim_atomic_load_u64(pattern.field(\.seq))
+            guard seq & TypeEntry.hasOwned != 0 else { continue }
+            let entry = event.subtype.flatMap {
+                NameTable<SubtypeEntry>.lookup(qtshim_atomic_load_ptr(pattern.field(\.subtypes)), $0)
+            }
+            sweepOwners(pattern, entry, (seq & ~TypeEntry.hasOwned) << 16 | ListNode.indexMask, stopped: event.stopped)
+        }
+        return count
     }
 }
 

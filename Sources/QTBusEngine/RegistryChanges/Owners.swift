@@ -3,7 +3,8 @@
 //
 // Linux has no associated objects and Swift no hook into another object's deinit, so
 // nothing tells the engine when an owner goes; it asks.  Every owned subscription of a
-// type is asked once by every dispatch of the type, C or Swift:
+// type is asked once by every dispatch of the type, C or Swift (of a pattern: by every
+// dispatch of a type it matches, PatternDispatch.swift):
 //   - one the dispatch reaches, right before its delivery (`deliverRouted`), so a
 //     handler that let an owner go in the same dispatch stops the later deliveries to
 //     that owner's subscriptions;

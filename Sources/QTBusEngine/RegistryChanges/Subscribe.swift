@@ -207,7 +207,9 @@ func subscriberCount(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype:
             total += reached(entry, subtype)
         }
         NameTable<TypeEntry>.forEach(bus.pointee.patterns) { pattern in
-            if subjectMatches(pattern.pointee.name.cName, type) { total += reached(pattern, subtype) }
+            guard subjectMatches(pattern.pointee.name.cName, type) else { return }
+            if pattern.pointee.owned != nil { disposeOwnerless(&state, pattern, &after) }
+            total += reached(pattern, subtype)
         }
         return Int32(clamping: total)
     }
