@@ -64,14 +64,15 @@ install(FILES
   COMPONENT Development)
 
 # libqtbus-nats (cmake/qtbus_nats.cmake), when built: components NatsRuntime (the
-# library and its SONAME link) and NatsDevelopment (the namelink, qtbus_nats.h,
-# qtbus-nats.pc, find_package(qtbus COMPONENTS nats) -> qtbus::nats).
+# library and its SONAME link) and NatsDevelopment (the namelink, qtbus_nats.h and
+# qtbus_nats.hpp (its C++ API, header-only), qtbus-nats.pc,
+# find_package(qtbus COMPONENTS nats) -> qtbus::nats).
 if(QTBUS_NATS_BUILT)
   install(TARGETS qtbus_nats EXPORT qtbusNatsTargets
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
       COMPONENT NatsRuntime
       NAMELINK_COMPONENT NatsDevelopment)
-  install(FILES ${PROJECT_SOURCE_DIR}/include/qtbus_nats.h
+  install(FILES ${PROJECT_SOURCE_DIR}/include/qtbus_nats.h ${PROJECT_SOURCE_DIR}/include/qtbus_nats.hpp
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
     COMPONENT NatsDevelopment)
   install(CODE "

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The NATS example, two processes through a local nats-server, in one command:
+# The NATS examples through a local nats-server, in one command:
 #
-#   scripts/nats-demo.sh [PREFIX]     (PREFIX: the install prefix, default _install)
+#   scripts/nats-demo.sh [PREFIX]        the C pair and the C++ example (PREFIX: the
+#                                        install prefix, default _install)
 #
-# Builds examples/nats_subscriber.c and nats_publisher.c with only
+# The C pair: builds examples/nats_subscriber.c and nats_publisher.c with only
 # `pkg-config --cflags --libs qtbus-nats`, starts nats-server on 127.0.0.1 on a free
 # port, starts the subscriber, waits until it says "ready" (it has imported the pattern
 # "Order.>"), runs the publisher (it exports "Order.>"), and checks that the subscriber
-# printed the four orders, in order, and not the invoice, and exited.  The server is
-# stopped whatever happens.
+# printed the four orders, in order, and not the invoice, and exited.
+# The C++ example (examples/nats_demo.cpp, qtbus_nats.hpp, built the same way) joins
+# two buses of one process through the same server; it must print its transcript (two
+# orders crossed, not the invoice; the counts; a url with no server refused).  The
+# server is stopped whatever happens.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 prefix=$(realpath "${1:-$ROOT/_install}")
@@ -28,6 +32,10 @@ for half in subscriber publisher; do
   # shellcheck disable=SC2086
   ${CC:-cc} -std=c11 -Wall -Wextra -pedantic -Werror "$ROOT/examples/nats_$half.c" $flags -pthread -o "$work/$half"
 done
+echo "c++ examples/nats_demo.cpp $flags"
+# shellcheck disable=SC2086
+${CXX:-c++} -std=c++17 -Wall -Wextra -pedantic -Werror "$ROOT/examples/nats_demo.cpp" $flags -pthread \
+  -o "$work/nats_demo_cpp"
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 url="nats://127.0.0.1:$port"
@@ -38,6 +46,20 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 echo "nats-server on $url"
+
+# two_buses NAME PROGRAM REFUSAL: runs a two-bus example, which must print the
+# transcript, its last line being REFUSAL (how that language says "no server there").
+two_buses() {
+  local name=$1 program=$2 refusal=$3 got
+  echo "$name: $program $url"
+  got=$(env -u LD_LIBRARY_PATH timeout 30 "$program" "$url") || die "the $name example failed: $got"
+  echo "$got" | sed "s/^/$name: /"
+  [ "$got" = "billing: Order.created {\"id\": 1, \"item\": \"tea\"}
+billing: Order.paid {\"id\": 1}
+shop: published 2 orders; billing: received 2
+nats://127.0.0.1:1: no server there ($refusal)" ] || die "the $name example printed something else"
+  echo "nats-demo: $name: the two orders crossed, in order; the invoice did not; no server is $refusal"
+}
 
 mkfifo "$work/out"
 env -u LD_LIBRARY_PATH "$work/subscriber" "$url" > "$work/out" &
@@ -58,3 +80,5 @@ Order.paid: {"id": 1}
 Order.closed: {}'
 [ "$got" = "$expected" ] || die "the subscriber printed something else"
 echo "nats-demo: the four orders crossed, in order; the invoice did not"
+
+two_buses c++ "$work/nats_demo_cpp" QTBUS_EIO

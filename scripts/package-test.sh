@@ -4,10 +4,10 @@
 #   1. configures build/package for /usr (multiarch libdir), builds, `cpack -G DEB`:
 #      libqtbus0 and libqtbus-dev, and libqtbus-nats0 and libqtbus-nats-dev;
 #   2. prints each package's `dpkg-deb -I` and `-c`, checks what is where (the library,
-#      0644 and stripped, alone in libqtbus0 with its shlibs file; every header of
-#      include/, the namelink, qtbus.pc and the CMake package in libqtbus-dev, which
-#      depends on exactly this libqtbus0), and runs lintian (errors fail, the rest is
-#      printed);
+#      0644 and stripped, alone in libqtbus0 with its shlibs file; qtbus.h, qtbus.hpp,
+#      the namelink, qtbus.pc and the CMake package in libqtbus-dev, which depends on
+#      exactly this libqtbus0; the bridge's qtbus_nats.h and qtbus_nats.hpp in
+#      libqtbus-nats-dev), and runs lintian (errors fail, the rest is printed);
 #   3. as root: installs both with `dpkg -i` (refusing if a libqtbus0 or libqtbus-dev it
 #      did not install is there; one run at a time on the machine) and purges them at
 #      the end, also on failure; otherwise extracts them with `dpkg-deb -x` into a
@@ -134,13 +134,14 @@ dpkg-deb -e "$nats_runtime" "$work/nats-control"
 [ "$(dpkg-deb -f "$nats_dev" Depends)" = "libqtbus-nats0 (= $version), libqtbus-dev (= $version), libnats-dev" ] \
   || die "libqtbus-nats-dev Depends: $(dpkg-deb -f "$nats_dev" Depends)"
 expect "$nats_dev" usr/include/qtbus_nats.h -rw-r--r--
+expect "$nats_dev" usr/include/qtbus_nats.hpp -rw-r--r--
 expect "$nats_dev" "$libdir/libqtbus-nats.so" lrwxrwxrwx
 expect "$nats_dev" "$libdir/pkgconfig/qtbus-nats.pc" -rw-r--r--
 expect "$nats_dev" "$libdir/cmake/qtbus/qtbusNatsTargets.cmake" -rw-r--r--
 expect "$nats_runtime" usr/share/doc/libqtbus-nats0/copyright -rw-r--r--
 expect "$nats_dev" usr/share/doc/libqtbus-nats-dev/copyright -rw-r--r--
 echo "ok: libqtbus-nats0 holds libqtbus-nats.so.0{,.1.0}, Depends: $nats_depends;" \
-  "libqtbus-nats-dev holds qtbus_nats.h, the namelink, qtbus-nats.pc, qtbus::nats"
+  "libqtbus-nats-dev holds qtbus_nats.h, qtbus_nats.hpp, the namelink, qtbus-nats.pc, qtbus::nats"
 
 log "lintian"
 # Errors fail the step; warnings and the informational tags are printed.
@@ -199,6 +200,7 @@ if [ "$(id -u)" -eq 0 ] && [ -z "${QTBUS_PACKAGE_TEST_EXTRACT:-}" ]; then
   [ "$found" = "/$libdir/cmake/qtbus" ] || die "find_package(qtbus) found $found, not the package's"
   "$work/consumer/consumer"
   "$work/consumer/consumer-nats"
+  "$work/consumer/consumer-nats-cxx"
 else
   log "dpkg-deb -x into a temporary root (no dpkg -i)"
   root=$work/root

@@ -50,19 +50,20 @@ do_pkgconfig_consumer() {
 # package does not bring it).
 need_cxx() { apt_install c++ g++; }
 do_cxx_tests() {
-  # qtbus.hpp with both compilers users have: Debian's g++ and the toolchain's clang++.
+  # qtbus.hpp and qtbus_nats.hpp with both compilers users have: Debian's g++ and the
+  # toolchain's clang++; the bridge's test against a nats-server it starts.
   need_cxx
   local cxx name
   for cxx in "${CXX:-g++}" "$(swift_bin_dir)/clang++"; do
     name=$(basename "$cxx")
     fresh_if_not_ninja "$BUILD/cxxtests-$name"
     cmake -G Ninja -S "$ROOT/CxxTests" -B "$BUILD/cxxtests-$name" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCMAKE_CXX_COMPILER="$cxx"
+      -DCMAKE_CXX_COMPILER="$cxx" -DQTBUS_NATS_TESTS=ON
     cmake --build "$BUILD/cxxtests-$name"
     env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/cxxtests-$name" --output-on-failure
   done
 }
-do_nats_demo() { bash "$ROOT/scripts/nats-demo.sh" "$PREFIX"; }
+do_nats_demo() { need_cxx; bash "$ROOT/scripts/nats-demo.sh" "$PREFIX"; }
 do_cmake_consumer() {
   fresh_if_not_ninja "$BUILD/consumer-test"
   cmake -G Ninja -S "$ROOT/cmake/consumer-test" -B "$BUILD/consumer-test" -DCMAKE_PREFIX_PATH="$PREFIX" \
@@ -124,10 +125,10 @@ STEPS=(
   "abi            | build       | do_abi_check          | ABI check: abidiff against abi/ (scripts/abi-check.sh)"
   "probes         | build       | do_probes             | USDT probes fire with their arguments, under gdb (scripts/probes-test.sh)"
   "pkgconfig      | build       | do_pkgconfig_consumer | pkg-config consumers: examples/demo.c, messaging.c, signals.c, inspect.c, logger.c, demo.cpp, run without LD_LIBRARY_PATH"
-  "nats-demo      | build       | do_nats_demo          | NATS example: two processes through a local nats-server (scripts/nats-demo.sh)"
+  "nats-demo      | build       | do_nats_demo          | NATS examples: two C processes, and examples/nats_demo.cpp (qtbus_nats.hpp), through a local nats-server (scripts/nats-demo.sh)"
   "cmake          | build       | do_cmake_consumer     | CMake consumer: find_package(qtbus) -> qtbus::qtbus, qtbus::nats (cmake/consumer-test)"
   "c-tests        | build       | do_c_tests            | C tests (CTests/, via pkg-config; the NATS bridge's against nats-servers they start)"
-  "cxx-tests      | build       | do_cxx_tests          | C++ tests (CxxTests/, qtbus.hpp): g++ and clang++"
+  "cxx-tests      | build       | do_cxx_tests          | C++ tests (CxxTests/, qtbus.hpp; qtbus_nats.hpp against a nats-server it starts): g++ and clang++"
   "oom            | build       | do_oom                | out of memory: each allocation of every call failed in turn (scripts/oom-sweep.sh warm)"
   "relocation     | build       | do_relocation         | relocatable install: --prefix, DESTDIR, moved prefix"
   "subproject     | build       | do_subproject         | subproject: FetchContent leaves the parent alone"
