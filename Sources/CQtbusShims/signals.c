@@ -85,6 +85,13 @@ bool qtshim_signature_equal(const void *a, const void *b)
     return x->count == y->count && memcmp(x->kinds, y->kinds, x->count) == 0;
 }
 
+size_t qtshim_signature_kinds(const void *signature, uint8_t *kinds_out)
+{
+    const struct qtshim_signature *s = signature;
+    memcpy(kinds_out, s->kinds, s->count);
+    return s->count;
+}
+
 /* ---- the packed arguments (layout in qtbus.h) ---- */
 
 #define MAGIC "QTSG"

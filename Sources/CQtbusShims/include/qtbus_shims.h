@@ -257,6 +257,9 @@ QTBUS_INTERNAL int qtshim_signature_make(const qtbus_arg *kinds, size_t count, v
 QTBUS_INTERNAL void qtshim_signature_release(void *signature);
 /* Whether two signatures have the same kinds. */
 QTBUS_INTERNAL bool qtshim_signature_equal(const void *a, const void *b);
+/* Copies a signature's kinds (qtbus_arg values) into kinds_out, which has room for
+ * QTBUS_SIGNAL_MAX_ARGS, and returns their count. */
+QTBUS_INTERNAL size_t qtshim_signature_kinds(const void *signature, uint8_t *kinds_out);
 /* The offsets of the bytes and of their size in what `const qtbus_event *` points to. */
 QTBUS_INTERNAL void qtshim_signals_event_layout(size_t data_offset, size_t size_offset);
 /* qtbus_signal_connect's subscription: a connection (its userdata, holding a reference

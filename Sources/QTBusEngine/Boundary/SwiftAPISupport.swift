@@ -270,6 +270,19 @@ package func _qtEngineReportDrop(_ bus: OpaquePointer, token: UInt64, type: Stri
     }
 }
 
+/// Swift-only: the kinds (`qtbus_arg` values) of the signature `type` has on `bus`, in
+/// order; nil when it has none there (never defined, or the bus is closed).  For the
+/// Swift API's `emitSignal`, whose arguments carry their kinds: qtbus_signal_emitv reads
+/// each value by the signature's kind and can only check the count, so the Swift API
+/// checks the kinds first and traps on a mismatch.
+package func _qtEngineSignalKinds(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>) -> [UInt8]? {
+    guard let name = CName(type) else { return nil }
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(QTBUS_SIGNAL_MAX_ARGS)) { kinds in
+        let count = withMemoryEpoch { signatureKinds(UnsafeMutablePointer<Bus>(bus), name, kinds.baseAddress!) }
+        return count < 0 ? nil : Array(kinds[..<count])
+    }
+}
+
 /// Whether this is the process's main thread.
 package func _qtEngineOnMainThread() -> Bool { qtshim_is_main_thread() }
 

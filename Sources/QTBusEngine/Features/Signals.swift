@@ -55,6 +55,18 @@ private func withSignature(_ bus: UnsafeMutablePointer<Bus>, _ type: CName,
     return body(entry, signature)
 }
 
+/// The kinds of `type`'s signature on `bus`, copied into `out` (room for
+/// QTBUS_SIGNAL_MAX_ARGS), and their count; -1 when the type has none on this bus (or the
+/// bus is closed).  Reports nothing: its caller, the Swift API, checks an emit's
+/// arguments with it and traps in its own words.  In a memory section, as
+/// `withSignature`'s callers are.
+func signatureKinds(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ out: UnsafeMutablePointer<UInt8>) -> Int {
+    if isClosed(bus) { return -1 }
+    guard let entry = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), type),
+          let signature = qtshim_atomic_load_ptr(entry.field(\.signature)) else { return -1 }
+    return qtshim_signature_kinds(signature, out)
+}
+
 /// qtbus_signal_connect, in a memory section (a connect must not delay or run other
 /// threads' releases): `subscribe` is called with the handler, userdata and release of
 /// a subscription that calls `fn` with the arguments of `type`'s signature.
