@@ -15,6 +15,10 @@ let package = Package(
         .library(name: "QTEventBus", targets: ["QTEventBus"]),
         // QTJsonEvent, Codable payloads and NotificationCenter bridging (Foundation).
         .library(name: "QTEventBusFoundation", targets: ["QTEventBusFoundation"]),
+        // QTNATSBridge: buses of several processes joined through a NATS server (the
+        // bridge's C sources, nats/, built here; nats.c from the system: libnats-dev).
+        // Only a package that depends on this product needs nats.c (README "Swift").
+        .library(name: "QTEventBusNATS", targets: ["QTEventBusNATS"]),
     ],
     targets: [
         // The public header (include/qtbus.h) plus the C glue the engine needs, and the
@@ -44,6 +48,38 @@ let package = Package(
             name: "QTEventBusFoundation",
             dependencies: ["QTEventBus"],
             path: "Sources/QTEventBusFoundation"
+        ),
+        // nats.c, the NATS client library the bridge uses, found through pkg-config
+        // (libnats.pc) with its module map in Sources/CNATS.
+        .systemLibrary(
+            name: "CNATS",
+            path: "Sources/CNATS",
+            pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"])]
+        ),
+        // The bridge in C: the very sources CMake builds into libqtbus-nats.so (nats/,
+        // through the link Sources/CQtbusNATS/nats), over this package's engine rather
+        // than libqtbus.so. Its module is include/qtbus_nats.h (linked into include/,
+        // with qtbus.h, which it includes as <qtbus.h>). Compiled as CMake compiles them:
+        // gnu11 (cLanguageStandard, below), _GNU_SOURCE where a file defines it, and
+        // _FORTIFY_SOURCE=2 in release builds.
+        .target(
+            name: "CQtbusNATS",
+            dependencies: ["QTBusEngine", "CNATS"],
+            path: "Sources/CQtbusNATS",
+            cSettings: [.define("_FORTIFY_SOURCE", to: "2", .when(configuration: .release))]
+        ),
+        // The Swift API of the bridge (QTNATSBridge). No Foundation.
+        .target(
+            name: "QTEventBusNATS",
+            dependencies: ["QTEventBus", "QTBusEngine", "CQtbusShims", "CQtbusNATS"],
+            path: "Sources/QTEventBusNATS"
+        ),
+        // The Swift NATS example, beside the C and C++ ones (scripts/nats-demo.sh --swift).
+        .executableTarget(
+            name: "qtbus-nats-demo",
+            dependencies: ["QTEventBusNATS", "QTEventBus"],
+            path: "examples/swift/nats_demo"
         ),
         .testTarget(
             name: "QTBusEngineTests",
@@ -83,6 +119,15 @@ let package = Package(
                            "QTEventBusTestSupport"],
             path: "Tests/QTEventBusFoundationTests"
         ),
+        // Against nats-servers the tests start themselves (nats-server on PATH or in
+        // /usr/sbin).
+        .testTarget(
+            name: "QTEventBusNATSTests",
+            dependencies: ["QTEventBusNATS", "QTEventBus", "QTEventBusFoundation", "QTEventBusTestSupport", "CNATS"],
+            path: "Tests/QTEventBusNATSTests"
+        ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    // CMake's C_STANDARD 11 with C_EXTENSIONS ON, for every C target.
+    cLanguageStandard: .gnu11
 )

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The Swift API's documentation: DocC archives of the two products, from their catalogs
-# (Sources/QTEventBus/QTEventBus.docc, Sources/QTEventBusFoundation/QTEventBusFoundation.docc)
+# The Swift API's documentation: DocC archives of the three products, from their catalogs
+# (Sources/QTEventBus/QTEventBus.docc, Sources/QTEventBusFoundation/QTEventBusFoundation.docc,
+# Sources/QTEventBusNATS/QTEventBusNATS.docc)
 # and the public symbols SwiftPM dumps, with the toolchain's own `docc` (no plugin in
 # Package.swift).  Fails on any DocC warning (an ambiguous or broken link, an
 # undocumented parameter).
 #
-#   scripts/docs.sh                 build/docs/QTEventBus.doccarchive, QTEventBusFoundation.doccarchive
+#   scripts/docs.sh                 build/docs/QTEventBus.doccarchive, QTEventBusFoundation.doccarchive,
+#                                   QTEventBusNATS.doccarchive
 #   scripts/docs.sh --static DIR    also static HTML in DIR/<module>/ (for a web server)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -25,7 +27,7 @@ graphs=$(swift build --show-bin-path)/../symbolgraph
 [ -d "$graphs" ] || die "no symbol graphs in $graphs"
 
 warned=0
-for module in QTEventBus QTEventBusFoundation; do
+for module in QTEventBus QTEventBusFoundation QTEventBusNATS; do
   dir=$out/graphs-$module
   mkdir -p "$dir"
   cp "$graphs/$module.symbols.json" "$graphs"/"$module"@*.symbols.json "$dir/" 2>/dev/null || true

@@ -232,8 +232,12 @@ def check_swift(marker, code, tmp):
         unit, what = code, "type-checked"
     src = os.path.join(tmp, "main.swift")
     open(src, "w").write(unit)
+    # The C modules the Swift ones import: the engine's shims, and the bridge's header
+    # and nats.c's (QTEventBusNATS).
     r = run(["swiftc", "-typecheck", "-swift-version", "6", "-I", modules,
-             "-I", os.path.join(ROOT, "Sources", "CQtbusShims", "include"), src])
+             "-I", os.path.join(ROOT, "Sources", "CQtbusShims", "include"),
+             "-I", os.path.join(ROOT, "Sources", "CQtbusNATS", "include"),
+             "-I", os.path.join(ROOT, "Sources", "CNATS"), src])
     if r.returncode != 0:
         return "FAIL", "does not type-check:\n" + r.stdout + r.stderr
     return "PASS", what

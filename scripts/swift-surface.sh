@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # What a Swift client of this package can reach, checked against the modules `swift
 # build` made (.build/debug/Modules):
-#   1. the products are exactly QTEventBus and QTEventBusFoundation (the only targets
-#      another package can depend on);
+#   1. the products are exactly QTEventBus, QTEventBusFoundation and QTEventBusNATS (the
+#      only targets another package can depend on);
 #   2. QTBusEngine declares nothing public (its symbol graph at public level is empty):
 #      its entry points are `package`, for QTEventBus only;
 #   3. a client file that imports QTBusEngine and calls an entry point does not
@@ -11,13 +11,15 @@
 #      (the control: the check can fail).
 # CQtbusShims is a C target, which SwiftPM shows to every client of a product that
 # depends on it (C has no access control); what it declares is qtbus.h's C API and the
-# engine's glue, none of it Swift API (docs/swift.md).
+# engine's glue, none of it Swift API (docs/swift.md).  So are CQtbusNATS (qtbus_nats.h)
+# and CNATS (nats.c's header) to clients of QTEventBusNATS.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 
 products=$(swift package dump-package | python3 -c 'import json,sys; print(" ".join(sorted(p["name"] for p in json.load(sys.stdin)["products"])))')
-[ "$products" = "QTEventBus QTEventBusFoundation" ] || die "products: $products (want QTEventBus QTEventBusFoundation)"
+[ "$products" = "QTEventBus QTEventBusFoundation QTEventBusNATS" ] \
+  || die "products: $products (want QTEventBus QTEventBusFoundation QTEventBusNATS)"
 log "products: $products"
 
 swift package dump-symbol-graph --minimum-access-level public >/dev/null

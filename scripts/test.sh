@@ -64,6 +64,7 @@ do_cxx_tests() {
   done
 }
 do_nats_demo() { need_cxx; bash "$ROOT/scripts/nats-demo.sh" "$PREFIX"; }
+do_swift_nats_demo() { bash "$ROOT/scripts/nats-demo.sh" --swift "$(swift build --show-bin-path)/qtbus-nats-demo"; }
 do_cmake_consumer() {
   fresh_if_not_ninja "$BUILD/consumer-test"
   cmake -G Ninja -S "$ROOT/cmake/consumer-test" -B "$BUILD/consumer-test" -DCMAKE_PREFIX_PATH="$PREFIX" \
@@ -138,9 +139,10 @@ STEPS=(
   "package        | build       | do_package            | Debian packages: cpack, lintian, dpkg -i, pkg-config (scripts/package-test.sh)"
   "bench-smoke    | -           | do_bench_smoke        | benchmark smoke (scripts/bench.sh --smoke)"
   "swift-build    | -           | do_swift_build        | swift build"
-  "swift-test     | swift-build | do_swift_test         | swift test"
+  "swift-test     | swift-build | do_swift_test         | swift test (QTEventBusNATSTests: against nats-servers they start)"
+  "swift-nats     | swift-build | do_swift_nats_demo    | Swift NATS example: examples/swift/nats_demo (QTEventBusNATS) through a local nats-server (scripts/nats-demo.sh --swift)"
   "docc           | swift-build | do_docs               | Swift API documentation: DocC, no warnings (scripts/docs.sh)"
-  "swift-surface  | swift-build | do_swift_surface      | Swift surface: two products, no public engine symbol (scripts/swift-surface.sh)"
+  "swift-surface  | swift-build | do_swift_surface      | Swift surface: three products, no public engine symbol (scripts/swift-surface.sh)"
   "snippets       | installed   | do_readme             | README, DEVELOPERS and docs/ snippets: C compiled and run, Swift type-checked, sh syntax (scripts/readme-snippets.py)"
 )
 

@@ -1,0 +1,1 @@
+../../../include/qtbus_nats.h
