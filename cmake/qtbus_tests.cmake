@@ -19,4 +19,14 @@ if(QTBUS_NATS_BUILT)
   add_test(NAME nats-exports
     COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-exports.sh
             $<TARGET_FILE:qtbus_nats> ${PROJECT_SOURCE_DIR}/include/qtbus_nats.h)
+  # qtbus_nats.hpp (the bridge's C++ API) compiles alone as C++17 and C++20 with the
+  # warnings users build with, as errors, as check-library.sh checks qtbus.hpp.
+  find_program(QTBUS_CHECK_CXX NAMES c++ g++ clang++)
+  if(QTBUS_CHECK_CXX)
+    foreach(std IN ITEMS c++17 c++20)
+      add_test(NAME nats-hpp-${std}
+        COMMAND ${QTBUS_CHECK_CXX} -std=${std} -Wall -Wextra -pedantic -Werror -fsyntax-only
+                -I${PROJECT_SOURCE_DIR}/include -x c++ ${PROJECT_SOURCE_DIR}/include/qtbus_nats.hpp)
+    endforeach()
+  endif()
 endif()
