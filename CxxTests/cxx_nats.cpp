@@ -8,6 +8,8 @@
 //   - failures thrown as qtbus::error with qtbus_errmsg()'s words: a url with no server
 //     (naming it), a bad name, a NUL byte, a negative timeout, an empty bridge; the url's
 //     password never shown;
+//   - options (prefix, jetstream: a sticky event kept by the server reaches a later
+//     import; a negative request_timeout refused);
 //   - connect_with (nats.c's natsOptions) and attach (a natsConnection the bridge never
 //     closes), RAII: destructor, move, close(), release().
 #include "cxx_util.hpp"
@@ -275,6 +277,34 @@ void nats_c(const char *url)
     std::puts("cxx_nats: connect_with (natsOptions) and attach (natsConnection, left open)");
 }
 
+// options.jetstream: a sticky event kept by the server reaches a bridge that imports
+// its type later (the test's server runs JetStream).
+void jetstream(const char *url)
+{
+    qtbus::nats::options js;
+    js.jetstream = true;
+    js.prefix = "cxx.js";
+    qtbus::bus here, later;
+    qtbus::nats::bridge out(here, url, js);
+    out.export_events("Config");
+    qtbus_event_desc d{};
+    d.type = "Config";
+    d.subtype = "eu";
+    d.data = "v1";
+    d.size = 2;
+    d.flags = QTBUS_EVENT_STICKY;
+    here.dispatch(d);
+    CHECK(out.close());  // flushed: the stream has it
+
+    inbox got;
+    qtbus::subscription s = later.subscribe("Config", got.handler());
+    qtbus::nats::bridge in(later, url, js);
+    in.import_events("Config");
+    got.wait_for(1);
+    CHECK(got.is({"Config/eu:v1"}));
+    std::puts("cxx_nats: options.jetstream: a later import receives the kept sticky event");
+}
+
 void restart(const char *url)
 {
     qtbus::bus bus;
@@ -298,6 +328,7 @@ int main()
         crossing(url);
         refusals(url);
         ownership(url);
+        jetstream(url);
         nats_c(url);
         restart(url);
     } catch (const qtbus::error &e) {

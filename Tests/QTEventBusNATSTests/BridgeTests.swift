@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // QTNATSBridge against a real nats-server (NATSServer.swift): two buses, each with its
 // own bridge, as two processes would be -- named, pattern, subtype, JSON and typed
-// events crossing to Swift subscribers; undoing exports and imports; stats; close;
+// events crossing to Swift subscribers; a sticky event kept by JetStream for a later
+// import; undoing exports and imports; stats; close;
 // connecting with nats.c's options or over an application's connection; and failures
 // thrown with qtbus_errmsg()'s words.
 import CNATS
@@ -180,6 +181,26 @@ extension QTBusTests {
             #expect(pair.busA.subscriberCount(named: "Order.created") == 0)
             token.dispose()
             pair.server.stop()
+        }
+
+        @Test func jetstreamKeepsAStickyEventForALaterImport() async throws {
+            let server = try NATSServer(jetstream: true)
+            let here = QTEventBus()
+            let later = QTEventBus()
+            let out = try await QTNATSBridge(bus: here, url: server.url, prefix: "swift.js", jetstream: true)
+            out.export(named: "Config")
+            here.dispatch(named: "Config", subType: "eu", bytes: Array("v1".utf8), sticky: true)
+            try await out.close()           // flushed: the stream has it
+
+            let got = Recorder<String>()
+            let token = later.on(named: "Config").next { got.append(line($0)) }
+            let late = try await QTNATSBridge(bus: later, url: server.url, prefix: "swift.js", jetstream: true)
+            try await late.import(named: "Config")
+            #expect(waitUntil { got.count == 1 })
+            #expect(got.values == ["Config/eu:v1"])
+            try await late.close()
+            token.dispose()
+            server.stop()
         }
 
         @Test func aBridgeReleasedWithoutCloseClosesInTheBackground() async throws {
