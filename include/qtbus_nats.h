@@ -53,8 +53,13 @@
  * that overlap, each event they take costs a look at its list of exports or imports
  * under the bridge's lock.
  *
- * DELIVERY.  Core NATS: at most once, in order per publisher.  A published event
- * reaches the processes whose bridge imports its type and is connected at that moment;
+ * DELIVERY.  Core NATS: at most once, in order per publisher and import: the events of
+ * one publisher that one import takes are dispatched in the order they were published,
+ * but two imports of a bridge ("A" and "B") are two subscriptions, which nats.c hands
+ * over on threads of their own, so one publisher's A and B may be dispatched in
+ * another order than published (import a pattern that takes both, "*", to keep it).
+ * A published event reaches the processes whose bridge imports its type and is
+ * connected at that moment;
  * while the connection is down, what is published is kept in nats.c's reconnect buffer
  * (8 MiB) and sent on reconnect; when that is full, the publish fails and is reported
  * (below).  Received events are dispatched on the bridge's own thread, one at a time,

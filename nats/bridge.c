@@ -256,7 +256,7 @@ int qtbus_nats_attach(qtbus_bus *bus, struct __natsConnection *conn, const qtbus
     if (status != QTBUS_OK) return status;
     if (!conn) return qtbus_report(bus, fn, QTBUS_EINVAL, "conn is NULL");
     if (natsConnection_IsClosed(conn)) return qtbus_report(bus, fn, QTBUS_EINVAL, "conn is closed");
-    if (!natsConnection_HasHeaderSupport(conn) && natsConnection_Status(conn) == NATS_CONN_STATUS_CONNECTED)
+    if (natsConnection_HasHeaderSupport(conn) != NATS_OK && natsConnection_Status(conn) == NATS_CONN_STATUS_CONNECTED)
         return qtbus_report(bus, fn, QTBUS_EIO, "the server of conn does not support headers (nats-server 2.2 or later "
                             "does), which an attached bridge needs to know its own messages");
     qtbus_nats *bridge = bridge_new(bus, options);
