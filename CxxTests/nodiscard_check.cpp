@@ -47,6 +47,12 @@ int main()
 #else
     auto s3 = qtbus::shared().subscribe("Tick", on_tick);  // drop: SHARED_SUBSCRIBE
 #endif
+    qtbus::signal<void(int32_t)> ticked(bus, "Ticked");
+#ifdef QTBUS_DROP_CONNECT
+    ticked.connect([](int32_t) {});  // drop: CONNECT
+#else
+    qtbus::subscription s5 = ticked.connect([](int32_t) {});  // drop: CONNECT
+#endif
 #ifdef QTBUS_DROP_COMMAND
     bus.command("save", execute);  // drop: COMMAND
 #else
