@@ -2,8 +2,9 @@
 // The arguments of a C typed signal (qtbus.h, "Typed signals"), read in Swift.
 import CQtbusShims
 
-/// One argument of a C typed signal (`qtbus_signal_emit`), by the kind its signature
-/// declares (`qtbus_arg`).
+/// One argument of a typed signal (C's `qtbus_signal_emit`, C++'s `qtbus::signal`,
+/// ``QTEventBus/QTEventBus/emitSignal(named:subType:_:)``), by the kind its signature
+/// declares (``QTSignalKind``, C's `qtbus_arg`).
 public enum QTSignalArgument: Sendable, Hashable {
     /// `QTBUS_ARG_INT32`
     case int32(Int32)
@@ -21,9 +22,57 @@ public enum QTSignalArgument: Sendable, Hashable {
     case pointer(UInt)
 }
 
+/// The kind of one argument of a typed signal: C's `qtbus_arg`, the C type a C handler
+/// takes it as, and the ``QTSignalArgument`` case that carries it.
+public enum QTSignalKind: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// `QTBUS_ARG_INT32`: `int32_t`, ``QTSignalArgument/int32(_:)``
+    case int32 = 1
+    /// `QTBUS_ARG_UINT32`: `uint32_t`, ``QTSignalArgument/uint32(_:)``
+    case uint32 = 2
+    /// `QTBUS_ARG_INT64`: `int64_t`, ``QTSignalArgument/int64(_:)``
+    case int64 = 3
+    /// `QTBUS_ARG_UINT64`: `uint64_t`, ``QTSignalArgument/uint64(_:)``
+    case uint64 = 4
+    /// `QTBUS_ARG_DOUBLE`: `double`, ``QTSignalArgument/double(_:)``
+    case double = 5
+    /// `QTBUS_ARG_STRING`: `const char *` (copied into the event), ``QTSignalArgument/string(_:)``
+    case string = 6
+    /// `QTBUS_ARG_POINTER`: `void *` (passed as is), ``QTSignalArgument/pointer(_:)``
+    case pointer = 7
+
+    /// The kind's name: "int32", "string"...
+    public var description: String {
+        switch self {
+        case .int32: "int32"
+        case .uint32: "uint32"
+        case .int64: "int64"
+        case .uint64: "uint64"
+        case .double: "double"
+        case .string: "string"
+        case .pointer: "pointer"
+        }
+    }
+}
+
+extension QTSignalArgument {
+    /// The kind of the argument.
+    public var kind: QTSignalKind {
+        switch self {
+        case .int32: .int32
+        case .uint32: .uint32
+        case .int64: .int64
+        case .uint64: .uint64
+        case .double: .double
+        case .string: .string
+        case .pointer: .pointer
+        }
+    }
+}
+
 extension QTNamedEvent {
-    /// The arguments, in signature order, when the bytes are a C typed signal's
-    /// (`qtbus_signal_emit`, `qtbus_signal_emitv`); nil for any other bytes.  Checked as
+    /// The arguments, in signature order, when the bytes are a typed signal's (emitted
+    /// by C, C++ or ``QTEventBus/QTEventBus/emitSignal(named:subType:_:)``); nil for any
+    /// other bytes.  Checked as
     /// `qtbus_event_args` checks them: any bytes are safe.
     public var signalArguments: [QTSignalArgument]? {
         bytes.withUnsafeBytes { QTSignalArgument.read($0) }

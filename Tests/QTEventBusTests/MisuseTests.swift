@@ -56,6 +56,9 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
     // Sticky events and counts.
     case removeStickyEmptySubtype, removeStickyBadType, removeStickyNamedEmptyType
     case subscriberCountNULSubtype, subscriberCountNamedLongType
+    // Typed signals: kinds that are not the bus's signature, none, another one.
+    case signalEmitWrongKinds, signalEmitTooFew, signalEmitUndefined, signalEmitNULString, signalEmitEmptySubtype
+    case signalDefineOther, signalDefineTooMany, signalKindsEmptyName
     // Commands, sources, tracing.
     case commandEmptyName, commandWorkEmptyName, sourceNULType, sourceOfBadType, traceUnknownKinds
     // Misuse of an execution or a request context.
@@ -120,6 +123,24 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
             return "subscriberCount(of:subType:) of QTEventBusTests.PingEvent: the subtype \"a\\x00b\" contains a NUL byte"
         case .subscriberCountNamedLongType:
             return "subscriberCount(named:subType:): the type name \(longQuoted) is longer than 255 bytes"
+        case .signalEmitWrongKinds:
+            return "emitSignal(named:subType:_:): the arguments (string, int64) are not the signature of the type "
+                + "\"Login\" on this bus, (string, int32)"
+        case .signalEmitTooFew:
+            return "emitSignal(named:subType:_:): the arguments (string) are not the signature of the type "
+                + "\"Login\" on this bus, (string, int32)"
+        case .signalEmitUndefined:
+            return "emitSignal(named:subType:_:): the type \"Logout\" has no signature on this bus "
+                + "(defineSignal(named:_:), qtbus_signal_define or qtbus::signal)"
+        case .signalEmitNULString:
+            return "emitSignal(named:subType:_:): argument 1, the string \"a\\x00b\", contains a NUL byte (at byte 1): "
+                + "a signal's strings are C strings"
+        case .signalEmitEmptySubtype: return "emitSignal(named:subType:_:): the subtype \"\" is empty"
+        case .signalDefineOther:
+            return "defineSignal(named:_:): the type \"Login\" has another signature on this bus already: "
+                + "(string, int32), not (string, int64)"
+        case .signalDefineTooMany: return "defineSignal(named:_:): 17 kinds: a signature has at most 16"
+        case .signalKindsEmptyName: return "signalKinds(named:): the type name \"\" is empty"
         case .commandEmptyName: return "QTCommand.init(bus:name:concurrent:execute:): the name \"\" is empty"
         case .commandWorkEmptyName: return "QTCommand.init(bus:name:concurrent:work:): the name \"\" is empty"
         case .sourceNULType:
@@ -188,6 +209,19 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
         case .removeStickyNamedEmptyType: bus.removeSticky(named: "")
         case .subscriberCountNULSubtype: _ = bus.subscriberCount(of: PingEvent.self, subType: nulName)
         case .subscriberCountNamedLongType: _ = bus.subscriberCount(named: longName)
+        case .signalEmitWrongKinds, .signalEmitTooFew, .signalEmitNULString, .signalEmitEmptySubtype,
+             .signalDefineOther:
+            bus.defineSignal(named: "Login", [.string, .int32])
+            switch self {
+            case .signalEmitWrongKinds: bus.emitSignal(named: "Login", [.string("a"), .int64(1)])
+            case .signalEmitTooFew: bus.emitSignal(named: "Login", [.string("a")])
+            case .signalEmitNULString: bus.emitSignal(named: "Login", [.string(nulName), .int32(1)])
+            case .signalEmitEmptySubtype: bus.emitSignal(named: "Login", subType: "", [.string("a"), .int32(1)])
+            default: bus.defineSignal(named: "Login", [.string, .int64])
+            }
+        case .signalEmitUndefined: bus.emitSignal(named: "Logout", [])
+        case .signalDefineTooMany: bus.defineSignal(named: "Many", Array(repeating: .int32, count: 17))
+        case .signalKindsEmptyName: _ = bus.signalKinds(named: "")
         case .commandEmptyName: _ = try QTCommand<Void, String>(bus: bus, name: "") { _, e in e.finish() }
         case .commandWorkEmptyName: _ = try QTCommand<Void, String>(bus: bus, name: "", work: { "x" })
         case .sourceNULType: _ = try QTSource(bus: bus, type: nulName, start: { _ in })
