@@ -55,6 +55,7 @@ void h_qtbus(const struct qtbus_event *event, void *userdata);  /* qtbus_handler
 void h_glib(void *instance, void *userdata);                    /* GCallback of a no-arg signal */
 void h_void(void);                                              /* sigc++, Boost.Signals2 */
 void h_signal(const char *text, int32_t number, void *userdata);  /* qtbus typed signal */
+void h_slot(const char *text, int32_t number);                   /* C++ slot of (const char *, int32_t) */
 void h_glib_signal(void *instance, const char *text, int number, void *userdata); /* GLib, (gchararray, gint) */
 
 /* Queued delivery: counts on the (serial) queue and wakes bench_queued_wait() when the
@@ -124,6 +125,20 @@ extern const bench_queue_impl bench_queue_qtbus, bench_queue_qtbus_bounded, benc
  * counted, as in the memory case. */
 void qtbus_subtype_memory(size_t n, int distinct, double rss(void), double heap(void), double *rss_out,
                           double *heap_out);
+
+/* Typed signals of (const char *, int32_t) in C++ (case_signals.c's C++ columns):
+ * qtbus::signal (lib_qtbus_cxx.cpp), boost::signals2::signal (lib_boost.cpp) and
+ * sigc::signal (lib_sigc.cpp), each with `handlers` slots that are h_slot, connected
+ * the way each library connects a function.  emit() emits ("alice", i) n times and
+ * returns the handler calls the library reported (qtbus's reached count; the others
+ * report none: 0). */
+typedef struct bench_sig_impl {
+    void *(*create)(size_t handlers);
+    uint64_t (*emit)(void *s, uint64_t n);
+    void (*destroy)(void *s);
+} bench_sig_impl;
+
+extern const bench_sig_impl bench_sig_qtbus_cxx, bench_sig_boost, bench_sig_sigc;
 
 /* The compilers that built the C and the C++ parts (their __VERSION__). */
 const char *bench_cxx_compiler(void);

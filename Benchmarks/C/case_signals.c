@@ -14,9 +14,16 @@
  *                  libffi, with its va_list variant for single-handler emissions);
  *   GLib specific  the same signal with a marshaller written for it, in the style
  *                  glib-genmarshal writes VOID:STRING,INT, as GLib code that cares
- *                  about emission cost does.
+ *                  about emission cost does;
+ * and the C++ signals of (const char *, int32_t), their slots all the function h_slot:
+ *   qtbus.hpp      qtbus::signal<void(const char *, int32_t)>: packed at compile time,
+ *                  dispatched by type id, each slot reading the event's bytes
+ *                  (lib_qtbus_cxx.cpp);
+ *   Boost.Signals2 boost::signals2::signal, its default (thread-safe) mutex policy
+ *                  (lib_boost.cpp);
+ *   libsigc++      sigc::signal, not thread-safe (lib_sigc.cpp).
  * The string parameter is G_SIGNAL_TYPE_STATIC_SCOPE, so GLib does not copy it; qtbus
- * copies it (into the event's bytes, no allocation).
+ * copies it (into the event's bytes, no allocation); Boost and sigc++ pass the pointer.
  *
  * Its own table (the columns are not the libraries of the other cases); every
  * repetition checks the handler count, as everywhere in bench-c.
@@ -30,9 +37,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { S_TYPED, S_PLAIN, S_GENERIC, S_SPECIFIC, NSIGCOL };
-static const char *const sig_head[NSIGCOL] = {"qtbus", "qtbus plain", "GLib generic", "GLib specific"};
-static const char *const sig_key[NSIGCOL] = {"qtbus_signal", "qtbus_plain", "glib_generic", "glib_specific"};
+enum { S_TYPED, S_PLAIN, S_GENERIC, S_SPECIFIC, S_CXX, S_BOOST, S_SIGC, NSIGCOL };
+static const char *const sig_head[NSIGCOL] = {"qtbus",     "qtbus plain",    "GLib generic", "GLib specific",
+                                              "qtbus.hpp", "Boost.Signals2", "libsigc++"};
+static const char *const sig_key[NSIGCOL] = {"qtbus_signal", "qtbus_plain", "glib_generic", "glib_specific",
+                                             "qtbus_cxx_signal", "boost_signal", "sigc_signal"};
+/* The C++ columns' implementations, by column. */
+static const bench_sig_impl *sig_impl(int kind)
+{
+    return kind == S_CXX ? &bench_sig_qtbus_cxx : kind == S_BOOST ? &bench_sig_boost : &bench_sig_sigc;
+}
 
 /* ---- GLib: one object type with the two signals ------------------------------ */
 
@@ -83,6 +97,7 @@ typedef struct {
     size_t handlers;
     qtbus_bus *bus;
     GObject *obj;
+    void *cxx; /* a C++ column's signal */
 } sig_subject;
 
 static const qtbus_arg login_args[] = {QTBUS_ARG_STRING, QTBUS_ARG_INT32};
@@ -92,6 +107,10 @@ static void sig_setup(sig_subject *s, int kind, size_t handlers)
     memset(s, 0, sizeof *s);
     s->kind = kind;
     s->handlers = handlers;
+    if (kind >= S_CXX) {
+        s->cxx = sig_impl(kind)->create(handlers);
+        return;
+    }
     if (kind == S_TYPED || kind == S_PLAIN) {
         s->bus = qtbus_bus_create();
         if (!s->bus)
@@ -120,6 +139,8 @@ static void sig_teardown(sig_subject *s)
         qtbus_bus_destroy(s->bus);
     if (s->obj)
         g_object_unref(s->obj);
+    if (s->cxx)
+        sig_impl(s->kind)->destroy(s->cxx);
 }
 
 static double measure_signal(void *p, uint64_t n)
@@ -143,6 +164,17 @@ static double measure_signal(void *p, uint64_t n)
     case S_GENERIC:
         for (uint64_t i = 0; i < n; i++)
             g_signal_emit(s->obj, generic_signal, 0, "alice", (gint)i);
+        break;
+    case S_CXX: {
+        uint64_t reached = sig_impl(S_CXX)->emit(s->cxx, n);
+        if (reached != n * s->handlers)
+            bench_fail("qtbus.hpp: emit reported %llu deliveries, expected %llu", (unsigned long long)reached,
+                       (unsigned long long)(n * s->handlers));
+        break;
+    }
+    case S_BOOST:
+    case S_SIGC:
+        (void)sig_impl(s->kind)->emit(s->cxx, n);
         break;
     default:
         for (uint64_t i = 0; i < n; i++)
@@ -225,6 +257,39 @@ static void fmt(char *buf, size_t size, double v)
     snprintf(buf, size, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
 }
 
+/* The C++ columns, beside the C typed path (qtbus). */
+static void print_signals_cxx(FILE *f, int markdown)
+{
+    static const int cols[] = {S_CXX, S_BOOST, S_SIGC, S_TYPED};
+    enum { N = sizeof cols / sizeof cols[0] };
+    char v[32];
+    if (markdown)
+        fprintf(f, "\n## Typed signals in C++: `(const char *, int32_t)`\n\n| case | unit |");
+    else
+        fprintf(f, "\ntyped signal in C++ (const char *, int32_t), median ns");
+    for (int i = 0; i < N; i++)
+        fprintf(f, markdown ? " %s |" : " %14s", sig_head[cols[i]]);
+    if (markdown)
+        fprintf(f, " hpp/Boost | hpp/sigc++ | hpp/qtbus |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    else
+        fprintf(f, " %10s %10s %9s\n", "hpp/Boost", "hpp/sigc++", "hpp/qtbus");
+    for (int k = 0; k < NSIGROW; k++) {
+        const row *r = &sig_rows[k];
+        fprintf(f, markdown ? "| %s | ns |" : "%-50s", r->title);
+        for (int i = 0; i < N; i++) {
+            fmt(v, sizeof v, r->c[cols[i]].median);
+            fprintf(f, markdown ? " %s |" : " %14s", v);
+        }
+        double rb = sig_ratio(r, S_CXX, S_BOOST), rs = sig_ratio(r, S_CXX, S_SIGC), rq = sig_ratio(r, S_CXX, S_TYPED);
+        if (markdown)
+            fprintf(f, " %.3gx | %.3gx | %.3gx |\n", rb, rs, rq);
+        else
+            fprintf(f, " %9.3gx %9.3gx %8.3gx\n", rb, rs, rq);
+    }
+    fprintf(f, "%sper handler, (100 handlers - 1) / 99: qtbus.hpp %.2f ns, Boost.Signals2 %.2f ns, libsigc++ %.2f ns\n",
+            markdown ? "\n" : "", per_handler_median(S_CXX), per_handler_median(S_BOOST), per_handler_median(S_SIGC));
+}
+
 void print_signals(FILE *f, int markdown)
 {
     if (sig_nrows < NSIGROW)
@@ -234,7 +299,7 @@ void print_signals(FILE *f, int markdown)
         fprintf(f, "\n## Typed signals: `(const char *, int32_t)`\n\n| case | unit |");
     else
         fprintf(f, "typed signal (const char *, int32_t), median ns    ");
-    for (int i = 0; i < NSIGCOL; i++)
+    for (int i = 0; i < S_CXX; i++)
         fprintf(f, markdown ? " %s |" : " %13s", sig_head[i]);
     if (markdown)
         fprintf(f, " q/GLib generic | q/GLib specific | q/plain |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -243,7 +308,7 @@ void print_signals(FILE *f, int markdown)
     for (int k = 0; k < NSIGROW; k++) {
         const row *r = &sig_rows[k];
         fprintf(f, markdown ? "| %s | ns |" : "%-50s", r->title);
-        for (int i = 0; i < NSIGCOL; i++) {
+        for (int i = 0; i < S_CXX; i++) {
             fmt(v, sizeof v, r->c[i].median);
             fprintf(f, markdown ? " %s |" : " %13s", v);
         }
@@ -264,6 +329,7 @@ void print_signals(FILE *f, int markdown)
             markdown ? "\n" : "", typed, plain, ratio, ratio <= 2 ? "met" : "NOT met");
     fprintf(f, "%sfaster than GLib's generic marshaller on every row: %s\n", markdown ? "\n" : "",
             faster ? "met" : "NOT met");
+    print_signals_cxx(f, markdown);
 }
 
 void write_signals_json(FILE *f)

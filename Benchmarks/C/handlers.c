@@ -51,6 +51,12 @@ BENCH_NOINLINE void h_signal(const char *text, int32_t number, void *userdata)
     (void)userdata;
     bench_work();
 }
+BENCH_NOINLINE void h_slot(const char *text, int32_t number)
+{
+    (void)text;
+    (void)number;
+    bench_work();
+}
 BENCH_NOINLINE void h_glib_signal(void *instance, const char *text, int number, void *userdata)
 {
     (void)instance;

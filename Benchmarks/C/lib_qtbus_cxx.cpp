@@ -72,3 +72,33 @@ bench_lib make()
 } // namespace
 
 extern "C" const bench_lib bench_qtbus_cxx = make();
+
+// The typed signal case's C++ column: qtbus::signal<void(const char *, int32_t)>, its
+// slots the function h_slot (a slot checked parameter by parameter, called with the
+// arguments read from the event), kept as qtbus::subscription handles.
+namespace {
+struct Sig {
+    qtbus::bus bus;
+    qtbus::signal<void(const char *, int32_t)> sig{bus, "Login"};
+    std::vector<qtbus::subscription> subs;
+};
+
+void *sig_create(std::size_t handlers)
+{
+    Sig *s = new Sig;
+    for (std::size_t i = 0; i < handlers; i++) s->subs.push_back(s->sig.connect(&h_slot));
+    return s;
+}
+
+std::uint64_t sig_emit(void *p, std::uint64_t n)
+{
+    Sig *s = static_cast<Sig *>(p);
+    std::uint64_t reached = 0;
+    for (std::uint64_t i = 0; i < n; i++) reached += static_cast<std::uint64_t>(s->sig("alice", static_cast<std::int32_t>(i)));
+    return reached;
+}
+
+void sig_destroy(void *p) { delete static_cast<Sig *>(p); }
+} // namespace
+
+extern "C" const bench_sig_impl bench_sig_qtbus_cxx = {sig_create, sig_emit, sig_destroy};

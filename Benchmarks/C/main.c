@@ -33,7 +33,8 @@
  *      library, against a C program linking nothing (start-bare)
  *   7. typed signals: emit of a (const char *, int32_t) signal to 1, 10, 100 typed
  *      handlers, qtbus against GLib's generic and a specific marshaller, and a plain
- *      qtbus handler for the per-handler cost (case_signals.c; its own table)
+ *      qtbus handler for the per-handler cost; and in C++, qtbus::signal against
+ *      Boost.Signals2 and libsigc++ (case_signals.c; its own two tables)
  *   8. tracing: dispatch to 0, 1, 10 handlers with no trace hook, a DISPATCH hook, and a
  *      DISPATCH + DELIVER hook (case_trace.c; its own table)
  *   9. growth: dispatch and subscribe + dispose against the number of types, subtypes
