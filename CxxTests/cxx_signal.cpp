@@ -4,8 +4,8 @@
 // function-pointer slots, options (subtypes, priority, once, a queue), emit's result,
 // the packing (on the stack, on the heap past 512 bytes, 16 arguments, none), bytes
 // that are not the signature's (the slot is skipped, nothing is read out of bounds), a
-// signature the bus has already, a NUL byte in a string, a slot that throws, and two
-// threads emitting at once.
+// signature the bus has already, a NUL byte in a string, a slot that throws, emits
+// and plain dispatches from inside a slot, and two threads emitting at once.
 #include "cxx_util.hpp"
 
 #include <cmath>
@@ -404,6 +404,48 @@ static void a_slot_that_throws()
     qtbus::set_exception_handler(previous);
 }
 
+static void re_entrant_emits()
+{
+    // Slots dispatching on their own type from inside an emit, depth-first: a nested
+    // emit, and a plain dispatch of bytes that are not the signature's.  Each slot reads
+    // the arguments of the event it was handed, never those of the emit around it.
+    qtbus::bus bus;
+    qtbus::signal<void(std::string_view, int32_t)> sig(bus, "Nested");
+    std::vector<std::string> log;
+    qtbus::subscription first = sig.connect([&](std::string_view s, int32_t depth) {
+        log.push_back("first " + std::string(s) + " " + std::to_string(depth));
+        if (depth == 0) {
+            CHECK_EQ(bus.dispatch("Nested", "QTSG garbage, not a signal"), 3);
+            CHECK_EQ(sig("inner", 1), 3);
+        }
+    });
+    qtbus::subscription second = sig.connect([&](std::string s, int32_t depth) {
+        log.push_back("second " + s + " " + std::to_string(depth));
+    });
+    qtbus::subscription plain = bus.subscribe("Nested", [&](const qtbus::event &e) {
+        qtbus_value v[QTBUS_SIGNAL_MAX_ARGS];
+        log.push_back(qtbus_event_args(e.c_event(), v, QTBUS_SIGNAL_MAX_ARGS) < 0 ? "plain garbage" : "plain");
+    });
+    CHECK_EQ(sig("outer", 0), 3);
+    const std::vector<std::string> expected = {"first outer 0", "plain garbage", "first inner 1", "second inner 1",
+                                               "plain", "second outer 0", "plain"};
+    CHECK_EQ(log.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); i++) CHECK_EQ(log[i], expected[i]);
+
+    // A C emit inside a C++ emit, and the other way round.
+    log.clear();
+    qtbus::signal<void(const char *, int32_t)> c_side(bus, "Nested");
+    qtbus::subscription third = c_side.connect([&](const char *s, int32_t depth) {
+        if (depth == 5) CHECK_EQ(qtbus_signal_emit(bus.c_bus(), "Nested", nullptr, "from C", (int32_t)6), 4);
+        log.push_back(std::string("third ") + s);
+    });
+    CHECK_EQ(sig("outer", 5), 4);
+    const std::vector<std::string> mixed = {"first outer 5",  "second outer 5", "plain",       "first from C 6",
+                                            "second from C 6", "plain",          "third from C", "third outer"};
+    CHECK_EQ(log.size(), mixed.size());
+    for (size_t i = 0; i < mixed.size(); i++) CHECK_EQ(log[i], mixed[i]);
+}
+
 static void two_threads_emit()
 {
     qtbus::bus bus;
@@ -438,6 +480,7 @@ int main()
     bytes_that_are_not_the_signatures();
     a_signature_the_bus_has();
     a_slot_that_throws();
+    re_entrant_emits();
     two_threads_emit();
     std::printf("cxx_signal: ok\n");
     return 0;

@@ -1340,6 +1340,24 @@ struct signal_layout {
     static constexpr bool any_string = ((K == QTBUS_ARG_STRING) || ... || false);
 };
 
+/* The emit running on this thread (innermost): its bytes, alive and unchanged until its
+ * dispatch returns, and its signature's layout.  A slot handed those very bytes skips
+ * the check (it is reading what this header packed); any other bytes (a queued copy, a
+ * plain dispatch, C's or Swift's emit, another thread's) are checked, as
+ * qtbus_signal_connect's handlers do with C's emits.  The first slot that finds the
+ * emit's bytes keeps the event it was handed: the engine hands every synchronous
+ * handler of a dispatch the same event, which lives as long as the dispatch (so no
+ * other event can have its address meanwhile), and the later slots of the emit then
+ * skip qtbus_event_data too, a call into the library that costs a delivery about as
+ * much as the rest of it (docs/performance.md, "Typed signals in C++"). */
+struct emit_frame {
+    const unsigned char *bytes;
+    std::size_t size;
+    const void *layout;
+    const qtbus_event *event; /* nullptr until a slot found the bytes */
+};
+inline thread_local emit_frame current_emit{nullptr, 0, nullptr, nullptr};
+
 /* One argument read from validated bytes (a string as its C pointer, NULL included). */
 inline qtbus_value read_slot(const unsigned char *slot) noexcept
 {
@@ -1552,7 +1570,12 @@ private:
         d.subtype = subtype;
         d.data = bytes;
         d.size = size;
-        return detail::check(qtbus_dispatch_id(bus_.c_bus(), id_, &d), "qtbus_dispatch_id");
+        detail::emit_frame &current = detail::current_emit;
+        const detail::emit_frame outer = current;
+        current = detail::emit_frame{bytes, size, layout::bytes.data(), nullptr};
+        const int rc = qtbus_dispatch_id(bus_.c_bus(), id_, &d); // C: returns, never throws
+        current = outer;
+        return detail::check(rc, "qtbus_dispatch_id");
     }
 
     int send(const char *subtype, const detail::emit_param_t<Args> &...args)
@@ -1602,9 +1625,19 @@ private:
     static void deliver(const qtbus_event *e, void *userdata) noexcept
     {
         try {
-            std::size_t size = 0;
-            const auto *bytes = static_cast<const unsigned char *>(qtbus_event_data(e, &size));
-            if (!valid(bytes, size)) return;
+            detail::emit_frame &current = detail::current_emit;
+            const unsigned char *bytes;
+            if (e == current.event && current.layout == layout::bytes.data()) {
+                bytes = current.bytes; // this emit's, found by an earlier slot
+            } else {
+                std::size_t size = 0;
+                bytes = static_cast<const unsigned char *>(qtbus_event_data(e, &size));
+                if (bytes == current.bytes && size == current.size && current.layout == layout::bytes.data()) {
+                    current.event = e;
+                } else if (!valid(bytes, size)) {
+                    return;
+                }
+            }
             H &h = *static_cast<H *>(userdata);
             using target = typename detail::slot_target<H>::type;
             using params = typename detail::slot_fit<target, args_list>::params;
