@@ -34,11 +34,12 @@
  *     QTBUS_ESTALE, with qtbus_errmsg(), for what is not exported or imported; the
  *     same import made again works.
  *
- * Not here: a credentials file (natsOptions_SetUserCredentialsFromFiles).  It carries a
- * user JWT, which the server accepts only in operator mode: an operator, an account and
- * a user, each an NKey, with JWTs signed in chain (what the nsc tool makes, which
- * Debian does not package; the nkeys package signs but makes no JWT).  The NKey case
- * exercises the same part of nats.c, the signing of the server's nonce.
+ *   - A credentials file (_SetUserCredentialsFromFiles): the server in operator mode,
+ *     an operator, an account and users made at run time (what the nsc tool makes,
+ *     which Debian does not package: here python3 makes the NKeys with nkeys and signs
+ *     the JWTs in chain with them), the account preloaded in a MEMORY resolver.  The
+ *     user's file works; a user whose JWT has expired, and one signed by an account
+ *     the operator does not know, are refused.
  */
 #include "nats_server.h"
 
@@ -172,7 +173,8 @@ static void sh(const char *dir, const char *format, ...)
         snprintf(show, sizeof show, "cat '%s/make.log' >&2", dir);
         if (system(show) != 0) fprintf(stderr, "(no make.log)\n");
         fprintf(stderr, "this failed: %s\n", body);
-        tu_fail(__FILE__, __LINE__, "a command making the test's files failed (scripts/deps.sh installs openssl and nkeys)");
+        tu_fail(__FILE__, __LINE__,
+                "a command making the test's files failed (scripts/deps.sh installs openssl and nkeys)");
     }
 }
 
@@ -198,7 +200,8 @@ static void make_certificates(const char *dir)
 {
     sh(dir, "printf '%%s\\n' '[req]' 'distinguished_name = dn' '[dn]' '[ca]' "
             "'basicConstraints = critical,CA:TRUE' 'keyUsage = critical,keyCertSign,cRLSign' > openssl.cnf && "
-            "printf '%%s\\n' 'subjectAltName = IP:127.0.0.1,DNS:localhost' 'extendedKeyUsage = serverAuth' > server.ext && "
+            "printf '%%s\\n' 'subjectAltName = IP:127.0.0.1,DNS:localhost' 'extendedKeyUsage = serverAuth' "
+            "> server.ext && "
             "printf '%%s\\n' 'extendedKeyUsage = clientAuth' > client.ext");
     const char *key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
     sh(dir, "openssl req -config openssl.cnf -x509 -extensions ca %s -days 2 -subj /CN=qtbus-test-ca "
@@ -227,12 +230,90 @@ static void make_nkey(const char *dir, const char *name, char *public_key, size_
     sh(dir, "cd / && '%s' -c 'import os, sys, nkeys\n"
             "seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)\n"
             "open(sys.argv[1] + \".nk\", \"wb\").write(seed + b\"\\n\")\n"
-            "open(sys.argv[1] + \".pub\", \"wb\").write(nkeys.from_seed(bytearray(seed)).public_key + b\"\\n\")' '%s/%s'",
+            "public_key = nkeys.from_seed(bytearray(seed)).public_key\n"
+            "open(sys.argv[1] + \".pub\", \"wb\").write(public_key + b\"\\n\")' '%s/%s'",
        PYTHON3, dir, name);
     char pub[64];
     snprintf(pub, sizeof pub, "%s.pub", name);
     read_line(dir, pub, public_key, size);
     CHECK_MSG(strlen(public_key) == 56 && public_key[0] == 'U', "not an NKey user's public key: %s", public_key);
+}
+
+/* Writes creds.py into `dir`: run there, it makes an operator, an account and its users
+ * (NKeys from PyPI's nkeys, JWTs signed with them, as nsc would), and writes
+ * operator.conf (the server's configuration: the operator, the account preloaded) and
+ * user.creds, expired.creds (a JWT that expired a minute ago) and stranger.creds (a
+ * user of an account the operator does not know). */
+static void make_credentials(const char *dir)
+{
+    static const char script[] =
+    "import base64, hashlib, json, os, sys, time\n"
+    "import nkeys\n"
+    "\n"
+    "def keypair(prefix):\n"
+    "    seed = nkeys.encode_seed(os.urandom(32), prefix)\n"
+    "    kp = nkeys.from_seed(bytearray(seed))\n"
+    "    return seed.decode(), kp.public_key.decode(), kp\n"
+    "\n"
+    "def b64(data):\n"
+    "    return base64.urlsafe_b64encode(data).rstrip(b\"=\").decode()\n"
+    "\n"
+    "def jwt(claims, signer):\n"
+    "    header = b64(json.dumps({\"typ\": \"JWT\", \"alg\": \"ed25519-nkey\"}).encode())\n"
+    "    claims = dict(claims, iat=int(time.time()))\n"
+    "    digest = hashlib.sha256(json.dumps(claims, sort_keys=True).encode()).digest()\n"
+    "    claims[\"jti\"] = base64.b32encode(digest).decode().rstrip(\"=\")\n"
+    "    body = b64(json.dumps(claims).encode())\n"
+    "    return header + \".\" + body + \".\" + b64(signer.sign((header + \".\" + body).encode()))\n"
+    "\n"
+    "def user(name, account_pub, account, extra={}):\n"
+    "    seed, pub, _ = keypair(nkeys.PREFIX_BYTE_USER)\n"
+    "    nats = {\"pub\": {}, \"sub\": {}, \"subs\": -1, \"data\": -1, \"payload\": -1,\n"
+    "            \"type\": \"user\", \"version\": 2}\n"
+    "    token = jwt(dict({\"iss\": account_pub, \"sub\": pub, \"name\": name, \"nats\": nats}, **extra), account)\n"
+    "    with open(name + \".creds\", \"w\") as f:\n"
+    "        f.write(\"-----BEGIN NATS USER JWT-----\\n\" + token + \"\\n------END NATS USER JWT------\\n\\n\"\n"
+    "                \"-----BEGIN USER NKEY SEED-----\\n\" + seed + \"\\n------END USER NKEY SEED------\\n\")\n"
+    "\n"
+    "os.chdir(sys.argv[1])\n"
+    "_, op_pub, op = keypair(nkeys.PREFIX_BYTE_OPERATOR)\n"
+    "_, acc_pub, acc = keypair(nkeys.PREFIX_BYTE_ACCOUNT)\n"
+    "_, other_pub, other = keypair(nkeys.PREFIX_BYTE_ACCOUNT)\n"
+    "limits = {\"subs\": -1, \"data\": -1, \"payload\": -1, \"imports\": -1, \"exports\": -1,\n"
+    "          \"wildcards\": True, \"conn\": -1, \"leaf\": -1}\n"
+    "account = {\"limits\": limits, \"default_permissions\": {\"pub\": {}, \"sub\": {}},\n"
+    "           \"type\": \"account\", \"version\": 2}\n"
+    "op_jwt = jwt({\"iss\": op_pub, \"sub\": op_pub, \"name\": \"qtbus-test\",\n"
+    "              \"nats\": {\"type\": \"operator\", \"version\": 2}}, op)\n"
+    "acc_jwt = jwt({\"iss\": op_pub, \"sub\": acc_pub, \"name\": \"QTBUS\", \"nats\": account}, op)\n"
+    "user(\"user\", acc_pub, acc)\n"
+    "user(\"expired\", acc_pub, acc, {\"exp\": int(time.time()) - 60})\n"
+    "user(\"stranger\", other_pub, other)\n"
+    "with open(\"operator.conf\", \"w\") as f:\n"
+    "    f.write('operator: \"%s\"\\nresolver: MEMORY\\n' % op_jwt)\n"
+    "    f.write('resolver_preload: {\\n  %s: \"%s\"\\n}\\n' % (acc_pub, acc_jwt))\n";
+    char path[160];
+    snprintf(path, sizeof path, "%s/creds.py", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL && fputs(script, f) >= 0 && fclose(f) == 0);
+    sh(dir, "cd / && '%s' '%s/creds.py' '%s'", PYTHON3, dir, dir);
+}
+
+/* The whole of dir/name, malloc'd. */
+static char *read_file(const char *dir, const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    CHECK(fseek(f, 0, SEEK_END) == 0);
+    long size = ftell(f);
+    CHECK(size > 0 && fseek(f, 0, SEEK_SET) == 0);
+    char *text = malloc((size_t)size + 1);
+    CHECK(text != NULL && fread(text, 1, (size_t)size, f) == (size_t)size);
+    text[size] = '\0';
+    fclose(f);
+    return text;
 }
 
 /* The server's last log line that contains `text`, after its "[ERR] " when it has one. */
@@ -413,7 +494,8 @@ static void tls_cases(void)
     CHECK_EQ_INT(natsOptions_SetSecure(wrong, true), NATS_OK);
     CHECK_EQ_INT(natsOptions_LoadCATrustedCertificates(wrong, ca), NATS_OK);
     CHECK_EQ_INT(natsOptions_LoadCertificatesChain(wrong, other_client, other_client_key), NATS_OK);
-    refused("mutual TLS, another CA's client", wrong, "Expected 'PONG', got ''|SSL_write error|unknown ca|bad certificate");
+    refused("mutual TLS, another CA's client", wrong,
+            "Expected 'PONG', got ''|SSL_write error|unknown ca|bad certificate");
     natsOptions_Destroy(wrong);
     CHECK_WAIT(ns_log_count(&mutual, "TLS handshake error") == errors + 2, TU_WAIT_MS);
     server_says(&mutual, "TLS handshake error", says, sizeof says);
@@ -493,6 +575,36 @@ static void auth_cases(void)
     natsOptions_Destroy(oa);
     natsOptions_Destroy(ob);
     ns_stop(&server);
+}
+
+/* A user JWT and its seed in a credentials file, against a server in operator mode. */
+static void credentials_case(void)
+{
+    ns_server server = { .no_jetstream = 1 };
+    ns_prepare(&server);
+    make_credentials(server.dir);
+    char *config = read_file(server.dir, "operator.conf");
+    server.config = config;
+    ns_spawn(&server);
+    char creds[160];
+    snprintf(creds, sizeof creds, "%s/user.creds", server.dir);
+    natsOptions *oa = options_for(server.url), *ob = options_for(server.url);
+    CHECK_EQ_INT(natsOptions_SetUserCredentialsFromFiles(oa, creds, NULL), NATS_OK);
+    CHECK_EQ_INT(natsOptions_SetUserCredentialsFromFiles(ob, creds, NULL), NATS_OK);
+    works("credentials file", oa, ob, "Secured.creds");
+    const char *refusals[][2] = { { "expired", "credentials file, expired JWT" },
+                                  { "stranger", "credentials file, unknown account" } };
+    for (int i = 0; i < 2; i++) {
+        snprintf(creds, sizeof creds, "%s/%s.creds", server.dir, refusals[i][0]);
+        natsOptions *wrong = options_for(server.url);
+        CHECK_EQ_INT(natsOptions_SetUserCredentialsFromFiles(wrong, creds, NULL), NATS_OK);
+        refused(refusals[i][1], wrong, "Authorization Violation");
+        natsOptions_Destroy(wrong);
+    }
+    natsOptions_Destroy(oa);
+    natsOptions_Destroy(ob);
+    ns_stop(&server);
+    free(config);
 }
 
 /* ------------------------------------------------------------------------------------
@@ -882,6 +994,7 @@ int main(void)
 
     tls_cases();
     auth_cases();
+    credentials_case();
     retry_case();
     retry_blocking_case();
     restart_case();
