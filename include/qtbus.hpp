@@ -1073,8 +1073,8 @@ public:
                                                     : std::make_shared<detail::track_cell>())
     {
     }
-    tracked(tracked &&) noexcept = default;
-    tracked &operator=(tracked &&) noexcept = default;
+    tracked(tracked &&) = default;
+    tracked &operator=(tracked &&) = default;
     tracked(const tracked &) = delete;
     tracked &operator=(const tracked &) = delete;
 
