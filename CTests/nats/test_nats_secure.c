@@ -94,12 +94,14 @@ static int settled_thread_count(void)
     return n;
 }
 
-/* What a subscription on a bus received: how many, and the last one's bytes. */
+/* What a subscription on a bus received: how many, and the last one's bytes.  Each is
+ * a static made with INBOX (its lock ready), reset by listen_on. */
 typedef struct inbox {
     atomic_int count;
     pthread_mutex_t lock;
     char last[128];
 } inbox;
+#define INBOX { .lock = PTHREAD_MUTEX_INITIALIZER }
 
 static void deliver(const qtbus_event *e, void *userdata)
 {
@@ -114,9 +116,10 @@ static void deliver(const qtbus_event *e, void *userdata)
 
 static qtbus_token listen_on(qtbus_bus *bus, const char *type, inbox *box)
 {
-    atomic_init(&box->count, 0);
-    pthread_mutex_init(&box->lock, NULL);
+    pthread_mutex_lock(&box->lock);
+    atomic_store(&box->count, 0);
     box->last[0] = '\0';
+    pthread_mutex_unlock(&box->lock);
     qtbus_token token;
     CHECK_EQ_INT(qtbus_subscribe(bus, type, NULL, deliver, box, NULL, &token), QTBUS_OK);
     return token;
@@ -341,13 +344,14 @@ static void server_says(const ns_server *s, const char *text, char *out, size_t 
 
 static const qtbus_nats_options defaults = { .url = NULL };
 
-/* Options for the server at `url` (2 s to connect, retries 100 ms apart). */
+/* Options for the server at `url`: 10 s to connect (TLS under valgrind is slow; the
+ * servers give the TLS handshake as long), retries 100 ms apart. */
 static natsOptions *options_for(const char *url)
 {
     natsOptions *o = NULL;
     CHECK_EQ_INT(natsOptions_Create(&o), NATS_OK);
     CHECK_EQ_INT(natsOptions_SetURL(o, url), NATS_OK);
-    CHECK_EQ_INT(natsOptions_SetTimeout(o, 2000), NATS_OK);
+    CHECK_EQ_INT(natsOptions_SetTimeout(o, 10000), NATS_OK);
     CHECK_EQ_INT(natsOptions_SetReconnectWait(o, 100), NATS_OK);
     CHECK_EQ_INT(natsOptions_SetMaxReconnect(o, -1), NATS_OK);
     return o;
@@ -364,7 +368,7 @@ static void works(const char *what, natsOptions *oa, natsOptions *ob, const char
     CHECK_MSG(rc == QTBUS_OK, "%s: %s", what, qtbus_errmsg());
     CHECK_EQ_INT(qtbus_nats_export(ba, type), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import(bb, type), QTBUS_OK);
-    static inbox box;
+    static inbox box = INBOX;
     qtbus_token token = listen_on(bus_b, type, &box);
     char text[64];
     snprintf(text, sizeof text, "over %s", what);
@@ -427,7 +431,7 @@ static void tls_cases(void)
     snprintf(other_client, sizeof other_client, "%s/other-client.pem", server.dir);
     snprintf(other_client_key, sizeof other_client_key, "%s/other-client-key.pem", server.dir);
     snprintf(config, sizeof config,
-             "tls {\n  cert_file: \"%s/server.pem\"\n  key_file: \"%s/server-key.pem\"\n  timeout: 2\n}\n",
+             "tls {\n  cert_file: \"%s/server.pem\"\n  key_file: \"%s/server-key.pem\"\n  timeout: 10\n}\n",
              server.dir, server.dir);
     server.config = config;
     ns_spawn(&server);
@@ -465,7 +469,7 @@ static void tls_cases(void)
     char mutual_config[1024];
     snprintf(mutual_config, sizeof mutual_config,
              "tls {\n  cert_file: \"%s/server.pem\"\n  key_file: \"%s/server-key.pem\"\n  ca_file: \"%s\"\n"
-             "  verify: true\n  timeout: 2\n}\n",
+             "  verify: true\n  timeout: 10\n}\n",
              server.dir, server.dir, ca);
     mutual.config = mutual_config;
     ns_spawn(&mutual);
@@ -678,7 +682,7 @@ static void retry_case(void)
         CHECK_EQ_INT(atomic_load(&misuse), 1);
         atomic_store(&misuse, 0);
     }
-    static inbox box;
+    static inbox box = INBOX;
     qtbus_token token = listen_on(bus_b, "Early", &box);
     /* Dispatched while no server is up: it waits in ba's reconnect buffer. */
     CHECK_EQ_INT(send_text(bus_a, "Early", "before the server"), 1);
@@ -703,9 +707,10 @@ static void retry_case(void)
     ns_stop(&server);
 }
 
-/* Starts the server after a pause, on its own thread, which then lives as long as the
- * server: ns_spawn's child has PR_SET_PDEATHSIG, which follows the thread that forked
- * it, not the process. */
+/* Starts the server after a pause, on its own thread, which also stops it when told:
+ * ns_spawn's child has PR_SET_PDEATHSIG, which follows the thread that forked it, not
+ * the process, so that thread lives as long as the server; and the server's pid is
+ * that thread's alone. */
 typedef struct starter {
     ns_server *server;
     atomic_int stop;
@@ -717,6 +722,7 @@ static void *start_later(void *p)
     tu_sleep_ms(500);
     ns_spawn(st->server);
     while (!atomic_load(&st->stop)) tu_sleep_ms(5);
+    ns_stop(st->server);
     return NULL;
 }
 
@@ -760,7 +766,7 @@ static void retry_blocking_case(void)
     qtbus_nats *receiver = ns_bridge(&server, bus_b, 0, 0);
     CHECK_EQ_INT(qtbus_nats_export(bridge, "Later"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import(receiver, "Later"), QTBUS_OK);
-    static inbox box;
+    static inbox box = INBOX;
     qtbus_token token = listen_on(bus_b, "Later", &box);
     CHECK_EQ_INT(send_text(bus_a, "Later", "later"), 1);
     CHECK_WAIT(atomic_load(&box.count) == 1, TU_WAIT_MS);
@@ -771,8 +777,7 @@ static void retry_blocking_case(void)
     CHECK_EQ_INT(qtbus_token_dispose(token), QTBUS_OK);
     CHECK_EQ_INT(atomic_load(&misuse), 0);
     natsOptions_Destroy(o);
-    ns_stop(&server);
-    atomic_store(&st.stop, 1);
+    atomic_store(&st.stop, 1);   /* the starter stops the server */
     pthread_join(thread, NULL);
 }
 
@@ -790,7 +795,7 @@ static void restart_case(void)
     qtbus_nats *ba = ns_bridge(&server, bus_a, 0, 0), *bb = ns_bridge(&server, bus_b, 0, 0);
     CHECK_EQ_INT(qtbus_nats_export(ba, "Tick"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import(bb, "Tick"), QTBUS_OK);
-    static inbox box;
+    static inbox box = INBOX;
     qtbus_token token = listen_on(bus_b, "Tick", &box);
     for (int i = 0; i < 100; i++) CHECK_EQ_INT(send_text(bus_a, "Tick", "before"), 1);
     CHECK_WAIT(atomic_load(&box.count) == 100, TU_WAIT_MS);
@@ -856,7 +861,7 @@ static void attach_case(void)
         CHECK_EQ_INT(qtbus_nats_export(bridges[i], "Echo"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(bridges[i], "Echo"), QTBUS_OK);
     }
-    static inbox on_a, on_b;
+    static inbox on_a = INBOX, on_b = INBOX;
     qtbus_token ta = listen_on(bus_a, "Echo", &on_a), tb = listen_on(bus_b, "Echo", &on_b);
 
     /* a -> b.  The server echoes it to a's connection too: a drops it (its own). */
@@ -923,7 +928,7 @@ static void undo_case(void)
     CHECK_EQ_INT(qtbus_nats_import(bb, "Gone"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import(bb, "Mark"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import_subtype(bb, "Price", "EUR"), QTBUS_OK);
-    static inbox gone, mark, price;
+    static inbox gone = INBOX, mark = INBOX, price = INBOX;
     qtbus_token tokens[] = { listen_on(bus_b, "Gone", &gone), listen_on(bus_b, "Mark", &mark),
                              listen_on(bus_b, "Price", &price) };
     CHECK_EQ_INT(send_text(bus_a, "Gone", "1"), 1);
