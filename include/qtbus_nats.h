@@ -213,9 +213,13 @@ QTBUS_NATS_API int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *
  * _LoadCATrustedCertificates, _LoadCertificatesChain, _SetExpectedHostname), a user and
  * password, a token, an NKey or a credentials file (natsOptions_SetUserInfo, _SetToken,
  * _SetNKeyFromSeed, _SetUserCredentialsFromFiles), a name, reconnect settings, and
- * natsOptions_SetRetryOnFailedConnect: then, with no server up yet, the connect
- * succeeds and the bridge works once one comes up (what is exported before waits in
- * nats.c's reconnect buffer; imports made meanwhile are sent when it connects).
+ * natsOptions_SetRetryOnFailedConnect.  With retry and a connected callback, a
+ * connect while no server is up returns QTBUS_OK at once and the bridge works once
+ * one comes up: what is exported meanwhile waits in nats.c's reconnect buffer, and an
+ * import returns QTBUS_OK at once, its subscription sent when the connection is made
+ * (a refusal by the server's permissions then comes as its asynchronous error).  With
+ * retry and no callback, nats.c tries inside the connect call, as often as
+ * natsOptions_SetMaxReconnect says (-1: until a server answers).
  * options->url is ignored; prefix, jetstream and request_timeout_ms are used as
  * qtbus_nats_connect() uses them (jetstream needs the server at connect: without one,
  * QTBUS_EIO).  The bridge sets on `nats_options` only: natsOptions_SetNoEcho(true) (a
@@ -270,7 +274,10 @@ QTBUS_NATS_API int qtbus_nats_export(qtbus_nats *bridge, const char *type);
  * subscribed; QTBUS_EIO when nats.c could
  * not subscribe (nothing kept), when the server refused the subscription (below:
  * nothing kept), or when the server did not confirm the subscription within 2 s
- * (then it is kept, and sent again on reconnect); QTBUS_ENOMEM.  Received messages
+ * (then it is kept, and sent again on reconnect); QTBUS_ENOMEM.  While the bridge is
+ * not connected (reconnecting, or not yet connected: qtbus_nats_connect_with), an
+ * import returns QTBUS_OK at once and its subscription is sent when the connection is
+ * made; a refusal by permissions then comes as the server's asynchronous error.  Received messages
  * that cannot be dispatched are reported as they come (ERRORS, above).
  *
  * A server whose permissions deny the connection's user this subscription (with
@@ -325,7 +332,9 @@ QTBUS_NATS_API int qtbus_nats_unimport_subtype(qtbus_nats *bridge, const char *t
  *   dropped     every event the bridge reported and did not deliver, either way: a
  *               publish that failed, a received message it could not dispatch
  *               (malformed, beyond QTBUS_NATS_MAX_PENDING, no memory, refused by the
- *               bus);
+ *               bus).  A publish the server refuses by its permissions is reported (the
+ *               server's asynchronous error) but counted as published: the server's
+ *               error does not say which event it was;
  *   reconnects  the connection's reconnects (an attached one's since the bridge came);
  *   pending     received messages not yet dispatched by the bridge's thread (the
  *               answers to its requests included): compare with

@@ -382,9 +382,16 @@ int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
     int status = QTBUS_OK;
     if (s != NATS_OK) return subscribe_failed(bridge, i, fn, s, subject);
     /* Once the server has the subscription, every event published after this returns
-     * reaches it: a round trip to the server (a publisher elsewhere may still race). */
-    natsStatus confirmed = natsConnection_FlushTimeout(bridge->conn, IMPORT_CONFIRM_MS);
-    if (confirmed != NATS_OK) {
+     * reaches it: a round trip to the server (a publisher elsewhere may still race).
+     * With no server now (not yet up, or lost), nats.c sends the subscription when it
+     * connects: there is nobody to confirm it, nor to refuse it, until then. */
+    bool connected = natsConnection_Status(bridge->conn) == NATS_CONN_STATUS_CONNECTED;
+    natsStatus confirmed = connected ? natsConnection_FlushTimeout(bridge->conn, IMPORT_CONFIRM_MS) : NATS_OK;
+    if (!connected) {
+        pthread_mutex_lock(&bridge->lock);
+        bridge->verdict = NULL;
+        pthread_mutex_unlock(&bridge->lock);
+    } else if (confirmed != NATS_OK) {
         char what[QN_SUBJECT_MAX + 64];
         snprintf(what, sizeof what, "the server did not confirm the subscription to %.300s (kept; it is sent on reconnect)",
                  key);
