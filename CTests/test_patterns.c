@@ -15,7 +15,9 @@
  * requests, dispose and bus destroy (release exactly once); counts, foreach, no
  * QTNoSubscriberEvent for an event a pattern received; a pattern made after a type was
  * cached reaching it, one made during a dispatch reaching the next; dispatch by type
- * id; threads subscribing and disposing patterns while others dispatch.
+ * id; threads subscribing and disposing patterns while others dispatch, and adding
+ * new pattern texts, each reaching every dispatch that starts after its subscribe
+ * returned.
  */
 #include "test_util.h"
 
@@ -425,7 +427,19 @@ static void test_foreach(void)
 
 /* ---- threads: patterns come and go while others dispatch ---- */
 static atomic_int stress_stop;
+/* How many new pattern texts each subscribing worker has subscribed (never disposed). */
+static atomic_int stress_new[2];
 static void quiet(const qtbus_event *ev, void *u) { (void)ev; (void)u; }
+
+/* Worker w's new text k, and a type it matches: "N<w>_<k>.*" and "N<w>_<k>.x" for an
+ * even k (the root's table grows), "S.a.n<w>_<k>" for an odd one (a deeper table). */
+static void stress_new_name(char *out, size_t size, int w, int k, int type)
+{
+    if (k % 2 == 0)
+        snprintf(out, size, type ? "N%d_%d.x" : "N%d_%d.*", w, k);
+    else
+        snprintf(out, size, "S.a.n%d_%d", w, k);
+}
 
 static void stress_worker(int index, void *ctx)
 {
@@ -440,12 +454,23 @@ static void stress_worker(int index, void *ctx)
             qtbus_token t;
             CHECK_EQ_INT(qtbus_subscribe(bus, patterns[tu_rand(&rng) % 6], &o, quiet, NULL, NULL, &t), QTBUS_OK);
             if (tu_rand(&rng) % 4) CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_OK);
+            if (i % 10 == 0) {
+                int k = atomic_load(&stress_new[index]);
+                stress_new_name(type, sizeof type, index, k, 0);
+                CHECK_EQ_INT(qtbus_subscribe(bus, type, &o, quiet, NULL, NULL, NULL), QTBUS_OK);
+                atomic_store(&stress_new[index], k + 1);
+            }
         }
         atomic_fetch_add(&stress_stop, 1);
     } else {
         while (atomic_load(&stress_stop) < 2) {
             snprintf(type, sizeof type, "S.%c.%c", 'a' + (int)(tu_rand(&rng) % 3), 'a' + (int)(tu_rand(&rng) % 3));
             CHECK(send(type, NULL) >= 0);
+            int w = (int)(tu_rand(&rng) % 2), made = atomic_load(&stress_new[w]);
+            if (made > 0) {
+                stress_new_name(type, sizeof type, w, (int)(tu_rand(&rng) % (uint64_t)made), 1);
+                CHECK(send(type, NULL) >= 1);
+            }
         }
     }
 }
@@ -454,7 +479,17 @@ static void test_stress(void)
 {
     fresh_bus();
     atomic_store(&stress_stop, 0);
+    atomic_store(&stress_new[0], 0);
+    atomic_store(&stress_new[1], 0);
     tu_run_threads(4, stress_worker, NULL);
+    /* Afterwards every new text reaches its type, by a count as by a dispatch. */
+    char type[32];
+    for (int w = 0; w < 2; w++)
+        for (int k = 0; k < atomic_load(&stress_new[w]); k++) {
+            stress_new_name(type, sizeof type, w, k, 1);
+            CHECK(send(type, NULL) >= 1);
+            CHECK(qtbus_subscriber_count(bus, type, NULL) >= 1);
+        }
 }
 
 int main(void)

@@ -34,6 +34,10 @@
  *               "Order.*" and its dispatched type, takes every 10 new patterns (2 to 11
  *               pattern entries at each dispatch); making and destroying it is not
  *               timed.
+ *   new, 1000   the same with 1,000 pattern entries present: the fresh bus also holds
+ *               "P<i>.*" (0 < i < 1000, one subscription each), and takes 100 new patterns
+ *               (1,001 to 1,100 entries at each dispatch): what a subscribe of a new
+ *               pattern text and a miss cost on a bus with many patterns.
  *   memory      bytes per pattern subscription, RSS and heap (mallinfo2) growth over
  *               100,000 (--smoke: 2,000) pattern subscriptions, in a fresh process per
  *               repetition (bench-c --child-mem pattern-same|pattern-distinct N): all on
@@ -51,9 +55,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { P_UNMATCHED, P_REACH, P_SUBSCRIBE, P_NEW, P_MEMORY, NPROW };
+enum { P_UNMATCHED, P_REACH, P_SUBSCRIBE, P_NEW, P_NEW_1000, P_MEMORY, NPROW };
 #define PCOL 4 /* the most columns of a row */
 #define NEW_PER_BUS 10
+#define NEW_PER_BUS_1000 100
+#define PRESENT_1000 1000
 
 typedef struct {
     const char *id, *title;
@@ -71,6 +77,9 @@ static prow_desc pdesc[NPROW] = {
      {"literal", "pattern", "pattern_100_patterns"},
      {"literal, 100 on the type", "pattern, 100 on the pattern", "pattern, 100 patterns"}},
     {"new_pattern", "a new pattern, then the first dispatch (miss)", 3,
+     {"subscribe", "subscribe_dispatch", "miss"},
+     {"subscribe new", "subscribe new + dispatch", "the miss (difference)"}},
+    {"new_pattern_1000", "the same, 1,000 patterns present", 3,
      {"subscribe", "subscribe_dispatch", "miss"},
      {"subscribe new", "subscribe new + dispatch", "the miss (difference)"}},
     {"memory_bytes", "memory per pattern subscription", 4,
@@ -93,9 +102,10 @@ typedef struct {
     const char *probe;  /* K_SUB_DISPOSE: the type dispatched once after, to count */
     uint64_t reach;     /* handlers per dispatch (of `probe` for K_SUB_DISPOSE) */
     const char *what;
+    int present;        /* K_NEW, K_NEW_DISPATCH: pattern entries on each fresh bus */
 } pt_subject;
 
-static char new_names[NEW_PER_BUS][16]; /* "New<j>.*" */
+static char new_names[NEW_PER_BUS_1000][16]; /* "New<j>.*" */
 
 static void must(int rc, const char *what)
 {
@@ -117,23 +127,29 @@ static qtbus_bus *new_bus(void)
     return bus;
 }
 
-/* n subscribes of new patterns (and dispatches), NEW_PER_BUS per fresh bus. */
+/* n subscribes of new patterns (and dispatches), NEW_PER_BUS (with 1,000 present:
+ * NEW_PER_BUS_1000) per fresh bus. */
 static double measure_new(pt_subject *s, uint64_t n)
 {
     const qtbus_event_desc ev = {.type = "Order.created"};
     const qtbus_sub_options pattern = {.flags = QTBUS_SUB_PATTERN};
     int dispatch = s->kind == K_NEW_DISPATCH, bad = 0;
-    uint64_t done = 0, buses = 0;
+    uint64_t done = 0, buses = 0, per_bus = s->present > 1 ? NEW_PER_BUS_1000 : NEW_PER_BUS;
     int64_t reached = 0;
     double t = 0;
+    char name[32];
     bench_count_reset();
     while (done < n) {
         qtbus_bus *bus = new_bus();
         sub(bus, "Order.*", QTBUS_SUB_PATTERN);
+        for (int i = 1; i < s->present; i++) {
+            snprintf(name, sizeof name, "P%d.*", i);
+            sub(bus, name, QTBUS_SUB_PATTERN);
+        }
         if (qtbus_dispatch(bus, &ev) != 1) /* the type's entry and its kept list: current */
             bench_fail("patterns: the warm-up dispatch did not reach 1");
         buses++;
-        uint64_t m = n - done < NEW_PER_BUS ? n - done : NEW_PER_BUS;
+        uint64_t m = n - done < per_bus ? n - done : per_bus;
         double t0 = now();
         if (dispatch)
             for (uint64_t j = 0; j < m; j++) {
@@ -228,7 +244,7 @@ void case_patterns(void)
     snprintf(distinct_heap, sizeof distinct_heap, "%zu patterns x 100, heap", opt.mem_subs / 100);
     pdesc[P_MEMORY].head[2] = distinct_rss;
     pdesc[P_MEMORY].head[3] = distinct_heap;
-    for (int j = 0; j < NEW_PER_BUS; j++)
+    for (int j = 0; j < NEW_PER_BUS_1000; j++)
         snprintf(new_names[j], sizeof new_names[j], "New%d.*", j);
 
     /* 1. Unmatched patterns. */
@@ -281,14 +297,15 @@ void case_patterns(void)
         for (int i = 0; i < 3; i++)
             qtbus_bus_destroy(subj[i].bus);
     }
-    /* 4. The miss: a new pattern, then a dispatch. */
-    {
+    /* 4. The miss: a new pattern, then a dispatch; with 1 and with 1,000 present. */
+    for (int k = P_NEW; k <= P_NEW_1000; k++) {
+        int present = k == P_NEW ? 1 : PRESENT_1000;
         pt_subject subj[PCOL] = {
-            {K_NEW, NULL, NULL, 0, NULL, 0, "subscribe a new pattern"},
-            {K_NEW_DISPATCH, NULL, NULL, 0, NULL, 1, "subscribe a new pattern + dispatch"},
+            {K_NEW, NULL, NULL, 0, NULL, 0, "subscribe a new pattern", present},
+            {K_NEW_DISPATCH, NULL, NULL, 0, NULL, 1, "subscribe a new pattern + dispatch", present},
         };
-        run_row(P_NEW, subj);
-        cell *a = &pt_rows[P_NEW].c[0], *b = &pt_rows[P_NEW].c[1], *d = &pt_rows[P_NEW].c[2];
+        run_row(k, subj);
+        cell *a = &pt_rows[k].c[0], *b = &pt_rows[k].c[1], *d = &pt_rows[k].c[2];
         for (int i = 0; i < a->nrep && i < b->nrep; i++)
             d->rep[d->nrep++] = b->rep[i] - a->rep[i];
         finish(d);
@@ -377,11 +394,12 @@ void print_patterns(FILE *f, int markdown)
                    "\"a new pattern\": subscribing a pattern of a new text makes every type's kept list of "
                    "the patterns it reaches stale, so the next dispatch matches again; the miss is "
                    "\"subscribe new + dispatch\" less \"subscribe new\" (per repetition), to compare with "
-                   "\"1 pattern\" of the row above it (the hit); a fresh bus every %d new patterns. "
+                   "\"1 pattern\" of the row above it (the hit); a fresh bus every %d new patterns (every %d "
+                   "beside %d present). "
                    "Memory: %zu pattern subscriptions in a fresh process, all on one pattern, or on %zu "
                    "patterns x 100 (their entries included).\n\n"
                    "| operation | | | | |\n|---|---|---|---|---|\n",
-                opt.reps, NEW_PER_BUS, opt.mem_subs, opt.mem_subs / 100);
+                opt.reps, NEW_PER_BUS, NEW_PER_BUS_1000, PRESENT_1000, opt.mem_subs, opt.mem_subs / 100);
     } else {
         fprintf(f, "\npatterns (qtbus), median ns per operation, each row's columns interleaved (memory: "
                    "bytes per subscription over %zu; the miss: subscribe new + dispatch less subscribe new)\n",
@@ -417,6 +435,7 @@ void write_patterns_json(FILE *f)
         fprintf(f, "}");
     }
     if (pt_nrows)
-        fprintf(f, ", \"new_patterns_per_bus\": %d, \"memory_subscriptions\": %zu", NEW_PER_BUS, opt.mem_subs);
+        fprintf(f, ", \"new_patterns_per_bus\": %d, \"new_patterns_per_bus_1000\": %d, \"memory_subscriptions\": %zu",
+                NEW_PER_BUS, NEW_PER_BUS_1000, opt.mem_subs);
     fprintf(f, "}");
 }

@@ -3,12 +3,13 @@
 // pattern entries an event's type reaches, and a walk that merges their lists with the
 // type's own in delivery order.
 //
-// Which patterns a type reaches is matched once per type and pattern list
-// (Subjects.swift does the matching) and kept on the type's entry: a dispatch of a type
-// already seen pays one load and one compare for it.  The list of pattern entries only
-// grows (an entry lives as long as its bus), so its length says whether a kept answer
-// is current.  A type without an entry of its own (one of the types the bus would not
-// learn, Registry.swift) is matched on every dispatch.
+// Which patterns a type reaches is found once per type and set of pattern entries, by
+// walking the type's tokens down the bus's trie of patterns (SubjectTrie.swift), and
+// kept on the type's entry: a dispatch of a type already seen pays one load and one
+// compare for it.  The pattern entries only grow (an entry lives as long as its bus),
+// so their count says whether a kept answer is current.  A type without an entry of
+// its own (one of the types the bus would not learn, Registry.swift) is matched on
+// every dispatch.
 //
 // Delivery order (qtbus.h, QTBUS_SUB_PATTERN): priority first; at equal priority the
 // type's subtype list, then its whole list, then every pattern subscription, these in
@@ -84,8 +85,7 @@ private func currentMatches(_ bus: UnsafeMutablePointer<Bus>,
                             _ type: UnsafeMutablePointer<TypeEntry>) -> UnsafeMutablePointer<PatternMatches>? {
     guard let raw = qtshim_atomic_load_ptr(type.field(\.matches)) else { return nil }
     let kept = raw.assumingMemoryBound(to: PatternMatches.self)
-    let list = qtshim_atomic_load_ptr(bus.field(\.patternList))!.assumingMemoryBound(to: PatternList.self)
-    return kept.pointee.listCount == list.pointee.count ? kept : nil
+    return kept.pointee.patternCount == qtshim_atomic_load_u64(bus.field(\.patternCount)) ? kept : nil
 }
 
 /// `deliverWithPatterns` past its inline part: with the type's current answer, or a new
@@ -210,41 +210,62 @@ private func walk(_ bus: UnsafeMutablePointer<Bus>, _ cursors: UnsafeMutablePoin
 
 // MARK: - Which patterns a type reaches
 
-/// `deliverWithPatterns` when the type has no current answer: matches its name against
-/// every pattern entry of `list`, once, keeps the answer on its entry (if it has one),
-/// and delivers.
+/// `deliverWithPatterns` when the type has no current answer: finds the pattern entries
+/// its name matches, once, keeps the answer on its entry (if it has one), and delivers.
 @inline(never)
 private func matchAndDeliver(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
                              _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing, _ start: UInt64,
                              instrumented: Bool) -> Int32? {
-    let list = qtshim_atomic_load_ptr(bus.field(\.patternList))!.assumingMemoryBound(to: PatternList.self)
-    return withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<TypeEntry>.self, capacity: list.pointee.count) { buffer in
-        let found = buffer.baseAddress!
-        var n = 0
-        for i in 0..<list.pointee.count where subjectMatches(list.entries[i].pointee.name.cName, event.type) {
-            found[n] = list.entries[i]
-            n += 1
+    // Before the walk: the trie then holds at least the entries this many stand for
+    // (Registry.swift, patternEntry), so the answer is kept as current for it.  It may
+    // hold a newer one too, a match all the same; the answer is then made again.
+    let patternCount = qtshim_atomic_load_u64(bus.field(\.patternCount))
+    let trie = qtshim_atomic_load_ptr(bus.field(\.patternTrie))
+    // Room for the matches of most types; a type that matches more walks again with
+    // room for all it found (a pattern added meanwhile: for them and a few more).
+    var capacity = 32
+    while true {
+        let delivered: Int32?? = withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<TypeEntry>.self,
+                                                               capacity: capacity) { buffer in
+            let found = buffer.baseAddress!
+            var n = 0
+            SubjectTrie.forEachMatch(trie, event.type) { entry in
+                if n < capacity { found[n] = entry.assumingMemoryBound(to: TypeEntry.self) }
+                n += 1
+            }
+            guard n <= capacity else {
+                capacity = n + 8
+                return .none
+            }
+            // In the order the entries were made, as the pattern subscriptions' first
+            // nodes mostly are: `deliverMatched` sorts its lists as they come, and
+            // this keeps that sort short (docs/perf-notes.md, "Patterns in a token trie").
+            if n > 1 {
+                var matches = UnsafeMutableBufferPointer(start: found, count: n)
+                matches.sort { $0.pointee.patternIndex < $1.pointee.patternIndex }
+            }
+            if let type { keepMatches(found, n, patternCount: patternCount, on: type) }
+            guard n > 0 else { return .some(nil) }
+            return .some(deliverMatched(bus, found, n, type, specific, &event, start, instrumented: instrumented))
         }
-        if let type { keepMatches(found, n, listCount: list.pointee.count, on: type) }
-        guard n > 0 else { return nil }
-        return deliverMatched(bus, found, n, type, specific, &event, start, instrumented: instrumented)
+        if let delivered { return delivered }
     }
 }
 
-/// Keeps `count` matching pattern entries, found among the first `listCount` of the
-/// pattern list, as `type`'s answer, unless another dispatch kept one for the same or a
-/// newer list meanwhile (or there is no memory: the next dispatch matches again).
+/// Keeps `count` matching pattern entries, found when the bus had `patternCount`, as
+/// `type`'s answer, unless another dispatch kept one for the same or a larger count
+/// meanwhile (or there is no memory: the next dispatch matches again).
 private func keepMatches(_ found: UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>>, _ count: Int,
-                         listCount: Int, on type: UnsafeMutablePointer<TypeEntry>) {
+                         patternCount: UInt64, on type: UnsafeMutablePointer<TypeEntry>) {
     let size = MemoryLayout<PatternMatches>.stride + count * MemoryLayout<UnsafeMutablePointer<TypeEntry>>.stride
     guard let raw = malloc(size) else { return }
     let made = raw.bindMemory(to: PatternMatches.self, capacity: 1)
-    made.initialize(to: PatternMatches(listCount: listCount, count: count))
+    made.initialize(to: PatternMatches(patternCount: patternCount, count: count))
     made.entries.initialize(from: found, count: count)
     let slot = type.field(\.matches)
     var old = qtshim_atomic_load_ptr(slot)
     while true {
-        if let o = old, o.assumingMemoryBound(to: PatternMatches.self).pointee.listCount >= listCount {
+        if let o = old, o.assumingMemoryBound(to: PatternMatches.self).pointee.patternCount >= patternCount {
             free(raw)
             return
         }
@@ -253,5 +274,8 @@ private func keepMatches(_ found: UnsafeMutablePointer<UnsafeMutablePointer<Type
             if let old { reclaimer.retireMemory(old, freeRaw) }
             return
         }
+        // A failed exchange reads the slot relaxed: read the answer another dispatch
+        // kept again, with acquire, before reading its count.
+        old = qtshim_atomic_load_ptr(slot)
     }
 }

@@ -11,7 +11,10 @@
 //
 // Matching walks both names once, token by token, with no allocation: the cost grows
 // with the tokens, never with the number of patterns or subscriptions (the per-type
-// cache of which patterns match a type is the dispatch path's).
+// cache of which patterns match a type is the dispatch path's).  Which of a bus's
+// patterns a type matches is found by SubjectTrie.swift, in one walk for all of them;
+// `subjectMatches` is its reference (the tests compare the two) and tests one pattern
+// against each type where that is the question (a REPLAY subscription's kept events).
 import Glibc
 
 private let dot = CChar(UInt8(ascii: "."))

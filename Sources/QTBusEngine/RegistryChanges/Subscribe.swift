@@ -206,8 +206,8 @@ func subscriberCount(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ subtype:
             if entry.pointee.owned != nil { disposeOwnerless(&state, entry, &after) }
             total += reached(entry, subtype)
         }
-        NameTable<TypeEntry>.forEach(bus.pointee.patterns) { pattern in
-            guard subjectMatches(pattern.pointee.name.cName, type) else { return }
+        SubjectTrie.forEachMatch(bus.pointee.patternTrie, type) { raw in
+            let pattern = raw.assumingMemoryBound(to: TypeEntry.self)
             if pattern.pointee.owned != nil { disposeOwnerless(&state, pattern, &after) }
             total += reached(pattern, subtype)
         }

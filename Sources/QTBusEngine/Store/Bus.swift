@@ -23,10 +23,11 @@ struct Bus {
     /// Atomic: NameTable of the entries of pattern subscriptions (QTBUS_SUB_PATTERN),
     /// keyed by the pattern: apart from `types`, where the same text is a literal type.
     var patterns: UnsafeMutableRawPointer? = nil
-    /// Atomic, replaced under the registry lock: the PatternList of every pattern entry
-    /// (nil: the bus never had a pattern subscription, and its dispatches look no
-    /// further).  Pattern entries live as long as the bus, so the list only grows.
-    var patternList: UnsafeMutableRawPointer? = nil
+    /// Atomic, written under the registry lock: how many pattern entries the bus has,
+    /// stored after each new one is in `patternTrie` (0: the bus never had a pattern
+    /// subscription).  Pattern entries live as long as the bus, so the count only
+    /// grows, and says whether a type's kept answer is current (PatternDispatch.swift).
+    var patternCount: UInt64 = 0
     /// Registry lock: the sequence of the newest pattern subscription, one sequence
     /// for all pattern entries, so pattern subscriptions of different patterns compare
     /// in subscription order (the delivery order, Dispatch.swift).
@@ -55,6 +56,9 @@ struct Bus {
     /// Registry lock: ids of the bus's commands and shared sources, disposed with it.
     var commands = Vector<UInt64>()
     var sources = Vector<UInt64>()
+    /// Atomic, grown under the registry lock: the SubjectTrie of the pattern entries
+    /// (nil until the first).  Last, so the fields a dispatch reads keep their places.
+    var patternTrie: UnsafeMutableRawPointer? = nil
 }
 
 /// Never freed; its fields are atomics or guarded by the registry lock.  Made on first
@@ -72,7 +76,7 @@ func makeBus(shared: Bool) -> UnsafeMutablePointer<Bus>? {
 
 extension Bus {
     static let closedBit: UInt32 = 1
-    /// In `flags` once the bus has a pattern entry (`patternList`): its dispatches take
+    /// In `flags` once the bus has a pattern entry (`patternCount`): its dispatches take
     /// the flagged path, so a bus without patterns pays nothing for them.
     static let patternsBit: UInt32 = 1 << 31
     /// `pins` counts: one queued piece of work in flight, one waiter.
@@ -158,7 +162,7 @@ private func freeBus(_ bus: UnsafeMutablePointer<Bus>) {
     NameTable<TypeEntry>.free(bus.pointee.types)
     NameTable<TypeEntry>.forEach(bus.pointee.patterns, freeTypeEntry)
     NameTable<TypeEntry>.free(bus.pointee.patterns)
-    free(bus.pointee.patternList)
+    SubjectTrie.free(bus.pointee.patternTrie)
     free(bus.pointee.resolved)
     qtshim_dq_release(bus.pointee.queue)
     bus.pointee.commands.free()

@@ -194,28 +194,20 @@ private func insertEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName,
 }
 
 /// The entry of the pattern `name` (valid: Subjects.swift), made if missing and added to
-/// the bus's PatternList; nil when out of memory.  Under the registry lock.
+/// the bus's SubjectTrie; nil when out of memory.  Under the registry lock.
 func patternEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutablePointer<TypeEntry>? {
     if let entry = NameTable<TypeEntry>.lookup(bus.pointee.patterns, name) { return entry }
-    let old = bus.pointee.patternList?.assumingMemoryBound(to: PatternList.self)
-    let count = (old?.pointee.count ?? 0) + 1
-    guard let raw = malloc(MemoryLayout<PatternList>.stride + count * MemoryLayout<UnsafeMutablePointer<TypeEntry>>.stride) else {
-        return nil
-    }
-    guard let entry = insertEntry(bus, name, into: bus.field(\.patterns), isPattern: true) else {
-        free(raw)
-        return nil
-    }
-    let list = raw.bindMemory(to: PatternList.self, capacity: 1)
-    list.initialize(to: PatternList(count: count))
-    if let old { list.entries.initialize(from: old.entries, count: count - 1) }
-    list.entries[count - 1] = entry
-    qtshim_atomic_store_ptr(bus.field(\.patternList), raw)
-    // After the list: a dispatch that sees the bit finds it.
+    // The trie's place first: failing there leaves no entry, only empty nodes.
+    guard let slot = SubjectTrie.slot(bus.field(\.patternTrie), for: name),
+          let entry = insertEntry(bus, name, into: bus.field(\.patterns), isPattern: true) else { return nil }
+    entry.pointee.patternIndex = UInt32(truncatingIfNeeded: bus.pointee.patternCount)
+    qtshim_atomic_store_ptr(slot, UnsafeMutableRawPointer(entry))
+    // After the trie: a dispatch that reads the new count finds the entry there, so a
+    // type's answer kept with that count holds it (PatternDispatch.swift).
+    qtshim_atomic_store_u64(bus.field(\.patternCount), bus.pointee.patternCount + 1)
+    // After the count: a dispatch that sees the bit finds a trie.
     let flags = qtshim_atomic_load_u32(bus.field(\.flags))
     if flags & Bus.patternsBit == 0 { qtshim_atomic_store_u32(bus.field(\.flags), flags | Bus.patternsBit) }
-    // Dispatches may be reading the old list.
-    if let old { reclaimer.retireMemory(UnsafeMutableRawPointer(old), freeRaw) }
     return entry
 }
 

@@ -11,6 +11,9 @@ struct TypeEntry: NamedEntry {
     let bus: UnsafeMutablePointer<Bus>
     /// This is QTNoSubscriberEvent: its live subscriptions are counted on the bus.
     let isNoSubscriberType: Bool
+    /// A pattern entry's place among its bus's, in the order they were made (set before
+    /// it is published).  Here, in padding the struct has anyway.
+    var patternIndex: UInt32 = 0
     /// Atomic: the sequence number of the newest subscription; stored after its nodes
     /// are linked, so a dispatch that reads it sees every node up to it.  Bit 47
     /// (`hasOwned`) says whether `owned` is non-empty: a dispatch loads `seq` anyway,
@@ -39,26 +42,12 @@ struct TypeEntry: NamedEntry {
     static let hasOwned: UInt64 = 1 << 47
 }
 
-/// Every pattern entry of a bus (`Bus.patternList`): `count` entries after the header.
-/// Immutable once published.
-struct PatternList {
-    /// The entries follow the header (`entries`).
-    let count: Int
-}
-
-/// The pattern entries a type's events reach (`TypeEntry.matches`), found among the
-/// first `listCount` entries of the bus's PatternList: current while the list has that
-/// many.  Immutable once published.
+/// The pattern entries a type's events reach (`TypeEntry.matches`), found when the bus
+/// had `patternCount` of them: current while it has that many.  Immutable once
+/// published.
 struct PatternMatches {
-    let listCount: Int
+    let patternCount: UInt64
     let count: Int
-}
-
-extension UnsafeMutablePointer where Pointee == PatternList {
-    var entries: UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>> {
-        (UnsafeMutableRawPointer(self) + MemoryLayout<PatternList>.stride)
-            .assumingMemoryBound(to: UnsafeMutablePointer<TypeEntry>.self)
-    }
 }
 
 extension UnsafeMutablePointer where Pointee == PatternMatches {
