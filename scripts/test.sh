@@ -64,6 +64,7 @@ do_cxx_tests() {
   done
 }
 do_nats_demo() { need_cxx; bash "$ROOT/scripts/nats-demo.sh" "$PREFIX"; }
+do_deployment() { bash "$ROOT/examples/deployment/try.sh" "$PREFIX"; }
 do_swift_nats_demo() { bash "$ROOT/scripts/nats-demo.sh" --swift "$(swift build --show-bin-path)/qtbus-nats-demo"; }
 do_cmake_consumer() {
   fresh_if_not_ninja "$BUILD/consumer-test"
@@ -127,6 +128,7 @@ STEPS=(
   "probes         | build       | do_probes             | USDT probes fire with their arguments, under gdb (scripts/probes-test.sh)"
   "pkgconfig      | build       | do_pkgconfig_consumer | pkg-config consumers: examples/demo.c, messaging.c, signals.c, inspect.c, logger.c, demo.cpp, run without LD_LIBRARY_PATH"
   "nats-demo      | build       | do_nats_demo          | NATS examples: two C processes, and examples/nats_demo.cpp (qtbus_nats.hpp), through a local nats-server (scripts/nats-demo.sh)"
+  "deployment     | build       | do_deployment         | the example deployment: TLS and two accounts in nats-server.conf, the C examples as two services, the server's refusals (examples/deployment/try.sh)"
   "cmake          | build       | do_cmake_consumer     | CMake consumer: find_package(qtbus) -> qtbus::qtbus, qtbus::nats (cmake/consumer-test)"
   "c-tests        | build       | do_c_tests            | C tests (CTests/, via pkg-config; the NATS bridge's against nats-servers they start)"
   "cxx-tests      | build       | do_cxx_tests          | C++ tests (CxxTests/, qtbus.hpp; qtbus_nats.hpp against a nats-server it starts): g++ and clang++"
