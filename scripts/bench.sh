@@ -7,7 +7,8 @@
 #
 #   scripts/bench.sh            full run (about 4 minutes; run it on an otherwise idle
 #                               machine): prints the tables, writes docs/bench-c.json,
-#                               docs/bench-c.md, docs/bench-c.png, then docs/bench-swift.json,
+#                               docs/bench-c.md, docs/bench-c.png, docs/bench-instructions.md
+#                               (scripts/bench-instructions.sh: callgrind), then docs/bench-swift.json,
 #                               docs/bench-swift.md and docs/bench-swift.png (each set only
 #                               when its benchmark succeeded)
 #   scripts/bench.sh --smoke    every case of both with tiny counts (seconds, plus the
@@ -158,6 +159,18 @@ if [ "$run_c" -eq 1 ]; then
     mkdir -p "$DOCS"
     cp "$work/bench-c.json" "$work/bench-c.md" "$work/bench-c.png" "$DOCS/"
     echo "wrote docs/bench-c.json, docs/bench-c.md, docs/bench-c.png"
+  fi
+
+  # The same dispatch path counted in instructions (callgrind), which the machine's load
+  # does not move: docs/bench-instructions.md.
+  log "run bench-instructions (callgrind)"
+  if [ "$smoke" -eq 1 ]; then
+    bash "$ROOT/scripts/bench-instructions.sh" --smoke --prefix "$PREFIX" --build "$ROOT/build/bench-instructions"
+  else
+    bash "$ROOT/scripts/bench-instructions.sh" --prefix "$PREFIX" --build "$ROOT/build/bench-instructions" \
+      --out "$work/bench-instructions.md"
+    cp "$work/bench-instructions.md" "$DOCS/"
+    echo "wrote docs/bench-instructions.md"
   fi
 fi
 
