@@ -44,6 +44,7 @@ if [ -z "$prefix" ]; then
   build_install "$ROOT/build" "$prefix" -DCMAKE_BUILD_TYPE=Release
 fi
 prefix=$(cd "$prefix" && pwd)
+build=$(realpath -m "$build")   # make -C runs in Benchmarks/C/callgrind/
 [ "$smoke" -eq 1 ] || out=${out:-$ROOT/docs/bench-instructions.md}
 
 log "build Benchmarks/C/callgrind/ into $build (pkg-config qtbus from $prefix)"
