@@ -271,6 +271,7 @@ int qtbus_nats_attach(qtbus_bus *bus, struct __natsConnection *conn, const qtbus
     natsStatistics_Destroy(stats);
     return bridge_start(fn, bridge, options, out);
 }
+
 /* Bytes of a name shown in a message, as the engine shows them. */
 #define NAME_SHOWN 48
 
