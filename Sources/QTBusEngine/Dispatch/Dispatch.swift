@@ -30,6 +30,52 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     return dispatchResolved(bus, type, &event, flags: flags)
 }
 
+/// qtbus_dispatch: `dispatchEvent` for a name measured but not hashed
+/// (`CName(measuring:)`).  The thread's record keeps the type it dispatched last by
+/// name: the caller's pointer, the bus's serial and the entry.  When the same pointer
+/// comes again for the same bus and holds the same bytes (compared in full: the
+/// pointer is only a hint, its text may have changed), the entry is the type, with no
+/// hash and no table probe (docs/perf-notes.md, "The last type by name").  The entry
+/// is alive: type entries live as long as their bus, serials are never reused, and
+/// the caller's bus is alive.
+@inline(__always)
+func dispatchNamed(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32) -> Int32 {
+    // Inside the dispatch section, so the record exists.
+    let record = qtshim_tls_get().unsafelyUnwrapped.assumingMemoryBound(to: ThreadRecord.self)
+    let text = event.type
+    if record.pointee.namedText == UnsafeRawPointer(text.bytes),
+       record.pointee.namedBusSerial == bus.pointee.serial,
+       let raw = record.pointee.namedType {
+        let type = raw.assumingMemoryBound(to: TypeEntry.self)
+        let name = type.pointee.name
+        if name.length == text.length && sameText(UnsafeRawPointer(name.bytes), UnsafeRawPointer(text.bytes), text.length) {
+            // The caller's pointer stays the event's type (qtbus_event_type() returns it).
+            event.type = CName(bytes: text.bytes, length: text.length, hash: name.hash)
+            return dispatchResolved(bus, type, &event, flags: flags)
+        }
+    }
+    return dispatchLookingUp(bus, &event, flags: flags, record)
+}
+
+/// `dispatchNamed` when the record's type is not the event's: hashed and looked up,
+/// then kept in the record.
+@inline(never)
+private func dispatchLookingUp(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32,
+                               _ record: UnsafeMutablePointer<ThreadRecord>) -> Int32 {
+    event.type = event.type.hashed
+    var type = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), event.type)
+    if type == nil {
+        if !event.type.isValidUTF8 { return failName(event.type.bytes, .type) }
+        type = learnType(bus, event.type)
+    }
+    if let type {
+        record.pointee.namedText = UnsafeRawPointer(event.type.bytes)
+        record.pointee.namedBusSerial = bus.pointee.serial
+        record.pointee.namedType = UnsafeMutableRawPointer(type)
+    }
+    return dispatchResolved(bus, type, &event, flags: flags)
+}
+
 /// `dispatchEvent` once the type is known (nil: a type nobody subscribed to and not
 /// learned); qtbus_dispatch_id starts here, with `event.type` the entry's name.
 @inline(__always)

@@ -33,6 +33,19 @@ struct CName {
         self.hash = hashBytes(UnsafeRawPointer(bytes), n)
     }
 
+    /// Measures `bytes` as `init?(_:)` does, without the hash (0): for qtbus_dispatch,
+    /// which hashes the name only when it must look it up (`hashed`).
+    @inline(__always)
+    init?(measuring bytes: UnsafePointer<CChar>) {
+        let n = strlen(bytes)
+        if n == 0 || n > maxNameLength { return nil }
+        self.bytes = bytes
+        self.length = n
+        self.hash = 0
+    }
+    /// A measured name with its hash.
+    @inline(__always)
+    var hashed: CName { CName(bytes: bytes, length: length, hash: hashBytes(UnsafeRawPointer(bytes), length)) }
     /// A name scanned before (a stored one's `cName`).
     @inline(__always)
     init(bytes: UnsafePointer<CChar>, length: Int, hash: UInt64) {
@@ -138,6 +151,23 @@ func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
         i += 8
     }
     return tailWord(a, end: n, n - i) == tailWord(b, end: n, n - i)
+}
+
+/// Whether two NUL-terminated names of `n` (>= 1) bytes each are the same: the n + 1
+/// bytes with their NULs, in whole words (the last one overlapping the one before), so
+/// no read goes past either NUL; names under 7 bytes as `sameBytes`.
+@inline(__always)
+func sameText(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
+    let m = n &+ 1
+    if m < 8 { return sameBytes(a, b, n) }
+    var i = 0
+    while m &- i > 8 {
+        if a.loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+            return false
+        }
+        i &+= 8
+    }
+    return a.loadUnaligned(fromByteOffset: m &- 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: m &- 8, as: UInt64.self)
 }
 
 /// The length of the well-formed multi-byte UTF-8 scalar at `p` (whose first byte is

@@ -64,6 +64,13 @@ struct ThreadRecord {
     /// noticed.  Read only while the section is open; only the owning thread touches them.
     var canary: UnsafeMutableRawPointer? = nil
     var memoryCanary: UnsafeMutableRawPointer? = nil
+    /// The type qtbus_dispatch last resolved on this thread by name (Dispatch.swift,
+    /// `dispatchNamed`): the caller's name pointer, the bus's serial, and the bus's type
+    /// entry (an opaque pointer here, below the store).  A hint only: a hit is
+    /// confirmed by comparing the name's bytes.  Only the owning thread touches them.
+    var namedText: UnsafeRawPointer? = nil
+    var namedBusSerial: UInt32 = 0
+    var namedType: UnsafeMutableRawPointer? = nil
 }
 
 extension UnsafeMutablePointer where Pointee == ThreadRecord {
@@ -113,6 +120,7 @@ final class Reclaimer: @unchecked Sendable {
                 var raw: UnsafeMutableRawPointer? = nil
                 return posix_memalign(&raw, 128, 128) == 0 ? raw : nil
             }
+            assert(MemoryLayout<ThreadRecord>.size <= 128)
             let raw = attempt() ?? waitForMemory(attempt)
             let r = raw.bindMemory(to: ThreadRecord.self, capacity: 1)
             r.initialize(to: ThreadRecord(inUse: true, next: qtshim_atomic_load_ptr(head)))
