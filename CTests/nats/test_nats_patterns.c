@@ -91,14 +91,25 @@ static qtbus_nats *bridge(qtbus_bus *bus, const char *prefix, int jetstream)
     return b;
 }
 
-static natsConnection *raw_listen(const char *subject, seen *s)
+/* A plain NATS connection subscribed to `subject`, recording into `s`. */
+typedef struct raw_listener {
+    natsConnection *conn;
+    natsSubscription *sub;
+} raw_listener;
+
+static raw_listener raw_listen(const char *subject, seen *s)
 {
-    natsConnection *raw = NULL;
-    natsSubscription *sub = NULL;
-    CHECK_EQ_INT(natsConnection_ConnectTo(&raw, server.url), NATS_OK);
-    CHECK_EQ_INT(natsConnection_Subscribe(&sub, raw, subject, on_raw, s), NATS_OK);
-    CHECK_EQ_INT(natsConnection_Flush(raw), NATS_OK);
-    return raw;  /* the subscription goes with the connection */
+    raw_listener raw = { 0 };
+    CHECK_EQ_INT(natsConnection_ConnectTo(&raw.conn, server.url), NATS_OK);
+    CHECK_EQ_INT(natsConnection_Subscribe(&raw.sub, raw.conn, subject, on_raw, s), NATS_OK);
+    CHECK_EQ_INT(natsConnection_Flush(raw.conn), NATS_OK);
+    return raw;
+}
+
+static void raw_stop(raw_listener raw)
+{
+    natsSubscription_Destroy(raw.sub);
+    natsConnection_Destroy(raw.conn);
 }
 
 static void dispatch(qtbus_bus *bus, const char *type, const char *subtype, uint32_t flags)
@@ -165,7 +176,7 @@ static void layout(void)
     seen subjects, got;
     seen_init(&subjects);
     seen_init(&got);
-    natsConnection *raw = raw_listen("lay.>", &subjects);
+    raw_listener raw = raw_listen("lay.>", &subjects);
     record_all(b, &got);
     CHECK_EQ_INT(qtbus_nats_export(ba, ">"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import(bb, ">"), QTBUS_OK);
@@ -182,7 +193,7 @@ static void layout(void)
         CHECK_EQ_STR(got.item[i], expected);
         printf("%-22s -> %s\n", expected, subjects.item[i]);
     }
-    natsConnection_Destroy(raw);
+    raw_stop(raw);
     CHECK_EQ_INT(qtbus_nats_close(ba), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_close(bb), QTBUS_OK);
     qtbus_bus_destroy(a);
@@ -198,7 +209,7 @@ static void wildcards(void)
     seen_init(&plain);
     seen_init(&got_c);
     seen_init(&got_d);
-    natsConnection *raw = raw_listen("w.e.*.Order.>", &plain);
+    raw_listener raw = raw_listen("w.e.*.Order.>", &plain);
     record_all(c, &got_c);
     record_all(d, &got_d);
     CHECK_EQ_INT(qtbus_nats_export(ba, ">"), QTBUS_OK);
@@ -233,7 +244,7 @@ static void wildcards(void)
     CHECK_EQ_STR(got_d.item[1], "Order.x.y/eu");
     printf("plain w.e.*.Order.> got %d; import Order.* got %d; import_subtype Order.> eu got %d\n",
            seen_count(&plain), seen_count(&got_c), seen_count(&got_d));
-    natsConnection_Destroy(raw);
+    raw_stop(raw);
     CHECK_EQ_INT(qtbus_nats_close(ba), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_close(bc), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_close(bd), QTBUS_OK);
@@ -250,7 +261,7 @@ static void overlaps(void)
     seen wire, got;
     seen_init(&wire);
     seen_init(&got);
-    natsConnection *raw = raw_listen("o.>", &wire);
+    raw_listener raw = raw_listen("o.>", &wire);
     record_all(e, &got);
     CHECK_EQ_INT(qtbus_nats_export(ba, "Order.>"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_export(ba, "Order.created"), QTBUS_OK);
@@ -286,7 +297,7 @@ static void overlaps(void)
     CHECK_EQ_INT(seen_times(&got, "Order.created/eu"), 2);
     printf("overlapping: %d published, %d dispatched, request answered %d time(s)\n", seen_count(&wire),
            seen_count(&got), atomic_load(&s.replies));
-    natsConnection_Destroy(raw);
+    raw_stop(raw);
     CHECK_EQ_INT(qtbus_nats_close(ba), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_close(be), QTBUS_OK);
     qtbus_bus_destroy(a);
