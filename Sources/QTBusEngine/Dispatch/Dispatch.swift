@@ -153,9 +153,13 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
         // A tracer on the `deliver` probe, or a hook taking DELIVER records, gets the
         // walk that reports each call; the other has no report site at all (one check
         // per dispatch, none per handler).
-        count = traceDeliveries || qtshim_probe_deliver_enabled()
-            ? deliver(type, specific, &event, start, Instrumented.self)
-            : deliver(type, specific, &event, start, Plain.self)
+        if traceDeliveries || qtshim_probe_deliver_enabled() {
+            count = deliver(type, specific, &event, start, Instrumented.self)
+        } else if specific == nil {
+            count = deliverArray(type, &event, start)
+        } else {
+            count = deliver(type, specific, &event, start, Plain.self)
+        }
     }
     // Swift freeWith subscriptions whose owner is gone end here, whatever their subtypes.
     if hasOwned, let type {
@@ -239,6 +243,121 @@ private func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ 
         }
     }
     return count
+}
+
+/// The plain walk of a type's whole list (no subtype list, nothing reported), by its
+/// delivery array (TypeEntry.swift): per handler, one load of the list's change count
+/// and the call, where the list costs a node's order, its subscription's state and the
+/// next pointer (docs/perf-notes.md, "The delivery array").  The array is the list as
+/// it was at `changes`; before each call the count is read again, and once it moved (a
+/// handler, or another thread, subscribed or disposed) the walk goes on by the list
+/// from the next entry's node, with `visit`'s checks: what the list walk would do from
+/// there, since a node stays allocated, its `next` intact, while this dispatch runs.
+@inline(never)
+private func deliverArray(_ type: UnsafeMutablePointer<TypeEntry>, _ event: inout Outgoing, _ start: UInt64) -> Int32 {
+    let changes = qtshim_atomic_load_u64(type.field(\.whole.changes))
+    var raw = qtshim_atomic_load_ptr(type.field(\.delivery))
+    if raw == nil || raw.unsafelyUnwrapped.assumingMemoryBound(to: DeliveryArray.self).pointee.changes != changes {
+        // The first dispatch at this count only asks for it (TypeEntry.deliveryWanted).
+        if qtshim_atomic_load_u64(type.field(\.deliveryWanted)) != changes {
+            qtshim_atomic_store_u64(type.field(\.deliveryWanted), changes)
+            return deliver(type, nil, &event, start, Plain.self)
+        }
+        raw = makeDeliveryArray(type, changes, raw)
+    }
+    guard let array = raw?.assumingMemoryBound(to: DeliveryArray.self), array.pointee.count >= 0 else {
+        return deliver(type, nil, &event, start, Plain.self)
+    }
+    var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
+                         object: event.object)
+    view.request = event.request
+    if let p = event.payload, p.pointee.sticky { view.sticky = true }
+    let n = array.pointee.count
+    let entries = array.entries
+    let changesField = type.field(\.whole.changes)
+    return withUnsafeMutablePointer(to: &view) { view in
+        // Every entry passed was called: the count is how far the walk went.
+        var i = 0
+        while i != n {
+            if qtshim_atomic_load_u64(changesField) != changes {
+                var count = Int32(truncatingIfNeeded: i)
+                walkList(from: array.nodes(capacity: n)[i], view, &event, start << 16 | ListNode.indexMask, &count)
+                return count
+            }
+            entries[i].handler(OpaquePointer(view), entries[i].userdata)
+            i &+= 1
+            if view.pointee.stopped {
+                event.stopped = true
+                break
+            }
+        }
+        return Int32(truncatingIfNeeded: i)
+    }
+}
+
+/// The rest of a plain walk by the list, from `node` on.
+@inline(never)
+private func walkList(from node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<EventView>,
+                      _ event: inout Outgoing, _ last: UInt64, _ count: inout Int32) {
+    var w: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(node)
+    while let wr = w {
+        let wn = wr.assumingMemoryBound(to: ListNode.self)
+        if visit(wn, view, &event, last, &count, false, nil) { return }
+        w = qtshim_atomic_load_ptr(wn.field(\.next))
+    }
+}
+
+/// Makes and publishes the delivery array of `type`'s whole list at `changes`, in
+/// place of `old`; nil when memory ran out, the list changed meanwhile or another
+/// dispatch published one first (this dispatch then walks the list).
+@inline(never)
+private func makeDeliveryArray(_ type: UnsafeMutablePointer<TypeEntry>, _ changes: UInt64,
+                               _ old: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    // Count the direct subscriptions; any routed one (queued, ONCE, replaying, owned)
+    // makes the array a marker that the list is walked.  Fired and disposed ones are
+    // left out: their dispose or delivery has begun, and their unlink moves `changes`.
+    var n = 0
+    var eligible = true
+    var w = qtshim_atomic_load_ptr(type.field(\.whole.head))
+    while let wr = w {
+        let node = wr.assumingMemoryBound(to: ListNode.self)
+        let state = qtshim_atomic_load_u8(Subscription.of(node).field(\.state))
+        if state == SubState.routed {
+            eligible = false
+            break
+        }
+        if state == SubState.direct { n += 1 }
+        w = qtshim_atomic_load_ptr(node.field(\.next))
+    }
+    if !eligible { n = 0 }
+    guard let raw = malloc(DeliveryArray.size(n)) else { return nil }
+    let array = raw.bindMemory(to: DeliveryArray.self, capacity: 1)
+    var filled = 0
+    if eligible {
+        let entries = array.entries
+        let nodes = array.nodes(capacity: n)
+        w = qtshim_atomic_load_ptr(type.field(\.whole.head))
+        while let wr = w, filled < n {
+            let node = wr.assumingMemoryBound(to: ListNode.self)
+            let sub = Subscription.of(node)
+            if qtshim_atomic_load_u8(sub.field(\.state)) == SubState.direct {
+                (entries + filled).initialize(to: DeliveryArray.Entry(handler: sub.pointee.handler, userdata: sub.pointee.userdata))
+                (nodes + filled).initialize(to: node)
+                filled += 1
+            }
+            w = qtshim_atomic_load_ptr(node.field(\.next))
+        }
+    }
+    array.initialize(to: DeliveryArray(changes: changes, count: eligible ? filled : -1))
+    // Only an array of the list as it still is, in place of the one this dispatch saw.
+    var expected = old
+    guard filled == n, qtshim_atomic_load_u64(type.field(\.whole.changes)) == changes,
+          qtshim_atomic_cas_ptr(type.field(\.delivery), &expected, raw) else {
+        free(raw)
+        return nil
+    }
+    if let old { reclaimer.retireMemory(old) { free($0) } }
+    return raw
 }
 
 /// Delivers to one node's subscription if it should receive this dispatch; true when a

@@ -2,7 +2,8 @@
 // The store: QTEventBus's dictionary of doubly linked lists plus an index.
 //
 //   Bus.types      name table: type name  -> TypeEntry
-//   TypeEntry      .whole: list of the whole-type subscriptions
+//   TypeEntry      .whole: list of the whole-type subscriptions (and .delivery, the
+//                  same as an array that a dispatch makes and walks: Dispatch.swift)
 //                  .subtypes: name table: subtype name -> SubtypeEntry (.list)
 //   pool           token id -> Subscription (SubscriptionPool.swift), so dispose is O(1)
 //

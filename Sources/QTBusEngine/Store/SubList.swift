@@ -50,6 +50,10 @@ struct SubList {
     var tail: UnsafeMutablePointer<ListNode>? = nil
     /// Atomic: where readers start.
     var head: UnsafeMutableRawPointer? = nil
+    /// Atomic, written under the lock: how many times a node was inserted or removed,
+    /// stored after each change is published.  A type's delivery array is current while
+    /// its whole list's count is the one it was built at (Dispatch.swift).
+    var changes: UInt64 = 0
 
     /// Inserts after the last node of equal or higher priority (writers, under the lock).
     static func insert(_ list: UnsafeMutablePointer<SubList>, _ node: UnsafeMutablePointer<ListNode>) {
@@ -70,6 +74,14 @@ struct SubList {
         } else {
             qtshim_atomic_store_ptr(list.field(\.head), UnsafeMutableRawPointer(node))
         }
+        counted(list)
+    }
+
+    /// One more change, stored after it (writers, under the lock).
+    @inline(__always)
+    private static func counted(_ list: UnsafeMutablePointer<SubList>) {
+        let changes = list.field(\.changes)
+        qtshim_atomic_store_u64(changes, qtshim_atomic_load_u64(changes) &+ 1)
     }
 
     static func remove(_ list: UnsafeMutablePointer<SubList>, _ node: UnsafeMutablePointer<ListNode>) {
@@ -84,6 +96,7 @@ struct SubList {
         } else {
             list.pointee.tail = node.pointee.prev
         }
+        counted(list)
     }
 }
 

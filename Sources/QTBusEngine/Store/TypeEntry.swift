@@ -38,8 +38,46 @@ struct TypeEntry: NamedEntry {
     /// Atomic: a literal type's PatternMatches, the pattern entries its events reach,
     /// computed by the dispatch that first needed them (nil: not yet).
     var matches: UnsafeMutableRawPointer? = nil
+    /// Atomic: the DeliveryArray of the whole list, made by the dispatch that first
+    /// needed it (nil: not yet), current while `whole.changes` is its `changes`.
+    var delivery: UnsafeMutableRawPointer? = nil
+    /// Atomic: the `whole.changes` at which a dispatch last found no current array.  The
+    /// array is made by the second such dispatch at one count, so that a list changed
+    /// between every two dispatches is walked, not copied each time.
+    var deliveryWanted: UInt64 = 0
 
     static let hasOwned: UInt64 = 1 << 47
+}
+
+/// A type's whole list as an array (`TypeEntry.delivery`): the handler and userdata of
+/// each of its subscriptions, in delivery order, and each one's node, where a dispatch
+/// goes on by the list once the list changed.  Made when every subscription in the list
+/// is direct (`count` -1: some are not, and the list is walked).  Immutable once
+/// published; replaced ones are retired (`retireMemory`).
+struct DeliveryArray {
+    let changes: UInt64
+    let count: Int
+
+    struct Entry {
+        let handler: qtbus_handler
+        let userdata: UnsafeMutableRawPointer?
+    }
+
+    static func size(_ count: Int) -> Int {
+        MemoryLayout<DeliveryArray>.stride + count * (MemoryLayout<Entry>.stride + MemoryLayout<UnsafeMutableRawPointer>.stride)
+    }
+}
+
+extension UnsafeMutablePointer where Pointee == DeliveryArray {
+    @inline(__always)
+    var entries: UnsafeMutablePointer<DeliveryArray.Entry> {
+        (UnsafeMutableRawPointer(self) + MemoryLayout<DeliveryArray>.stride).assumingMemoryBound(to: DeliveryArray.Entry.self)
+    }
+    @inline(__always)
+    func nodes(capacity: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<ListNode>> {
+        (UnsafeMutableRawPointer(entries) + capacity * MemoryLayout<DeliveryArray.Entry>.stride)
+            .assumingMemoryBound(to: UnsafeMutablePointer<ListNode>.self)
+    }
 }
 
 /// The pattern entries a type's events reach (`TypeEntry.matches`), found when the bus
@@ -81,6 +119,7 @@ func freeTypeEntry(_ type: UnsafeMutablePointer<TypeEntry>) {
     type.pointee.sticky.free()
     type.pointee.sources.free()
     free(type.pointee.matches)
+    free(type.pointee.delivery)
     if let signature = type.pointee.signature { qtshim_signature_release(signature) }
     type.pointee.name.free()
     type.deinitialize(count: 1)
