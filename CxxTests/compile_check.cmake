@@ -13,50 +13,14 @@
 #             so that the case fails for the reason it is there for and no other.
 #   MESSAGE   the text of that [[nodiscard("...")]] (C++20) must be in the diagnostic.
 cmake_minimum_required(VERSION 3.25)
-foreach(v CXX STD SOURCE)
-    if(NOT DEFINED ${v})
-        message(FATAL_ERROR "compile_check: ${v} is not set")
-    endif()
-endforeach()
-
-separate_arguments(flags UNIX_COMMAND "${FLAGS}")
-set(cmd "${CXX}" "-std=${STD}" -Wall -Wextra -pedantic -Werror -fsyntax-only -fdiagnostics-color=never ${flags})
-if(CASE)
-    list(APPEND cmd "-DQTBUS_DROP_${CASE}")
-endif()
-list(APPEND cmd "${SOURCE}")
-execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-string(JOIN " " shown ${cmd})
-
+set(DEFINE_PREFIX QTBUS_DROP_)
+set(MARK drop)
+set(COMPILED_MEANS "dropping the handle compiled: [[nodiscard]] is missing")
+include(${CMAKE_CURRENT_LIST_DIR}/compile_common.cmake)
 if(NOT CASE)
-    if(NOT rc EQUAL 0)
-        message(FATAL_ERROR "the control does not compile (exit ${rc}):\n${shown}\n${out}")
-    endif()
-    message(STATUS "control compiles: ${shown}")
-    return()
+    return()  # the control compiled (a return() in the included file ends only that file)
 endif()
 
-if(rc EQUAL 0)
-    message(FATAL_ERROR "dropping the handle (${CASE}) compiled: [[nodiscard]] is missing\n${shown}\n${out}")
-endif()
-
-# The line of the dropping statement: the first marked one (the #ifdef branch).
-file(READ "${SOURCE}" text)
-string(FIND "${text}" "// drop: ${CASE}\n" at)
-if(at EQUAL -1)
-    message(FATAL_ERROR "no line marked `// drop: ${CASE}` in ${SOURCE}")
-endif()
-string(SUBSTRING "${text}" 0 ${at} before)
-string(REGEX MATCHALL "\n" newlines "${before}")
-list(LENGTH newlines line)
-math(EXPR line "${line} + 1")
-
-# One diagnostic line per list element: ';' would split a line, and '[' ... ']' would
-# join lines (CMake does not split a list inside brackets), so neither is kept.
-string(REPLACE ";" "," safe "${out}")
-string(REPLACE "[" "(" safe "${safe}")
-string(REPLACE "]" ")" safe "${safe}")
-string(REPLACE "\n" ";" lines "${safe}")
 set(errors 0)
 set(on_line FALSE)
 foreach(l IN LISTS lines)

@@ -103,10 +103,7 @@ public final class QTEventBus: @unchecked Sendable {
     /// An invalid pattern (an empty token, a `>` before the last token) or name is a
     /// programmer error: this call traps, naming the pattern and why.
     public func on(matching pattern: String) -> QTEventSubscriberMaker<QTNamedEvent> {
-        _qtRequireName(pattern, .type, "on(matching:)")
-        if let problem = _qtEnginePatternProblem(pattern) {
-            _qtMisuse("on(matching:)", "the pattern \(_qtQuoted(pattern)) \(problem)")
-        }
+        _qtRequirePattern(pattern, "on(matching:)")
         var options = _QTSubscribeOptions()
         options.pattern = true
         return QTEventSubscriberMaker(bus: self, options: options, installRequest: { bus, options, handler in

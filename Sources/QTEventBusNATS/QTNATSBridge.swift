@@ -202,7 +202,7 @@ public final class QTNATSBridge: Sendable {
     /// `"Order.*"`, `"Order.>"`. An invalid pattern or a closed bridge traps.
     public func export(matching pattern: String) {
         let call = "QTNATSBridge.export(matching:)"
-        _qtnRequirePattern(pattern, call)
+        _qtRequirePattern(pattern, call)
         exportCall(pattern, call)
     }
 
@@ -220,7 +220,7 @@ public final class QTNATSBridge: Sendable {
     @discardableResult
     public func unexport(matching pattern: String) -> Bool {
         let call = "QTNATSBridge.unexport(matching:)"
-        _qtnRequirePattern(pattern, call)
+        _qtRequirePattern(pattern, call)
         return undo(call) { bridge in pattern.withCString { qtbus_nats_unexport(bridge, $0) } }
     }
 
@@ -247,7 +247,7 @@ public final class QTNATSBridge: Sendable {
     public func `import`(named type: String, subType: String) async throws(QTBusError) {
         let call = "QTNATSBridge.import(named:subType:)"
         _qtnRequireType(type, call)
-        _qtnRequireName(subType, .subtype, call)
+        _qtRequireName(subType, .subtype, call)
         try await importCall(call) { bridge in
             type.withCString { type in subType.withCString { qtbus_nats_import_subtype(bridge, type, $0) } }
         }
@@ -258,7 +258,7 @@ public final class QTNATSBridge: Sendable {
     /// bridge traps.
     public func `import`(matching pattern: String) async throws(QTBusError) {
         let call = "QTNATSBridge.import(matching:)"
-        _qtnRequirePattern(pattern, call)
+        _qtRequirePattern(pattern, call)
         try await importCall(call) { bridge in pattern.withCString { qtbus_nats_import(bridge, $0) } }
     }
 
@@ -280,7 +280,7 @@ public final class QTNATSBridge: Sendable {
     public func unimport(named type: String, subType: String) async -> Bool {
         let call = "QTNATSBridge.unimport(named:subType:)"
         _qtnRequireType(type, call)
-        _qtnRequireName(subType, .subtype, call)
+        _qtRequireName(subType, .subtype, call)
         return await blocking { [self] in
             undo(call) { bridge in
                 type.withCString { type in subType.withCString { qtbus_nats_unimport_subtype(bridge, type, $0) } }
@@ -292,7 +292,7 @@ public final class QTNATSBridge: Sendable {
     @discardableResult
     public func unimport(matching pattern: String) async -> Bool {
         let call = "QTNATSBridge.unimport(matching:)"
-        _qtnRequirePattern(pattern, call)
+        _qtRequirePattern(pattern, call)
         return await blocking { [self] in
             undo(call) { bridge in pattern.withCString { qtbus_nats_unimport(bridge, $0) } }
         }
@@ -392,7 +392,7 @@ public final class QTNATSBridge: Sendable {
             // its QTEventBus), ENOMEM: a call that does not throw traps on them.
             if status < 0 { _qtnRefused(call, status, since: before) }
         }
-        if done == nil { _qtnMisuse(call, "the bridge is closed") }
+        if done == nil { _qtMisuse(call, "the bridge is closed") }
     }
 
     private func importCall(_ call: String, _ body: @escaping @Sendable (OpaquePointer) -> Int32)
@@ -413,7 +413,7 @@ public final class QTNATSBridge: Sendable {
             }
             return outcome ?? .failure(QTBusError(.closed))
         }
-        if case .failure(let error) = result, error.code == .closed { _qtnMisuse(call, "the bridge is closed") }
+        if case .failure(let error) = result, error.code == .closed { _qtMisuse(call, "the bridge is closed") }
         try result.get()
     }
 

@@ -67,7 +67,7 @@ package func _qtNameProblem(_ name: String, _ role: _QTNameRole) -> String? {
 
 /// `name` quoted as qtbus_errmsg() quotes a name: printable ASCII as is, any other
 /// byte (a NUL included) as \xNN, at most 48 bytes, then "..." if there is more.
-func _qtQuoted(_ name: String) -> String {
+package func _qtQuoted(_ name: String) -> String {
     let shown = 48
     var out = "\""
     for (i, byte) in name.utf8.enumerated() {
@@ -101,10 +101,19 @@ func _qtRequireTypeName<E: QTEvent>(_ type: E.Type, _ call: @autoclosure () -> S
     return cName
 }
 
+/// Traps unless `pattern` is a valid pattern (QTBUS_SUB_PATTERN's rules) and name: a
+/// programmer error of `call`.
+package func _qtRequirePattern(_ pattern: String, _ call: String) {
+    _qtRequireName(pattern, .type, call)
+    if let problem = _qtEnginePatternProblem(pattern) {
+        _qtMisuse(call, "the pattern \(_qtQuoted(pattern)) \(problem)")
+    }
+}
+
 /// A programmer error: stops the program, as an index out of range does, with a message
 /// naming the call and saying what is wrong.
 @usableFromInline @inline(never)
-func _qtMisuse(_ call: String, _ reason: String) -> Never {
+package func _qtMisuse(_ call: String, _ reason: String) -> Never {
     fatalError("QTEventBus: \(call): \(reason)")
 }
 
