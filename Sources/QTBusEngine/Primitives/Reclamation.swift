@@ -249,23 +249,11 @@ final class Reclaimer: @unchecked Sendable {
 
 let reclaimer = Reclaimer()
 
-/// Enters a dispatch section (see the top of this file; other calls that hold engine
-/// pointers without the registry lock use `withMemoryEpoch`).  Nested calls on one
-/// thread only count depth.
+/// The calling thread's record, made on its first call into the engine.
 @inline(__always)
-func epochEnter() -> UnsafeMutablePointer<ThreadRecord> {
-    let record: UnsafeMutablePointer<ThreadRecord>
-    if let raw = qtshim_tls_get() {
-        record = raw.assumingMemoryBound(to: ThreadRecord.self)
-    } else {
-        record = reclaimer.registerThread()
-    }
-    if record.pointee.depth != 0 { repairEscapedSections(record) }
-    if record.pointee.depth == 0 {
-        _ = qtshim_atomic_exchange_u64(record.field(\.epoch), qtshim_epoch_now())
-    }
-    record.pointee.depth += 1
-    return record
+func currentRecord() -> UnsafeMutablePointer<ThreadRecord> {
+    if let raw = qtshim_tls_get() { return raw.assumingMemoryBound(to: ThreadRecord.self) }
+    return reclaimer.registerThread()
 }
 
 // MARK: - Callbacks that do not return
@@ -370,36 +358,53 @@ func checkCallbacksReturned() {
     if record.pointee.depth != 0 || record.pointee.memoryDepth != 0 { repairEscapedSections(record) }
 }
 
+/// Leaves a dispatch section that `withEpoch` entered nested in another (depth > 1).
 @inline(__always)
-func epochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
-    record.pointee.depth -= 1
-    if record.pointee.depth == 0 {
-        qtshim_tsan_handlers_returned()
-        if qtshim_fast_exit_enabled() {
-            qtshim_atomic_store_u64(record.field(\.epoch), 0)
-            if qtshim_pending_load_relaxed() != 0 { reclaimer.reclaim() }
-        } else {
-            _ = qtshim_atomic_exchange_u64(record.field(\.epoch), 0)
-            if qtshim_pending_load() != 0 { reclaimer.reclaim() }
-        }
+private func nestedEpochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
+    record.pointee.depth &-= 1
+    if record.pointee.depth == 0 { outermostEpochExit(record) }
+}
+
+/// Ends the outermost dispatch section of the thread (depth already 0).
+@inline(__always)
+private func outermostEpochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
+    qtshim_tsan_handlers_returned()
+    if qtshim_fast_exit_enabled() {
+        qtshim_atomic_store_u64(record.field(\.epoch), 0)
+        if qtshim_pending_load_relaxed() != 0 { reclaimer.reclaim() }
+    } else {
+        _ = qtshim_atomic_exchange_u64(record.field(\.epoch), 0)
+        if qtshim_pending_load() != 0 { reclaimer.reclaim() }
     }
 }
 
-/// Runs `body` inside a dispatch section.  Written without `defer`, which the
-/// optimizer leaves as a call of its own on every dispatch: `body` does not throw.
+/// Runs `body` inside a dispatch section (see the top of this file; other calls that
+/// hold engine pointers without the registry lock use `withMemoryEpoch`).  Nested calls
+/// on one thread only count depth.  Written without `defer`, which the optimizer leaves
+/// as a call of its own on every dispatch: `body` does not throw.  The outermost
+/// section, the dispatch path's case, tests the depth once on the way in and once on
+/// the way out (docs/perf-notes.md, "One test of the depth each way").
 @inline(__always)
 func withEpoch<R>(_ body: () -> R) -> R {
-    let record = epochEnter()
-    if record.pointee.depth != 1 {
-        let result = body()
-        epochExit(record)
-        return result
+    let record = currentRecord()
+    if record.pointee.depth != 0 {
+        // Nested, or after a callback that did not return (the repair may close all).
+        repairEscapedSections(record)
+        if record.pointee.depth != 0 {
+            record.pointee.depth &+= 1
+            let result = body()
+            nestedEpochExit(record)
+            return result
+        }
     }
+    _ = qtshim_atomic_exchange_u64(record.field(\.epoch), qtshim_epoch_now())
+    record.pointee.depth = 1
     let result = withEscapeCanary(record.field(\.canary), record.canaryValue, body)
     // The outermost section ends here, whatever count a callback that left an inner
     // one without returning left behind.
     if record.pointee.depth != 1 { innerSectionEscaped(\.depth, record) }
-    epochExit(record)
+    record.pointee.depth = 0
+    outermostEpochExit(record)
     return result
 }
 
