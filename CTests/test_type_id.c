@@ -29,6 +29,20 @@ static void on_subtype(const qtbus_event *e, void *userdata)
 
 static void release_object(void *object) { (void)object; atomic_fetch_add(&released_objects, 1); }
 
+static atomic_int nobody_calls, pattern_calls;
+static void on_nobody(const qtbus_event *e, void *userdata)
+{
+    (void)userdata;
+    CHECK_EQ_STR(qtbus_event_subtype(e), "Tick");
+    atomic_fetch_add(&nobody_calls, 1);
+}
+static void on_pattern(const qtbus_event *e, void *userdata)
+{
+    (void)e;
+    (void)userdata;
+    atomic_fetch_add(&pattern_calls, 1);
+}
+
 enum { THREADS = 4, TYPES = 3000 };
 static qtbus_bus *stress_bus;
 static qtbus_type_id stress_id;
@@ -130,6 +144,28 @@ int main(void)
     CHECK_EQ_INT(qtbus_token_dispose(t1), QTBUS_OK);
     CHECK_EQ_INT(qtbus_token_dispose(t2), QTBUS_OK);
     CHECK_EQ_INT(qtbus_token_dispose(t3), QTBUS_OK);
+
+    /* Nobody subscribed any more (the no-subscriber path): the object is let go at
+     * once; a QTNoSubscriberEvent listener hears of the event, and a pattern reaches it. */
+    int released = atomic_load(&released_objects);
+    qtbus_event_desc lone = { .data = "z", .size = 1, .object = &calls, .object_release = release_object };
+    CHECK_EQ_INT(qtbus_dispatch_id(bus, tick, &lone), 0);
+    CHECK_EQ_INT(atomic_load(&released_objects), released + 1);
+    qtbus_token nobody;
+    CHECK_EQ_INT(qtbus_subscribe(bus, QTBUS_NO_SUBSCRIBER_TYPE, NULL, on_nobody, NULL, NULL, &nobody), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_dispatch_id(bus, tick, &lone), 0);
+    CHECK_EQ_INT(atomic_load(&nobody_calls), 1);
+    CHECK_EQ_INT(atomic_load(&released_objects), released + 2);
+    CHECK_EQ_INT(qtbus_token_dispose(nobody), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_dispatch_id(bus, tick, &lone), 0);
+    CHECK_EQ_INT(atomic_load(&nobody_calls), 1);
+    qtbus_sub_options every = { .flags = QTBUS_SUB_PATTERN };
+    qtbus_token pattern;
+    CHECK_EQ_INT(qtbus_subscribe(bus, ">", &every, on_pattern, NULL, NULL, &pattern), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_dispatch_id(bus, tick, &lone), 1);
+    CHECK_EQ_INT(atomic_load(&pattern_calls), 1);
+    CHECK_EQ_INT(atomic_load(&released_objects), released + 4);
+    CHECK_EQ_INT(qtbus_token_dispose(pattern), QTBUS_OK);
     CHECK_EQ_INT(qtbus_bus_destroy(bus), QTBUS_OK);
 
     /* The table grows (and is replaced) while four threads dispatch by id. */

@@ -459,6 +459,10 @@ private func dispatchById(_ bus: UnsafeMutablePointer<Bus>, _ id: UInt64, _ desc
                           _ subtype: CName?) -> Int32 {
     guard let type = resolvedType(bus, id) else { return failTypeId(bus, id) }
     let d = desc.pointee
+    if nobodyListens(bus, type) && subtype == nil && d.flags == 0 {
+        if let release = d.object_release { release(d.object) }
+        return 0
+    }
     var event = Outgoing(type: type.pointee.name.cName, subtype: subtype, data: d.data, size: d.size,
                          object: d.object, objectRelease: d.object_release)
     return dispatchResolved(bus, type, &event, flags: d.flags)

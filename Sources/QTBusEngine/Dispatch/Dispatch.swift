@@ -57,6 +57,20 @@ func dispatchNamed(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     return dispatchLookingUp(bus, &event, flags: flags, record)
 }
 
+/// Whether a dispatch of `type` without a subtype or flags reaches nobody and has
+/// nothing else to do: no subscription in its whole list, no owned subscription to
+/// sweep, nothing on the bus's flags (closed, traced, patterns), no listener of
+/// QTNoSubscriberEvent and no tracer on the `dispatch` probe.  The caller then only
+/// lets the event's object go (docs/perf-notes.md, "The no-subscriber path").
+@inline(__always)
+func nobodyListens(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>) -> Bool {
+    qtshim_atomic_load_ptr(type.field(\.whole.head)) == nil
+        && qtshim_atomic_load_u32(bus.field(\.flags)) == 0
+        && qtshim_atomic_load_u64(type.field(\.seq)) & TypeEntry.hasOwned == 0
+        && qtshim_atomic_load_u64(bus.field(\.noSubscriberListeners)) == 0
+        && !qtshim_probe_dispatch_enabled()
+}
+
 /// `dispatchNamed` when the record's type is not the event's: hashed and looked up,
 /// then kept in the record.
 @inline(never)
