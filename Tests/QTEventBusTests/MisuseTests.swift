@@ -336,6 +336,9 @@ extension QTBusTests {
             #expect(bus.dispatchOnBusQueue(Tagged(tag: "later")) == 0)
             #expect(bus.removeSticky(Tagged.self) == 0)
             #expect(bus.request(Tagged(tag: "nobody"), onReply: nil) == 0)
+            // The bus queue resolves its subscribers when it runs: let "later" go before
+            // the subscription below exists, or it may reach it.
+            #expect(await bus.waitUntilIdle(timeout: .seconds(10)))
 
             let answered = Recorder<Bool>()
             let token = bus.on(Tagged.self).nextRequest { _, request in answered.append(request.reply("x")) }
