@@ -453,16 +453,26 @@ private func outgoingNamed(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBu
     }
 }
 
-/// Inside a dispatch section (the resolved table stays).
+/// Inside a dispatch section.  A type nobody listens to is answered here, before the
+/// dispatch's frame is made: on that path this function saves no register (but around
+/// the release hook's call); the dispatch itself is `dispatchResolvedId`, reached by a
+/// tail call (docs/perf-notes.md, "The no-subscriber path").
 @inline(never)
 private func dispatchById(_ bus: UnsafeMutablePointer<Bus>, _ id: UInt64, _ desc: UnsafePointer<qtbus_event_desc>,
                           _ subtype: CName?) -> Int32 {
-    guard let type = resolvedType(bus, id) else { return failTypeId(bus, id) }
-    let d = desc.pointee
-    if nobodyListens(bus, type) && subtype == nil && d.flags == 0 {
-        if let release = d.object_release { release(d.object) }
+    guard let found = resolvedType(bus, id) else { return failTypeId(bus, id) }
+    if nobodyListens(bus, found) && subtype == nil && desc.pointee.flags == 0 {
+        if let release = desc.pointee.object_release { release(desc.pointee.object) }
         return 0
     }
+    return dispatchResolvedId(bus, found, desc, subtype)
+}
+
+/// Inside a dispatch section (the resolved table stays).
+@inline(never)
+private func dispatchResolvedId(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>,
+                                _ desc: UnsafePointer<qtbus_event_desc>, _ subtype: CName?) -> Int32 {
+    let d = desc.pointee
     var event = Outgoing(type: type.pointee.name.cName, subtype: subtype, data: d.data, size: d.size,
                          object: d.object, objectRelease: d.object_release)
     return dispatchResolved(bus, type, &event, flags: d.flags)
