@@ -232,7 +232,8 @@ private func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ 
     var count: Int32 = 0
     // The largest `order` a node may have to receive this dispatch (see ListNode.order).
     let last = start << 16 | ListNode.indexMask
-    withUnsafeMutablePointer(to: &view) { view in
+    // Unprotected, as in deliverArray (inlined there, a protected walk protected both).
+    _withUnprotectedUnsafeMutablePointer(to: &view) { view in
         var w = qtshim_atomic_load_ptr(type.field(\.whole.head))
         if let specific {
             var s = qtshim_atomic_load_ptr(specific.field(\.list.head))
@@ -289,7 +290,10 @@ private func deliverArray(_ type: UnsafeMutablePointer<TypeEntry>, _ event: inou
     let n = array.pointee.count
     let entries = array.entries
     let changesField = type.field(\.whole.changes)
-    return withUnsafeMutablePointer(to: &view) { view in
+    // Unprotected: handlers get the view as a const pointer, and a stack protector is a
+    // guard set and checked on every dispatch that reaches a handler (docs/perf-notes.md,
+    // "The delivery array").
+    return _withUnprotectedUnsafeMutablePointer(to: &view) { view in
         // Every entry passed was called: the count is how far the walk went.
         var i = 0
         while i != n {
