@@ -43,7 +43,8 @@ func dispatchNamed(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     // Inside the dispatch section, so the record exists.
     let record = qtshim_tls_get().unsafelyUnwrapped.assumingMemoryBound(to: ThreadRecord.self)
     let text = event.type
-    if record.pointee.namedText == UnsafeRawPointer(text.bytes),
+    // As bit patterns: the optionals' == is a test for nil more (the text is never nil).
+    if UInt(bitPattern: record.pointee.namedText) == UInt(bitPattern: text.bytes),
        record.pointee.namedBusSerial == bus.pointee.serial,
        let raw = record.pointee.namedType {
         let type = raw.assumingMemoryBound(to: TypeEntry.self)
