@@ -368,6 +368,12 @@ private func nestedEpochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
 /// Ends the outermost dispatch section of the thread (depth already 0).
 @inline(__always)
 private func outermostEpochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
+    // One test for the usual case: the fast exit, and no ThreadSanitizer edge to declare.
+    if qtshim_plain_exit_enabled() {
+        qtshim_atomic_store_u64(record.field(\.epoch), 0)
+        if qtshim_pending_load_relaxed() != 0 { reclaimer.reclaim() }
+        return
+    }
     qtshim_tsan_handlers_returned()
     if qtshim_fast_exit_enabled() {
         qtshim_atomic_store_u64(record.field(\.epoch), 0)
