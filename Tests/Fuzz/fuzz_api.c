@@ -87,6 +87,19 @@ static const char *name(char *buf)
     return buf;
 }
 
+/* A name for the input's own signatures: "Sig." and name()'s, NULL when that is NULL.
+ * A handler called with other parameters than its signature's is outside the contract,
+ * so the typed connects of typed_a to names other than "A" (case 19) never take one of
+ * these: the input cannot give such a name a signature typed_a does not have. */
+static const char *sig_name(char *buf, size_t size)
+{
+    char raw[80];
+    const char *n = name(raw);
+    if (!n) return NULL;
+    snprintf(buf, size, "Sig.%s", n);
+    return buf;
+}
+
 static void object_release(void *o)
 {
     atomic_fetch_add(&objects_released, 1);
@@ -317,14 +330,20 @@ static void step(int budget)
                 break;
             case 2: qtbus_signal_emitv(bus, type, sub, byte() % 4, v, byte() % 10); break;
             case 3: qtbus_signal_requestv(bus, type, sub, v, byte() % 10, byte() % 2 ? on_reply : NULL, NULL, NULL); break;
-            case 4: { /* a signature of the input's own, on one of its names */
+            case 4: { /* a signature of the input's own, on one of its names (sig_name) */
                 qtbus_arg kinds[QTBUS_SIGNAL_MAX_ARGS + 2];
                 size_t count = byte() % (QTBUS_SIGNAL_MAX_ARGS + 2);
                 for (size_t i = 0; i < count; i++) kinds[i] = (qtbus_arg)(byte() % 9);
-                qtbus_signal_define(bus, name(n1), kinds, count);
+                char sig[90];
+                qtbus_signal_define(bus, sig_name(sig, sizeof sig), kinds, count);
                 break;
             }
-            case 5: qtbus_signal_emitv(bus, name(n3), sub, 0, v, byte() % (QTBUS_SIGNAL_MAX_ARGS + 2)); break;
+            case 5: { /* on a name of the input's signatures, or any name */
+                char sig[90];
+                const char *target = byte() % 2 ? sig_name(sig, sizeof sig) : name(n3);
+                qtbus_signal_emitv(bus, target, sub, 0, v, byte() % (QTBUS_SIGNAL_MAX_ARGS + 2));
+                break;
+            }
             case 6: { /* raw bytes, exactly as long as the input says, half of them behind a header */
                 size_t len = byte() % 96;
                 unsigned char *raw = malloc(len ? len : 1);
@@ -355,8 +374,11 @@ static void step(int budget)
             uint8_t which = byte() % 3;
             const char *type = which == 0 ? "A" : which == 1 ? "B" : name(n1);
             /* Only "A" gets typed_a's parameters and "B" typed_b's: a handler with
-             * other parameters than its signature is outside the contract. */
-            if (which == 2 && type && (strcmp(type, "A") == 0 || strcmp(type, "B") == 0)) type = "Undefined";
+             * other parameters than its signature is outside the contract.  The input's
+             * own signatures are on sig_name()s ("Sig." names), which are not taken. */
+            if (which == 2 && type &&
+                (strcmp(type, "A") == 0 || strcmp(type, "B") == 0 || strncmp(type, "Sig.", 4) == 0))
+                type = "Undefined";
             r->subscribed = 1;
             qtbus_token t = {0};
             int rc = qtbus_signal_connect(bus, type, &o, which == 1 ? QTBUS_CALLBACK(typed_b) : QTBUS_CALLBACK(typed_a),
