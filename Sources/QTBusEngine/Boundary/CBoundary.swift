@@ -414,22 +414,21 @@ private func ensureUTF8(_ event: Outgoing, of desc: UnsafePointer<qtbus_event_de
 /// As `outgoing` checks, but the type is only measured (`CName.measured`): its hash is
 /// made only when the thread's last-dispatched type is not it (`dispatchNamed`).
 @inline(__always)
-private func outgoingNamed(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBusStatus) -> Outgoing {
+private func outgoingNamed(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBusStatus) -> (type: CName, subtype: CName?) {
     guard let d = desc?.pointee, let typeText = d.type, let type = CName(measuring: typeText),
           d.flags & ~knownEventFlags == 0, d.data != nil || d.size == 0 else {
         throw QTBusStatus(refuseEvent(desc))
     }
-    return Outgoing(type: type, subtype: try scannedOptionalName(d.subtype, .subtype), data: d.data, size: d.size,
-                    object: d.object, objectRelease: d.object_release)
+    return (type, try scannedOptionalName(d.subtype, .subtype))
 }
 
 @_cdecl("qtbus_dispatch")
 @usableFromInline package func _qtbus_dispatch(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
-    // The event is made by the checks, in the entry point's frame, and dispatched from
-    // there: made in the body, its names were stored, loaded back and stored again
-    // (docs/perf-notes.md, "The event made once").
-    entryPoint("qtbus_dispatch", bus: bus, .dispatch, checks: try outgoingNamed(desc)) { bus, event in
-        dispatchNamed(bus, &event, flags: desc.unsafelyUnwrapped.pointee.flags)
+    entryPoint("qtbus_dispatch", bus: bus, .dispatch, checks: try outgoingNamed(desc)) { bus, names in
+        let d = desc.unsafelyUnwrapped.pointee
+        var event = Outgoing(type: names.type, subtype: names.subtype, data: d.data, size: d.size,
+                             object: d.object, objectRelease: d.object_release)
+        return dispatchNamed(bus, &event, flags: d.flags)
     }
 }
 
