@@ -11,28 +11,30 @@ import Glibc
 
 package final class _QTLocked<State>: @unchecked Sendable {
     // @unchecked: `state` is only touched under `mutex`; the mutex and the condition
-    // live at stable addresses of their own (pthread objects must not move).
+    // live at a stable address of their own (pthread objects must not move), one
+    // allocation for the two: each async request and command execution makes one.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let changed: UnsafeMutablePointer<pthread_cond_t>
     private var state: State
 
     package init(_ state: State) {
         self.state = state
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
+        let raw = UnsafeMutableRawPointer.allocate(
+            byteCount: MemoryLayout<pthread_mutex_t>.stride + MemoryLayout<pthread_cond_t>.stride,
+            alignment: max(MemoryLayout<pthread_mutex_t>.alignment, MemoryLayout<pthread_cond_t>.alignment))
+        mutex = raw.initializeMemory(as: pthread_mutex_t.self, repeating: pthread_mutex_t(), count: 1)
+        changed = (raw + MemoryLayout<pthread_mutex_t>.stride)
+            .initializeMemory(as: pthread_cond_t.self, repeating: pthread_cond_t(), count: 1)
         pthread_mutex_init(mutex, nil)
-        changed = .allocate(capacity: 1)
-        changed.initialize(to: pthread_cond_t())
         pthread_cond_init(changed, nil)
     }
 
     deinit {
         pthread_cond_destroy(changed)
-        changed.deinitialize(count: 1)
-        changed.deallocate()
         pthread_mutex_destroy(mutex)
+        changed.deinitialize(count: 1)
         mutex.deinitialize(count: 1)
-        mutex.deallocate()
+        UnsafeMutableRawPointer(mutex).deallocate()
     }
 
     package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
