@@ -369,19 +369,16 @@ private func nestedEpochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
 @inline(__always)
 private func outermostEpochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
     // One test for the usual case: the fast exit, and no ThreadSanitizer edge to declare.
-    if qtshim_plain_exit_enabled() {
-        qtshim_atomic_store_u64(record.field(\.epoch), 0)
-        if qtshim_pending_load_relaxed() != 0 { reclaimer.reclaim() }
-        return
+    if !qtshim_plain_exit_enabled() {
+        qtshim_tsan_handlers_returned()
+        if !qtshim_fast_exit_enabled() {
+            _ = qtshim_atomic_exchange_u64(record.field(\.epoch), 0)
+            if qtshim_pending_load() != 0 { reclaimer.reclaim() }
+            return
+        }
     }
-    qtshim_tsan_handlers_returned()
-    if qtshim_fast_exit_enabled() {
-        qtshim_atomic_store_u64(record.field(\.epoch), 0)
-        if qtshim_pending_load_relaxed() != 0 { reclaimer.reclaim() }
-    } else {
-        _ = qtshim_atomic_exchange_u64(record.field(\.epoch), 0)
-        if qtshim_pending_load() != 0 { reclaimer.reclaim() }
-    }
+    qtshim_atomic_store_u64(record.field(\.epoch), 0)
+    if qtshim_pending_load_relaxed() != 0 { reclaimer.reclaim() }
 }
 
 /// Runs `body` inside a dispatch section (see the top of this file; other calls that
