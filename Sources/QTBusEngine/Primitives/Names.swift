@@ -26,11 +26,8 @@ struct CName {
     /// whole 8-byte words within the length, never past the NUL.
     @inline(__always)
     init?(_ bytes: UnsafePointer<CChar>) {
-        let n = strlen(bytes)
-        if n == 0 || n > maxNameLength { return nil }
-        self.bytes = bytes
-        self.length = n
-        self.hash = hashBytes(UnsafeRawPointer(bytes), n)
+        guard let measured = CName(measuring: bytes) else { return nil }
+        self = measured.hashed
     }
 
     /// Measures `bytes` as `init?(_:)` does, without the hash (0): for qtbus_dispatch,
