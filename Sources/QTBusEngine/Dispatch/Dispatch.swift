@@ -265,7 +265,8 @@ private func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ 
 /// delivery array (TypeEntry.swift): per handler, one load of the list's change count
 /// and the call, where the list costs a node's order, its subscription's state and the
 /// next pointer (docs/perf-notes.md, "The delivery array").  The array is the list as
-/// it was at `changes`; before each call the count is read again, and once it moved (a
+/// it was at `changes`, used by dispatches that started after its newest subscription
+/// (`start`); before each call the count is read again, and once it moved (a
 /// handler, or another thread, subscribed or disposed) the walk goes on by the list
 /// from the next entry's node, with `visit`'s checks: what the list walk would do from
 /// there, since a node stays allocated, its `next` intact, while this dispatch runs.
@@ -281,7 +282,8 @@ private func deliverArray(_ type: UnsafeMutablePointer<TypeEntry>, _ event: inou
         }
         raw = makeDeliveryArray(type, changes, raw)
     }
-    guard let array = raw?.assumingMemoryBound(to: DeliveryArray.self), array.pointee.count >= 0 else {
+    guard let array = raw?.assumingMemoryBound(to: DeliveryArray.self), array.pointee.count >= 0,
+          array.pointee.newest <= start else {
         return deliver(type, nil, &event, start, Plain.self)
     }
     var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
@@ -352,6 +354,7 @@ private func makeDeliveryArray(_ type: UnsafeMutablePointer<TypeEntry>, _ change
     guard let raw = malloc(DeliveryArray.size(n)) else { return nil }
     let array = raw.bindMemory(to: DeliveryArray.self, capacity: 1)
     var filled = 0
+    var newest: UInt64 = 0
     if eligible {
         let entries = array.entries
         let nodes = array.nodes(capacity: n)
@@ -362,12 +365,13 @@ private func makeDeliveryArray(_ type: UnsafeMutablePointer<TypeEntry>, _ change
             if qtshim_atomic_load_u8(sub.field(\.state)) == SubState.direct {
                 (entries + filled).initialize(to: DeliveryArray.Entry(handler: sub.pointee.handler, userdata: sub.pointee.userdata))
                 (nodes + filled).initialize(to: node)
+                newest = max(newest, node.pointee.seq)
                 filled += 1
             }
             w = qtshim_atomic_load_ptr(node.field(\.next))
         }
     }
-    array.initialize(to: DeliveryArray(changes: changes, count: eligible ? filled : -1))
+    array.initialize(to: DeliveryArray(changes: changes, count: eligible ? filled : -1, newest: newest))
     // Only an array of the list as it still is, in place of the one this dispatch saw.
     var expected = old
     guard filled == n, qtshim_atomic_load_u64(type.field(\.whole.changes)) == changes,

@@ -57,6 +57,11 @@ struct TypeEntry: NamedEntry {
 struct DeliveryArray {
     let changes: UInt64
     let count: Int
+    /// The largest subscription sequence among the entries: a dispatch that read an
+    /// older sequence when it started walks the list instead, where `visit` leaves out
+    /// what was subscribed after it started (and what its thread has not yet been
+    /// shown to see, for ThreadSanitizer, by the subscribe's release of the type).
+    let newest: UInt64
 
     struct Entry {
         let handler: qtbus_handler
