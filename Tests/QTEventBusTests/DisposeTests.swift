@@ -115,31 +115,34 @@ extension QTBusTests {
         }
 
         @Test func disposeFromAnotherThreadWhileDispatching() {
-            // Rule 2 across threads: after dispose returns, no new call starts.
+            // Rule 2 across threads: after dispose returns, no new call starts.  A call
+            // that began before may still be running, so the dispatcher itself marks the
+            // dispatches that begin once dispose has returned, and only those must call
+            // nothing (no sleep guessing how long a call in progress takes).
             let bus = QTEventBus()
             let calls = Counter()
             let stop = Counter()
             let afterDispose = Counter()
             let disposed = Counter()
+            let lateDispatches = Counter()
             let token = bus.on(PingEvent.self).next { _ in
-                if disposed.value == 1 { afterDispose.increment() }
+                // On the dispatcher's thread, inside its dispatch.
+                if lateDispatches.value > 0 { afterDispose.increment() }
                 calls.increment()
             }
             let dispatcher = DispatchQueue(label: "test.dispatcher")
             dispatcher.async {
-                while stop.value == 0 { bus.dispatch(PingEvent(n: 0)) }
+                while stop.value == 0 {
+                    if disposed.value == 1 { lateDispatches.increment() }
+                    bus.dispatch(PingEvent(n: 0))
+                }
             }
             #expect(waitUntil { calls.value > 100 })
             token.dispose()
-            // A call that began before dispose returned may still be running; give it time
-            // to finish, then any further call would be a new one.
-            usleep(20_000)
             disposed.increment()
-            let before = calls.value
-            usleep(20_000)
+            #expect(waitUntil { lateDispatches.value > 100 })
             stop.increment()
             flush(dispatcher)
-            #expect(calls.value == before)
             #expect(afterDispose.value == 0)
         }
     }

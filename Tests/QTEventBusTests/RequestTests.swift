@@ -242,7 +242,8 @@ extension QTBusTests {
             task.cancel()
             await #expect(throws: CancellationError.self) { try await task.value }
             let waited = ContinuousClock.now - cancelled
-            #expect(waited < .milliseconds(100), "cancellation answered in \(waited), not after the handler")
+            // Well before the handler's second is up, with room for a loaded machine.
+            #expect(waited < .milliseconds(500), "cancellation answered in \(waited), not after the handler")
             #expect(finished.value == 0, "the handler is still running")
             // It finishes; its late reply goes nowhere; the bus answers the next request.
             #expect(waitUntil { finished.value == 1 })
@@ -269,14 +270,15 @@ extension QTBusTests {
             let queue = DispatchQueue(label: "slow-replier")
             let fast = bus.on(named: "Mixed").nextRequest { _, request in request.reply("fast") }
             let slow = bus.on(named: "Mixed").atQueue(queue).nextRequest { _, request in
-                usleep(500_000)
+                usleep(1_000_000)
                 request.reply("slow")
             }
             defer { fast.dispose(); slow.dispose() }
             let started = ContinuousClock.now
             let replies = try await bus.request(named: "Mixed", timeout: .milliseconds(100))
             #expect(replies.map(\.string) == ["fast"])
-            #expect(ContinuousClock.now - started < .milliseconds(400))
+            // Not waiting for the slow handler's second, with room for a loaded machine.
+            #expect(ContinuousClock.now - started < .milliseconds(800))
             // Without a timeout, both.
             let all = try await bounded { try await bus.request(named: "Mixed") }
             #expect(Set(all.map(\.string)) == ["fast", "slow"])
