@@ -21,13 +21,20 @@ let requestFlag = UInt32(QTBUS_EVENT_REQUEST)
 /// flags and the data/size pair.  On success (>= 0) the event's object or payload
 /// reference was consumed; on failure nothing was taken.
 func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32) -> Int32 {
-    var type = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), event.type)
-    // A name that matched a stored one was validated when it was stored.
-    if type == nil {
-        if !event.type.isValidUTF8 { return failName(event.type.bytes, .type) }
-        type = learnType(bus, event.type)
-    }
+    let type: UnsafeMutablePointer<TypeEntry>?
+    do { type = try foundOrLearned(bus, event.type) } catch { return error.value }
     return dispatchResolved(bus, type, &event, flags: flags)
+}
+
+/// The entry of the hashed name `name` on `bus`, learned when there is none (nil: not
+/// learned, `learnType`); throws the reported failure of a name that is not UTF-8.
+@inline(__always)
+private func foundOrLearned(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) throws(QTBusStatus)
+    -> UnsafeMutablePointer<TypeEntry>? {
+    if let type = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), name) { return type }
+    // A name that matched a stored one was validated when it was stored.
+    if !name.isValidUTF8 { throw QTBusStatus(failName(name.bytes, .type)) }
+    return learnType(bus, name)
 }
 
 /// qtbus_dispatch: `dispatchEvent` for a name measured but not hashed
@@ -78,11 +85,8 @@ func nobodyListens(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointe
 private func dispatchLookingUp(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32,
                                _ record: UnsafeMutablePointer<ThreadRecord>) -> Int32 {
     event.type = event.type.hashed
-    var type = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), event.type)
-    if type == nil {
-        if !event.type.isValidUTF8 { return failName(event.type.bytes, .type) }
-        type = learnType(bus, event.type)
-    }
+    let type: UnsafeMutablePointer<TypeEntry>?
+    do { type = try foundOrLearned(bus, event.type) } catch { return error.value }
     if let type {
         record.pointee.namedText = UnsafeRawPointer(event.type.bytes)
         record.pointee.namedBusSerial = bus.pointee.serial
