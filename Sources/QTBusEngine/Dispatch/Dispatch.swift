@@ -369,7 +369,8 @@ private func makeDeliveryArray(_ type: UnsafeMutablePointer<TypeEntry>, _ change
             if qtshim_atomic_load_u8(sub.field(\.state)) == SubState.direct {
                 (entries + filled).initialize(to: DeliveryArray.Entry(handler: sub.pointee.handler, userdata: sub.pointee.userdata))
                 (nodes + filled).initialize(to: node)
-                newest = max(newest, node.pointee.seq)
+                // The field itself: `seq` would copy the node, `next` (stored by writers) too.
+                newest = max(newest, node.pointee.order >> 16)
                 filled += 1
             }
             w = qtshim_atomic_load_ptr(node.field(\.next))
