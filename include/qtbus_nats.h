@@ -231,7 +231,15 @@ QTBUS_NATS_API int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *
  * connection: the bridge's reports and the trace hook carry the errors instead.
  * Returns what qtbus_nats_connect() returns (QTBUS_EINVAL for a NULL nats_options),
  * qtbus_errmsg() giving nats.c's reason; a failed connect leaves *out NULL and nothing
- * running. */
+ * running.
+ *
+ * With nats.c before 3.11 (Debian 12's is 3.4.1), a connect the server refuses for
+ * authorization is made again, three connects at most: those versions send no signature
+ * when the signature of the server's nonce starts with a zero byte, so an NKey or
+ * credentials connect is refused one time in 256 with the right keys.  Wrong ones are
+ * refused each time (the call then takes three round trips).  An application's own
+ * connection (natsConnection_Connect, before qtbus_nats_attach) has the same odds;
+ * nats.c's reconnects retry such a refusal once by themselves. */
 QTBUS_NATS_API int qtbus_nats_connect_with(qtbus_bus *bus, struct __natsOptions *nats_options,
                                            const qtbus_nats_options *options, qtbus_nats **out);
 

@@ -182,12 +182,26 @@ static int bridge_start(const char *fn, qtbus_nats *bridge, const qtbus_nats_opt
     return QTBUS_OK;
 }
 
+/* nats.c before 3.11 (Debian 12 ships 3.4.1) sends a CONNECT without its signature when
+ * the signature of the server's nonce begins with a zero byte: its base64 encoder took a
+ * leading NUL for an empty input (fixed in nats.c 3.11).  An NKey or credentials
+ * connect is then refused one time in 256, whatever the keys.  The server's next nonce
+ * signs differently, so such a refusal is tried again, twice at most: a genuine refusal
+ * (wrong keys, an unknown user) is refused each time, and a connect fails for the bug
+ * one time in 16.7 million.  Newer nats.c is tried once. */
+static int auth_attempts(void)
+{
+    return nats_GetVersionNumber() < 0x030B00 ? 3 : 1;
+}
+
 /* Connects with `opts`, which have the bridge's settings; `what` names the servers in
  * a failure's message.  A connection that nats.c keeps trying (its retry on failed
  * connect) is one: the bridge works once a server is up. */
 static int bridge_connect(const char *fn, qtbus_nats *bridge, natsOptions *opts, const char *what)
 {
     natsStatus s = natsConnection_Connect(&bridge->conn, opts);
+    for (int tries = auth_attempts() - 1; s == NATS_CONNECTION_AUTH_FAILED && tries > 0; tries--)
+        s = natsConnection_Connect(&bridge->conn, opts);
     if (s == NATS_OK || s == NATS_NOT_YET_CONNECTED) return QTBUS_OK;
     int status = qn_fail_nats(bridge, fn, s, what);
     qn_bridge_free(bridge);
