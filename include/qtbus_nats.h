@@ -200,7 +200,9 @@ typedef struct qtbus_nats_options {
  * connect, and again in that order after a server is lost.  An entry may carry
  * credentials, nats://user:password@host:port or nats://token@host:port (nats.c takes
  * them from the first entry that has some); qtbus_errmsg() shows the url with each
- * password or token as "***".
+ * password or token as "***".  A connect the server refuses for authorization is made
+ * again with nats.c before 3.11, as qtbus_nats_connect_with() says, so wrong
+ * credentials in the url are refused after three round trips.
  *
  * The prefix is not a qtbus name but the first tokens of every subject, written as it
  * is, so it has NATS's rule, made strict: 1 to 256 bytes of printable ASCII (0x21 to
