@@ -5,14 +5,38 @@ include(SwiftRuntime)
 set(QTBUS_SANITIZE "" CACHE STRING "Sanitizer build: empty, address (+UBSan for C) or thread")
 set_property(CACHE QTBUS_SANITIZE PROPERTY STRINGS "" address thread)
 
-option(QTBUS_STATIC_SWIFT_RUNTIME
-  "Link the Swift runtime and libdispatch into libqtbus.so (OFF: use the toolchain's shared runtime)" ON)
-if(QTBUS_SANITIZE AND QTBUS_STATIC_SWIFT_RUNTIME)
-  # The sanitizer runtimes must see the Swift runtime's allocations and threads: the
-  # toolchain's shared runtime is the one swiftc's -sanitize= is built against.
-  message(STATUS "qtbus: QTBUS_SANITIZE=${QTBUS_SANITIZE} builds on the shared Swift runtime")
-  set(QTBUS_STATIC_SWIFT_RUNTIME OFF)
+# What of Swift's runtime libqtbus.so carries.
+#   embedded (the default): the engine compiled in Embedded Swift mode, which needs no
+#            runtime at all (what little of the standard library it uses is compiled
+#            into it); libdispatch and BlocksRuntime, which the queues use, linked in
+#            from the toolchain's static archives.  The library then needs libc only.
+#   static:  the full Swift runtime, libdispatch and BlocksRuntime linked in (0.2.0's
+#            library): for a platform whose toolchain has no Embedded Swift.
+#   shared:  the full runtime, found at run time through RUNPATH at the toolchain.
+# The source is the same in all three (Sources/QTBusEngine); SwiftPM builds it with
+# the full runtime for Swift programs.
+set(QTBUS_SWIFT_RUNTIME embedded CACHE STRING "Swift runtime of libqtbus.so: embedded (none), static or shared")
+set_property(CACHE QTBUS_SWIFT_RUNTIME PROPERTY STRINGS embedded static shared)
+if(DEFINED QTBUS_STATIC_SWIFT_RUNTIME)
+  # 0.2.0's switch between the last two.
+  message(DEPRECATION "QTBUS_STATIC_SWIFT_RUNTIME is replaced by QTBUS_SWIFT_RUNTIME (embedded, static or shared)")
+  if(QTBUS_STATIC_SWIFT_RUNTIME)
+    set(QTBUS_SWIFT_RUNTIME static)
+  else()
+    set(QTBUS_SWIFT_RUNTIME shared)
+  endif()
 endif()
+if(NOT QTBUS_SWIFT_RUNTIME MATCHES "^(embedded|static|shared)$")
+  message(FATAL_ERROR "QTBUS_SWIFT_RUNTIME must be embedded, static or shared (got '${QTBUS_SWIFT_RUNTIME}')")
+endif()
+if(QTBUS_SANITIZE AND QTBUS_SWIFT_RUNTIME STREQUAL "static")
+  # The sanitizer runtimes must see the Swift runtime's allocations and threads: the
+  # toolchain's shared runtime is the one swiftc's -sanitize= is built against.  An
+  # embedded build has no runtime to see, and stays embedded.
+  message(STATUS "qtbus: QTBUS_SANITIZE=${QTBUS_SANITIZE} builds on the shared Swift runtime")
+  set(QTBUS_SWIFT_RUNTIME shared)
+endif()
+message(STATUS "qtbus: Swift runtime of libqtbus.so: ${QTBUS_SWIFT_RUNTIME}")
 
 cmake_host_system_information(RESULT _cores QUERY NUMBER_OF_LOGICAL_CORES)
 set(QTBUS_SWIFT_THREADS ${_cores} CACHE STRING "LLVM threads of the whole-module Swift compile (>= 1)")
@@ -121,9 +145,17 @@ target_compile_options(qtbus PRIVATE
   "$<$<COMPILE_LANGUAGE:Swift>:-enforce-exclusivity=unchecked>")
 target_link_options(qtbus PRIVATE
   "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/qtbus.map"
-  # The driver's own -rpath to the toolchain is never wanted: the static variant needs
-  # none, the shared one sets its RUNPATH below.
-  "$<$<LINK_LANGUAGE:Swift>:-no-toolchain-stdlib-rpath>")
+  # The driver's own -rpath to the toolchain is never wanted: the embedded and static
+  # variants need none, the shared one sets its RUNPATH below.
+  "$<$<LINK_LANGUAGE:Swift>:-no-toolchain-stdlib-rpath>"
+  # GNU ld rather than the driver's gold: gold keeps the thread-local variables that
+  # initial-exec TLS relocations name (the C glue's, libdispatch's) in .dynsym, as
+  # LOCAL entries that nm -D still lists; ld leaves them out.
+  "$<$<LINK_LANGUAGE:Swift>:-use-ld=bfd>")
+# CMake adds the C compiler's own link libraries (-lgcc_s -lc, without --as-needed) to
+# a Swift link that has C sources, which put libgcc_s in NEEDED though nothing comes
+# from it; the Swift driver links libc and libgcc itself.
+set(CMAKE_C_IMPLICIT_LINK_LIBRARIES "")
 if(NOT QTBUS_SANITIZE)
   # Every symbol resolved at link time (sanitizer builds leave the runtime's to the
   # executable).
@@ -146,7 +178,31 @@ set_target_properties(qtbus PROPERTIES
   # the library (set below for the shared-runtime variant only).
   BUILD_WITH_INSTALL_RPATH ON)
 
-if(QTBUS_STATIC_SWIFT_RUNTIME)
+# The toolchain's static archives (libdispatch.a, libBlocksRuntime.a) sit in
+# lib/swift_static/linux beside its shared runtime's lib/swift/linux.
+get_filename_component(_swift_static_dir "${QTBUS_SWIFT_RUNTIME_DIR}/../../swift_static/linux" ABSOLUTE)
+
+if(QTBUS_SWIFT_RUNTIME STREQUAL "embedded")
+  # Embedded Swift: the standard library's code the engine uses is compiled into it,
+  # and no runtime is linked (the driver, told the mode at link time too, adds neither
+  # the runtime's libraries nor its start-up object).  libdispatch and BlocksRuntime
+  # (C) come from the toolchain's static archives, their symbols kept local by
+  # --exclude-libs ALL and the version script.  NEEDED is then libc and the loader (and
+  # libffi with QTBUS_STATIC_LIBFFI=OFF).
+  target_compile_options(qtbus PRIVATE
+    "$<$<COMPILE_LANGUAGE:Swift>:SHELL:-enable-experimental-feature Embedded>")
+  target_link_options(qtbus PRIVATE
+    "$<$<LINK_LANGUAGE:Swift>:SHELL:-enable-experimental-feature Embedded>")
+  foreach(_archive dispatch BlocksRuntime)
+    if(NOT EXISTS "${_swift_static_dir}/lib${_archive}.a")
+      message(FATAL_ERROR "qtbus: ${_swift_static_dir}/lib${_archive}.a not found (the toolchain's static "
+                          "libdispatch); configure with -DQTBUS_SWIFT_RUNTIME=static or shared")
+    endif()
+  endforeach()
+  target_link_libraries(qtbus PRIVATE
+    "${_swift_static_dir}/libdispatch.a" "${_swift_static_dir}/libBlocksRuntime.a")
+  target_link_options(qtbus PRIVATE "LINKER:--exclude-libs,ALL")
+elseif(QTBUS_SWIFT_RUNTIME STREQUAL "static")
   # The Swift runtime, libdispatch and BlocksRuntime are linked into libqtbus.so
   # (swiftc's static-stdlib-args.lnk: -lswiftCore -ldispatch -lBlocksRuntime from
   # lib/swift_static, hidden with --exclude-libs ALL), and the version script keeps
@@ -159,7 +215,7 @@ else()
   # The toolchain's shared runtime: libswiftCore.so, libswiftGlibc.so, libdispatch.so
   # (the C glue calls libdispatch's C entry points directly), found through RUNPATH at
   # the toolchain that built the library.  For systems that ship that runtime at that
-  # path; the library is then a few hundred kB instead of carrying the runtime.
+  # path.
   target_link_libraries(qtbus PRIVATE dispatch)
   target_link_directories(qtbus PRIVATE ${QTBUS_SWIFT_RUNTIME_DIR})
   set_target_properties(qtbus PROPERTIES INSTALL_RPATH "${QTBUS_SWIFT_RUNTIME_DIR}")
@@ -170,15 +226,17 @@ if(QTBUS_SANITIZE STREQUAL "address")
   target_compile_options(qtbus_shims PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
   target_compile_options(qtbus PRIVATE $<$<COMPILE_LANGUAGE:C>:-fsanitize=address,undefined -fno-omit-frame-pointer>)
   target_compile_options(qtbus PRIVATE $<$<COMPILE_LANGUAGE:Swift>:-sanitize=address>)
-  target_link_options(qtbus PRIVATE -sanitize=address)
+  target_link_options(qtbus PRIVATE
+    $<$<LINK_LANGUAGE:Swift>:-sanitize=address> $<$<LINK_LANGUAGE:C>:-fsanitize=address>)
 elseif(QTBUS_SANITIZE STREQUAL "thread")
   target_compile_options(qtbus_shims PRIVATE -fsanitize=thread)
   target_compile_options(qtbus PRIVATE $<$<COMPILE_LANGUAGE:C>:-fsanitize=thread>)
-  # Swift reports inout accesses through `pointee` at the struct's base address; the
-  # engine is written so that those reports cannot collide (UnsafeMutablePointer.field
-  # in Sources/QTBusEngine/Primitives/Lock.swift explains how).
+  # Swift reports inout arguments as writes; the engine is written so that those
+  # reports cannot collide (UnsafeMutablePointer.field in
+  # Sources/QTBusEngine/Primitives/Lock.swift explains how).
   target_compile_options(qtbus PRIVATE $<$<COMPILE_LANGUAGE:Swift>:-sanitize=thread>)
-  target_link_options(qtbus PRIVATE -sanitize=thread)
+  target_link_options(qtbus PRIVATE
+    $<$<LINK_LANGUAGE:Swift>:-sanitize=thread> $<$<LINK_LANGUAGE:C>:-fsanitize=thread>)
 elseif(QTBUS_SANITIZE)
   message(FATAL_ERROR "QTBUS_SANITIZE must be empty, address or thread (got '${QTBUS_SANITIZE}')")
 endif()

@@ -20,8 +20,8 @@
 # The package says it needs no Swift toolchain, and its Depends come from
 # dpkg-shlibdeps, which no Debian package can satisfy for the toolchain's
 # libswiftCore.so: so only the self-contained library is packaged.
-if(NOT QTBUS_STATIC_SWIFT_RUNTIME)
-  message(STATUS "qtbus: no Debian packages (cpack) with QTBUS_STATIC_SWIFT_RUNTIME=OFF")
+if(QTBUS_SWIFT_RUNTIME STREQUAL "shared")
+  message(STATUS "qtbus: no Debian packages (cpack) with QTBUS_SWIFT_RUNTIME=shared")
   return()
 endif()
 

@@ -5,7 +5,7 @@
 add_test(NAME library-abi
   COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-library.sh
           $<TARGET_FILE:qtbus> ${PROJECT_SOURCE_DIR}/include/qtbus.h
-          $<IF:$<BOOL:${QTBUS_STATIC_SWIFT_RUNTIME}>,static,shared>
+          ${QTBUS_SWIFT_RUNTIME}
           $<IF:$<BOOL:${QTBUS_STATIC_LIBFFI}>,static-libffi,shared-libffi>)
 
 add_executable(qtbus_demo ${PROJECT_SOURCE_DIR}/examples/demo.c)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The one check that a libqtbus.so exports exactly the functions qtbus.h declares with
 # QTBUS_API: none missing, nothing else (no Swift symbols, no runtime helpers, no
-# other qtbus_*).  The header is read by scripts/abi-probe.py, the parser the ABI check
+# variables, thread-local or not, no other qtbus_*), in .dynsym whatever the binding.  The header is read by scripts/abi-probe.py, the parser the ABI check
 # uses too.  Used by scripts/check-library.sh (build tree) and CTests (installed library).
 # Also libqtbus-nats.so against qtbus_nats.h (QTBUS_NATS_API).
 # usage: scripts/check-exports.sh LIB HEADER
@@ -14,12 +14,12 @@ lib=$1 header=$2
 [ -r "$header" ] || { echo "check-exports: cannot read $header" >&2; exit 2; }
 
 declared=$(python3 "$(dirname "${BASH_SOURCE[0]}")/abi-probe.py" --declared "$header" | sort -u)
-# Defined, global dynamic symbols, without version suffixes.  LOCAL entries of .dynsym
-# are not exported: the linker keeps the thread-local variables that TLS relocations
-# name there (qtshim_tls_record, and libdispatch's __dispatch_tsd when the runtime is
-# linked in), bound to this library alone.
-exported=$(nm -D --defined-only --extern-only "$lib" | awk '{print $NF}' | sed 's/@.*//' \
-  | grep -Ev '^(_init|_fini|__bss_start|_edata|_end)$' | sort -u)
+# Every defined entry of .dynsym, of any kind and binding, without version suffixes.
+# LOCAL entries count too: a linker can leave there the thread-local variables that
+# TLS relocations name (gold did, for the C glue's and libdispatch's), which nm -D
+# lists and a debugger or an interposer sees, though nothing can bind to them.
+exported=$(readelf --dyn-syms -W "$lib" | awk '$1 ~ /^[0-9]+:$/ && $7 != "UND" && $4 != "SECTION" && $8 != "" {print $8}' \
+  | sed 's/@.*//' | grep -Ev '^(_init|_fini|__bss_start|_edata|_end)$' | sort -u)
 
 [ -n "$declared" ] || { echo "check-exports: FAIL: no QTBUS_API declaration in $header"; exit 1; }
 missing=$(comm -23 <(echo "$declared") <(echo "$exported"))

@@ -4,20 +4,25 @@
 #   - it exports exactly the functions the header declares with QTBUS_API
 #     (scripts/check-exports.sh);
 #   - it does not link Foundation (readelf -d NEEDED);
-#   - static runtime (the default): NEEDED names only system libraries (libc, libm,
-#     libstdc++, libgcc_s, the loader), and libffi only when the fourth argument is
-#     "shared-libffi" (QTBUS_STATIC_LIBFFI=OFF), and there is no RUNPATH;
+#   - embedded (the default, QTBUS_SWIFT_RUNTIME): NEEDED names at most libc, libm and
+#     the loader (CONTRACT section 13), there is no RUNPATH, and no symbol of Swift's
+#     (swift_*, $s...) is global in any symbol table, nor in .dynsym at all, defined
+#     or not: the library neither carries nor needs a Swift runtime;
+#     static runtime: NEEDED names only system libraries (libc, libm, libstdc++,
+#     libgcc_s, the loader), and there is no RUNPATH;
+#     in both, libffi only when the fourth argument is "shared-libffi"
+#     (QTBUS_STATIC_LIBFFI=OFF);
 #     shared runtime: RUNPATH holds the directory with libswiftCore.so;
 #   - it carries the USDT probes qtbus:dispatch, deliver, subscribe, dispose, release and drop
 #     (readelf -n), each with a semaphore;
 #   - the header compiles alone as C99, C11 (and C++17 when c++ exists), -Wall -Wextra -pedantic -Werror;
 #     qtbus.hpp beside it compiles alone as C++17 and C++20 the same way.
-# usage: scripts/check-library.sh path/to/libqtbus.so path/to/qtbus.h static|shared [static-libffi|shared-libffi]
+# usage: scripts/check-library.sh path/to/libqtbus.so path/to/qtbus.h embedded|static|shared [static-libffi|shared-libffi]
 set -euo pipefail
 
-lib=${1:?usage: check-library.sh LIB HEADER static|shared}
-header=${2:?usage: check-library.sh LIB HEADER static|shared}
-runtime=${3:?usage: check-library.sh LIB HEADER static|shared}
+lib=${1:?usage: check-library.sh LIB HEADER embedded|static|shared}
+header=${2:?usage: check-library.sh LIB HEADER embedded|static|shared}
+runtime=${3:?usage: check-library.sh LIB HEADER embedded|static|shared}
 libffi=${4:-static-libffi}
 fail=0
 bad() { echo "check-library: FAIL: $*" >&2; fail=1; }
@@ -39,6 +44,20 @@ if echo "$needed" | grep -qi foundation; then bad "links Foundation"; fi
 runpath=$(readelf -d "$lib" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
 echo "runpath: ${runpath:-(none)}"
 case $runtime in
+  embedded)
+    for n in $needed; do
+      case $n in
+        libc.so.*|libm.so.*|ld-linux*.so.*) ;;
+        libffi.so.*) ;;  # checked below
+        *) bad "embedded: NEEDED $n (only libc, libm, libffi and the loader may be)" ;;
+      esac
+    done
+    [ -z "$runpath" ] || bad "embedded: unexpected RUNPATH $runpath"
+    swift_dyn=$(readelf --dyn-syms -W "$lib" | awk '$1 ~ /^[0-9]+:$/ {print $8}' | grep -E '^(swift_|\$s|_swift)' || true)
+    [ -z "$swift_dyn" ] || bad "embedded: Swift symbols in .dynsym: $(echo $swift_dyn | head -c 300)"
+    swift_global=$(nm --defined-only "$lib" 2>/dev/null | awk '$2 ~ /^[A-Z]$/ {print $3}' | grep -E '^(swift_|\$s|_swift)' || true)
+    [ -z "$swift_global" ] || bad "embedded: global Swift symbols: $(echo $swift_global | head -c 300)"
+    ;;
   static)
     for n in $needed; do
       case $n in
@@ -55,7 +74,7 @@ case $runtime in
     for d in "${dirs[@]}"; do [ -e "$d/libswiftCore.so" ] && found_swift=1; done
     [ "$found_swift" = 1 ] || bad "shared runtime: no RUNPATH entry holds libswiftCore.so"
     ;;
-  *) bad "runtime must be static or shared, got '$runtime'" ;;
+  *) bad "runtime must be embedded, static or shared, got '$runtime'" ;;
 esac
 case $libffi in
   static-libffi)

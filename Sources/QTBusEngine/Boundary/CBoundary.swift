@@ -13,7 +13,7 @@
 // inlinable code): QTEventBus calls them, nothing outside this package sees them; the
 // C symbols are exported all the same.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 private let versionString = StaticName(qtshim_version_string())
 

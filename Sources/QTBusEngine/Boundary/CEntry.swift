@@ -18,7 +18,7 @@
 // Error`, which is allocated.  Everything on the way to the engine is inlined, so the
 // shape adds nothing to the dispatch path; what runs only for a failure is out of line.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// What an entry point's engine call runs in (Reclamation.swift).
 enum Section {

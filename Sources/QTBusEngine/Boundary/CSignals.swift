@@ -5,7 +5,7 @@
 // qtbus_signal_emit is defined in C, since Swift cannot define a variadic function; it
 // hands its va_list to `_qtbus_signal_emit` below in one call.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// qtbus_signal_define's type, once the rest of its arguments are checked.
 private func definedType(_ type: UnsafePointer<CChar>?, _ kinds: UnsafePointer<qtbus_arg>?,

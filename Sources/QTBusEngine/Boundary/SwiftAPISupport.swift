@@ -36,7 +36,7 @@
 //   understands) for what it keeps per process (type records, names); it is not on the
 //   engine's side of this seam.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 // MARK: - Swift types and the synchronous dispatch
 
@@ -291,6 +291,6 @@ package func _qtEngineOnMainThread() -> Bool { qtshim_is_main_thread() }
 package func _qtEnginePatternProblem(_ pattern: String) -> String? {
     pattern.withCString { text in
         guard let name = CName(text) else { return nil }  // the name checks come first
-        return patternProblem(name).map { String(describing: $0) }
+        return patternProblem(name).map { "\($0)" }
     }
 }

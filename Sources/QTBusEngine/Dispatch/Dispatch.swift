@@ -11,7 +11,7 @@
 // priority, then subscription order; the walk merges them, taking the subtype's node
 // first at equal priority (QTEventBus delivers specific before general).
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 let stickyFlag = UInt32(QTBUS_EVENT_STICKY)
 /// Only reported (qtbus_event_flags); a dispatch refuses it as an unknown flag.
@@ -31,7 +31,7 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
 @inline(__always)
 private func foundOrLearned(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) throws(QTBusStatus)
     -> UnsafeMutablePointer<TypeEntry>? {
-    if let type = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), name) { return type }
+    if let type = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(&bus.pointee.types)), name) { return type }
     // A name that matched a stored one was validated when it was stored.
     if !name.isValidUTF8 { throw QTBusStatus(failName(name.bytes, .type)) }
     return learnType(bus, name)
@@ -72,10 +72,10 @@ func dispatchNamed(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
 /// lets the event's object go (docs/perf-notes.md, "The no-subscriber path").
 @inline(__always)
 func nobodyListens(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>) -> Bool {
-    qtshim_atomic_load_ptr(type.field(\.whole.head)) == nil
-        && qtshim_atomic_load_u32(bus.field(\.flags)) == 0
-        && qtshim_atomic_load_u64(type.field(\.seq)) & TypeEntry.hasOwned == 0
-        && qtshim_atomic_load_u64(bus.field(\.noSubscriberListeners)) == 0
+    qtshim_atomic_load_ptr(type.field(&type.pointee.whole.head)) == nil
+        && qtshim_atomic_load_u32(bus.field(&bus.pointee.flags)) == 0
+        && qtshim_atomic_load_u64(type.field(&type.pointee.seq)) & TypeEntry.hasOwned == 0
+        && qtshim_atomic_load_u64(bus.field(&bus.pointee.noSubscriberListeners)) == 0
         && !qtshim_probe_dispatch_enabled()
 }
 
@@ -102,7 +102,7 @@ func dispatchResolved(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePoi
                       _ event: inout Outgoing, flags: UInt32) -> Int32 {
     // One test for a closed bus, a traced one (Trace.swift) and one with pattern
     // subscriptions: nothing else here knows about tracing or patterns.
-    let busFlags = qtshim_atomic_load_u32(bus.field(\.flags))
+    let busFlags = qtshim_atomic_load_u32(bus.field(&bus.pointee.flags))
     if busFlags != 0 {
         // A bus with patterns and nothing else flagged: its own walk, untraced.
         if busFlags == Bus.patternsBit {
@@ -150,13 +150,13 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
             return status
         }
     } else if let type {
-        start = qtshim_atomic_load_u64(type.field(\.seq))
+        start = qtshim_atomic_load_u64(type.field(&type.pointee.seq))
     }
     let hasOwned = start & TypeEntry.hasOwned != 0
     start &= ~TypeEntry.hasOwned
     var specific: UnsafeMutablePointer<SubtypeEntry>? = nil
     if let type, let subtype = event.subtype {
-        specific = NameTable<SubtypeEntry>.lookup(qtshim_atomic_load_ptr(type.field(\.subtypes)), subtype)
+        specific = NameTable<SubtypeEntry>.lookup(qtshim_atomic_load_ptr(type.field(&type.pointee.subtypes)), subtype)
         if specific == nil && flags & stickyFlag == 0 && !subtype.isValidUTF8 { return failName(subtype.bytes, .subtype) }
     } else if let subtype = event.subtype, !subtype.isValidUTF8 {
         return failName(subtype.bytes, .subtype)
@@ -167,7 +167,7 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
                                                    instrumented: traceDeliveries || qtshim_probe_deliver_enabled()) {
         // Pattern subscriptions were among those reached (PatternDispatch.swift).
         count = reached
-    } else if let type, specific != nil || qtshim_atomic_load_ptr(type.field(\.whole.head)) != nil {
+    } else if let type, specific != nil || qtshim_atomic_load_ptr(type.field(&type.pointee.whole.head)) != nil {
         qtshim_tsan_acquire(type)
         // A tracer on the `deliver` probe, or a hook taking DELIVER records, gets the
         // walk that reports each call; the other has no report site at all (one check
@@ -187,7 +187,7 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
     if qtshim_probe_dispatch_enabled() { probeDispatch(bus, event.type.bytes, event.subtype?.bytes, count) }
     // Before the event is let go: the record shows its names.
     if let since { emitDispatch(bus, event.type.bytes, event.subtype?.bytes, reached: count, since: since) }
-    if count == 0 && qtshim_atomic_load_u64(bus.field(\.noSubscriberListeners)) != 0
+    if count == 0 && qtshim_atomic_load_u64(bus.field(&bus.pointee.noSubscriberListeners)) != 0
         && !noSubscriberName.isSame(as: event.type) {
         dispatchNoSubscriber(bus, &event)
         return 0
@@ -239,9 +239,9 @@ private func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ 
     let last = start << 16 | ListNode.indexMask
     // Unprotected, as in deliverArray (inlined there, a protected walk protected both).
     _withUnprotectedUnsafeMutablePointer(to: &view) { view in
-        var w = qtshim_atomic_load_ptr(type.field(\.whole.head))
+        var w = qtshim_atomic_load_ptr(type.field(&type.pointee.whole.head))
         if let specific {
-            var s = qtshim_atomic_load_ptr(specific.field(\.list.head))
+            var s = qtshim_atomic_load_ptr(specific.field(&specific.pointee.list.head))
             // Merge: the subtype's node first at equal priority.
             while let sr = s {
                 let sn = sr.assumingMemoryBound(to: ListNode.self)
@@ -249,17 +249,17 @@ private func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ 
                     > Subscription.of(sn).pointee.priority {
                     let wn = wr.assumingMemoryBound(to: ListNode.self)
                     if visit(wn, view, &event, last, &count, instrumented, tracing) { return }
-                    w = qtshim_atomic_load_ptr(wn.field(\.next))
+                    w = qtshim_atomic_load_ptr(wn.field(&wn.pointee.next))
                 } else {
                     if visit(sn, view, &event, last, &count, instrumented, tracing) { return }
-                    s = qtshim_atomic_load_ptr(sn.field(\.next))
+                    s = qtshim_atomic_load_ptr(sn.field(&sn.pointee.next))
                 }
             }
         }
         while let wr = w {
             let wn = wr.assumingMemoryBound(to: ListNode.self)
             if visit(wn, view, &event, last, &count, instrumented, tracing) { return }
-            w = qtshim_atomic_load_ptr(wn.field(\.next))
+            w = qtshim_atomic_load_ptr(wn.field(&wn.pointee.next))
         }
     }
     return count
@@ -276,12 +276,12 @@ private func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ 
 /// there, since a node stays allocated, its `next` intact, while this dispatch runs.
 @inline(never)
 private func deliverArray(_ type: UnsafeMutablePointer<TypeEntry>, _ event: inout Outgoing, _ start: UInt64) -> Int32 {
-    let changes = qtshim_atomic_load_u64(type.field(\.whole.changes))
-    var raw = qtshim_atomic_load_ptr(type.field(\.delivery))
+    let changes = qtshim_atomic_load_u64(type.field(&type.pointee.whole.changes))
+    var raw = qtshim_atomic_load_ptr(type.field(&type.pointee.delivery))
     if raw == nil || raw.unsafelyUnwrapped.assumingMemoryBound(to: DeliveryArray.self).pointee.changes != changes {
         // The first dispatch at this count only asks for it (TypeEntry.deliveryWanted).
-        if qtshim_atomic_load_u64(type.field(\.deliveryWanted)) != changes {
-            qtshim_atomic_store_u64(type.field(\.deliveryWanted), changes)
+        if qtshim_atomic_load_u64(type.field(&type.pointee.deliveryWanted)) != changes {
+            qtshim_atomic_store_u64(type.field(&type.pointee.deliveryWanted), changes)
             return deliver(type, nil, &event, start, Plain.self)
         }
         raw = makeDeliveryArray(type, changes, raw)
@@ -296,7 +296,7 @@ private func deliverArray(_ type: UnsafeMutablePointer<TypeEntry>, _ event: inou
     if let p = event.payload, p.pointee.sticky { view.sticky = true }
     let n = array.pointee.count
     let entries = array.entries
-    let changesField = type.field(\.whole.changes)
+    let changesField = type.field(&type.pointee.whole.changes)
     // Unprotected: handlers get the view as a const pointer, and a stack protector is a
     // guard set and checked on every dispatch that reaches a handler (docs/perf-notes.md,
     // "The delivery array").
@@ -328,7 +328,7 @@ private func walkList(from node: UnsafeMutablePointer<ListNode>, _ view: UnsafeM
     while let wr = w {
         let wn = wr.assumingMemoryBound(to: ListNode.self)
         if visit(wn, view, &event, last, &count, false, nil) { return }
-        w = qtshim_atomic_load_ptr(wn.field(\.next))
+        w = qtshim_atomic_load_ptr(wn.field(&wn.pointee.next))
     }
 }
 
@@ -343,16 +343,17 @@ private func makeDeliveryArray(_ type: UnsafeMutablePointer<TypeEntry>, _ change
     // left out: their dispose or delivery has begun, and their unlink moves `changes`.
     var n = 0
     var eligible = true
-    var w = qtshim_atomic_load_ptr(type.field(\.whole.head))
+    var w = qtshim_atomic_load_ptr(type.field(&type.pointee.whole.head))
     while let wr = w {
         let node = wr.assumingMemoryBound(to: ListNode.self)
-        let state = qtshim_atomic_load_u8(Subscription.of(node).field(\.state))
+        let sub = Subscription.of(node)
+        let state = qtshim_atomic_load_u8(sub.field(&sub.pointee.state))
         if state == SubState.routed {
             eligible = false
             break
         }
         if state == SubState.direct { n += 1 }
-        w = qtshim_atomic_load_ptr(node.field(\.next))
+        w = qtshim_atomic_load_ptr(node.field(&node.pointee.next))
     }
     if !eligible { n = 0 }
     guard let raw = malloc(DeliveryArray.size(n)) else { return nil }
@@ -362,25 +363,25 @@ private func makeDeliveryArray(_ type: UnsafeMutablePointer<TypeEntry>, _ change
     if eligible {
         let entries = array.entries
         let nodes = array.nodes(capacity: n)
-        w = qtshim_atomic_load_ptr(type.field(\.whole.head))
+        w = qtshim_atomic_load_ptr(type.field(&type.pointee.whole.head))
         while let wr = w, filled < n {
             let node = wr.assumingMemoryBound(to: ListNode.self)
             let sub = Subscription.of(node)
-            if qtshim_atomic_load_u8(sub.field(\.state)) == SubState.direct {
+            if qtshim_atomic_load_u8(sub.field(&sub.pointee.state)) == SubState.direct {
                 (entries + filled).initialize(to: DeliveryArray.Entry(handler: sub.pointee.handler, userdata: sub.pointee.userdata))
                 (nodes + filled).initialize(to: node)
                 // The field itself: `seq` would copy the node, `next` (stored by writers) too.
                 newest = max(newest, node.pointee.order >> 16)
                 filled += 1
             }
-            w = qtshim_atomic_load_ptr(node.field(\.next))
+            w = qtshim_atomic_load_ptr(node.field(&node.pointee.next))
         }
     }
     array.initialize(to: DeliveryArray(changes: changes, count: eligible ? filled : -1, newest: newest))
     // Only an array of the list as it still is, in place of the one this dispatch saw.
     var expected = old
-    guard filled == n, qtshim_atomic_load_u64(type.field(\.whole.changes)) == changes,
-          qtshim_atomic_cas_ptr(type.field(\.delivery), &expected, raw) else {
+    guard filled == n, qtshim_atomic_load_u64(type.field(&type.pointee.whole.changes)) == changes,
+          qtshim_atomic_cas_ptr(type.field(&type.pointee.delivery), &expected, raw) else {
         free(raw)
         return nil
     }
@@ -398,7 +399,7 @@ func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<
     // Newer than this dispatch: subscribed during it, so it does not receive it.
     guard node.pointee.order <= last else { return false }
     let sub = Subscription.of(node)
-    let state = qtshim_atomic_load_u8(sub.field(\.state))
+    let state = qtshim_atomic_load_u8(sub.field(&sub.pointee.state))
     if state == SubState.direct {
         if instrumented {
             deliverInstrumented(sub, view, queued: false, tracing: tracing)
@@ -427,7 +428,7 @@ private func deliverRouted(_ sub: UnsafeMutablePointer<Subscription>, _ view: Un
     }
     let once = sub.pointee.flags & subOnce != 0
     if once {
-        guard qtshim_atomic_cas_u8(sub.field(\.state), SubState.routed, SubState.fired) else { return false }
+        guard qtshim_atomic_cas_u8(sub.field(&sub.pointee.state), SubState.routed, SubState.fired) else { return false }
         // Unlinked before its one delivery, so counts and lookups made by the handler
         // already see it gone; its memory lives until this dispatch's epoch ends.
         finishOnce(sub)

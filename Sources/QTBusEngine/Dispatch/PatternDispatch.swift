@@ -16,7 +16,7 @@
 // subscription order, which one sequence for all patterns makes comparable
 // (Bus.patternSeq).
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// A list the walk takes nodes from, each list already in delivery order, with the
 /// delivery key of its current node kept beside it: the walk compares keys, not nodes,
@@ -83,9 +83,9 @@ func deliverWithPatterns(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutable
 @inline(__always)
 private func currentMatches(_ bus: UnsafeMutablePointer<Bus>,
                             _ type: UnsafeMutablePointer<TypeEntry>) -> UnsafeMutablePointer<PatternMatches>? {
-    guard let raw = qtshim_atomic_load_ptr(type.field(\.matches)) else { return nil }
+    guard let raw = qtshim_atomic_load_ptr(type.field(&type.pointee.matches)) else { return nil }
     let kept = raw.assumingMemoryBound(to: PatternMatches.self)
-    return kept.pointee.patternCount == qtshim_atomic_load_u64(bus.field(\.patternCount)) ? kept : nil
+    return kept.pointee.patternCount == qtshim_atomic_load_u64(bus.field(&bus.pointee.patternCount)) ? kept : nil
 }
 
 /// `deliverWithPatterns` past its inline part: with the type's current answer, or a new
@@ -126,19 +126,19 @@ private func deliverMatched(_ bus: UnsafeMutablePointer<Bus>, _ matches: UnsafeM
         if let type {
             qtshim_tsan_acquire(type)
             let last = start << 16 | ListNode.indexMask
-            if let specific { add(qtshim_atomic_load_ptr(specific.field(\.list.head)), 0, last) }
-            add(qtshim_atomic_load_ptr(type.field(\.whole.head)), 1, last)
+            if let specific { add(qtshim_atomic_load_ptr(specific.field(&specific.pointee.list.head)), 0, last) }
+            add(qtshim_atomic_load_ptr(type.field(&type.pointee.whole.head)), 1, last)
         }
         for i in 0..<matchCount {
             let pattern = matches[i]
             // Read before the lists, as `start` is (Dispatch.swift).
-            let last = (qtshim_atomic_load_u64(pattern.field(\.seq)) & ~TypeEntry.hasOwned) << 16 | ListNode.indexMask
+            let last = (qtshim_atomic_load_u64(pattern.field(&pattern.pointee.seq)) & ~TypeEntry.hasOwned) << 16 | ListNode.indexMask
             qtshim_tsan_acquire(pattern)
             if let subtype = event.subtype,
-               let entry = NameTable<SubtypeEntry>.lookup(qtshim_atomic_load_ptr(pattern.field(\.subtypes)), subtype) {
-                add(qtshim_atomic_load_ptr(entry.field(\.list.head)), 2, last)
+               let entry = NameTable<SubtypeEntry>.lookup(qtshim_atomic_load_ptr(pattern.field(&pattern.pointee.subtypes)), subtype) {
+                add(qtshim_atomic_load_ptr(entry.field(&entry.pointee.list.head)), 2, last)
             }
-            add(qtshim_atomic_load_ptr(pattern.field(\.whole.head)), 2, last)
+            add(qtshim_atomic_load_ptr(pattern.field(&pattern.pointee.whole.head)), 2, last)
         }
         defer { cursors.deinitialize(count: n) }
         let count = walk(bus, cursors, n, &event, instrumented: instrumented)
@@ -146,10 +146,10 @@ private func deliverMatched(_ bus: UnsafeMutablePointer<Bus>, _ matches: UnsafeM
         // (Owners.swift): those not reached, whatever their subtypes, after the walk.
         for i in 0..<matchCount {
             let pattern = matches[i]
-            let seq = qtshim_atomic_load_u64(pattern.field(\.seq))
+            let seq = qtshim_atomic_load_u64(pattern.field(&pattern.pointee.seq))
             guard seq & TypeEntry.hasOwned != 0 else { continue }
             let entry = event.subtype.flatMap {
-                NameTable<SubtypeEntry>.lookup(qtshim_atomic_load_ptr(pattern.field(\.subtypes)), $0)
+                NameTable<SubtypeEntry>.lookup(qtshim_atomic_load_ptr(pattern.field(&pattern.pointee.subtypes)), $0)
             }
             sweepOwners(pattern, entry, (seq & ~TypeEntry.hasOwned) << 16 | ListNode.indexMask, stopped: event.stopped)
         }
@@ -174,7 +174,7 @@ private func walk(_ bus: UnsafeMutablePointer<Bus>, _ cursors: UnsafeMutablePoin
             let node = cursors[first].node
             if visit(node, view, &event, cursors[first].last, &count, instrumented, tracing) { return }
             // Read after the visit, as the plain walk does (Dispatch.swift, `visit`).
-            guard let next = qtshim_atomic_load_ptr(node.field(\.next)) else {
+            guard let next = qtshim_atomic_load_ptr(node.field(&node.pointee.next)) else {
                 first += 1
                 continue
             }
@@ -202,7 +202,7 @@ private func walk(_ bus: UnsafeMutablePointer<Bus>, _ cursors: UnsafeMutablePoin
         while let r = raw {
             let node = r.assumingMemoryBound(to: ListNode.self)
             if visit(node, view, &event, last, &count, instrumented, tracing) { return }
-            raw = qtshim_atomic_load_ptr(node.field(\.next))
+            raw = qtshim_atomic_load_ptr(node.field(&node.pointee.next))
         }
     }
     return count
@@ -219,8 +219,8 @@ private func matchAndDeliver(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMut
     // Before the walk: the trie then holds at least the entries this many stand for
     // (Registry.swift, patternEntry), so the answer is kept as current for it.  It may
     // hold a newer one too, a match all the same; the answer is then made again.
-    let patternCount = qtshim_atomic_load_u64(bus.field(\.patternCount))
-    let trie = qtshim_atomic_load_ptr(bus.field(\.patternTrie))
+    let patternCount = qtshim_atomic_load_u64(bus.field(&bus.pointee.patternCount))
+    let trie = qtshim_atomic_load_ptr(bus.field(&bus.pointee.patternTrie))
     // Room for the matches of most types; a type that matches more walks again with
     // room for all it found (a pattern added meanwhile: for them and a few more).
     var capacity = 32
@@ -262,7 +262,7 @@ private func keepMatches(_ found: UnsafeMutablePointer<UnsafeMutablePointer<Type
     let made = raw.bindMemory(to: PatternMatches.self, capacity: 1)
     made.initialize(to: PatternMatches(patternCount: patternCount, count: count))
     made.entries.initialize(from: found, count: count)
-    let slot = type.field(\.matches)
+    let slot = type.field(&type.pointee.matches)
     var old = qtshim_atomic_load_ptr(slot)
     while true {
         if let o = old, o.assumingMemoryBound(to: PatternMatches.self).pointee.patternCount >= patternCount {

@@ -2,7 +2,7 @@
 // Queued deliveries: a delivery of a dispatch to a subscription with a queue, run on
 // that queue later, with the payload the dispatch shares among them.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 struct Delivery {
     /// First: a Delivery is the WorkNode its queue runs.
@@ -28,7 +28,7 @@ struct Delivery {
 func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>, once: Bool,
                      tracing: UnsafeMutablePointer<Bus>?, mayWait: Bool = false) -> Bool {
     let extra = sub.pointee.extra!
-    _ = qtshim_atomic_fetch_add_u64(extra.field(\.posted), 1)
+    _ = qtshim_atomic_fetch_add_u64(extra.field(&extra.pointee.posted), 1)
     let queue = extra.pointee.queue!
     let bus = extra.pointee.bus!
     // Read now: once posted, the delivery may run and its subscription let the queue go.
@@ -38,9 +38,9 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
         return enqueueBounded(queue, ring, sub, payload, once: once, tracing: tracing, mayWait: mayWait, bus)
     }
     queue.countEnqueued()
-    if tracing == nil && qtshim_atomic_cas_u32(payload.field(\.carrying), 0, 1) {
-        payload.field(\.carriedOnce).pointee = once
-        let carried = payload.field(\.carried)
+    if tracing == nil && qtshim_atomic_cas_u32(payload.field(&payload.pointee.carrying), 0, 1) {
+        payload.field(&payload.pointee.carriedOnce).pointee = once
+        let carried = payload.field(&payload.pointee.carried)
         carried.initialize(to: CarriedDelivery(node: WorkNode(run: { raw in
             // The payload outlives this: `run` drops the delivery's reference last.
             let payload = (raw! - carriedOffset).assumingMemoryBound(to: Payload.self)
@@ -71,9 +71,10 @@ private func enqueueBounded(_ queue: UnsafeMutablePointer<Queue>, _ ring: Unsafe
                             _ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>,
                             once: Bool, tracing: UnsafeMutablePointer<Bus>?, mayWait: Bool,
                             _ bus: UnsafeMutablePointer<Bus>) -> Bool {
+    let extra = sub.pointee.extra!
     let slot = Slot(sub: UnsafeMutableRawPointer(sub), payload: payload, tracing: tracing.map { UnsafeMutableRawPointer($0) },
                     bus: UnsafeMutableRawPointer(bus), token: SubscriptionPool.token(sub),
-                    done: sub.pointee.extra!.field(\.done), once: once)
+                    done: extra.field(&extra.pointee.done), once: once)
     let offered = queue.offer(ring, slot, bus: UnsafeMutableRawPointer(bus), mayWait: mayWait)
     if queue.pointee.isMain { mainWorkPosted(bus) }
     if let dropped = offered.dropped { finishDropped(dropped, offered.why) }
@@ -138,7 +139,7 @@ private func run(_ d: Delivery, counted: Bool = false) {
     d.payload.release()
     // Once `done` catches up with `posted`, the subscription may be released and its
     // memory reused (see `afterGracePeriod`).
-    let done = extra.field(\.done)
+    let done = extra.field(&extra.pointee.done)
     if counted {
         // A bounded queue's dispatchers count the deliveries they drop here too.
         _ = qtshim_atomic_fetch_add_u64(done, 1)

@@ -19,27 +19,27 @@
 // not parked but delivered at once (`Backlog.parks`): it is nested in the replay, and
 // nesting is depth-first everywhere.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// On the subscribing thread, after the unlock that linked a REPLAY subscription: the
 /// backlog (the replay, then live events parked meanwhile) until it is empty, then open.
 let deliverReplay: Finalizer = { raw in
     let sub = raw!.assumingMemoryBound(to: Subscription.self)
     let backlog = sub.pointee.extra!.pointee.backlog!
-    qtshim_atomic_store_ptr(backlog.field(\.drainer), qtshim_tls_get())
-    defer { qtshim_atomic_store_ptr(backlog.field(\.drainer), nil) }
+    qtshim_atomic_store_ptr(backlog.field(&backlog.pointee.drainer), qtshim_tls_get())
+    defer { qtshim_atomic_store_ptr(backlog.field(&backlog.pointee.drainer), nil) }
     while true {
         backlog.pointee.lock.lock()
         var items = backlog.pointee.items
         backlog.pointee.items = Vector()
-        if items.isEmpty { qtshim_atomic_store_u32(backlog.field(\.gateOpen), 1) }
+        if items.isEmpty { qtshim_atomic_store_u32(backlog.field(&backlog.pointee.gateOpen), 1) }
         backlog.pointee.lock.unlock()
         if items.isEmpty {
             items.free()
             // A direct synchronous subscription leaves the routed state with its replay
             // (the CAS fails, harmlessly, if it was disposed meanwhile).
             if Subscription.queue(sub) == nil && sub.pointee.flags & subOnce == 0 {
-                _ = qtshim_atomic_cas_u8(sub.field(\.state), SubState.routed, SubState.direct)
+                _ = qtshim_atomic_cas_u8(sub.field(&sub.pointee.state), SubState.routed, SubState.direct)
             }
             return
         }
@@ -57,7 +57,7 @@ func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeM
         return
     }
     guard SubState.isLive(sub),
-          !once || qtshim_atomic_cas_u8(sub.field(\.state), SubState.routed, SubState.fired) else {
+          !once || qtshim_atomic_cas_u8(sub.field(&sub.pointee.state), SubState.routed, SubState.fired) else {
         payload.release()
         return
     }

@@ -27,7 +27,7 @@
 // The dispatcher side (what a dropped delivery does: its trace record, its payload's
 // release) is in Dispatch/QueuedDelivery.swift: this file only decides and hands back.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// qtbus_overflow.
 enum Overflow: UInt32 {
@@ -153,7 +153,7 @@ nonisolated(unsafe) private var rings: UnsafeMutablePointer<Ring>? = nil
 extension UnsafeMutablePointer where Pointee == Queue {
     @inline(__always)
     var ring: UnsafeMutablePointer<Ring>? {
-        qtshim_atomic_load_ptr(UnsafeMutablePointer<UnsafeMutableRawPointer?>(field(\.ring)))?
+        qtshim_atomic_load_ptr(UnsafeMutablePointer<UnsafeMutableRawPointer?>(field(&pointee.ring)))?
             .assumingMemoryBound(to: Ring.self)
     }
 }
@@ -178,11 +178,11 @@ func setLimit(_ q: UnsafeMutablePointer<Queue>, capacity: Int, rule: Overflow, b
         ring.pointee.nextRing = rings
         rings?.pointee.prevRing = ring
         rings = ring
-        qtshim_atomic_store_ptr(UnsafeMutablePointer<UnsafeMutableRawPointer?>(q.field(\.ring)), ring)
+        qtshim_atomic_store_ptr(UnsafeMutablePointer<UnsafeMutableRawPointer?>(q.field(&q.pointee.ring)), ring)
         return true
     }
-    qtshim_lock(ring.field(\.lock))
-    defer { qtshim_unlock(ring.field(\.lock)) }
+    qtshim_lock(ring.field(&ring.pointee.lock))
+    defer { qtshim_unlock(ring.field(&ring.pointee.lock)) }
     if capacity > ring.pointee.size && !ring.resize(slotCount(for: capacity)) { return false }
     ring.pointee.capacity = capacity
     ring.pointee.rule = rule
@@ -208,10 +208,10 @@ func freeRing(_ ring: UnsafeMutablePointer<Ring>) {
 /// qtbus_queue_release on a bounded queue: its waiting dispatchers give up, and no
 /// dispatcher waits from now on.
 func releaseRing(_ ring: UnsafeMutablePointer<Ring>) {
-    qtshim_lock(ring.field(\.lock))
+    qtshim_lock(ring.field(&ring.pointee.lock))
     ring.pointee.released = true
     ring.answerAllBlocked(Blocked.queueReleased)
-    qtshim_unlock(ring.field(\.lock))
+    qtshim_unlock(ring.field(&ring.pointee.lock))
 }
 
 /// qtbus_bus_destroy: the dispatchers of `bus` waiting on any queue give up.
@@ -219,9 +219,9 @@ func wakeBlocked(of bus: UnsafeMutableRawPointer) {
     qtshim_lock(&ringsLock)
     var cursor = rings
     while let ring = cursor {
-        qtshim_lock(ring.field(\.lock))
+        qtshim_lock(ring.field(&ring.pointee.lock))
         ring.removeBlocked(answering: Blocked.busDestroyed) { $0.pointee.bus == bus }
-        qtshim_unlock(ring.field(\.lock))
+        qtshim_unlock(ring.field(&ring.pointee.lock))
         cursor = ring.pointee.nextRing
     }
     qtshim_unlock(&ringsLock)
@@ -232,21 +232,21 @@ func wakeBlocked(of bus: UnsafeMutableRawPointer) {
 extension UnsafeMutablePointer where Pointee == Queue {
     /// Other work (a release, an execution) into the ring: never refused, never counted.
     func ringSubmit(_ ring: UnsafeMutablePointer<Ring>, _ node: UnsafeMutablePointer<WorkNode>) {
-        qtshim_lock(ring.field(\.lock))
+        qtshim_lock(ring.field(&ring.pointee.lock))
         ring.append(Slot(work: node))
         kick(ring)
-        qtshim_unlock(ring.field(\.lock))
+        qtshim_unlock(ring.field(&ring.pointee.lock))
     }
 
     /// A delivery of `bus` into the ring, by the rule.  `mayWait`: a dispatch, which
     /// BLOCK may hold (a replay may not).
     func offer(_ ring: UnsafeMutablePointer<Ring>, _ slot: Slot, bus: UnsafeMutableRawPointer, mayWait: Bool) -> Offered {
-        qtshim_lock(ring.field(\.lock))
+        qtshim_lock(ring.field(&ring.pointee.lock))
         let offered = decide(ring, slot, bus: bus, mayWait: mayWait)
         // Done while the lock keeps the release queued behind a dropped delivery from
         // running (its subscription may be disposed).
         if let done = offered.dropped?.done { _ = qtshim_atomic_fetch_add_u64(done, 1) }
-        qtshim_unlock(ring.field(\.lock))
+        qtshim_unlock(ring.field(&ring.pointee.lock))
         return offered
     }
 
@@ -327,10 +327,10 @@ extension UnsafeMutablePointer where Pointee == Queue {
         // Published before room is looked at again: the drain makes room (`started`)
         // before it reads the flag, so one of the two sees the other (both sequentially
         // consistent).
-        _ = qtshim_atomic_exchange_u64(ring.field(\.hasBlocked), 1)
+        _ = qtshim_atomic_exchange_u64(ring.field(&ring.pointee.hasBlocked), 1)
         ring.admitBlocked()
         let deadline: UInt64? = timeoutMs < 0 ? nil : qtshim_now_ns() &+ UInt64(timeoutMs) * 1_000_000
-        let word = me.field(\.answer)
+        let word = me.field(&me.pointee.answer)
         while qtshim_atomic_load_u32(word) == Blocked.waiting {
             var remaining: Int64 = -1
             if let deadline {
@@ -338,9 +338,9 @@ extension UnsafeMutablePointer where Pointee == Queue {
                 if now >= deadline { break }
                 remaining = Int64(deadline - now)
             }
-            qtshim_unlock(ring.field(\.lock))
+            qtshim_unlock(ring.field(&ring.pointee.lock))
             qtshim_idle_wait(word, Blocked.waiting, remaining)
-            qtshim_lock(ring.field(\.lock))
+            qtshim_lock(ring.field(&ring.pointee.lock))
         }
         let answer = qtshim_atomic_load_u32(word)
         if answer == Blocked.waiting {
@@ -360,21 +360,21 @@ extension UnsafeMutablePointer where Pointee == Queue {
 
     /// Counts a delivery into the wait (the high-water mark from the ring's own count).
     private func enqueued(_ ring: UnsafeMutablePointer<Ring>) {
-        qtshim_bump_u64(field(\.enqueued))
-        let highWater = qtshim_atomic_load_u64(field(\.highWater))
+        qtshim_bump_u64(field(&pointee.enqueued))
+        let highWater = qtshim_atomic_load_u64(field(&pointee.highWater))
         guard UInt64(ring.waitingBound) > highWater else { return }
         let waiting = UInt64(ring.waiting)
-        if waiting > highWater { qtshim_atomic_store_u64(field(\.highWater), waiting) }
+        if waiting > highWater { qtshim_atomic_store_u64(field(&pointee.highWater), waiting) }
     }
 
     /// A waiting delivery was dropped (under the lock; `started` is the drain's).
     private func droppedWaiting() {
-        qtshim_bump_u64(field(\.droppedWaiting))
+        qtshim_bump_u64(field(&pointee.droppedWaiting))
         countDropped()
     }
 
     private func countDropped() {
-        qtshim_bump_u64(field(\.dropped))
+        qtshim_bump_u64(field(&pointee.dropped))
     }
 
     /// Makes sure something will run what was just appended.
@@ -400,8 +400,8 @@ extension UnsafeMutablePointer where Pointee == Queue {
             if slot.work != nil { return slot }
             guard slot.sub != nil else { continue }  // a dropped delivery's place
             ring.pointee.inRing -= 1
-            let inHand = qtshim_atomic_load_u64(ring.field(\.inHand)) &+ 1
-            qtshim_atomic_store_u64(ring.field(\.inHand), inHand)
+            let inHand = qtshim_atomic_load_u64(ring.field(&ring.pointee.inHand)) &+ 1
+            qtshim_atomic_store_u64(ring.field(&ring.pointee.inHand), inHand)
             ring.pointee.inHandAtTake = Int(inHand)
             return slot
         }
@@ -411,13 +411,13 @@ extension UnsafeMutablePointer where Pointee == Queue {
     /// A taken delivery's handler starts: it stops waiting, which may make room for the
     /// dispatchers waiting (BLOCK).  The drain's own, without the lock.
     fileprivate func started(_ ring: UnsafeMutablePointer<Ring>) {
-        qtshim_bump_u64(field(\.started))
+        qtshim_bump_u64(field(&pointee.started))
         // A full barrier between making room and looking for waiters (see `wait`).
-        _ = qtshim_atomic_exchange_u64(ring.field(\.inHand), qtshim_atomic_load_u64(ring.field(\.inHand)) &- 1)
-        guard qtshim_atomic_load_seqcst_u64(ring.field(\.hasBlocked)) != 0 else { return }
-        qtshim_lock(ring.field(\.lock))
+        _ = qtshim_atomic_exchange_u64(ring.field(&ring.pointee.inHand), qtshim_atomic_load_u64(ring.field(&ring.pointee.inHand)) &- 1)
+        guard qtshim_atomic_load_seqcst_u64(ring.field(&ring.pointee.hasBlocked)) != 0 else { return }
+        qtshim_lock(ring.field(&ring.pointee.lock))
         ring.admitBlocked()
-        qtshim_unlock(ring.field(\.lock))
+        qtshim_unlock(ring.field(&ring.pointee.lock))
     }
 }
 
@@ -433,7 +433,7 @@ private func runDrain(_ q: UnsafeMutablePointer<Queue>) {
     withUnsafeTemporaryAllocation(of: Slot.self, capacity: batchSize) { batch in
         let batch = batch.baseAddress!
         while true {
-            qtshim_lock(ring.field(\.lock))
+            qtshim_lock(ring.field(&ring.pointee.lock))
             var taken = 0
             while taken < batchSize, let slot = q.take(ring) {
                 (batch + taken).initialize(to: slot)
@@ -443,7 +443,7 @@ private func runDrain(_ q: UnsafeMutablePointer<Queue>) {
                 ring.pointee.draining = false
                 ring.pointee.inHandAtTake = 0  // every handler taken has started
             }
-            qtshim_unlock(ring.field(\.lock))
+            qtshim_unlock(ring.field(&ring.pointee.lock))
             if taken == 0 { break }
             for i in 0..<taken { run(q, ring, batch + i) }
             batch.deinitialize(count: taken)
@@ -457,10 +457,10 @@ private func runDrain(_ q: UnsafeMutablePointer<Queue>) {
 /// A main-queue item: runs the oldest slot, if a drop has not left the ring empty.
 private func runMainItem(_ q: UnsafeMutablePointer<Queue>) {
     let ring = q.ring!
-    qtshim_lock(ring.field(\.lock))
+    qtshim_lock(ring.field(&ring.pointee.lock))
     ring.pointee.mainItems -= 1
     let taken = q.take(ring)
-    qtshim_unlock(ring.field(\.lock))
+    qtshim_unlock(ring.field(&ring.pointee.lock))
     guard var slot = taken else { return }
     let outer = qtshim_ring_current()
     qtshim_ring_set(q)
@@ -547,7 +547,7 @@ extension UnsafeMutablePointer where Pointee == Ring {
     }
 
     /// Deliveries waiting: in the ring, or taken by the drain and not started.
-    var waiting: Int { pointee.inRing + Int(qtshim_atomic_load_seqcst_u64(field(\.inHand))) }
+    var waiting: Int { pointee.inRing + Int(qtshim_atomic_load_seqcst_u64(field(&pointee.inHand))) }
 
     /// At least `waiting`, without reading the drain's line.
     var waitingBound: Int { pointee.inRing + pointee.inHandAtTake }
@@ -570,7 +570,7 @@ extension UnsafeMutablePointer where Pointee == Ring {
     /// Takes the waiters `leaving` picks out of the line, the others keeping their
     /// order, and answers each with `value` (nil: the one leaving is the caller).
     fileprivate func removeBlocked(answering value: UInt32?, where leaving: (UnsafeMutablePointer<Blocked>) -> Bool) {
-        var link = field(\.blockedHead)
+        var link = field(&pointee.blockedHead)
         var last: UnsafeMutablePointer<Blocked>? = nil
         while let b = link.pointee {
             if leaving(b) {
@@ -578,7 +578,7 @@ extension UnsafeMutablePointer where Pointee == Ring {
                 if let value { answer(b, value) }
             } else {
                 last = b
-                link = b.field(\.next)
+                link = b.field(&b.pointee.next)
             }
         }
         pointee.blockedTail = last
@@ -588,15 +588,15 @@ extension UnsafeMutablePointer where Pointee == Ring {
     /// Keeps `hasBlocked` in step with the line of waiters (under the lock).
     fileprivate func noteBlocked() {
         let value: UInt64 = pointee.blockedHead == nil ? 0 : 1
-        if qtshim_atomic_load_u64(field(\.hasBlocked)) != value { qtshim_atomic_store_u64(field(\.hasBlocked), value) }
+        if qtshim_atomic_load_u64(field(&pointee.hasBlocked)) != value { qtshim_atomic_store_u64(field(&pointee.hasBlocked), value) }
     }
 }
 
 /// Under the ring's lock, so the waiter (which retakes it before leaving) is still
 /// there to be woken.
 private func answer(_ b: UnsafeMutablePointer<Blocked>, _ value: UInt32) {
-    qtshim_atomic_store_u32(b.field(\.answer), value)
-    qtshim_idle_wake(b.field(\.answer))
+    qtshim_atomic_store_u32(b.field(&b.pointee.answer), value)
+    qtshim_idle_wake(b.field(&b.pointee.answer))
 }
 
 private func sameSubtype(_ a: UnsafeMutablePointer<CChar>?, _ b: UnsafeMutablePointer<CChar>?) -> Bool {

@@ -2,7 +2,7 @@
 // The event a handler receives (EventView: what `const qtbus_event *` points to) and
 // the event being dispatched (Outgoing: names, data, and who owns the object).
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// What a handler's `const qtbus_event *` points to.  `@usableFromInline` so the Swift
 /// API's delivery closures can read the object inline (`_qtEngineEventObject`).

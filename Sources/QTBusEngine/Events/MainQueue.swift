@@ -3,7 +3,7 @@
 // program pumps it through the eventfd that libdispatch pokes when main-queue work is
 // posted (qtbus_main_fd / _drain / _wait).
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// Never freed; its only mutable field (refs) is not used for the main queue.
 nonisolated(unsafe) let mainQueue: UnsafeMutablePointer<Queue> = {

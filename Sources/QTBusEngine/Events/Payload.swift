@@ -6,7 +6,7 @@
 // every queued delivery of that dispatch shares by reference count; the event's
 // object is released when the last reference goes.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// An event copied for later: this 80-byte header, then the bytes (NUL-terminated,
 /// 16-aligned, so a C struct sent as bytes can be read in place), then the type and
@@ -142,17 +142,17 @@ func makePayloadWaiting(type: CName, subtype: CName?, data: UnsafeRawPointer?, s
 extension UnsafeMutablePointer where Pointee == Payload {
     @inline(__always)
     func retain() {
-        _ = qtshim_atomic_fetch_add_u64(field(\.refs), 1)
+        _ = qtshim_atomic_fetch_add_u64(field(&pointee.refs), 1)
     }
 
     /// Drops a reference; the last one frees the payload and releases its object.
     func release() {
-        guard droppedLastReference(self, field(\.refs)) else { return }
+        guard droppedLastReference(self, field(&pointee.refs)) else { return }
         let object = pointee.object
         let objectRelease = pointee.objectRelease
         let parent = pointee.parent
         let request = pointee.request
-        let pooled = qtshim_atomic_load_u32(field(\.carrying)) == Payload.pooled
+        let pooled = qtshim_atomic_load_u32(field(&pointee.carrying)) == Payload.pooled
         deinitialize(count: 1)
         if pooled { returnPayloadBlock(UnsafeMutableRawPointer(self)) } else { free(self) }
         objectRelease?(object)

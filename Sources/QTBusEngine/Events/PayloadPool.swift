@@ -15,7 +15,7 @@
 // to a copy may be dropped anywhere), and the pool outlives its queue until the last
 // block is back: whoever makes the head say "gone, none out" frees it.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 struct PayloadPool {
     /// First: ThreadSanitizer reports Swift's accesses through `pointee` at the base
@@ -55,7 +55,7 @@ func makePayloadPool(count: Int) -> UnsafeMutablePointer<PayloadPool>? {
         // Each free block names the next; the last none.
         block.storeBytes(of: UInt32(i + 1 < count ? i + 2 : 0), toByteOffset: 8, as: UInt32.self)
     }
-    qtshim_atomic_store_u64(pool.field(\.head), count > 0 ? 1 : 0)
+    qtshim_atomic_store_u64(pool.field(&pool.pointee.head), count > 0 ? 1 : 0)
     return pool
 }
 
@@ -63,7 +63,7 @@ extension UnsafeMutablePointer where Pointee == PayloadPool {
     /// A free block's payload memory (`payloadRoom` bytes), or nil when none is free.
     @inline(__always)
     func take() -> UnsafeMutableRawPointer? {
-        let head = field(\.head)
+        let head = field(&pointee.head)
         var old = qtshim_atomic_load_u64(head)
         while true {
             let first = old & PayloadPool.indexMask
@@ -81,7 +81,7 @@ extension UnsafeMutablePointer where Pointee == PayloadPool {
 
     /// The queue is gone: the pool goes with the last block given back.
     func orphan() {
-        let head = field(\.head)
+        let head = field(&pointee.head)
         var old = qtshim_atomic_load_u64(head)
         while !qtshim_atomic_cas_u64(head, old, old | PayloadPool.goneBit) { old = qtshim_atomic_load_u64(head) }
         if old & PayloadPool.outMask == 0 { freePool(self) }
@@ -94,7 +94,7 @@ func returnPayloadBlock(_ payload: UnsafeMutableRawPointer) {
     let pool = UnsafeMutablePointer<PayloadPool>(mutating: block.load(as: UnsafeRawPointer.self)
         .assumingMemoryBound(to: PayloadPool.self))
     let index = UInt64((block - pool.pointee.blocks) / PayloadPool.blockSize)
-    let head = pool.field(\.head)
+    let head = pool.field(&pool.pointee.head)
     qtshim_tsan_release(block)
     var old = qtshim_atomic_load_u64(head)
     var new: UInt64

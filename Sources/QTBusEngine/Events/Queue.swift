@@ -19,7 +19,7 @@
 // A queue bounded by qtbus_queue_set_limit keeps its work in a ring instead
 // (BoundedQueue.swift), from then on.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 struct Queue {
     let dq: qtshim_dispatch_queue_t
@@ -54,47 +54,47 @@ extension UnsafeMutablePointer where Pointee == Queue {
     /// A delivery is posted: counted as waiting, and in the high-water mark.
     @inline(__always)
     func countEnqueued() {
-        let enqueued = qtshim_atomic_fetch_add_u64(field(\.enqueued), 1) &+ 1
+        let enqueued = qtshim_atomic_fetch_add_u64(field(&pointee.enqueued), 1) &+ 1
         // Later deliveries of other threads may have started meanwhile: then none of
         // this count is waiting.
-        let started = qtshim_atomic_load_u64(field(\.started))
+        let started = qtshim_atomic_load_u64(field(&pointee.started))
         guard enqueued > started else { return }
         let waiting = enqueued &- started
-        if waiting > qtshim_atomic_load_u64(field(\.highWater)) { raiseHighWater(waiting) }
+        if waiting > qtshim_atomic_load_u64(field(&pointee.highWater)) { raiseHighWater(waiting) }
     }
 
     @inline(never)
     private func raiseHighWater(_ waiting: UInt64) {
-        var seen = qtshim_atomic_load_u64(field(\.highWater))
-        while waiting > seen && !qtshim_atomic_cas_u64(field(\.highWater), seen, waiting) {
-            seen = qtshim_atomic_load_u64(field(\.highWater))
+        var seen = qtshim_atomic_load_u64(field(&pointee.highWater))
+        while waiting > seen && !qtshim_atomic_cas_u64(field(&pointee.highWater), seen, waiting) {
+            seen = qtshim_atomic_load_u64(field(&pointee.highWater))
         }
     }
 
     /// On the queue's thread: a delivery leaves the wait (`handled`: its handler is called).
     @inline(__always)
     func countStarted(handled: Bool) {
-        qtshim_bump_u64(field(\.started))
-        if handled { qtshim_bump_u64(field(\.delivered)) }
+        qtshim_bump_u64(field(&pointee.started))
+        if handled { qtshim_bump_u64(field(&pointee.delivered)) }
     }
 
     /// On the queue's thread: a delivery taken from the ring (which counted it as
     /// started) calls its handler.
     @inline(__always)
     func countDelivered() {
-        qtshim_bump_u64(field(\.delivered))
+        qtshim_bump_u64(field(&pointee.delivered))
     }
 
     /// qtbus_queue_stats_get.
     func stats() -> qtbus_queue_stats {
-        let dropped = qtshim_atomic_load_u64(field(\.dropped))
-        let delivered = qtshim_atomic_load_u64(field(\.delivered))
-        let left = qtshim_atomic_load_u64(field(\.started)) &+ qtshim_atomic_load_u64(field(\.droppedWaiting))
-        let enqueued = qtshim_atomic_load_u64(field(\.enqueued))
+        let dropped = qtshim_atomic_load_u64(field(&pointee.dropped))
+        let delivered = qtshim_atomic_load_u64(field(&pointee.delivered))
+        let left = qtshim_atomic_load_u64(field(&pointee.started)) &+ qtshim_atomic_load_u64(field(&pointee.droppedWaiting))
+        let enqueued = qtshim_atomic_load_u64(field(&pointee.enqueued))
         // Read in this order, a count is never behind the ones read before it: pending
         // is not negative.
         return qtbus_queue_stats(pending: enqueued > left ? enqueued &- left : 0,
-                                 high_water: qtshim_atomic_load_u64(field(\.highWater)),
+                                 high_water: qtshim_atomic_load_u64(field(&pointee.highWater)),
                                  delivered: delivered, dropped: dropped)
     }
 }
@@ -137,7 +137,7 @@ func submitUnbounded(_ q: UnsafeMutablePointer<Queue>, _ node: UnsafeMutablePoin
         }
         return
     }
-    let head = UnsafeMutablePointer<UnsafeMutableRawPointer?>(q.field(\.batch))
+    let head = UnsafeMutablePointer<UnsafeMutableRawPointer?>(q.field(&q.pointee.batch))
     var old = qtshim_atomic_load_ptr(head)
     repeat {
         node.pointee.next = old?.assumingMemoryBound(to: WorkNode.self)
@@ -151,8 +151,8 @@ func submitUnbounded(_ q: UnsafeMutablePointer<Queue>, _ node: UnsafeMutablePoin
 /// A batch item: takes the whole list, reverses it into submission order, runs it.
 private func runBatch(_ q: UnsafeMutablePointer<Queue>) {
     // A serial queue's items may run on different threads, one after the other.
-    qtshim_tsan_acquire(q.field(\.batch))
-    let head = UnsafeMutablePointer<UnsafeMutableRawPointer?>(q.field(\.batch))
+    qtshim_tsan_acquire(q.field(&q.pointee.batch))
+    let head = UnsafeMutablePointer<UnsafeMutableRawPointer?>(q.field(&q.pointee.batch))
     var cursor = qtshim_atomic_exchange_ptr(head, nil)?.assumingMemoryBound(to: WorkNode.self)
     var ordered: UnsafeMutablePointer<WorkNode>? = nil
     while let node = cursor {
@@ -165,7 +165,7 @@ private func runBatch(_ q: UnsafeMutablePointer<Queue>) {
         qtshim_tsan_acquire(node)
         node.pointee.run(UnsafeMutableRawPointer(node))
     }
-    qtshim_tsan_release(q.field(\.batch))
+    qtshim_tsan_release(q.field(&q.pointee.batch))
     q.release()
 }
 
@@ -192,13 +192,13 @@ func submit(_ q: UnsafeMutablePointer<Queue>, context: UnsafeMutableRawPointer?,
 
 extension UnsafeMutablePointer where Pointee == Queue {
     func retain() {
-        if !pointee.isMain { _ = qtshim_atomic_fetch_add_u64(field(\.refs), 1) }
+        if !pointee.isMain { _ = qtshim_atomic_fetch_add_u64(field(&pointee.refs), 1) }
     }
 
     /// Work already posted keeps the libdispatch queue alive by itself.
     func release() {
         guard !pointee.isMain else { return }
-        guard droppedLastReference(self, field(\.refs)) else { return }
+        guard droppedLastReference(self, field(&pointee.refs)) else { return }
         if let ring { freeRing(ring) }
         qtshim_dq_release(pointee.dq)
         deinitialize(count: 1)

@@ -3,7 +3,7 @@
 // count that times the completion (Requests.swift); and a deferred reply, which holds
 // one of those references until it is finished.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 struct Request {
     var refs: UInt64 = 1
@@ -23,12 +23,12 @@ func makeRequest(onReply: qtbus_reply_handler?, userdata: UnsafeMutableRawPointe
 extension UnsafeMutablePointer where Pointee == Request {
     @inline(__always)
     func retain() {
-        _ = qtshim_atomic_fetch_add_u64(field(\.refs), 1)
+        _ = qtshim_atomic_fetch_add_u64(field(&pointee.refs), 1)
     }
 
     /// Drops a reference; the last one completes the request.
     func release() {
-        guard droppedLastReference(self, field(\.refs)) else { return }
+        guard droppedLastReference(self, field(&pointee.refs)) else { return }
         let complete = pointee.release
         let userdata = pointee.userdata
         deinitialize(count: 1)
@@ -68,12 +68,12 @@ func makeDeferredReply(_ request: UnsafeMutablePointer<Request>, type: UnsafePoi
 extension UnsafeMutablePointer where Pointee == DeferredReply {
     @inline(__always)
     func retain() {
-        _ = qtshim_atomic_fetch_add_u64(field(\.refs), 1)
+        _ = qtshim_atomic_fetch_add_u64(field(&pointee.refs), 1)
     }
 
     /// Drops a reference; the last one drops the request's (which may complete it).
     func release() {
-        guard droppedLastReference(self, field(\.refs)) else { return }
+        guard droppedLastReference(self, field(&pointee.refs)) else { return }
         let request = pointee.request
         deinitialize(count: 1)
         free(self)

@@ -2,16 +2,16 @@
 // qtbus_bus_destroy: closes a bus and disposes all it holds (subscriptions, sticky
 // events, commands, shared sources).
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// qtbus_bus_destroy: closes the bus, disposes every subscription, drops its sticky
 /// events, and frees it once no dispatch or post can still reach it.
 func destroyBus(_ bus: UnsafeMutablePointer<Bus>) -> Int32 {
     let status: Int32 = withRegistry { state, after in
         if bus.pointee.isShared { return fail(QTBUS_EINVAL, "the shared bus (qtbus_shared()) is never destroyed") }
-        let flags = qtshim_atomic_load_u32(bus.field(\.flags))
+        let flags = qtshim_atomic_load_u32(bus.field(&bus.pointee.flags))
         guard flags & Bus.closedBit == 0 else { return fail(QTBUS_ECLOSED, "the bus is already being destroyed") }
-        qtshim_atomic_store_u32(bus.field(\.flags), flags | Bus.closedBit)
+        qtshim_atomic_store_u32(bus.field(&bus.pointee.flags), flags | Bus.closedBit)
         // Destroy cannot fail: the list of subscriptions waits for memory if it must.
         var found = Vector<UnsafeMutablePointer<Subscription>>()
         func collect(_ type: UnsafeMutablePointer<TypeEntry>) {

@@ -24,7 +24,7 @@
 // and release(userdata) runs.  Execution ids live in their own handle table, pointing
 // at the command; dispose removes them all, so later sends and finishes are ESTALE.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 struct Command {
     /// Under the registry lock, as every field but the constants (first: see `field(_:)`).

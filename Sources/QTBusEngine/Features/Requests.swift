@@ -14,7 +14,7 @@
 // deferred reply is finished; whoever drops it runs release(userdata), the sender's
 // completion.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// qtbus_request: dispatches `event` with a request attached.  Arguments were checked
 /// by the caller (not sticky: a request completes, it cannot be kept for later).

@@ -16,7 +16,7 @@
 // the lock) set `want` from the type's live subscription count going 1 or 0, and the
 // calling entry point reconciles after unlocking (`typeLivenessChanged`).
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 struct SharedSource {
     /// Under the registry lock, as every field but the constants (first: see `field(_:)`).

@@ -10,7 +10,7 @@
 // engine to C: a signature is found here, then C packs into memory this frame owns, and
 // the dispatch starts here.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// qtbus_signal_define: makes a signature of `count` `kinds` (checked) the one of `type`
 /// on `bus`; defining an equal one again is QTBUS_OK.
@@ -28,12 +28,12 @@ func defineSignal(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ kinds: Unsa
         // An entry made here and left when nothing else uses the type is freed with
         // the bus, as one made by a subscribe that failed.
         guard let entry = typeEntry(bus, type) else { return QTBUS_ENOMEM.rawValue }
-        if let existing = qtshim_atomic_load_ptr(entry.field(\.signature)) {
+        if let existing = qtshim_atomic_load_ptr(entry.field(&entry.pointee.signature)) {
             return qtshim_signature_equal(existing, signature)
                 ? 1 : fail(QTBUS_EINVAL, "the type has another signature on this bus already")
         }
         // Release: a reader that sees the pointer sees the signature's contents.
-        qtshim_atomic_store_ptr(entry.field(\.signature), signature)
+        qtshim_atomic_store_ptr(entry.field(&entry.pointee.signature), signature)
         return 0
     }
     if published != 0 { qtshim_signature_release(signature) }
@@ -48,8 +48,8 @@ func defineSignal(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ kinds: Unsa
 private func withSignature(_ bus: UnsafeMutablePointer<Bus>, _ type: CName,
                            _ body: (UnsafeMutablePointer<TypeEntry>, UnsafeMutableRawPointer) -> Int32) -> Int32 {
     if isClosed(bus) { return failClosed() }
-    guard let entry = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), type),
-          let signature = qtshim_atomic_load_ptr(entry.field(\.signature)) else {
+    guard let entry = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(&bus.pointee.types)), type),
+          let signature = qtshim_atomic_load_ptr(entry.field(&entry.pointee.signature)) else {
         return fail(QTBUS_EINVAL, "the type has no signature on this bus (qtbus_signal_define)")
     }
     return body(entry, signature)
@@ -62,8 +62,8 @@ private func withSignature(_ bus: UnsafeMutablePointer<Bus>, _ type: CName,
 /// `withSignature`'s callers are.
 func signatureKinds(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ out: UnsafeMutablePointer<UInt8>) -> Int {
     if isClosed(bus) { return -1 }
-    guard let entry = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(\.types)), type),
-          let signature = qtshim_atomic_load_ptr(entry.field(\.signature)) else { return -1 }
+    guard let entry = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(&bus.pointee.types)), type),
+          let signature = qtshim_atomic_load_ptr(entry.field(&entry.pointee.signature)) else { return -1 }
     return qtshim_signature_kinds(signature, out)
 }
 

@@ -9,7 +9,7 @@
 // the main queue moves the count once more after its post and wakes a waiter, which
 // on the main thread drains it (`mainWorkPosted`).
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// The first part of qtbus_bus_wait_idle, in a memory section: refuses a call from a
 /// handler, then registers the caller as a waiter (the bus stays allocated until
@@ -21,7 +21,7 @@ func startIdleWait(_ bus: UnsafeMutablePointer<Bus>, _ unit: inout UInt64) -> In
         return fail(QTBUS_EINVAL, "called from inside a handler (it would wait for its own end)")
     }
     if isClosed(bus) { return failClosed() }
-    let pins = bus.field(\.pins)
+    let pins = bus.field(&bus.pointee.pins)
     while true {
         let seen = qtshim_atomic_load_u64(pins)
         unit = seen & Bus.waiterMask == Bus.waiterMask ? 1 : Bus.waiterUnit
@@ -47,7 +47,7 @@ func waitIdle(_ bus: UnsafeMutablePointer<Bus>, timeoutMs: Int32, unit: UInt64) 
     while true {
         // Main-queue work only a drain here runs (see qtbus.h).
         if onMain { _ = mainDrain() }
-        let inFlight = qtshim_atomic_load_u64(bus.field(\.pins)) >> 32
+        let inFlight = qtshim_atomic_load_u64(bus.field(&bus.pointee.pins)) >> 32
         if inFlight == 0 {
             qtshim_tsan_acquire(bus)
             return true

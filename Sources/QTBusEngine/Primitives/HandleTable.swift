@@ -9,7 +9,7 @@
 // Slots live in one manually grown buffer, and free slots form an intrusive list
 // through their `nextFree` field: insert and remove are a few instructions each, with
 // no Swift array uniqueness or bounds checks (subscribe + dispose is a benchmark row).
-import Glibc
+import CQtbusLibc
 
 struct HandleTable<Value> {
     private struct Slot {

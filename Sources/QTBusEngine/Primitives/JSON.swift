@@ -6,7 +6,7 @@
 // Swift String (that would copy and repair invalid UTF-8 instead of
 // rejecting it), and is iterative so hostile nesting cannot overflow the
 // thread stack.
-import Glibc
+import CQtbusLibc
 import CQtbusShims
 
 /// Deepest nesting of arrays/objects accepted (qtbus.h's QTBUS_JSON_MAX_DEPTH); input

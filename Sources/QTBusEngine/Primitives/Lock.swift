@@ -5,7 +5,7 @@
 // release hooks and reply callbacks all run after the lock is dropped): that is what
 // lets a handler call back into any entry point without deadlocking.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 struct RawLock: @unchecked Sendable {
     // Safe to share: the word is only touched by the atomics of qtshim_lock/qtshim_unlock.
@@ -25,7 +25,7 @@ struct RawLock: @unchecked Sendable {
     @inline(__always) func unlock() { qtshim_unlock(word) }
 
     @inline(__always)
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         lock()
         defer { unlock() }
         return try body()
@@ -41,7 +41,7 @@ final class Locked<State>: @unchecked Sendable {
     init(_ state: State) { self.state = state }
 
     @inline(__always)
-    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
         lock.lock()
         defer { lock.unlock() }
         return try body(&state)
@@ -49,18 +49,29 @@ final class Locked<State>: @unchecked Sendable {
 }
 
 extension UnsafeMutablePointer {
-    /// The address of a stored field of the pointee, without an inout access.
+    /// The address of a stored field of the pointee, written `p.field(&p.pointee.x)`,
+    /// checked (in debug builds) to lie inside the pointee.
     ///
-    /// Atomics take field addresses from here rather than from `&p.pointee.field`:
-    /// under ThreadSanitizer Swift reports every inout access through `pointee` as a
-    /// write of the whole struct at its base address, so two threads doing atomic
-    /// operations on one field would be reported as racing.  (For the same reason each
-    /// shared struct starts with a field only lock holders touch: plain field writes
-    /// under a lock are reported at that base, where no lock-free reader looks.)
-    /// The offset folds to a constant in optimized builds.
+    /// Atomics take field addresses from here rather than from a function with an
+    /// `inout` parameter (`withUnsafeMutablePointer(to: &p.pointee.x)`): under
+    /// ThreadSanitizer Swift reports every `inout` argument as a write, at the struct's
+    /// base and at the field, so two threads doing atomic operations on one field would
+    /// be reported as racing.  `&p.pointee.x` converted to a pointer argument is not an
+    /// `inout` access: it is the field's address (`p` plus a constant offset, even
+    /// unoptimized), and nothing is reported.  (For the same reason each shared struct
+    /// starts with a field only lock holders touch: plain field writes through
+    /// `pointee`, such as `+=`, are reported at that base, where no lock-free reader
+    /// looks.)  Key paths (`MemoryLayout.offset(of:)`) did this before; Embedded Swift,
+    /// the C library's mode, has none.
+    ///
+    /// The check is the one thing a key path gave that a pointer conversion does not:
+    /// `&p.pointee.x` of a computed property passes the address of a temporary, and an
+    /// atomic store there would be lost without a word.
     @inline(__always)
-    func field<Field>(_ path: KeyPath<Pointee, Field>) -> UnsafeMutablePointer<Field> {
-        (UnsafeMutableRawPointer(self) + MemoryLayout<Pointee>.offset(of: path)!)
-            .assumingMemoryBound(to: Field.self)
+    func field<Field>(_ address: UnsafeMutablePointer<Field>) -> UnsafeMutablePointer<Field> {
+        assert(UnsafeRawPointer(address) >= UnsafeRawPointer(self)
+               && UnsafeRawPointer(address + 1) <= UnsafeRawPointer(self + 1),
+               "field(&p.pointee.x): x is not a stored field of p's pointee")
+        return address
     }
 }

@@ -12,7 +12,7 @@
 // Swift's `allocate(capacity:)` and growing Swift arrays are not used: the runtime ends
 // the process when they fail.  Everything here is malloc'd and freed with `free`.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// malloc'd storage for `capacity` values (uninitialised), or nil when out of memory.
 @inline(__always)
@@ -135,7 +135,7 @@ struct Vector<Element> {
 
     /// Empties the vector and frees its storage.
     mutating func free() {
-        Glibc.free(base)
+        CQtbusLibc.free(base)
         base = nil
         count = 0
         capacity = 0

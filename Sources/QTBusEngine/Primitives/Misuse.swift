@@ -7,7 +7,7 @@
 // a MISUSE record).
 // Nothing here allocates: the texts are static, the names the caller's.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 @inline(__always)
 func cText(_ s: StaticString) -> UnsafePointer<CChar> {

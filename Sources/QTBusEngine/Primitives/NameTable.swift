@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The name tables of the store: types by name, and each type's subtypes by name.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 protocol NamedEntry {
     var name: StoredName { get }
@@ -70,7 +70,7 @@ enum NameTable<Entry: NamedEntry> {
             guard let grown = make(capacity: capacity) else { return false }
             forEach(table) { place(grown, $0) }
             qtshim_atomic_store_ptr(root, grown)
-            reclaimer.retireMemory(table) { Glibc.free($0) }
+            reclaimer.retireMemory(table) { CQtbusLibc.free($0) }
             table = grown
         }
         place(table, entry)
@@ -117,7 +117,7 @@ enum NameTable<Entry: NamedEntry> {
     }
 
     /// Frees the table (not its entries).  Only when no reader can hold it.
-    static func free(_ table: UnsafeMutableRawPointer?) { Glibc.free(table) }
+    static func free(_ table: UnsafeMutableRawPointer?) { CQtbusLibc.free(table) }
 }
 
 extension Int {

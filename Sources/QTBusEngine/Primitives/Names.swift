@@ -8,7 +8,7 @@
 // stored or a lookup misses: a name that matches a stored one byte for byte was
 // validated when it was stored.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// The longest name, in bytes, the contract allows.
 let maxNameLength = 255
@@ -89,7 +89,7 @@ struct StoredName {
         hash = name.hash
     }
 
-    func free() { Glibc.free(bytes) }
+    func free() { CQtbusLibc.free(bytes) }
 
     /// The stored name as a scanned one (nothing scanned again).
     @inline(__always)

@@ -42,7 +42,7 @@
 // load the raised `pending`.  Where membarrier is unavailable, exits use the xchg
 // instead.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// One thread's announcement of the epoch it entered in; 0 when outside the engine.
 /// Allocated on its own 128-byte line (two 64-byte lines: adjacent-line prefetch).
@@ -113,7 +113,7 @@ final class Reclaimer: @unchecked Sendable {
                     r.pointee.inUse = true
                     return r
                 }
-                cursor = qtshim_atomic_load_ptr(r.field(\.next))
+                cursor = qtshim_atomic_load_ptr(r.field(&r.pointee.next))
             }
             // A thread's first call cannot report ENOMEM from every entry point: wait.
             func attempt() -> UnsafeMutableRawPointer? {
@@ -158,17 +158,17 @@ final class Reclaimer: @unchecked Sendable {
         var cursor = qtshim_atomic_load_ptr(head)
         while let raw = cursor {
             let r = raw.assumingMemoryBound(to: ThreadRecord.self)
-            let epoch = qtshim_atomic_load_seqcst_u64(r.field(\.epoch))
+            let epoch = qtshim_atomic_load_seqcst_u64(r.field(&r.pointee.epoch))
             if epoch != 0 {
                 oldestDispatch = min(oldestDispatch, epoch)
                 if epoch <= e && raw != me { others = true }
             }
-            let memoryEpoch = qtshim_atomic_load_seqcst_u64(r.field(\.memoryEpoch))
+            let memoryEpoch = qtshim_atomic_load_seqcst_u64(r.field(&r.pointee.memoryEpoch))
             if memoryEpoch != 0 {
                 oldest = min(oldest, memoryEpoch)
                 if memory && memoryEpoch <= e && raw != me { others = true }
             }
-            cursor = qtshim_atomic_load_ptr(r.field(\.next))
+            cursor = qtshim_atomic_load_ptr(r.field(&r.pointee.next))
         }
         return (oldestDispatch, min(oldest, oldestDispatch), others)
     }
@@ -300,13 +300,13 @@ private func closeDispatchSection(_ record: UnsafeMutablePointer<ThreadRecord>) 
     record.pointee.canary = nil
     // An emit's frame in that dispatch is gone too: no typed handler may read it.
     qtshim_signals_forget_emits()
-    _ = qtshim_atomic_exchange_u64(record.field(\.epoch), 0)
+    _ = qtshim_atomic_exchange_u64(record.field(&record.pointee.epoch), 0)
 }
 
 private func closeMemorySection(_ record: UnsafeMutablePointer<ThreadRecord>) {
     record.pointee.memoryDepth = 0
     record.pointee.memoryCanary = nil
-    _ = qtshim_atomic_exchange_u64(record.field(\.memoryEpoch), 0)
+    _ = qtshim_atomic_exchange_u64(record.field(&record.pointee.memoryEpoch), 0)
 }
 
 private func reportEscape() {
@@ -345,8 +345,8 @@ func repairEscapedSections(_ record: UnsafeMutablePointer<ThreadRecord>) {
 /// section nested in it without returning, back into a handler of this one.  The
 /// count is set right as the outermost section ends.
 @inline(never)
-func innerSectionEscaped(_ depth: WritableKeyPath<ThreadRecord, Int>, _ record: UnsafeMutablePointer<ThreadRecord>) {
-    record.pointee[keyPath: depth] = 1
+func innerSectionEscaped(_ depth: UnsafeMutablePointer<Int>) {
+    depth.pointee = 1
     reportEscape()
 }
 
@@ -372,12 +372,12 @@ private func outermostEpochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
     if !qtshim_plain_exit_enabled() {
         qtshim_tsan_handlers_returned()
         if !qtshim_fast_exit_enabled() {
-            _ = qtshim_atomic_exchange_u64(record.field(\.epoch), 0)
+            _ = qtshim_atomic_exchange_u64(record.field(&record.pointee.epoch), 0)
             if qtshim_pending_load() != 0 { reclaimer.reclaim() }
             return
         }
     }
-    qtshim_atomic_store_u64(record.field(\.epoch), 0)
+    qtshim_atomic_store_u64(record.field(&record.pointee.epoch), 0)
     if qtshim_pending_load_relaxed() != 0 { reclaimer.reclaim() }
 }
 
@@ -400,12 +400,12 @@ func withEpoch<R>(_ body: () -> R) -> R {
             return result
         }
     }
-    _ = qtshim_atomic_exchange_u64(record.field(\.epoch), qtshim_epoch_now())
+    _ = qtshim_atomic_exchange_u64(record.field(&record.pointee.epoch), qtshim_epoch_now())
     record.pointee.depth = 1
-    let result = withEscapeCanary(record.field(\.canary), record.canaryValue, body)
+    let result = withEscapeCanary(record.field(&record.pointee.canary), record.canaryValue, body)
     // The outermost section ends here, whatever count a callback that left an inner
     // one without returning left behind.
-    if record.pointee.depth != 1 { innerSectionEscaped(\.depth, record) }
+    if record.pointee.depth != 1 { innerSectionEscaped(record.field(&record.pointee.depth)) }
     record.pointee.depth = 0
     outermostEpochExit(record)
     return result
@@ -423,20 +423,20 @@ func withMemoryEpoch<R>(_ body: () -> R) -> R {
     }
     if record.pointee.depth != 0 || record.pointee.memoryDepth != 0 { repairEscapedSections(record) }
     if record.pointee.memoryDepth == 0 {
-        _ = qtshim_atomic_exchange_u64(record.field(\.memoryEpoch), qtshim_epoch_now())
+        _ = qtshim_atomic_exchange_u64(record.field(&record.pointee.memoryEpoch), qtshim_epoch_now())
     }
     record.pointee.memoryDepth += 1
     defer {
         record.pointee.memoryDepth -= 1
         if record.pointee.memoryDepth == 0 {
             // Not the fast exit's plain store: these calls are not on the hot path.
-            _ = qtshim_atomic_exchange_u64(record.field(\.memoryEpoch), 0)
+            _ = qtshim_atomic_exchange_u64(record.field(&record.pointee.memoryEpoch), 0)
             if qtshim_pending_load() != 0 { reclaimer.reclaim(memoryOnly: true) }
         }
     }
     if record.pointee.memoryDepth == 1 {
-        defer { if record.pointee.memoryDepth != 1 { innerSectionEscaped(\.memoryDepth, record) } }
-        return withEscapeCanary(record.field(\.memoryCanary), record.memoryCanaryValue, body)
+        defer { if record.pointee.memoryDepth != 1 { innerSectionEscaped(record.field(&record.pointee.memoryDepth)) } }
+        return withEscapeCanary(record.field(&record.pointee.memoryCanary), record.memoryCanaryValue, body)
     }
     return body()
 }

@@ -20,7 +20,7 @@
 // reclaimer, as every NameTable is.  Nothing a reader can reach is ever changed in
 // place, so no node needs to be copied or retired.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 private let dot = CChar(UInt8(ascii: "."))
 private let star = CChar(UInt8(ascii: "*"))
@@ -73,21 +73,21 @@ enum SubjectTrie {
             let te = tokenEnd(t, ti, length)
             let last = te >= length
             // ">" takes this token and any after it.
-            if let rest = qtshim_atomic_load_ptr(node.field(\.rest)) { body(rest) }
-            if let s = qtshim_atomic_load_ptr(node.field(\.star)) {
+            if let rest = qtshim_atomic_load_ptr(node.field(&node.pointee.rest)) { body(rest) }
+            if let s = qtshim_atomic_load_ptr(node.field(&node.pointee.star)) {
                 let starNode = s.assumingMemoryBound(to: SubjectNode.self)
                 if last {
-                    if let here = qtshim_atomic_load_ptr(starNode.field(\.here)) { body(here) }
+                    if let here = qtshim_atomic_load_ptr(starNode.field(&starNode.pointee.here)) { body(here) }
                 } else {
                     walk(starNode, t, te + 1, length, body)
                 }
             }
             // An empty token (a type may have one) has no literal node: patterns have none.
-            guard te > ti, let table = qtshim_atomic_load_ptr(node.field(\.children)) else { return }
+            guard te > ti, let table = qtshim_atomic_load_ptr(node.field(&node.pointee.children)) else { return }
             let token = CName(bytes: t + ti, length: te - ti, hash: hashBytes(UnsafeRawPointer(t + ti), te - ti))
             guard let child = NameTable<SubjectNode>.lookup(table, token) else { return }
             if last {
-                if let here = qtshim_atomic_load_ptr(child.field(\.here)) { body(here) }
+                if let here = qtshim_atomic_load_ptr(child.field(&child.pointee.here)) { body(here) }
                 return
             }
             node = child
@@ -120,14 +120,14 @@ enum SubjectTrie {
         while true {
             let pe = tokenEnd(p, pi, pattern.length)
             let length = pe - pi
-            if length == 1 && p[pi] == greater { return node.field(\.rest) }  // the last token
+            if length == 1 && p[pi] == greater { return node.field(&node.pointee.rest) }  // the last token
             let child: Node
             if length == 1 && p[pi] == star {
                 if let s = node.pointee.star {
                     child = s.assumingMemoryBound(to: SubjectNode.self)
                 } else {
                     guard let made = makeNode(p + pi, 0) else { return nil }
-                    qtshim_atomic_store_ptr(node.field(\.star), UnsafeMutableRawPointer(made))
+                    qtshim_atomic_store_ptr(node.field(&node.pointee.star), UnsafeMutableRawPointer(made))
                     child = made
                 }
             } else {
@@ -136,14 +136,14 @@ enum SubjectTrie {
                     child = found
                 } else {
                     guard let made = makeNode(p + pi, length) else { return nil }
-                    guard NameTable<SubjectNode>.insert(node.field(\.children), made) else {
-                        Glibc.free(made)
+                    guard NameTable<SubjectNode>.insert(node.field(&node.pointee.children), made) else {
+                        CQtbusLibc.free(made)
                         return nil
                     }
                     child = made
                 }
             }
-            if pe >= pattern.length { return child.field(\.here) }
+            if pe >= pattern.length { return child.field(&child.pointee.here) }
             node = child
             pi = pe + 1
         }
@@ -171,6 +171,6 @@ enum SubjectTrie {
         NameTable<SubjectNode>.free(node.pointee.children)
         free(node.pointee.star)
         node.deinitialize(count: 1)
-        Glibc.free(root)
+        CQtbusLibc.free(root)
     }
 }

@@ -15,7 +15,7 @@
 // patterns a type matches is found by SubjectTrie.swift, in one walk for all of them;
 // `subjectMatches` is its reference (the tests compare the two) and tests one pattern
 // against each type where that is the question (a REPLAY subscription's kept events).
-import Glibc
+import CQtbusLibc
 
 private let dot = CChar(UInt8(ascii: "."))
 private let star = CChar(UInt8(ascii: "*"))

@@ -6,7 +6,7 @@
 // (Reclamation.swift), or, for a subscription with a queue, on that queue after its
 // queued deliveries.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 // MARK: - Dispose
 
@@ -49,11 +49,11 @@ func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscripti
         typeLivenessChanged(type, live: false, &after)
     }
     if type.pointee.isNoSubscriberType {
-        _ = qtshim_atomic_fetch_sub_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
+        _ = qtshim_atomic_fetch_sub_u64(type.pointee.bus.field(&type.pointee.bus.pointee.noSubscriberListeners), 1)
     }
     unlinkFromBag(&state, sub)
     let traced = Bus.traced(QTBUS_TRACE_DISPOSE) | Bus.traced(QTBUS_TRACE_RELEASE)
-    if qtshim_atomic_load_u32(type.pointee.bus.field(\.flags)) & traced != 0 { traceUnlink(sub, type, reason, &after) }
+    if qtshim_atomic_load_u32(type.pointee.bus.field(&type.pointee.bus.pointee.flags)) & traced != 0 { traceUnlink(sub, type, reason, &after) }
     after.retire(UnsafeMutableRawPointer(sub), afterGracePeriod)
 }
 
@@ -68,7 +68,7 @@ func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscripti
 private let afterGracePeriod: Finalizer = { raw in
     let sub = raw!.assumingMemoryBound(to: Subscription.self)
     guard let extra = sub.pointee.extra, let queue = extra.pointee.queue,
-          qtshim_atomic_load_u64(extra.field(\.done)) != qtshim_atomic_load_u64(extra.field(\.posted)) else {
+          qtshim_atomic_load_u64(extra.field(&extra.pointee.done)) != qtshim_atomic_load_u64(extra.field(&extra.pointee.posted)) else {
         return finalize(sub)
     }
     submit(queue, context: raw) { finalize($0!.assumingMemoryBound(to: Subscription.self)) }

@@ -7,7 +7,7 @@
 // priority, highest first, then subscription order.  A subscription that names several
 // subtypes is listed once (by its first node), with all its subtypes.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// The snapshot: `count` infos, then the subtype pointer arrays, then the names, in
 /// one allocation (`free` gives it back).
@@ -16,7 +16,7 @@ struct SubscriptionSnapshot {
     let count: Int
     fileprivate let raw: UnsafeMutableRawPointer
 
-    func free() { Glibc.free(raw) }
+    func free() { CQtbusLibc.free(raw) }
 }
 
 /// The live subscriptions of `type`, in dispatch order.

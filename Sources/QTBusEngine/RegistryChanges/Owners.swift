@@ -27,7 +27,7 @@
 // lists are (Registry.swift): writers link and unlink under the lock, a dispatch walks
 // it inside its section, and an unlinked node keeps its `next` until it is freed.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// How the engine asks whether a subscription's owner is still there.
 struct OwnerCheck {
@@ -55,20 +55,20 @@ func linkOwned(_ type: UnsafeMutablePointer<TypeEntry>, _ extra: UnsafeMutablePo
     extra.pointee.ownedLink = OwnedLink(prev: nil, next: head)
     if let h = head { h.assumingMemoryBound(to: SubscriptionExtra.self).pointee.ownedLink.prev = extra }
     // Publish last: a sweep that sees the extra sees it fully initialised.
-    qtshim_atomic_store_ptr(type.field(\.owned), UnsafeMutableRawPointer(extra))
+    qtshim_atomic_store_ptr(type.field(&type.pointee.owned), UnsafeMutableRawPointer(extra))
 }
 
 /// Takes an owned subscription out of its type's list.  Under the registry lock.
 func unlinkOwned(_ type: UnsafeMutablePointer<TypeEntry>, _ extra: UnsafeMutablePointer<SubscriptionExtra>) {
     let link = extra.pointee.ownedLink
     if let p = link.prev {
-        qtshim_atomic_store_ptr(p.field(\.ownedLink.next), link.next)
+        qtshim_atomic_store_ptr(p.field(&p.pointee.ownedLink.next), link.next)
     } else {
-        qtshim_atomic_store_ptr(type.field(\.owned), link.next)
+        qtshim_atomic_store_ptr(type.field(&type.pointee.owned), link.next)
     }
     if let n = link.next { n.assumingMemoryBound(to: SubscriptionExtra.self).pointee.ownedLink.prev = link.prev }
     if type.pointee.owned == nil {
-        qtshim_atomic_store_u64(type.field(\.seq), type.pointee.seq & ~TypeEntry.hasOwned)
+        qtshim_atomic_store_u64(type.field(&type.pointee.seq), type.pointee.seq & ~TypeEntry.hasOwned)
     }
 }
 
@@ -87,12 +87,12 @@ func ownerGone(_ sub: UnsafeMutablePointer<Subscription>, _ check: OwnerCheck) -
 @inline(never)
 func sweepOwners(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
                  _ last: UInt64, stopped: Bool) {
-    var cursor = qtshim_atomic_load_ptr(type.field(\.owned))
+    var cursor = qtshim_atomic_load_ptr(type.field(&type.pointee.owned))
     while let raw = cursor {
         let extra = raw.assumingMemoryBound(to: SubscriptionExtra.self)
         let sub = extra.pointee.sub
         if SubState.isLive(sub) && (stopped || !reached(sub, specific, last)) { _ = ownerGone(sub, extra.pointee.owner!) }
-        cursor = qtshim_atomic_load_ptr(extra.field(\.ownedLink.next))
+        cursor = qtshim_atomic_load_ptr(extra.field(&extra.pointee.ownedLink.next))
     }
 }
 

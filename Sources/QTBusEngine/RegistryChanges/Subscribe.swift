@@ -2,7 +2,7 @@
 // Subscribing, and counting subscriptions: a record from the pool, its nodes linked into
 // their lists in delivery order, all in one critical section of the registry lock.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 // MARK: - Subscribe
 
@@ -174,16 +174,16 @@ private func link(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutab
         node.pointee.subtypeEntry?.pointee.liveCount += 1
     }
     if let extra = sub.pointee.extra, extra.pointee.owner != nil { linkOwned(type, extra) }
-    if type.pointee.isPattern { type.pointee.bus.field(\.patternSeq).pointee = sub.pointee.node.seq }
+    if type.pointee.isPattern { type.pointee.bus.field(&type.pointee.bus.pointee.patternSeq).pointee = sub.pointee.node.seq }
     // After the links: a dispatch that reads this sequence sees the nodes.
     qtshim_tsan_release(type)
-    qtshim_atomic_store_u64(type.field(\.seq), sub.pointee.node.seq | (type.pointee.owned != nil ? TypeEntry.hasOwned : 0))
+    qtshim_atomic_store_u64(type.field(&type.pointee.seq), sub.pointee.node.seq | (type.pointee.owned != nil ? TypeEntry.hasOwned : 0))
     type.pointee.liveCount += 1
     if type.pointee.liveCount == 1 && !type.pointee.sources.isEmpty {
         typeLivenessChanged(type, live: true, &after)
     }
     if type.pointee.isNoSubscriberType {
-        _ = qtshim_atomic_fetch_add_u64(type.pointee.bus.field(\.noSubscriberListeners), 1)
+        _ = qtshim_atomic_fetch_add_u64(type.pointee.bus.field(&type.pointee.bus.pointee.noSubscriberListeners), 1)
     }
 }
 

@@ -33,7 +33,7 @@
 // for each other): whoever takes the count to zero with `active` clear runs the release,
 // the setter or the last call, exactly once.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 struct TraceHook {
     let fn: qtbus_trace_fn
@@ -93,11 +93,11 @@ func removeTrace(_ bus: UnsafeMutablePointer<Bus>) {
 /// room for one more entry in `misuseHooks`.
 private func swapHook(_ state: inout RegistryState, _ bus: UnsafeMutablePointer<Bus>,
                       _ hook: UnsafeMutablePointer<TraceHook>?) -> UnsafeMutablePointer<TraceHook>? {
-    let old = qtshim_atomic_load_ptr(bus.field(\.trace))?.assumingMemoryBound(to: TraceHook.self)
-    qtshim_atomic_store_ptr(bus.field(\.trace), hook.map { UnsafeMutableRawPointer($0) })
-    let flags = qtshim_atomic_load_u32(bus.field(\.flags))
+    let old = qtshim_atomic_load_ptr(bus.field(&bus.pointee.trace))?.assumingMemoryBound(to: TraceHook.self)
+    qtshim_atomic_store_ptr(bus.field(&bus.pointee.trace), hook.map { UnsafeMutableRawPointer($0) })
+    let flags = qtshim_atomic_load_u32(bus.field(&bus.pointee.flags))
     let traced = (hook?.pointee.kinds ?? 0) << 1
-    qtshim_atomic_store_u32(bus.field(\.flags), flags & (Bus.closedBit | Bus.patternsBit) | traced)
+    qtshim_atomic_store_u32(bus.field(&bus.pointee.flags), flags & (Bus.closedBit | Bus.patternsBit) | traced)
     if state.misuseHooks.removeFirst(where: { $0.bus == bus }) { qtshim_trace_misuse_hooks_add(-1) }
     if let hook, hook.pointee.kinds & QTBUS_TRACE_MISUSE.rawValue != 0 {
         state.misuseHooks.appendReserved(MisuseHook(bus: bus, hook: hook))
@@ -117,7 +117,7 @@ struct MisuseHook {
 /// memory goes once no section can still read it from the bus and no kept record
 /// refers to it.
 private func retireHook(_ hook: UnsafeMutablePointer<TraceHook>) {
-    let gate = hook.field(\.gate)
+    let gate = hook.field(&hook.pointee.gate)
     var old = qtshim_atomic_load_u64(gate)
     if qtshim_trace_current() != nil {
         while !qtshim_atomic_cas_u64(gate, old, old & ~TraceHook.active) { old = qtshim_atomic_load_u64(gate) }
@@ -145,11 +145,11 @@ private let dropBusReference: Finalizer = { raw in
 }
 
 private func retainHook(_ hook: UnsafeMutablePointer<TraceHook>) {
-    _ = qtshim_atomic_fetch_add_u64(hook.field(\.refs), 1)
+    _ = qtshim_atomic_fetch_add_u64(hook.field(&hook.pointee.refs), 1)
 }
 
 private func unrefHook(_ hook: UnsafeMutablePointer<TraceHook>) {
-    guard droppedLastReference(hook, hook.field(\.refs)) else { return }
+    guard droppedLastReference(hook, hook.field(&hook.pointee.refs)) else { return }
     hook.deinitialize(count: 1)
     free(hook)
 }
@@ -177,7 +177,7 @@ func probeDeliver(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafePoint
 /// section, or a reference).
 private func callHook(_ hook: UnsafeMutablePointer<TraceHook>, _ record: inout qtbus_trace_record) {
     guard hook.pointee.kinds & record.kind != 0, qtshim_trace_current() == nil else { return }
-    let gate = hook.field(\.gate)
+    let gate = hook.field(&hook.pointee.gate)
     var old = qtshim_atomic_load_u64(gate)
     repeat {
         guard old & TraceHook.active != 0 else { return }
@@ -194,7 +194,7 @@ private func callHook(_ hook: UnsafeMutablePointer<TraceHook>, _ record: inout q
 /// Sends `record` to the bus's hook.  Inside a section (see the top).
 @inline(never)
 func emit(_ bus: UnsafeMutablePointer<Bus>, _ record: inout qtbus_trace_record) {
-    guard let raw = qtshim_atomic_load_ptr(bus.field(\.trace)) else { return }
+    guard let raw = qtshim_atomic_load_ptr(bus.field(&bus.pointee.trace)) else { return }
     callHook(raw.assumingMemoryBound(to: TraceHook.self), &record)
 }
 
@@ -227,7 +227,7 @@ func reportDrop(_ bus: UnsafeMutablePointer<Bus>, token: UInt64, _ type: UnsafeP
                 _ subtype: UnsafePointer<CChar>?, _ rule: StaticString) {
     let function = UnsafeRawPointer(rule.utf8Start).assumingMemoryBound(to: CChar.self)
     if qtshim_probe_drop_enabled() { qtshim_probe_drop(bus, type, token, function) }
-    guard qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_DROP) != 0,
+    guard qtshim_atomic_load_u32(bus.field(&bus.pointee.flags)) & Bus.traced(QTBUS_TRACE_DROP) != 0,
           qtshim_trace_current() == nil else { return }
     var record = traceRecord(QTBUS_TRACE_DROP)
     record.type = type
@@ -264,7 +264,7 @@ func deliverInstrumented(_ sub: UnsafeMutablePointer<Subscription>, _ view: Unsa
 /// else nil.
 @inline(__always)
 func deliverTracer(_ bus: UnsafeMutablePointer<Bus>) -> UnsafeMutablePointer<Bus>? {
-    guard qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_DELIVER) != 0,
+    guard qtshim_atomic_load_u32(bus.field(&bus.pointee.flags)) & Bus.traced(QTBUS_TRACE_DELIVER) != 0,
           qtshim_trace_current() == nil else { return nil }
     return bus
 }
@@ -315,14 +315,14 @@ struct TraceNote {
 func traceNote(_ kind: qtbus_trace_kind, _ type: UnsafeMutablePointer<TypeEntry>, token: UInt64,
                function: StaticString? = nil) -> UnsafeMutablePointer<TraceNote>? {
     let bus = type.pointee.bus
-    guard qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(kind) != 0 else { return nil }
+    guard qtshim_atomic_load_u32(bus.field(&bus.pointee.flags)) & Bus.traced(kind) != 0 else { return nil }
     return makeNote(kind, bus, type, token, function)
 }
 
 @inline(never)
 private func makeNote(_ kind: qtbus_trace_kind, _ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>,
                       _ token: UInt64, _ function: StaticString?) -> UnsafeMutablePointer<TraceNote> {
-    let hook = qtshim_atomic_load_ptr(bus.field(\.trace))!.assumingMemoryBound(to: TraceHook.self)
+    let hook = qtshim_atomic_load_ptr(bus.field(&bus.pointee.trace))!.assumingMemoryBound(to: TraceHook.self)
     retainHook(hook)
     pinBus(bus)
     let note = allocateWaiting(TraceNote.self)
@@ -380,8 +380,8 @@ extension Subscription {
     /// unlinked), marked in `bagOrFreeLink` (0 from unlink to release).
     static func keepReleaseTracer(_ sub: UnsafeMutablePointer<Subscription>, _ bus: UnsafeMutablePointer<Bus>) {
         guard sub.pointee.release != nil,
-              qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.traced(QTBUS_TRACE_RELEASE) != 0 else { return }
-        let hook = qtshim_atomic_load_ptr(bus.field(\.trace))!.assumingMemoryBound(to: TraceHook.self)
+              qtshim_atomic_load_u32(bus.field(&bus.pointee.flags)) & Bus.traced(QTBUS_TRACE_RELEASE) != 0 else { return }
+        let hook = qtshim_atomic_load_ptr(bus.field(&bus.pointee.trace))!.assumingMemoryBound(to: TraceHook.self)
         retainHook(hook)
         sub.pointee.node.prev = UnsafeMutableRawPointer(hook).assumingMemoryBound(to: ListNode.self)
         sub.pointee.bagOrFreeLink = keptMark

@@ -24,7 +24,7 @@
 // published, and retired as memory, so a dispatch that loaded the old one finishes with
 // it.  Readers take no lock and are inside an epoch (the block they read stays).
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// A bus's resolved types: the header of the block described at the top of this file.
 struct ResolvedTypes {
@@ -54,23 +54,25 @@ struct ResolvedTypes {
 
 /// One Swift event type on a bus.  A free slot has only its key set (0).
 struct SwiftTypeSlot {
+    // All `var`: a new slot's fields are initialized one by one through their
+    // addresses (`field`), the key last, and only a `var` has an address.
     /// Atomic: the metatype's address, 0 for a free slot; stored last, with release.
     var key: UInt64
-    let entry: UnsafeMutablePointer<TypeEntry>
+    var entry: UnsafeMutablePointer<TypeEntry>
     /// The Swift API's, opaque here.
-    let info: UnsafeRawPointer
+    var info: UnsafeRawPointer
     /// How a dispatch's borrowed object (a cell holding a value of this type) is copied
     /// and released.
-    let borrowed: BorrowedObject
+    var borrowed: BorrowedObject
     /// Its events carry data the Swift API makes for each dispatch (a bytes event), so
     /// the engine does not dispatch them alone (`_qtEngineDispatchSwift`).
-    let withData: Bool
+    var withData: Bool
 }
 
 /// Under the registry lock: the key of `slot`, which may be free.
 @inline(__always)
 private func keyOf(_ slot: UnsafeMutablePointer<SwiftTypeSlot>) -> UInt64 {
-    slot.field(\.key).pointee
+    slot.field(&slot.pointee.key).pointee
 }
 
 /// Where a probe for `key` starts. Metatype addresses are 8-aligned: mix the rest.
@@ -95,7 +97,7 @@ private func appendResolved(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMuta
     let count = currentTable(bus)?.pointee.count ?? 0
     guard count < UInt64(Int32.max), let table = tableWithRoom(bus, entry: true) else { return false }
     ResolvedTypes.entries(table)[Int(count)] = type
-    qtshim_atomic_store_u64(table.field(\.count), count + 1)
+    qtshim_atomic_store_u64(table.field(&table.pointee.count), count + 1)
     type.pointee.resolvedIndex = Int32(count)
     return true
 }
@@ -105,9 +107,9 @@ private func appendResolved(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMuta
 @inline(__always)
 func resolvedType(_ bus: UnsafeMutablePointer<Bus>, _ id: UInt64) -> UnsafeMutablePointer<TypeEntry>? {
     let index = id & 0xFFFF_FFFF
-    if let raw = qtshim_atomic_load_ptr(bus.field(\.resolved)), UInt32(truncatingIfNeeded: id >> 32) == bus.pointee.serial {
+    if let raw = qtshim_atomic_load_ptr(bus.field(&bus.pointee.resolved)), UInt32(truncatingIfNeeded: id >> 32) == bus.pointee.serial {
         let table = raw.assumingMemoryBound(to: ResolvedTypes.self)
-        if index < qtshim_atomic_load_u64(table.field(\.count)) { return ResolvedTypes.entries(table)[Int(index)] }
+        if index < qtshim_atomic_load_u64(table.field(&table.pointee.count)) { return ResolvedTypes.entries(table)[Int(index)] }
     }
     return nil
 }
@@ -128,14 +130,14 @@ func failTypeId(_ bus: UnsafeMutablePointer<Bus>, _ id: UInt64) -> Int32 {
 /// an epoch: the slot is read in the block it was found in, which stays.
 @inline(__always)
 func swiftType(_ bus: UnsafeMutablePointer<Bus>, _ key: UInt64) -> UnsafeMutablePointer<SwiftTypeSlot>? {
-    guard let raw = qtshim_atomic_load_ptr(bus.field(\.resolved)) else { return nil }
+    guard let raw = qtshim_atomic_load_ptr(bus.field(&bus.pointee.resolved)) else { return nil }
     let table = raw.assumingMemoryBound(to: ResolvedTypes.self)
     let mask = table.pointee.swiftMask
     let slots = ResolvedTypes.swiftSlots(table)
     var i = swiftHash(key) & mask
     while true {
         let slot = slots + Int(i)
-        let found = qtshim_atomic_load_u64(slot.field(\.key))
+        let found = qtshim_atomic_load_u64(slot.field(&slot.pointee.key))
         if found == key { return slot }
         if found == 0 { return nil }
         i = (i &+ 1) & mask
@@ -153,12 +155,12 @@ func learnSwiftType(_ bus: UnsafeMutablePointer<Bus>, _ key: UInt64, _ name: CNa
         guard let type = typeEntry(bus, name), let table = tableWithRoom(bus, entry: false) else { return nil }
         // The key last: a dispatch that finds it finds the rest.
         let slot = freeSlot(table, key)
-        slot.field(\.entry).initialize(to: type)
-        slot.field(\.info).initialize(to: info)
-        slot.field(\.borrowed).initialize(to: borrowed)
-        slot.field(\.withData).initialize(to: withData)
-        qtshim_atomic_store_u64(slot.field(\.key), key)
-        table.field(\.swiftCount).pointee += 1
+        slot.field(&slot.pointee.entry).initialize(to: type)
+        slot.field(&slot.pointee.info).initialize(to: info)
+        slot.field(&slot.pointee.borrowed).initialize(to: borrowed)
+        slot.field(&slot.pointee.withData).initialize(to: withData)
+        qtshim_atomic_store_u64(slot.field(&slot.pointee.key), key)
+        table.field(&table.pointee.swiftCount).pointee += 1
         return type
     }
 }
@@ -196,7 +198,7 @@ private func tableWithRoom(_ bus: UnsafeMutablePointer<Bus>, entry: Bool) -> Uns
     table.initialize(to: ResolvedTypes(swiftCount: old?.pointee.swiftCount ?? 0, count: old?.pointee.count ?? 0,
                                        capacity: capacity, swiftMask: swiftSlots - 1))
     let slots = ResolvedTypes.swiftSlots(table)
-    for i in 0..<Int(swiftSlots) { (slots + i).field(\.key).initialize(to: 0) }
+    for i in 0..<Int(swiftSlots) { let slot = slots + i; slot.field(&slot.pointee.key).initialize(to: 0) }
     if let old {
         ResolvedTypes.entries(table).initialize(from: ResolvedTypes.entries(old), count: Int(old.pointee.count))
         let oldSlots = ResolvedTypes.swiftSlots(old)
@@ -204,7 +206,7 @@ private func tableWithRoom(_ bus: UnsafeMutablePointer<Bus>, entry: Bool) -> Uns
             freeSlot(table, keyOf(oldSlots + i)).initialize(to: oldSlots[i])
         }
     }
-    qtshim_atomic_store_ptr(bus.field(\.resolved), raw)
+    qtshim_atomic_store_ptr(bus.field(&bus.pointee.resolved), raw)
     if let old { reclaimer.retireMemory(UnsafeMutableRawPointer(old)) { free($0) } }
     return table
 }

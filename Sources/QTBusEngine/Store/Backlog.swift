@@ -2,7 +2,7 @@
 // A REPLAY subscription's backlog: live deliveries parked while its replay runs
 // (StickyReplay.swift explains the gate).
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// Live deliveries that reached a REPLAY subscription while its replay was running.
 struct Backlog {
@@ -24,7 +24,7 @@ extension UnsafeMutablePointer where Pointee == Backlog {
     /// another thread or further out on this one.
     @inline(__always)
     var parks: Bool {
-        qtshim_atomic_load_u32(field(\.gateOpen)) == 0 && qtshim_atomic_load_ptr(field(\.drainer)) != qtshim_tls_get()
+        qtshim_atomic_load_u32(field(&pointee.gateOpen)) == 0 && qtshim_atomic_load_ptr(field(&pointee.drainer)) != qtshim_tls_get()
     }
 }
 
@@ -53,7 +53,7 @@ func freeBacklog(_ b: UnsafeMutablePointer<Backlog>) {
 func backlogAppend(_ backlog: UnsafeMutablePointer<Backlog>, _ payload: UnsafeMutablePointer<Payload>) -> Bool {
     backlog.pointee.lock.lock()
     defer { backlog.pointee.lock.unlock() }
-    if qtshim_atomic_load_u32(backlog.field(\.gateOpen)) != 0 { return false }
+    if qtshim_atomic_load_u32(backlog.field(&backlog.pointee.gateOpen)) != 0 { return false }
     payload.retain()
     // The dispatch is under way: an event it parks must not be lost.
     backlog.pointee.items.append(payload)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A dispose bag's record and how a subscription is linked into it and out of it.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// A dispose bag: the tokens put in it.  A subscription disposed on its own stays
 /// listed (it is not live, so the bag skips it); `live` counts the others, and the

@@ -3,7 +3,7 @@
 // freed when the last dispatch or post that can reach it is over).  Its lists and tables
 // change under the registry lock (Registry.swift).
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 struct Bus {
     /// Registry lock: type entries made by dispatches of types nobody subscribed to
@@ -89,12 +89,12 @@ extension Bus {
 
 @inline(__always)
 func isClosed(_ bus: UnsafeMutablePointer<Bus>) -> Bool {
-    qtshim_atomic_load_u32(bus.field(\.flags)) & Bus.closedBit != 0
+    qtshim_atomic_load_u32(bus.field(&bus.pointee.flags)) & Bus.closedBit != 0
 }
 
 @inline(__always)
 func pinBus(_ bus: UnsafeMutablePointer<Bus>) {
-    _ = qtshim_atomic_fetch_add_u64(bus.field(\.pins), 1)
+    _ = qtshim_atomic_fetch_add_u64(bus.field(&bus.pointee.pins), 1)
 }
 
 /// Drops a pin; the last one frees the bus.
@@ -110,14 +110,14 @@ func unpinBus(_ bus: UnsafeMutablePointer<Bus>) {
 /// before then finds its futex changed, or is woken, and drains the new work).
 @inline(__always)
 func beginQueuedWork(_ bus: UnsafeMutablePointer<Bus>, main: Bool) {
-    _ = qtshim_atomic_fetch_add_u64(bus.field(\.pins), main ? 2 * Bus.queuedUnit : Bus.queuedUnit)
+    _ = qtshim_atomic_fetch_add_u64(bus.field(&bus.pointee.pins), main ? 2 * Bus.queuedUnit : Bus.queuedUnit)
 }
 
 /// After main-queue work begun with `beginQueuedWork(main: true)` was posted.
 @inline(never)
 func mainWorkPosted(_ bus: UnsafeMutablePointer<Bus>) {
     qtshim_tsan_release(bus)
-    let left = qtshim_atomic_fetch_sub_u64(bus.field(\.pins), Bus.queuedUnit) &- Bus.queuedUnit
+    let left = qtshim_atomic_fetch_sub_u64(bus.field(&bus.pointee.pins), Bus.queuedUnit) &- Bus.queuedUnit
     if left == 0 {
         qtshim_tsan_acquire(bus)
         freeBus(bus)
@@ -137,7 +137,7 @@ func endQueuedWork(_ bus: UnsafeMutablePointer<Bus>) {
 @inline(__always)
 func idleWord(_ bus: UnsafeMutablePointer<Bus>) -> UnsafeMutablePointer<UInt32> {
     // Little-endian (x86_64, aarch64): the high half is the second 32-bit word.
-    UnsafeMutableRawPointer(bus.field(\.pins)).assumingMemoryBound(to: UInt32.self) + 1
+    UnsafeMutableRawPointer(bus.field(&bus.pointee.pins)).assumingMemoryBound(to: UInt32.self) + 1
 }
 
 /// Drops `unit` from `pins`.  When nothing is left the bus is freed with its tables and
@@ -146,7 +146,7 @@ func idleWord(_ bus: UnsafeMutablePointer<Bus>) -> UnsafeMutablePointer<UInt32> 
 @inline(__always)
 func unpinBus(_ bus: UnsafeMutablePointer<Bus>, _ unit: UInt64) {
     qtshim_tsan_release(bus)
-    let left = qtshim_atomic_fetch_sub_u64(bus.field(\.pins), unit) &- unit
+    let left = qtshim_atomic_fetch_sub_u64(bus.field(&bus.pointee.pins), unit) &- unit
     if left == 0 {
         qtshim_tsan_acquire(bus)
         freeBus(bus)

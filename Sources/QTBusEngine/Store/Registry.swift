@@ -21,7 +21,7 @@
 // takes it (Dispatch.swift); subscribe and dispose hold it for a few list
 // operations and no user code.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 struct RegistryState {
     var pool = SubscriptionPool()
@@ -171,7 +171,7 @@ func withRegistry<R>(_ body: (inout RegistryState) -> R) -> R {
 /// changes nothing a caller can see (it is freed with the bus).
 func typeEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutablePointer<TypeEntry>? {
     if let entry = NameTable<TypeEntry>.lookup(bus.pointee.types, name) { return entry }
-    return insertEntry(bus, name, into: bus.field(\.types), isPattern: false)
+    return insertEntry(bus, name, into: bus.field(&bus.pointee.types), isPattern: false)
 }
 
 /// A new, empty entry named `name` in the table at `table` (the bus's types or its
@@ -199,16 +199,16 @@ private func insertEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName,
 func patternEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutablePointer<TypeEntry>? {
     if let entry = NameTable<TypeEntry>.lookup(bus.pointee.patterns, name) { return entry }
     // The trie's place first: failing there leaves no entry, only empty nodes.
-    guard let slot = SubjectTrie.slot(bus.field(\.patternTrie), for: name),
-          let entry = insertEntry(bus, name, into: bus.field(\.patterns), isPattern: true) else { return nil }
+    guard let slot = SubjectTrie.slot(bus.field(&bus.pointee.patternTrie), for: name),
+          let entry = insertEntry(bus, name, into: bus.field(&bus.pointee.patterns), isPattern: true) else { return nil }
     entry.pointee.patternIndex = UInt32(truncatingIfNeeded: bus.pointee.patternCount)
     qtshim_atomic_store_ptr(slot, UnsafeMutableRawPointer(entry))
     // After the trie: a dispatch that reads the new count finds the entry there, so a
     // type's answer kept with that count holds it (PatternDispatch.swift).
-    qtshim_atomic_store_u64(bus.field(\.patternCount), bus.pointee.patternCount + 1)
+    qtshim_atomic_store_u64(bus.field(&bus.pointee.patternCount), bus.pointee.patternCount + 1)
     // After the count: a dispatch that sees the bit finds a trie.
-    let flags = qtshim_atomic_load_u32(bus.field(\.flags))
-    if flags & Bus.patternsBit == 0 { qtshim_atomic_store_u32(bus.field(\.flags), flags | Bus.patternsBit) }
+    let flags = qtshim_atomic_load_u32(bus.field(&bus.pointee.flags))
+    if flags & Bus.patternsBit == 0 { qtshim_atomic_store_u32(bus.field(&bus.pointee.flags), flags | Bus.patternsBit) }
     return entry
 }
 
@@ -241,7 +241,7 @@ func subtypeEntry(_ type: UnsafeMutablePointer<TypeEntry>, _ name: CName) -> Uns
         return nil
     }
     entry.initialize(to: SubtypeEntry(name: stored, type: type))
-    guard NameTable<SubtypeEntry>.insert(type.field(\.subtypes), entry) else {
+    guard NameTable<SubtypeEntry>.insert(type.field(&type.pointee.subtypes), entry) else {
         freeSubtypeEntry(UnsafeMutableRawPointer(entry))
         return nil
     }

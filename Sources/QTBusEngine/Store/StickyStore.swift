@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The kept events of a type (the store part of sticky events; StickyReplay.swift has the rest).
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// One kept event: the newest of its subtype (or of the events without one).
 struct KeptEvent: NamedEntry {
@@ -40,7 +40,7 @@ struct StickyStore {
         if let subtype {
             name = StoredName(copying: subtype)
             if name == nil {
-                Glibc.free(kept)
+                CQtbusLibc.free(kept)
                 return nil
             }
         }
@@ -143,7 +143,7 @@ struct StickyStore {
     private static func freeRecord(_ kept: UnsafeMutablePointer<KeptEvent>) {
         kept.pointee.subtype?.free()
         kept.deinitialize(count: 1)
-        Glibc.free(kept)
+        CQtbusLibc.free(kept)
     }
 
     private mutating func list(_ kept: UnsafeMutablePointer<KeptEvent>) {

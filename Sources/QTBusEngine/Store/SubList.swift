@@ -2,7 +2,7 @@
 // The lists of the store: a subscription's node in one list, and a list kept in delivery
 // order that readers walk without a lock (Registry.swift describes the scheme).
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// A subscription's place in one list.
 struct ListNode {
@@ -40,8 +40,9 @@ struct ListNode {
 
     /// The list the node is in.
     var list: UnsafeMutablePointer<SubList> {
-        if let type = wholeType { return type.field(\.whole) }
-        return subtypeEntry!.field(\.list)
+        if let type = wholeType { return type.field(&type.pointee.whole) }
+        let entry = subtypeEntry!
+        return entry.field(&entry.pointee.list)
     }
 }
 
@@ -70,9 +71,9 @@ struct SubList {
         }
         // Publish last: a reader that sees the node sees it fully initialised.
         if let a = after {
-            qtshim_atomic_store_ptr(a.field(\.next), UnsafeMutableRawPointer(node))
+            qtshim_atomic_store_ptr(a.field(&a.pointee.next), UnsafeMutableRawPointer(node))
         } else {
-            qtshim_atomic_store_ptr(list.field(\.head), UnsafeMutableRawPointer(node))
+            qtshim_atomic_store_ptr(list.field(&list.pointee.head), UnsafeMutableRawPointer(node))
         }
         counted(list)
     }
@@ -80,16 +81,16 @@ struct SubList {
     /// One more change, stored after it (writers, under the lock).
     @inline(__always)
     private static func counted(_ list: UnsafeMutablePointer<SubList>) {
-        let changes = list.field(\.changes)
+        let changes = list.field(&list.pointee.changes)
         qtshim_atomic_store_u64(changes, qtshim_atomic_load_u64(changes) &+ 1)
     }
 
     static func remove(_ list: UnsafeMutablePointer<SubList>, _ node: UnsafeMutablePointer<ListNode>) {
         let successor = node.pointee.next
         if let p = node.pointee.prev {
-            qtshim_atomic_store_ptr(p.field(\.next), successor)
+            qtshim_atomic_store_ptr(p.field(&p.pointee.next), successor)
         } else {
-            qtshim_atomic_store_ptr(list.field(\.head), successor)
+            qtshim_atomic_store_ptr(list.field(&list.pointee.head), successor)
         }
         if let s = successor {
             s.assumingMemoryBound(to: ListNode.self).pointee.prev = node.pointee.prev

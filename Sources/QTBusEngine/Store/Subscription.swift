@@ -21,7 +21,7 @@
 // Only `live` subscriptions are invoked; a delivery queued before the dispose finds
 // `disposed` and is dropped (lifetime rule 2).
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 enum SubState {
     static let direct: UInt8 = 0
@@ -33,15 +33,15 @@ enum SubState {
 
     @inline(__always)
     static func isLive(_ sub: UnsafeMutablePointer<Subscription>) -> Bool {
-        isLive(qtshim_atomic_load_u8(sub.field(\.state)))
+        isLive(qtshim_atomic_load_u8(sub.field(&sub.pointee.state)))
     }
 
     /// Moves a live subscription to `disposed`; false when it was not live.
     static func claimForDispose(_ sub: UnsafeMutablePointer<Subscription>) -> Bool {
         while true {
-            let state = qtshim_atomic_load_u8(sub.field(\.state))
+            let state = qtshim_atomic_load_u8(sub.field(&sub.pointee.state))
             guard isLive(state) else { return false }
-            if qtshim_atomic_cas_u8(sub.field(\.state), state, disposed) { return true }
+            if qtshim_atomic_cas_u8(sub.field(&sub.pointee.state), state, disposed) { return true }
         }
     }
 }
@@ -118,11 +118,11 @@ struct Subscription {
     /// registry lock may be reading meanwhile (a stale token's).
     static func takeRelease(_ sub: UnsafeMutablePointer<Subscription>) -> qtbus_release? {
         if let extra = sub.pointee.extra {
-            let field = extra.field(\.release)
+            let field = extra.field(&extra.pointee.release)
             defer { field.pointee = nil }
             return field.pointee
         }
-        let field = sub.field(\.releaseOrExtra)
+        let field = sub.field(&sub.pointee.releaseOrExtra)
         defer { field.pointee = nil }
         return unsafeBitCast(field.pointee, to: qtbus_release?.self)
     }
@@ -136,7 +136,7 @@ struct Subscription {
     /// The i-th node (0: the inline one).
     @inline(__always)
     static func node(_ sub: UnsafeMutablePointer<Subscription>, _ i: Int) -> UnsafeMutablePointer<ListNode> {
-        i == 0 ? sub.field(\.node) : SubscriptionExtra.nodes(sub.pointee.extra!) + (i - 1)
+        i == 0 ? sub.field(&sub.pointee.node) : SubscriptionExtra.nodes(sub.pointee.extra!) + (i - 1)
     }
 
     /// The subscription a node belongs to (its index is in the low bits of `order`).
@@ -157,7 +157,7 @@ struct Subscription {
 
     /// The subscription's event type.
     static func type(_ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePointer<TypeEntry> {
-        let node = sub.field(\.node)
+        let node = sub.field(&sub.pointee.node)
         return node.pointee.wholeType ?? node.pointee.subtypeEntry!.pointee.type
     }
 }
@@ -214,6 +214,6 @@ struct SubscriptionExtra {
         if let q = extra.pointee.queue { q.release() }
         if let backlog = extra.pointee.backlog { freeBacklog(backlog) }
         extra.deinitialize(count: 1)
-        Glibc.free(extra)
+        CQtbusLibc.free(extra)
     }
 }

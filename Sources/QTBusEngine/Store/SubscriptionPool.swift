@@ -2,7 +2,7 @@
 // The pool of subscription records, and tokens: a token id is a record's index and
 // generation, checked on every lookup.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// A bit no token id has (the top bit of its pool index: the pool stops short of it), so
 /// that a Swift token keeps its id and its disposed flag in one atomic word.
@@ -53,7 +53,7 @@ struct SubscriptionPool {
             // record, with no allocator header.
             let size = Self.chunkSize * MemoryLayout<Subscription>.stride
             guard let raw = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-                  raw != MAP_FAILED else { return nil }
+                  raw != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
             qtshim_lsan_register_root_region(raw, size)
             chunks![count >> Self.chunkShift] = raw.bindMemory(to: Subscription.self, capacity: Self.chunkSize)
         }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What the store keeps per event type of a bus, and per subtype of a type.
 import CQtbusShims
-import Glibc
+import CQtbusLibc
 
 /// An event type on one bus.  Freed with its bus.
 struct TypeEntry: NamedEntry {
