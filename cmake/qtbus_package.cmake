@@ -19,7 +19,7 @@
 
 # The package says it needs no Swift toolchain, and its Depends come from
 # dpkg-shlibdeps, which no Debian package can satisfy for the toolchain's
-# libswiftCore.so: so only the self-contained library is packaged.
+# libswiftCore.so: so only a self-contained library (embedded, or static) is packaged.
 if(QTBUS_SWIFT_RUNTIME STREQUAL "shared")
   message(STATUS "qtbus: no Debian packages (cpack) with QTBUS_SWIFT_RUNTIME=shared")
   return()
@@ -75,8 +75,9 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "in-process event bus with a C ABI
 ${_long_description}
 
-This package holds the shared library. It carries the Swift runtime it is
-written in, so it needs no Swift toolchain.")
+This package holds the shared library. Its engine is written in Swift and
+compiled in Embedded Swift mode: the library carries no language runtime and
+needs only the C library.")
 # DEBIAN/shlibs ("libqtbus 0 libqtbus0 (>= 0.2.0-1)": CPack puts in the whole version)
 # and the ldconfig trigger, so programs built against it depend on it through
 # dpkg-shlibdeps.  No symbols file: it would give each function the version it arrived
@@ -85,9 +86,9 @@ written in, so it needs no Swift toolchain.")
 # lintian's other informational tags on the library are left as they are, not
 # overridden, since each is true:
 #   hardening-no-fortify-functions  the unfortified calls (memcpy, snprintf...) are
-#                                   those of the Swift runtime and libdispatch linked in
-#                                   from the toolchain's archives (the C glue's one
-#                                   read() has a constant size);
+#                                   those of libdispatch linked in from the toolchain's
+#                                   archive (the C glue's one read() has a constant
+#                                   size);
 #   hardening-no-bindnow            the library is linked as qtbus_library.cmake says,
 #                                   lazily bound;
 #   binary-has-unneeded-section     CPack strips with plain `strip`, which keeps .comment.

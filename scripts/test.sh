@@ -88,9 +88,29 @@ do_no_toolchain() {
   bash "$ROOT/scripts/no-toolchain-test.sh" "$BUILD/demo" -- "$BUILD/messaging" \
     -- ctest --test-dir "$BUILD/ctests" --output-on-failure
 }
+# The full-runtime variants (QTBUS_SWIFT_RUNTIME, cmake/qtbus_library.cmake): for a
+# platform whose toolchain has no Embedded Swift.  static is 0.2.0's library; the C
+# tests run against it installed, as against the shipped one.
+do_full_runtime() {
+  need_cxx
+  local install=$BUILD/full-install
+  build_install "$BUILD/full" "$install" -DCMAKE_BUILD_TYPE=Release -DQTBUS_SWIFT_RUNTIME=static \
+    -DQTBUS_BUILD_TESTS=ON -DQTBUS_NATS=ON
+  env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/full" --output-on-failure
+  fresh_if_not_ninja "$BUILD/ctests-full"
+  PKG_CONFIG_PATH="$install/lib/pkgconfig" cmake -G Ninja -S "$ROOT/CTests" -B "$BUILD/ctests-full" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$install" -DQTBUS_NATS_TESTS=ON
+  cmake --build "$BUILD/ctests-full"
+  # The tests link the full-runtime library, not the shipped one in _install/.
+  local lib
+  lib=$(env -u LD_LIBRARY_PATH ldd "$BUILD/ctests-full/test_dispatch_basic" | awk '/libqtbus\.so/ {print $3}')
+  [ "$(realpath -e "${lib:-/nonexistent}")" = "$(realpath -e "$install/lib/libqtbus.so.0")" ] \
+    || { echo "the C tests link ${lib:-no libqtbus}, not $install/lib's"; return 1; }
+  env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/ctests-full" --output-on-failure
+}
 do_shared_runtime() {
   build_install "$BUILD/shared" "$BUILD/shared-install" -DCMAKE_BUILD_TYPE=Release \
-    -DQTBUS_STATIC_SWIFT_RUNTIME=OFF -DQTBUS_BUILD_TESTS=ON
+    -DQTBUS_SWIFT_RUNTIME=shared -DQTBUS_BUILD_TESTS=ON
   env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/shared" --output-on-failure
   # The control: the same demo on this variant needs the toolchain's libswiftCore.so.
   local out
@@ -136,7 +156,8 @@ STEPS=(
   "relocation     | build       | do_relocation         | relocatable install: --prefix, DESTDIR, moved prefix"
   "subproject     | build       | do_subproject         | subproject: FetchContent leaves the parent alone"
   "no-toolchain   | build       | do_no_toolchain       | without a Swift toolchain: demo, messaging, C tests"
-  "shared-runtime | build       | do_shared_runtime     | shared-runtime variant, and the no-toolchain control"
+  "full-runtime   | -           | do_full_runtime       | full-runtime variant (QTBUS_SWIFT_RUNTIME=static, 0.2.0's library): build checks and the C tests against it installed"
+  "shared-runtime | build       | do_shared_runtime     | shared-runtime variant (QTBUS_SWIFT_RUNTIME=shared), and the no-toolchain control"
   "one-engine     | build       | do_one_engine         | one engine per process: C plugin in a Swift program (scripts/one-engine.sh)"
   "package        | build       | do_package            | Debian packages: cpack, lintian, dpkg -i, pkg-config (scripts/package-test.sh)"
   "bench-smoke    | -           | do_bench_smoke        | benchmark smoke (scripts/bench.sh --smoke)"
