@@ -206,7 +206,11 @@ ${_pkg}: maintscript-calls-ldconfig [postrm]
 # the package also has the ldconfig trigger, which is what dpkg runs.
 ${_pkg}: maintscript-calls-ldconfig [postinst]
 ${_pkg}: maintscript-calls-ldconfig [postrm]
-# Word pieces of the Unicode scalar name table that the Swift runtime linked into the
+")
+  endif()
+  if(_component STREQUAL Runtime AND QTBUS_SWIFT_RUNTIME STREQUAL "static")
+    file(APPEND ${_dir}/lintian-overrides
+"# Word pieces of the Unicode scalar name table that the Swift runtime linked into the
 # library carries (UnicodeScalarProps in libswiftCore.a): not qtbus's strings.
 ")
     foreach(_word ADDRES:ADDRESS AGAINS:AGAINST ALIGNE:ALIGN CHARACTE:CHARACTER
