@@ -69,8 +69,11 @@ nonisolated(unsafe) let sharedBus: UnsafeMutablePointer<Bus> = makeBus(shared: t
 func makeBus(shared: Bool) -> UnsafeMutablePointer<Bus>? {
     qtshim_engine_used()
     guard let bus = tryAllocate(Bus.self) else { return nil }
+    // Static labels: a Swift String passed as `const char *` is copied into an
+    // allocation first in Embedded Swift, whose runtime traps when that fails.
+    let label = shared ? cText("qtbus.shared") : cText("qtbus.bus")
     // libdispatch waits for memory itself: it never returns NULL.
-    bus.initialize(to: Bus(queue: qtshim_dq_create_serial(shared ? "qtbus.shared" : "qtbus.bus")!, isShared: shared))
+    bus.initialize(to: Bus(queue: qtshim_dq_create_serial(label)!, isShared: shared))
     return bus
 }
 
