@@ -56,10 +56,13 @@
  *   dispatch makes once handlers may have run (the copy of the event for a queued or
  *   parked delivery), and those of calls that cannot fail (dispose, destroy, a release,
  *   a command's state events, an accepted execution), wait for memory and retry, 1 to
- *   100 ms apart, as libdispatch does with its own.  Not recoverable: the first calls
- *   in a process make one-time allocations of the Swift runtime (type metadata) and of
- *   the library's globals; if one of those fails, the process ends (an abort, or a
- *   SIGSEGV inside the runtime).  scripts/oom-sweep.sh fails each allocation in turn.
+ *   100 ms apart, as libdispatch does with its own.  The same holds from the first
+ *   call in a process: the library's one-time state is static or made where its failure
+ *   is reported, and the first use of what cannot fail (qtbus_shared(),
+ *   qtbus_queue_main(), a thread's first call) waits for memory as above; out of memory
+ *   at the first calls does not end the process.  scripts/oom-sweep.sh fails each
+ *   allocation of every call in turn, in a process's first calls and once every call
+ *   was made before: no run dies.
  *
  * NAMES
  *   Event types and subtypes are NUL-terminated UTF-8 strings of 1 to 255 bytes.

@@ -124,7 +124,7 @@ do_shared_runtime() {
   echo "control: the shared-runtime demo does not start without the toolchain (libswiftCore.so: cannot open shared object file), as expected"
 }
 do_package() { bash "$ROOT/scripts/package-test.sh"; }
-do_oom() { bash "$ROOT/scripts/oom-sweep.sh" warm; }
+do_oom() { bash "$ROOT/scripts/oom-sweep.sh" both; }
 do_one_engine() { bash "$ROOT/scripts/one-engine.sh"; }
 do_swift_build() { swift build; }
 do_swift_test() { swift test; }
@@ -152,7 +152,7 @@ STEPS=(
   "cmake          | build       | do_cmake_consumer     | CMake consumer: find_package(qtbus) -> qtbus::qtbus, qtbus::nats (cmake/consumer-test)"
   "c-tests        | build       | do_c_tests            | C tests (CTests/, via pkg-config; the NATS bridge's against nats-servers they start)"
   "cxx-tests      | build       | do_cxx_tests          | C++ tests (CxxTests/, qtbus.hpp; qtbus_nats.hpp against a nats-server it starts): g++ and clang++"
-  "oom            | build       | do_oom                | out of memory: each allocation of every call failed in turn (scripts/oom-sweep.sh warm)"
+  "oom            | build       | do_oom                | out of memory: each allocation of every call failed in turn, cold and warm (scripts/oom-sweep.sh both)"
   "relocation     | build       | do_relocation         | relocatable install: --prefix, DESTDIR, moved prefix"
   "subproject     | build       | do_subproject         | subproject: FetchContent leaves the parent alone"
   "no-toolchain   | build       | do_no_toolchain       | without a Swift toolchain: demo, messaging, C tests"

@@ -16,6 +16,9 @@ static int errno_is_eintr(void) { return errno == EINTR; }
 
 QTBUS_INTERNAL uint64_t qtshim_epoch_global = 1;
 QTBUS_INTERNAL uint64_t qtshim_retire_pending = 0;
+QTBUS_INTERNAL uint32_t qtshim_registry_lock_word;
+QTBUS_INTERNAL uint32_t qtshim_reclaimer_lock_word;
+QTBUS_INTERNAL void *qtshim_thread_records_head;
 
 QTBUS_INTERNAL __thread void *qtshim_tls_record __attribute__((tls_model("initial-exec")));
 

@@ -136,6 +136,15 @@ static void connect_typed(qtbus_bus *bus, const char *type, const qtbus_sub_opti
 
 static void scenario(void)
 {
+    /* The process-wide bus and the main queue: never NULL, so their first use cannot
+     * fail (it may wait for memory). */
+    call("qtbus_shared");
+    qtbus_bus *shared = qtbus_shared();
+    if (!shared) fail("qtbus_shared returned NULL");
+    call("qtbus_subscriber_count (shared)");
+    expect(qtbus_subscriber_count(shared, "E", NULL), 0, 1);
+    call("qtbus_queue_main");
+    if (!qtbus_queue_main()) fail("qtbus_queue_main returned NULL");
     call("qtbus_bus_create");
     qtbus_bus *bus = qtbus_bus_create();
     if (!bus) { /* documented: NULL only when out of memory */

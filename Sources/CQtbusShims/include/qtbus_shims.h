@@ -199,6 +199,18 @@ static inline void *qtshim_tls_get(void) { return qtshim_tls_record; }
 /* Stores the record and arranges for `on_exit(record)` when the thread ends. */
 QTBUS_INTERNAL void qtshim_tls_set(void *record, void (*on_exit)(void *));
 
+/* ---- the engine's process-wide words, in static storage ----
+ * The registry lock (Registry.swift), and the reclaimer's lock and its list of thread
+ * records (Reclamation.swift).  Allocated by a process's first call, they were
+ * allocations whose failure no call could report (qtbus.h, "Out of memory"); here they
+ * exist before the first call, zero (free, empty). */
+QTBUS_INTERNAL extern uint32_t qtshim_registry_lock_word;
+QTBUS_INTERNAL extern uint32_t qtshim_reclaimer_lock_word;
+QTBUS_INTERNAL extern void *qtshim_thread_records_head;
+static inline uint32_t *qtshim_registry_lock(void) { return &qtshim_registry_lock_word; }
+static inline uint32_t *qtshim_reclaimer_lock(void) { return &qtshim_reclaimer_lock_word; }
+static inline void **qtshim_thread_records(void) { return &qtshim_thread_records_head; }
+
 /* ---- a small mutex (Drepper's three-state futex lock) ----
  * Uncontended lock and unlock are one atomic each, inline; pthread_mutex_t costs a
  * call and several times that a pair, and subscribe + dispose take two

@@ -5,13 +5,15 @@
 import CQtbusShims
 import CQtbusLibc
 
-/// Never freed; its only mutable field (refs) is not used for the main queue.
+/// Never freed; its only mutable field (refs) is not used for the main queue.  Made on
+/// first use (qtbus_queue_main(), which never returns NULL): out of memory there waits
+/// for memory (Swift's `allocate` does not survive failing).
 nonisolated(unsafe) let mainQueue: UnsafeMutablePointer<Queue> = {
     qtshim_engine_used()
     // Make libdispatch create the main queue's eventfd now: work posted before it
     // exists would not make it readable.
     _ = qtshim_main_queue_fd()
-    let q = UnsafeMutablePointer<Queue>.allocate(capacity: 1)
+    let q = allocateWaiting(Queue.self)
     q.initialize(to: Queue(dq: qtshim_dq_main()!, isMain: true, batched: false))
     return q
 }()

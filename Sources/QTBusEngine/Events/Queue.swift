@@ -110,7 +110,8 @@ func makeQueue(label: UnsafePointer<CChar>?) -> UnsafeMutablePointer<Queue>? {
     qtshim_engine_used()
     guard let q = tryAllocate(Queue.self) else { return nil }
     // libdispatch waits for memory itself: it never returns NULL.
-    let dq = (label.map { qtshim_dq_create_serial($0) } ?? qtshim_dq_create_serial("qtbus.queue"))!
+    // A static default label: a Swift String may be copied into an allocation (Bus.swift).
+    let dq = qtshim_dq_create_serial(label ?? cText("qtbus.queue"))!
     q.initialize(to: Queue(dq: dq, isMain: false, batched: true))
     return q
 }

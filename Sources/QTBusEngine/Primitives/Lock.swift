@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// A mutex at a stable address, and a container whose state lives inside it.
+// A mutex at a stable address.
 //
 // The lock is the shim's futex lock (qtbus_shims.h says why not pthread_mutex_t).  The engine never calls user code while holding one of these (handlers,
 // release hooks and reply callbacks all run after the lock is dropped): that is what
@@ -19,6 +19,12 @@ struct RawLock: @unchecked Sendable {
         self.word = word
     }
 
+    /// The lock whose word is `word`, in static storage (qtbus_shims.h: the registry's and
+    /// the reclaimer's), never destroyed.  Nothing is allocated: a process's first call
+    /// takes these locks, where an allocation that failed could not be reported.
+    @inline(__always)
+    init(static word: UnsafeMutablePointer<UInt32>) { self.word = word }
+
     func destroy() { free(word) }
 
     @inline(__always) func lock() { qtshim_lock(word) }
@@ -29,22 +35,6 @@ struct RawLock: @unchecked Sendable {
         lock()
         defer { unlock() }
         return try body()
-    }
-}
-
-/// State that can only be reached while its lock is held (NIO's `withLockedValue`).
-final class Locked<State>: @unchecked Sendable {
-    // @unchecked: `state` is only read or written inside `withLock`, under `lock`.
-    private let lock = RawLock()!
-    private var state: State
-
-    init(_ state: State) { self.state = state }
-
-    @inline(__always)
-    func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
     }
 }
 

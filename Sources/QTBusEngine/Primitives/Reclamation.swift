@@ -91,17 +91,18 @@ private struct Retired {
     let memoryOnly: Bool
 }
 
-final class Reclaimer: @unchecked Sendable {
-    // @unchecked: `retired` and the records' `inUse` are guarded by `lock`; the record
-    // list head is published with release stores and read with acquire loads.
-    private let lock = RawLock()!
-    private var retired = Vector<Retired>()
-    private let head: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+/// Guarded by the reclaimer's lock: what waits for a grace period.
+nonisolated(unsafe) private var retired = Vector<Retired>()
 
-    init() {
-        head = .allocate(capacity: 1)
-        head.initialize(to: nil)
-    }
+/// The reclaimer: its state (`retired`, its lock word and the head of the record list,
+/// qtbus_shims.h) is in static storage, so the first call of a process, which reaches
+/// it, allocates nothing here.  (A class instance holding a malloc'd lock word and list
+/// head was three allocations on that call whose failure ended the process.)
+struct Reclaimer {
+    // `retired` and the records' `inUse` are guarded by `lock`; the record list head is
+    // published with release stores and read with acquire loads.
+    @inline(__always) private var lock: RawLock { RawLock(static: qtshim_reclaimer_lock()) }
+    @inline(__always) private var head: UnsafeMutablePointer<UnsafeMutableRawPointer?> { qtshim_thread_records() }
 
     /// The calling thread's record, made on its first call into the engine.
     func registerThread() -> UnsafeMutablePointer<ThreadRecord> {

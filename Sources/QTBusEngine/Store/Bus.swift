@@ -62,15 +62,21 @@ struct Bus {
 }
 
 /// Never freed; its fields are atomics or guarded by the registry lock.  Made on first
-/// use, as the library's other globals: out of memory there ends the process.
-nonisolated(unsafe) let sharedBus: UnsafeMutablePointer<Bus> = makeBus(shared: true)!
+/// use (qtbus_shared(), which never returns NULL): out of memory there waits for memory,
+/// as libdispatch does for the bus's queue.
+nonisolated(unsafe) let sharedBus: UnsafeMutablePointer<Bus> = makeBus(shared: true) ?? waitForMemory {
+    makeBus(shared: true)
+}
 
 /// nil when out of memory.
 func makeBus(shared: Bool) -> UnsafeMutablePointer<Bus>? {
     qtshim_engine_used()
     guard let bus = tryAllocate(Bus.self) else { return nil }
+    // Static labels: a Swift String passed as `const char *` is copied into an
+    // allocation first in Embedded Swift, whose runtime traps when that fails.
+    let label = shared ? cText("qtbus.shared") : cText("qtbus.bus")
     // libdispatch waits for memory itself: it never returns NULL.
-    bus.initialize(to: Bus(queue: qtshim_dq_create_serial(shared ? "qtbus.shared" : "qtbus.bus")!, isShared: shared))
+    bus.initialize(to: Bus(queue: qtshim_dq_create_serial(label)!, isShared: shared))
     return bus
 }
 

@@ -36,9 +36,16 @@ struct RegistryState {
     var misuseHooks = Vector<MisuseHook>()
 }
 
-/// The registry lock and what it guards beyond the buses' own fields.  Taken only
-/// through `withRegistry`.
-private let registry = Locked(RegistryState())
+/// What the registry lock guards beyond the buses' own fields: touched only through
+/// `withRegistry`, under the lock.  The state and the lock's word (qtbus_shims.h) are in
+/// static storage, not allocated by the first call that takes the lock, where a failed
+/// allocation could not be reported (a Swift class instance, whose allocation the
+/// runtime does not survive failing, held them before).  `RegistryState()` allocates
+/// nothing; its tables grow where failing is reported.
+nonisolated(unsafe) private var registry = RegistryState()
+
+@inline(__always)
+private var registryLock: RawLock { RawLock(static: qtshim_registry_lock()) }
 
 /// What a critical section of the registry leaves for after the unlock: everything that
 /// runs user code (trace hooks; release hooks, through the reclaimer; source start and
@@ -153,7 +160,7 @@ struct AfterUnlock {
 /// or forget to run it.
 func withRegistry<R>(_ body: (inout RegistryState, inout AfterUnlock) -> R) -> R {
     var after = AfterUnlock()
-    let result = registry.withLock { state in body(&state, &after) }
+    let result = registryLock.withLock { body(&registry, &after) }
     after.run()
     return result
 }
@@ -161,7 +168,7 @@ func withRegistry<R>(_ body: (inout RegistryState, inout AfterUnlock) -> R) -> R
 /// The same for a critical section that leaves nothing for after the unlock (it is
 /// given nothing to leave it in): a release's return of its record, once per dispose.
 func withRegistry<R>(_ body: (inout RegistryState) -> R) -> R {
-    registry.withLock { state in body(&state) }
+    registryLock.withLock { body(&registry) }
 }
 
 // MARK: - Entries
