@@ -247,9 +247,9 @@ QTBUS_API int qtbus_bus_wait_idle(qtbus_bus *bus, int timeout_ms);
  * Created queues are serial: one item at a time, FIFO, on background threads (not
  * always the same one).  The main queue runs on the process's main thread when the
  * program drains it (below).  It is the main queue of the libdispatch the engine runs
- * on.  The installed libqtbus.so carries a private libdispatch by default (built with
- * QTBUS_STATIC_SWIFT_RUNTIME=ON), whose main queue only qtbus_main_drain() and
- * qtbus_main_wait() run.  Where the engine is a Swift program's own (the QTEventBus
+ * on.  The installed libqtbus.so carries a private libdispatch (linked in, with
+ * QTBUS_SWIFT_RUNTIME=embedded, the default, or static), whose main queue only
+ * qtbus_main_drain() and qtbus_main_wait() run.  Where the engine is a Swift program's own (the QTEventBus
  * SwiftPM product, and C code bound to it, docs/operations.md "One engine per
  * process"), or libqtbus.so was built on the shared runtime, it is the queue Swift
  * code calls DispatchQueue.main, and C and Swift main-queue work is one FIFO.
