@@ -48,12 +48,13 @@ func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscripti
     if type.pointee.liveCount == 0 && !type.pointee.sources.isEmpty {
         typeLivenessChanged(type, live: false, &after)
     }
+    let bus = type.pointee.bus
     if type.pointee.isNoSubscriberType {
-        _ = qtshim_atomic_fetch_sub_u64(type.pointee.bus.field(&type.pointee.bus.pointee.noSubscriberListeners), 1)
+        _ = qtshim_atomic_fetch_sub_u64(bus.field(&bus.pointee.noSubscriberListeners), 1)
     }
     unlinkFromBag(&state, sub)
     let traced = Bus.traced(QTBUS_TRACE_DISPOSE) | Bus.traced(QTBUS_TRACE_RELEASE)
-    if qtshim_atomic_load_u32(type.pointee.bus.field(&type.pointee.bus.pointee.flags)) & traced != 0 { traceUnlink(sub, type, reason, &after) }
+    if qtshim_atomic_load_u32(bus.field(&bus.pointee.flags)) & traced != 0 { traceUnlink(sub, type, reason, &after) }
     after.retire(UnsafeMutableRawPointer(sub), afterGracePeriod)
 }
 

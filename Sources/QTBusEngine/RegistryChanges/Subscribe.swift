@@ -174,7 +174,8 @@ private func link(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutab
         node.pointee.subtypeEntry?.pointee.liveCount += 1
     }
     if let extra = sub.pointee.extra, extra.pointee.owner != nil { linkOwned(type, extra) }
-    if type.pointee.isPattern { type.pointee.bus.field(&type.pointee.bus.pointee.patternSeq).pointee = sub.pointee.node.seq }
+    let bus = type.pointee.bus
+    if type.pointee.isPattern { bus.field(&bus.pointee.patternSeq).pointee = sub.pointee.node.seq }
     // After the links: a dispatch that reads this sequence sees the nodes.
     qtshim_tsan_release(type)
     qtshim_atomic_store_u64(type.field(&type.pointee.seq), sub.pointee.node.seq | (type.pointee.owned != nil ? TypeEntry.hasOwned : 0))
@@ -183,7 +184,7 @@ private func link(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutab
         typeLivenessChanged(type, live: true, &after)
     }
     if type.pointee.isNoSubscriberType {
-        _ = qtshim_atomic_fetch_add_u64(type.pointee.bus.field(&type.pointee.bus.pointee.noSubscriberListeners), 1)
+        _ = qtshim_atomic_fetch_add_u64(bus.field(&bus.pointee.noSubscriberListeners), 1)
     }
 }
 
