@@ -107,13 +107,85 @@ static void execute(const qtbus_event *in, qtbus_execution x, void *u)
 static void start(qtbus_bus *b, void *u) { (void)b; (void)u; }
 static void stop(void *u) { (void)u; }
 
-static void subscribe(qtbus_bus *bus, const char *type, const qtbus_sub_options *o, qtbus_token *t)
+/* subscribe() with another handler; returns the status. */
+static int subscribe_with(qtbus_bus *bus, const char *type, const qtbus_sub_options *o, qtbus_handler fn,
+                          qtbus_token *t)
 {
     atomic_int *mark = new_mark();
-    int rc = qtbus_subscribe(bus, type, o, handler, mark, release, t);
+    int rc = qtbus_subscribe(bus, type, o, fn, mark, release, t);
     expect(rc, 0, 1);
     if (rc == QTBUS_OK) subscribed++;
     else if (atomic_load(mark) != 0) fail("a failed subscribe called its release hook");
+    return rc;
+}
+
+static void subscribe(qtbus_bus *bus, const char *type, const qtbus_sub_options *o, qtbus_token *t)
+{
+    subscribe_with(bus, type, o, handler, t);
+}
+
+/* Pattern dispatch with more matching patterns than its stack buffers hold
+ * (PatternDispatch.swift): PATTERNS distinct patterns over the 8 tokens of
+ * pattern_type ("*" where bit i of 1..PATTERNS is set), all reaching it.  Above 120
+ * the matches spill their first buffer, above 20 their sort would need scratch, and
+ * the walk's cursors (one per list: 2 per pattern with a subtype) spill above 15
+ * with a subtype and 31 without. */
+#define PATTERNS 130
+static const char *const pattern_tokens[8] = {"p", "b", "c", "d", "e", "f", "g", "h"};
+static const char pattern_type[] = "p.b.c.d.e.f.g.h";
+static atomic_int pattern_handled;
+static void pattern_handler(const qtbus_event *e, void *u)
+{
+    (void)e;
+    (void)u;
+    pattern_handled++;
+}
+
+/* A dispatch of `d` reaching the `made` pattern subscriptions: all of them, or
+ * QTBUS_ENOMEM with none run. */
+static void dispatch_patterns(qtbus_bus *bus, const qtbus_event_desc *d, int made)
+{
+    int before = pattern_handled;
+    int rc = qtbus_dispatch(bus, d);
+    expect(rc, 0, 1);
+    if (rc == QTBUS_ENOMEM && pattern_handled != before) fail("a dispatch that ran out of memory ran handlers");
+    if (rc >= 0 && (rc != made || pattern_handled != before + made)) {
+        fprintf(stderr, "workload: %s reached %d (%d handlers ran) of %d pattern subscriptions\n", current, rc,
+                pattern_handled - before, made);
+        exit(3);
+    }
+}
+
+static void patterns(qtbus_bus *bus)
+{
+    qtbus_sub_options op = {0};
+    op.flags = QTBUS_SUB_PATTERN;
+    int made = 0;
+    call("qtbus_subscribe (patterns)");
+    for (unsigned mask = 1; mask <= PATTERNS; mask++) {
+        char pattern[32], *w = pattern;
+        for (int i = 0; i < 8; i++) {
+            const char *token = mask & (1u << i) ? "*" : pattern_tokens[i];
+            if (i) *w++ = '.';
+            w += strlen(strcpy(w, token));
+        }
+        if (subscribe_with(bus, pattern, &op, pattern_handler, NULL) == QTBUS_OK) made++;
+    }
+    /* The first dispatch of the type finds the patterns it reaches and sorts them; the
+     * next ones use the kept answer.  With a subtype, without, then sticky (kept before
+     * the walk: it cannot fail past that point, it waits for memory). */
+    call("qtbus_dispatch (patterns, subtype)");
+    qtbus_event_desc d = {.type = pattern_type, .subtype = "s"};
+    dispatch_patterns(bus, &d, made);
+    call("qtbus_dispatch (patterns)");
+    d.subtype = NULL;
+    dispatch_patterns(bus, &d, made);
+    call("qtbus_dispatch (patterns, subtype again)");
+    d.subtype = "s";
+    dispatch_patterns(bus, &d, made);
+    call("qtbus_dispatch (patterns, sticky)");
+    d.flags = QTBUS_EVENT_STICKY;
+    dispatch_patterns(bus, &d, made);
 }
 
 static void typed(const char *text, int32_t number, void *u)
@@ -233,6 +305,7 @@ static void scenario(void)
         call("qtbus_signal_requestv");
         expect(qtbus_signal_requestv(bus, "G", NULL, v, 2, on_reply, NULL, NULL), 0, 1);
     }
+    patterns(bus);
     call("qtbus_subscriber_count");
     expect(qtbus_subscriber_count(bus, "E", NULL), 0, 1);
     call("qtbus_bus_foreach");
