@@ -146,6 +146,8 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
         case .kept(let kept, let seq):
             type = kept
             start = seq
+            // Kept for later subscribers: the dispatch cannot fail from here on.
+            event.accepted = true
         case .failed(let status):
             return status
         }
@@ -165,7 +167,9 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
     var count: Int32 = 0
     if patterns, let reached = deliverWithPatterns(bus, type, specific, &event, start,
                                                    instrumented: traceDeliveries || qtshim_probe_deliver_enabled()) {
-        // Pattern subscriptions were among those reached (PatternDispatch.swift).
+        // Pattern subscriptions were among those reached (PatternDispatch.swift), or
+        // memory ran out before any was: nothing done, nothing taken.
+        if reached < 0 { return reached }
         count = reached
     } else if let type, specific != nil || qtshim_atomic_load_ptr(type.field(&type.pointee.whole.head)) != nil {
         qtshim_tsan_acquire(type)
@@ -202,6 +206,8 @@ private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: ino
     var inner = Outgoing(type: noSubscriberName.name, subtype: event.type, data: event.data, size: event.size,
                          object: event.object, objectRelease: event.objectRelease)
     inner.borrowed = event.borrowed  // nil when there is a payload
+    // The outer dispatch succeeded: this one cannot fail.
+    inner.accepted = true
     if let p = event.payload {
         // The original payload keeps the object; copies for queued deliveries hold it.
         inner.objectRelease = nil

@@ -68,7 +68,12 @@ private struct Cursor {
 /// Delivers `event` to the subscriptions of `type` (nil: none) and `specific` and to
 /// the pattern subscriptions it reaches; returns how many were reached, or nil when no
 /// pattern matches its type (the plain walk then delivers it).  `start`: the type's
-/// sequence when the dispatch started.  Inline only as far as the answer "no pattern":
+/// sequence when the dispatch started.
+///
+/// Out of memory (more matches or lists than the stack room of `withScratch`, and no
+/// malloc): QTBUS_ENOMEM, before any delivery, so the dispatch fails with nothing done;
+/// an accepted event (`Outgoing.accepted`: a sticky one already kept, a posted one)
+/// cannot fail, and waits for memory instead (qtbus.h, "Out of memory").  Inline only as far as the answer "no pattern":
 /// a type no pattern reaches (most types, on a bus with a few patterns) costs a few
 /// loads here and no call.
 @inline(__always)
@@ -101,15 +106,15 @@ private func deliverReachingPatterns(_ bus: UnsafeMutablePointer<Bus>, _ type: U
     return matchAndDeliver(bus, type, specific, &event, start, instrumented: instrumented)
 }
 
-/// `deliverWithPatterns` once the pattern entries the type reaches are known.
+/// `deliverWithPatterns` once the pattern entries the type reaches are known
+/// (QTBUS_ENOMEM: nothing delivered).
 private func deliverMatched(_ bus: UnsafeMutablePointer<Bus>, _ matches: UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>>,
                             _ matchCount: Int, _ type: UnsafeMutablePointer<TypeEntry>?,
                             _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing, _ start: UInt64,
                             instrumented: Bool) -> Int32 {
     // Each entry's whole list, and with a subtype its subtype's list too.
     let perEntry = event.subtype == nil ? 1 : 2
-    return withUnsafeTemporaryAllocation(of: Cursor.self, capacity: perEntry * (1 + matchCount)) { buffer in
-        let cursors = buffer.baseAddress!
+    let delivered = withScratch(Cursor.self, capacity: perEntry * (1 + matchCount), waiting: event.accepted) { cursors in
         var n = 0
         // Kept sorted as they come (a few lists: an insertion sort), empty lists left out.
         func add(_ head: UnsafeMutableRawPointer?, _ rank: UInt64, _ last: UInt64) {
@@ -155,6 +160,7 @@ private func deliverMatched(_ bus: UnsafeMutablePointer<Bus>, _ matches: UnsafeM
         }
         return count
     }
+    return delivered ?? QTBUS_ENOMEM.rawValue
 }
 
 /// Takes the next node in delivery order from the `n` cursors, sorted by their keys,
@@ -225,9 +231,9 @@ private func matchAndDeliver(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMut
     // room for all it found (a pattern added meanwhile: for them and a few more).
     var capacity = 32
     while true {
-        let delivered: Int32?? = withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<TypeEntry>.self,
-                                                               capacity: capacity) { buffer in
-            let found = buffer.baseAddress!
+        // nil: no memory for the matches; .some(.none): more room needed.
+        let outcome: Int32??? = withScratch(UnsafeMutablePointer<TypeEntry>.self, capacity: capacity,
+                                            waiting: event.accepted) { found in
             var n = 0
             SubjectTrie.forEachMatch(trie, event.type) { entry in
                 if n < capacity { found[n] = entry.assumingMemoryBound(to: TypeEntry.self) }
@@ -240,16 +246,64 @@ private func matchAndDeliver(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMut
             // In the order the entries were made, as the pattern subscriptions' first
             // nodes mostly are: `deliverMatched` sorts its lists as they come, and
             // this keeps that sort short (docs/perf-notes.md, "Patterns in a token trie").
-            if n > 1 {
-                var matches = UnsafeMutableBufferPointer(start: found, count: n)
-                matches.sort { $0.pointee.patternIndex < $1.pointee.patternIndex }
-            }
+            if n > 1 { sortByPatternIndex(found, n) }
             if let type { keepMatches(found, n, patternCount: patternCount, on: type) }
             guard n > 0 else { return .some(nil) }
             return .some(deliverMatched(bus, found, n, type, specific, &event, start, instrumented: instrumented))
         }
-        if let delivered { return delivered }
+        guard let outcome else { return QTBUS_ENOMEM.rawValue }
+        if let delivered = outcome { return delivered }
     }
+}
+
+/// Sorts the `n` entries at `e` by `patternIndex` (each entry has its own), in place
+/// and allocating nothing (the standard library's sort takes scratch memory above 20
+/// values, which Embedded Swift cannot fail): an insertion sort for up to 20, as the
+/// standard library's, else a heap sort.
+private func sortByPatternIndex(_ e: UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>>, _ n: Int) {
+    if n <= 20 {
+        for i in 1..<n {
+            let moving = e[i]
+            let key = moving.pointee.patternIndex
+            var j = i
+            while j > 0 && e[j - 1].pointee.patternIndex > key {
+                e[j] = e[j - 1]
+                j -= 1
+            }
+            e[j] = moving
+        }
+        return
+    }
+    // A heap of the largest first, its top moved behind it each round.
+    var i = n / 2
+    while i > 0 {
+        i -= 1
+        siftDown(e, i, n)
+    }
+    var end = n
+    while end > 1 {
+        end -= 1
+        let top = e[0]
+        e[0] = e[end]
+        e[end] = top
+        siftDown(e, 0, end)
+    }
+}
+
+/// Moves `e[root]` down the heap `e[0..<end]` until its children are not larger.
+private func siftDown(_ e: UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>>, _ root: Int, _ end: Int) {
+    let moving = e[root]
+    let key = moving.pointee.patternIndex
+    var parent = root
+    while true {
+        var child = 2 * parent + 1
+        guard child < end else { break }
+        if child + 1 < end && e[child + 1].pointee.patternIndex > e[child].pointee.patternIndex { child += 1 }
+        guard e[child].pointee.patternIndex > key else { break }
+        e[parent] = e[child]
+        parent = child
+    }
+    e[parent] = moving
 }
 
 /// Keeps `count` matching pattern entries, found when the bus had `patternCount`, as

@@ -59,6 +59,10 @@ struct Outgoing {
     var borrowed: BorrowedObject? = nil
     /// A handler stopped the dispatch (set on that path only, by `deliver`).
     var stopped = false
+    /// The dispatch can no longer fail (a sticky event already kept, an event posted or
+    /// published earlier, the re-dispatch of one nobody received): an allocation it
+    /// would fail for waits for memory instead (PatternDispatch.swift).
+    var accepted = false
 
     init(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
          object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?) {
@@ -77,6 +81,7 @@ struct Outgoing {
                   size: p.pointee.size, object: p.pointee.object, objectRelease: nil)
         payload = p
         request = p.pointee.request
+        accepted = true
     }
 
     /// Copies the event once, for deliveries that outlive the dispatch; the payload

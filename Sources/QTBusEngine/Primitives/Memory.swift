@@ -9,8 +9,10 @@
 //   a queued delivery of an accepted event), failing would lose an event or a release,
 //   so `allocateWaiting` waits for memory and retries, as libdispatch does for its own
 //   continuations.
-// Swift's `allocate(capacity:)` and growing Swift arrays are not used: the runtime ends
-// the process when they fail.  Everything here is malloc'd and freed with `free`.
+// Swift's `allocate(capacity:)`, growing Swift arrays, `sort` (scratch above 20 values)
+// and `withUnsafeTemporaryAllocation` above 1 KB (`withScratch`) are not used: the
+// runtime ends the process when they fail.  Everything here is malloc'd and freed with
+// `free`.
 import CQtbusShims
 import CQtbusLibc
 
@@ -20,6 +22,29 @@ func tryAllocate<T>(_: T.Type, capacity: Int = 1) -> UnsafeMutablePointer<T>? {
     // glibc's malloc returns 16-aligned blocks on every 64-bit target.
     assert(MemoryLayout<T>.alignment <= 16)
     return malloc(Swift.max(1, capacity) * MemoryLayout<T>.stride)?.bindMemory(to: T.self, capacity: capacity)
+}
+
+/// Runs `body` with room for `capacity` values (uninitialised) for its length: on the
+/// stack up to 1 KB, else malloc'd.  `withUnsafeTemporaryAllocation` alone is not
+/// enough: above 1 KB (the standard library's limit, in every mode) it takes the Swift
+/// allocator, which ends the process when out of memory.  nil, without calling `body`,
+/// when the malloc fails, unless `waiting`: it then waits for memory (`waitForMemory`).
+@inline(__always)
+func withScratch<T, R>(_: T.Type, capacity: Int, waiting: Bool, _ body: (UnsafeMutablePointer<T>) -> R) -> R? {
+    let capacity = Swift.max(1, capacity)
+    let onStack = capacity <= 1024 / MemoryLayout<T>.stride
+    return withUnsafeTemporaryAllocation(of: T.self, capacity: onStack ? capacity : 1) { stack in
+        var heap: UnsafeMutablePointer<T>? = nil
+        if !onStack {
+            heap = tryAllocate(T.self, capacity: capacity)
+            if heap == nil {
+                guard waiting else { return nil }
+                heap = waitForMemory { tryAllocate(T.self, capacity: capacity) }
+            }
+        }
+        defer { free(heap) }
+        return body(heap ?? stack.baseAddress.unsafelyUnwrapped)
+    }
 }
 
 /// Storage for `capacity` values; waits for memory instead of failing.
