@@ -208,6 +208,56 @@ static void test_order_interleaved(void)
     CHECK_LOG("p-max:Ext.x", "p1:Ext.x", "w-1:Ext.x", "w-min:Ext.x", "p-min:Ext.x");
 }
 
+/* ---- order across more patterns than the walk's stack room: 63 pattern entries
+ * reaching one type, made in another order than the trie finds them, some with a
+ * second subscription made last; the matches sorted past 20, the cursors (2 per
+ * entry with a subtype) past 1 KB ---- */
+static void test_order_many(void)
+{
+    fresh_bus();
+    static const char *const tokens[6] = {"M", "b", "c", "d", "e", "f"};
+    enum { ENTRIES = 63, SUBS = ENTRIES + 7 };
+    static char tags[SUBS][8];
+    int priority[SUBS];
+    for (int j = 0; j < SUBS; j++) {
+        unsigned mask = j < ENTRIES ? (unsigned)(j * 37 % ENTRIES) + 1 : (unsigned)(j - ENTRIES) * 9 + 1;
+        char pattern[32], *w = pattern;
+        for (int i = 0; i < 6; i++) {
+            if (i) *w++ = '.';
+            w += strlen(strcpy(w, mask & (1u << i) ? "*" : tokens[i]));
+        }
+        snprintf(tags[j], sizeof tags[j], "p%d", j);
+        priority[j] = j % 3;
+        sub_full(pattern, tags[j], QTBUS_SUB_PATTERN, priority[j], NULL);
+        if (j == 10) {
+            sub_full("M.b.c.d.e.f", "sub", 0, 1, "k");
+            sub_full("M.b.c.d.e.f", "whole", 0, 1, NULL);
+        }
+    }
+    for (int with_subtype = 1; with_subtype >= 0; with_subtype--) {
+        for (int round = 0; round < 2; round++) { /* matched, then the kept answer */
+            log_reset();
+            int lit = with_subtype ? 2 : 1;
+            CHECK_EQ_INT(send("M.b.c.d.e.f", with_subtype ? "k" : NULL), SUBS + lit);
+            CHECK_EQ_INT(atomic_load(&log_count), SUBS + lit);
+            int at = 0;
+            for (int prio = 2; prio >= 0; prio--) {
+                if (prio == 1) {
+                    if (with_subtype) CHECK(strncmp(log_text[at++], "sub:", 4) == 0);
+                    CHECK(strncmp(log_text[at++], "whole:", 6) == 0);
+                }
+                for (int j = 0; j < SUBS; j++) {
+                    if (priority[j] != prio) continue;
+                    char want[48];
+                    snprintf(want, sizeof want, "p%d:M.b.c.d.e.f%s", j, with_subtype ? "/k" : "");
+                    CHECK_EQ_STR(log_text[at], want);
+                    at++;
+                }
+            }
+        }
+    }
+}
+
 /* ---- the lists change during a walk: disposed ones are skipped, new ones wait for the next ---- */
 static qtbus_token walk_second, walk_third;
 static int walk_acted;
@@ -498,6 +548,7 @@ int main(void)
     test_matching();
     test_order();
     test_order_interleaved();
+    test_order_many();
     test_walk_changes();
     test_stop();
     test_lifetime();
