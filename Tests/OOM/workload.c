@@ -97,6 +97,13 @@ static void release(void *u)
     atomic_fetch_add((atomic_int *)u, 1);
 }
 static void on_reply(const qtbus_event *e, void *u) { (void)e; (void)u; }
+static int replayed;
+static void count_replay(const qtbus_event *e, void *u)
+{
+    (void)e;
+    (void)u;
+    replayed++;
+}
 static void execute(const qtbus_event *in, qtbus_execution x, void *u)
 {
     (void)in;
@@ -260,6 +267,20 @@ static void scenario(void)
     expect(qtbus_dispatch_json(bus, "cfg", "{\"a\":[1,2,3]}"), 0, 1);
     call("qtbus_dispatch_on_bus_queue");
     expect(qtbus_dispatch_on_bus_queue(bus, &d), 0, 1);
+    /* A posted sticky event was accepted when the post returned QTBUS_OK: keeping it
+     * when the bus queue runs cannot fail, so a replaying subscription gets it. */
+    call("qtbus_dispatch_on_bus_queue (sticky)");
+    qtbus_event_desc ps = {.type = "PS", .data = "y", .size = 1, .flags = QTBUS_EVENT_STICKY};
+    if (qtbus_dispatch_on_bus_queue(bus, &ps) == QTBUS_OK) {
+        expect(qtbus_bus_wait_idle(bus, -1), 0, 0);
+        qtbus_token tps = {0};
+        int before_replay = replayed;
+        call("qtbus_subscribe (replay of a posted sticky event)");
+        if (subscribe_with(bus, "PS", &orp, count_replay, &tps) == QTBUS_OK) {
+            if (replayed != before_replay + 1) fail("a posted sticky event was accepted but not kept");
+            qtbus_token_dispose(tps);
+        }
+    }
     call("qtbus_request");
     qtbus_event_desc r = {.type = "E", .subtype = "reply"};
     expect(qtbus_request(bus, &r, on_reply, NULL, NULL), 0, 1);

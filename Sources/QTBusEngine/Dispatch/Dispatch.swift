@@ -142,7 +142,17 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
     if flags & stickyFlag != 0 {
         // Cold path: validate the subtype outright, before anything is kept.
         if let subtype = event.subtype, !subtype.isValidUTF8 { return failName(subtype.bytes, .subtype) }
-        switch keepSticky(bus, &event) {
+        var keep = keepSticky(bus, &event)
+        if event.accepted, case .failed(QTBUS_ENOMEM.rawValue) = keep {
+            // Posted or published earlier: the caller was told it was accepted, so it is
+            // kept when memory is back rather than dropped (qtbus.h, "Out of memory").
+            keep = waitForMemory { () -> KeepResult? in
+                let again = keepSticky(bus, &event)
+                if case .failed(QTBUS_ENOMEM.rawValue) = again { return nil }
+                return again
+            }
+        }
+        switch keep {
         case .kept(let kept, let seq):
             type = kept
             start = seq
