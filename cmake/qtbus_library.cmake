@@ -109,8 +109,8 @@ else()
 endif()
 
 # signals.c defines C ABI functions (qtbus_signal_emit takes varargs, which Swift cannot
-# define), so it is compiled into the library itself: everything taken from a static
-# archive is made local by the static runtime's --exclude-libs ALL.
+# define), so it is compiled into the library itself: the shims' archive would have its
+# symbols made local by --exclude-libs ALL (the embedded and static variants).
 add_library(qtbus SHARED ${QTBUS_SWIFT_SOURCES} ${_shims}/signals.c)
 set_source_files_properties(${_shims}/signals.c PROPERTIES
   COMPILE_OPTIONS "$<$<C_COMPILER_ID:GNU,Clang>:-Wall;-Wextra>")
