@@ -149,7 +149,11 @@ part_tsan() {
 }
 # The Swift packages' own tests (engine, QTEventBus, QTEventBusFoundation) under TSan,
 # in their own scratch folder so the normal .build is not rebuilt (2.5 minutes the first
-# time).
+# time).  With the TSan runtime's defaults, unlike part_tsan: with
+# ignore_interceptors_accesses=0 this debug, full-runtime build got 26 reports that are
+# not sorted out yet, such as NameTable.lookup's generic `entry.pointee.name` copying a
+# whole TypeEntry (__swift_memcpy192_8, at -Onone) while a writer changes its SubList
+# under the lock.
 part_swift_tsan() {
   local runner=()
   setarch "$(uname -m)" -R true 2>/dev/null && runner=(setarch "$(uname -m)" -R)
