@@ -49,9 +49,9 @@
 #   from a fresh tree, builds included: asan 221 s, tsan 266 s, swift-tsan 157 s,
 #     user-asan 19 s (it made the normal build/), valgrind 242 s (its C tests built),
 #     user-tsan 4 s, user-valgrind 2 s, fuzz 82 s, soak 62 s (build-asan made by asan);
-#   built (all nine parts in one run, 10 min 43 s): asan 93 s, tsan 148 s (157 s alone,
-#     once it checked the interceptors' accesses too, see part_tsan), swift-tsan 49 s,
-#     valgrind 219 s, user-asan 1 s, user-valgrind 1 s, user-tsan 3 s, fuzz 65 s, soak 63 s.
+#   built (all nine parts in one run, 10 min 25 s): asan 88 s, tsan 155 s, swift-tsan
+#     45 s, valgrind 203 s, user-asan 2 s, user-valgrind 1 s, user-tsan 2 s, fuzz 65 s,
+#     soak 63 s.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
