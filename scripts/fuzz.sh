@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The fuzzer (issue 11, part 5): Tests/Fuzz/fuzz_api.c, a libFuzzer harness over the C
 # ABI, built with the Swift toolchain's clang (-fsanitize=fuzzer,address,undefined)
-# against an AddressSanitizer build of libqtbus with libFuzzer's coverage instrumentation
+# against an AddressSanitizer build of libqtbus (the shipped, Embedded Swift library:
+# no Swift runtime inside) with libFuzzer's coverage instrumentation
 # (swiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp, and
 # -fsanitize=fuzzer-no-link for the C glue) in build-fuzz/lib, so that the fuzzer is
 # guided by the library's edges, not only the harness's; run on a copy of the
@@ -20,7 +21,6 @@ cd "$ROOT"
 seconds=${1:-60}
 SWIFT_BIN=$(swift_bin_dir)
 CLANG=$SWIFT_BIN/clang
-SWIFT_RT=$(swiftc -print-target-info | python3 -c 'import json,sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')
 out=$ROOT/build-fuzz
 dir=$out
 build_install "$dir/lib" "$dir/_install" \
@@ -28,6 +28,8 @@ build_install "$dir/lib" "$dir/_install" \
   -DCMAKE_C_COMPILER="$CLANG" -DQTBUS_SANITIZE=address \
   "-DCMAKE_Swift_FLAGS=-sanitize=address -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp" \
   -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link
+# The shipped library's build (Embedded Swift, no Swift runtime), instrumented.
+bash "$ROOT/scripts/check-library.sh" "$dir/_install/lib/libqtbus.so" "$ROOT/include/qtbus.h" embedded
 
 mkdir -p "$out/corpus"
 # The hand-written seeds, and the corpus merged from earlier runs (libFuzzer -merge=1,
@@ -37,11 +39,8 @@ tar -xzf Tests/Fuzz/corpus.tar.gz -C "$out/corpus"
 # shellcheck disable=SC2046
 "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -fuse-ld=lld \
   Tests/Fuzz/fuzz_api.c -o "$out/fuzz_api" \
-  $(PKG_CONFIG_PATH="$dir/_install/lib/pkgconfig" pkg-config --cflags --libs qtbus) \
-  -L"$SWIFT_RT" -Wl,-rpath,"$SWIFT_RT"
+  $(PKG_CONFIG_PATH="$dir/_install/lib/pkgconfig" pkg-config --cflags --libs qtbus)
 export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0
-# A crash report from the Swift runtime's backtracer would wait for a terminal.
-export SWIFT_BACKTRACE=enable=no
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 log "fuzz: $seconds s on build-fuzz/corpus ($(ls "$out/corpus" | wc -l) inputs)"
 env -u LD_LIBRARY_PATH "$out/fuzz_api" "$out/corpus" -max_total_time="$seconds" -max_len=512 \
