@@ -183,6 +183,21 @@ set_target_properties(qtbus PROPERTIES
 get_filename_component(_swift_static_dir "${QTBUS_SWIFT_RUNTIME_DIR}/../../swift_static/linux" ABSOLUTE)
 
 if(QTBUS_SWIFT_RUNTIME STREQUAL "embedded")
+  # A toolchain without Embedded Swift for this target fails here, with the way out,
+  # rather than in the middle of the engine's compile.
+  if(NOT DEFINED CACHE{QTBUS_EMBEDDED_SWIFT_WORKS})
+    file(WRITE ${PROJECT_BINARY_DIR}/embedded-check.swift "@_cdecl(\"qtbus_embedded_check\") public func check() -> Int32 { 0 }\n")
+    execute_process(
+      COMMAND ${CMAKE_Swift_COMPILER} -enable-experimental-feature Embedded -wmo -parse-as-library
+              -typecheck ${PROJECT_BINARY_DIR}/embedded-check.swift
+      RESULT_VARIABLE _embedded_rc OUTPUT_QUIET ERROR_VARIABLE _embedded_err)
+    if(NOT _embedded_rc EQUAL 0)
+      message(FATAL_ERROR "qtbus: ${CMAKE_Swift_COMPILER} cannot compile Embedded Swift for this target "
+                          "(${_embedded_err}); configure with -DQTBUS_SWIFT_RUNTIME=static (the full Swift "
+                          "runtime linked into libqtbus.so) or shared")
+    endif()
+    set(QTBUS_EMBEDDED_SWIFT_WORKS ON CACHE INTERNAL "the Swift compiler compiles Embedded Swift")
+  endif()
   # Embedded Swift: the standard library's code the engine uses is compiled into it,
   # and no runtime is linked (the driver, told the mode at link time too, adds neither
   # the runtime's libraries nor its start-up object).  libdispatch and BlocksRuntime
