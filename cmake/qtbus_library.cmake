@@ -18,13 +18,18 @@ set_property(CACHE QTBUS_SANITIZE PROPERTY STRINGS "" address thread)
 set(QTBUS_SWIFT_RUNTIME embedded CACHE STRING "Swift runtime of libqtbus.so: embedded (none), static or shared")
 set_property(CACHE QTBUS_SWIFT_RUNTIME PROPERTY STRINGS embedded static shared)
 if(DEFINED QTBUS_STATIC_SWIFT_RUNTIME)
-  # 0.2.0's switch between the last two.
-  message(DEPRECATION "QTBUS_STATIC_SWIFT_RUNTIME is replaced by QTBUS_SWIFT_RUNTIME (embedded, static or shared)")
+  # 0.2.0's switch between the last two, carried over once into QTBUS_SWIFT_RUNTIME and
+  # then forgotten, so that a later -DQTBUS_SWIFT_RUNTIME=... is not overridden by it.
   if(QTBUS_STATIC_SWIFT_RUNTIME)
-    set(QTBUS_SWIFT_RUNTIME static)
+    set(_runtime static)
   else()
-    set(QTBUS_SWIFT_RUNTIME shared)
+    set(_runtime shared)
   endif()
+  message(DEPRECATION "QTBUS_STATIC_SWIFT_RUNTIME is replaced by QTBUS_SWIFT_RUNTIME (embedded, static "
+                      "or shared): taken as QTBUS_SWIFT_RUNTIME=${_runtime}")
+  set_property(CACHE QTBUS_SWIFT_RUNTIME PROPERTY VALUE ${_runtime})
+  unset(QTBUS_STATIC_SWIFT_RUNTIME CACHE)
+  unset(QTBUS_STATIC_SWIFT_RUNTIME)
 endif()
 if(NOT QTBUS_SWIFT_RUNTIME MATCHES "^(embedded|static|shared)$")
   message(FATAL_ERROR "QTBUS_SWIFT_RUNTIME must be embedded, static or shared (got '${QTBUS_SWIFT_RUNTIME}')")
