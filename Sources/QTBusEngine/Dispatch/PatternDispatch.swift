@@ -68,14 +68,14 @@ private struct Cursor {
 /// Delivers `event` to the subscriptions of `type` (nil: none) and `specific` and to
 /// the pattern subscriptions it reaches; returns how many were reached, or nil when no
 /// pattern matches its type (the plain walk then delivers it).  `start`: the type's
-/// sequence when the dispatch started.
+/// sequence when the dispatch started.  Inline only as far as the answer "no pattern":
+/// a type no pattern reaches (most types, on a bus with a few patterns) costs a few
+/// loads here and no call.
 ///
 /// Out of memory (more matches or lists than the stack room of `withScratch`, and no
 /// malloc): QTBUS_ENOMEM, before any delivery, so the dispatch fails with nothing done;
 /// an accepted event (`Outgoing.accepted`: a sticky one already kept, a posted one)
-/// cannot fail, and waits for memory instead (qtbus.h, "Out of memory").  Inline only as far as the answer "no pattern":
-/// a type no pattern reaches (most types, on a bus with a few patterns) costs a few
-/// loads here and no call.
+/// cannot fail, and waits for memory instead (qtbus.h, "Out of memory").
 @inline(__always)
 func deliverWithPatterns(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
                          _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing, _ start: UInt64,
