@@ -5,8 +5,8 @@
     scripts/layers.py            check: every file of Sources/QTBusEngine is in a layer
                                  folder, and calls only its own layer and those below,
                                  but through the hooks named below; exit 1 otherwise
-    scripts/layers.py --drawing  print the drawing README.md carries (from the folders)
-    scripts/layers.py --readme   check that README.md's drawing is the one printed
+    scripts/layers.py --drawing  print the drawing docs/layout.md carries (from the folders)
+    scripts/layers.py --check-drawing   check that docs/layout.md's drawing is the one printed
 
 The layers, lowest first, are QTBUS_ENGINE_LAYERS in cmake/qtbus_library.cmake (the one
 list; CMake builds the folders in that order).  A "call" is a use of a function or global that
@@ -21,7 +21,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ENGINE = ROOT / "Sources" / "QTBusEngine"
 CMAKE = ROOT / "cmake" / "qtbus_library.cmake"
-README = ROOT / "README.md"
+LAYOUT = ROOT / "docs" / "layout.md"
 
 # Calls upward that the design has: each a hook that a registry change leaves for after
 # the unlock (Store/Registry.swift's AfterUnlock), the name it calls and who may call it.
@@ -156,8 +156,8 @@ def drawing(order, found, width=92):
     return "\n".join(lines)
 
 
-def readme_drawing():
-    text = README.read_text()
+def layout_drawing():
+    text = LAYOUT.read_text()
     m = re.search(r"<!-- layers: scripts/layers.py --drawing -->\n```\n(.*?)\n```", text, re.S)
     return m.group(1) if m else None
 
@@ -168,14 +168,14 @@ def main(argv):
     if "--drawing" in argv:
         print(drawing(order, found))
         return 0
-    if "--readme" in argv:
-        have = readme_drawing()
+    if "--check-drawing" in argv:
+        have = layout_drawing()
         want = drawing(order, found)
         if have != want:
-            print("README.md's layer drawing is not the tree's; put this under its marker "
+            print("docs/layout.md's layer drawing is not the tree's; put this under its marker "
                   "(<!-- layers: scripts/layers.py --drawing -->):\n" + want)
             return 1
-        print("README.md draws the layers as the tree has them")
+        print("docs/layout.md draws the layers as the tree has them")
         return 0
     for p in problems:
         print(p)

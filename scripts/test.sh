@@ -23,7 +23,7 @@ export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PAT
 
 
 do_deps() { bash "$ROOT/scripts/deps.sh"; }
-do_layers() { python3 "$ROOT/scripts/layers.py" && python3 "$ROOT/scripts/layers.py" --readme; }
+do_layers() { python3 "$ROOT/scripts/layers.py" && python3 "$ROOT/scripts/layers.py" --check-drawing; }
 do_nats_layers() { python3 "$ROOT/scripts/nats-layers.py"; }
 do_source_check() { python3 "$ROOT/scripts/source-check.py"; }
 do_build() { build_install "$BUILD" "$PREFIX" -DCMAKE_BUILD_TYPE=Release -DQTBUS_BUILD_TESTS=ON -DQTBUS_NATS=ON; }
@@ -139,7 +139,7 @@ do_readme() {
 
 STEPS=(
   "deps           | -           | do_deps               | dependencies (scripts/deps.sh)"
-  "layers         | -           | do_layers             | engine layers: calls go down but for the hooks, README draws the tree (scripts/layers.py)"
+  "layers         | -           | do_layers             | engine layers: calls go down but for the hooks, docs/layout.md draws the tree (scripts/layers.py)"
   "nats-layers    | -           | do_nats_layers        | NATS bridge layers: each nats/*.c calls only files below it in bridge.h's table (scripts/nats-layers.py)"
   "source-check   | -           | do_source_check       | source habits: an SPDX line in every source file, no measured figure in the library's comments (scripts/source-check.py)"
   "build          | -           | do_build              | build + install libqtbus and libqtbus-nats (build/, _install/), as scripts/quickstart.sh does"
