@@ -28,22 +28,17 @@ func tryAllocate<T>(_: T.Type, capacity: Int = 1) -> UnsafeMutablePointer<T>? {
 /// stack up to 1 KB, else malloc'd.  `withUnsafeTemporaryAllocation` alone is not
 /// enough: above 1 KB (the standard library's limit, in every mode) it takes the Swift
 /// allocator, which ends the process when out of memory.  nil, without calling `body`,
-/// when the malloc fails, unless `waiting`: it then waits for memory (`waitForMemory`).
+/// when the malloc fails, unless `waiting`: it then waits for memory (`allocateWaiting`).
 @inline(__always)
 func withScratch<T, R>(_: T.Type, capacity: Int, waiting: Bool, _ body: (UnsafeMutablePointer<T>) -> R) -> R? {
     let capacity = Swift.max(1, capacity)
     let onStack = capacity <= 1024 / MemoryLayout<T>.stride
     return withUnsafeTemporaryAllocation(of: T.self, capacity: onStack ? capacity : 1) { stack in
-        var heap: UnsafeMutablePointer<T>? = nil
-        if !onStack {
-            heap = tryAllocate(T.self, capacity: capacity)
-            if heap == nil {
-                guard waiting else { return nil }
-                heap = waitForMemory { tryAllocate(T.self, capacity: capacity) }
-            }
-        }
+        if onStack { return body(stack.baseAddress.unsafelyUnwrapped) }
+        let heap = waiting ? allocateWaiting(T.self, capacity: capacity) : tryAllocate(T.self, capacity: capacity)
+        guard let heap else { return nil }
         defer { free(heap) }
-        return body(heap ?? stack.baseAddress.unsafelyUnwrapped)
+        return body(heap)
     }
 }
 
