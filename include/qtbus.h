@@ -285,11 +285,15 @@ typedef enum qtbus_overflow {
 /* Bounds `queue` (a created queue or qtbus_queue_main()): at most `capacity`
  * deliveries wait on it (all its subscriptions, of every bus, together), and
  * `overflow` says what happens to one more.  Any time, from any thread; the new limit
- * applies to the next delivery, and deliveries already waiting beyond a lowered
- * capacity are not dropped.  Capacity 0 with QTBUS_OVERFLOW_GROW makes the queue
- * unbounded again.  `block_timeout_ms`: QTBUS_OVERFLOW_BLOCK only (negative: no limit;
- * 0: do not wait), after which the delivery is dropped.  Dispatchers waiting when the
- * limit changes look again under the new one.
+ * applies to the next delivery.  The capacity counts every delivery waiting, whenever
+ * it was queued (before the queue had a limit too): a queue found holding more than a
+ * new capacity keeps what waits, and takes nothing beyond it, by its rule: BLOCK waits
+ * for the queue to come below it, DROP_NEWEST drops the new delivery, DROP_OLDEST and
+ * LATEST drop the oldest waiting one (those queued before the limit first).  Capacity
+ * 0 with QTBUS_OVERFLOW_GROW makes the queue unbounded again.  `block_timeout_ms`:
+ * QTBUS_OVERFLOW_BLOCK only (negative: no limit; 0: do not wait), after which the
+ * delivery is dropped.  Dispatchers waiting when the limit changes look again under
+ * the new one.
  *
  * The rules, for every delivery a dispatch makes to a subscription on the queue (a
  * replay of sticky events included):
@@ -307,9 +311,10 @@ typedef enum qtbus_overflow {
  *   the wait because their subscription was disposed).
  * - FIFO among the deliveries kept; LATEST keeps the replaced delivery's place.  The
  *   queue's thread takes the deliveries it runs next a few at a time (at most 32):
- *   they still count as waiting until their handlers start, but the rules no longer
- *   reach them, so LATEST does not replace them and DROP_OLDEST drops the oldest of
- *   the others (or, with none left, keeps the new delivery beyond the capacity).
+ *   they still count as waiting until their handlers start.  LATEST does not replace
+ *   those, nor deliveries queued before the queue had a limit.  When DROP_OLDEST or
+ *   LATEST drops one of them, the drop is counted at once, and reported (the DROP
+ *   record, the probe, the object released) on the queue's thread when it comes up.
  * - BLOCK waits on the dispatching thread, inside qtbus_dispatch(), with the handlers
  *   before that subscription already run.  Waiting dispatchers are served in the order
  *   they came, as room appears.  A dispatch is accepted beyond the capacity instead of
@@ -350,9 +355,14 @@ typedef struct qtbus_queue_stats {
 } qtbus_queue_stats;
 
 /* Fills *out with `queue`'s counts (a created queue or qtbus_queue_main()); any
- * thread, at any time.  The counts are read one after the other, without a lock: while
- * deliveries come and go, `pending` may be off by those in passage.  Returns QTBUS_OK;
- * QTBUS_EINVAL for a NULL queue or out. */
+ * thread, at any time.  `high_water` is never below `pending`; under a bounding rule it
+ * passes the capacity only through what waited when the limit was set and through
+ * BLOCK's dispatches that may not wait (qtbus_queue_set_limit()).  A bounded queue's
+ * counts are read under its lock, `pending` as it was at that instant; an unbounded
+ * queue's one after the other, without a lock, so while deliveries come and go
+ * `pending` may be off by those in passage.  Once the queue is idle, `delivered` +
+ * `dropped` is every delivery made to it (less those that left the wait because their
+ * subscription was disposed).  Returns QTBUS_OK; QTBUS_EINVAL for a NULL queue or out. */
 QTBUS_API int qtbus_queue_stats_get(qtbus_queue *queue, qtbus_queue_stats *out);
 
 /* A file descriptor that polls readable while main-queue work is pending: add it to

@@ -43,6 +43,11 @@ static inline void qtshim_bump_u64(uint64_t *p) { __atomic_store_n(p, __atomic_l
 static inline bool qtshim_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired) {
     return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
+/* Sequentially consistent: one side of a handshake where each side writes, then reads
+ * what the other wrote (BoundedQueue.swift: making room, then looking for waiters). */
+static inline bool qtshim_atomic_cas_seqcst_u64(uint64_t *p, uint64_t expected, uint64_t desired) {
+    return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
 static inline uint32_t qtshim_atomic_load_u32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void qtshim_atomic_store_u32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline bool qtshim_atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t desired) {

@@ -97,29 +97,31 @@ private func finishDropped(_ slot: Slot, _ why: StaticString) {
 }
 
 /// Ring.runDelivery: a delivery taken from a bounded queue's ring (which counted it as
-/// started).
-let runRingDelivery: @convention(c) (UnsafeMutableRawPointer) -> Void = { raw in
+/// started, and says whether it took a doom).
+let runRingDelivery: @convention(c) (UnsafeMutableRawPointer, UInt32) -> Void = { raw, doom in
     let slot = raw.assumingMemoryBound(to: Slot.self)
     run(Delivery(node: WorkNode(run: { _ in }), sub: slot.pointee.sub!.assumingMemoryBound(to: Subscription.self),
                  payload: slot.pointee.payload!, once: slot.pointee.once,
-                 tracing: slot.pointee.tracing?.assumingMemoryBound(to: Bus.self)), counted: true)
+                 tracing: slot.pointee.tracing?.assumingMemoryBound(to: Bus.self)), counted: true,
+        doom: Overflow(rawValue: doom).flatMap { $0 == .grow ? nil : $0 })
 }
 
 private let carriedOffset = MemoryLayout<Payload>.offset(of: \Payload.carried)!
 
 /// Runs a queued delivery on its queue and drops its references.  `counted`: the
-/// queue counted it as started already (a bounded queue's ring).
+/// queue counted it as started already (a bounded queue's ring), and `doom` says
+/// whether it took a doom there.
 @inline(__always)
-private func run(_ d: Delivery, counted: Bool = false) {
+private func run(_ d: Delivery, counted: Bool = false, doom: Overflow? = nil) {
     let extra = d.sub.pointee.extra!
     let (queue, bus) = (extra.pointee.queue!, extra.pointee.bus!)
+    // A bounded queue's rule dropped the oldest waiting delivery, and this is it (it
+    // was counted as dropped then; Events/BoundedQueue.swift).
+    let doom = counted ? doom : queue.countStarted()
     // Lifetime rule 2: a delivery queued before its subscription was disposed is dropped.
-    let handled = d.once || SubState.isLive(d.sub)
-    if !counted {
-        queue.countStarted(handled: handled)
-    } else if handled {
-        queue.countDelivered()
-    }
+    let handled = doom == nil && (d.once || SubState.isLive(d.sub))
+    if handled { queue.countDelivered() }
+    if let doom { reportDrop(bus, token: SubscriptionPool.token(d.sub), d.payload.type, d.payload.subtype, doom.name) }
     if handled {
         // Saved: a main-queue handler may drain the main queue again.
         let outer = qtshim_queued_current()

@@ -17,12 +17,20 @@
 // the capacity from the moment it is accepted until its handler starts; other work
 // never counts.  A created queue drains the ring in one libdispatch item per burst,
 // taking up to `batchSize` slots under one lock: those stay counted as waiting
-// (`inHand`) until each handler starts, which the drain records without the lock (a
+// (`Ring.hand`) until each handler starts, which the drain records without the lock (a
 // lock per delivery on both sides made producer and consumer collide on every one:
-// docs/perf-notes.md, "A bounded queue's drain takes a batch").
-// Taken slots can no longer be dropped or replaced: the rules act on the ring.  The
-// main queue posts one item per piece of work, each running the oldest: main-queue work
-// of C and Swift stays one FIFO.
+// docs/perf-notes.md, "A bounded queue's drain takes a batch").  The main queue posts
+// one item per piece of work, each running the oldest: main-queue work of C and Swift
+// stays one FIFO.
+//
+// Deliveries the rules cannot reach in the ring count all the same: those the drain
+// took, and those posted before the queue had a ring (they wait on the list, or as
+// libdispatch items of their own), counted by the queue (`enqueued` - `started`).  All
+// of them are older than anything in the ring, and they start in the order they came,
+// so when DROP_OLDEST or LATEST must drop the oldest waiting delivery and it is one of
+// them, the rule dooms "the next delivery to start" (`Ring.hand`): the dispatcher
+// counts the drop, and the next delivery to start takes the doom and ends without its
+// handler, reported dropped then.  Replacing (LATEST) acts on the ring only.
 //
 // The dispatcher side (what a dropped delivery does: its trace record, its payload's
 // release) is in Dispatch/QueuedDelivery.swift: this file only decides and hands back.
@@ -102,14 +110,21 @@ struct Ring {
     var head = 0
     /// Slots in use from `head` on (deliveries, other work, and dropped places).
     var used = 0
-    /// Deliveries in the ring.  With `inHand`, what the capacity bounds.
+    /// Deliveries in the ring.  With `hand` and the queue's deliveries from before the
+    /// ring, what the capacity bounds.
     var inRing = 0
     /// Room kept for admitted dispatchers that have not put their delivery in yet.
     var reserved = 0
-    /// `inHand` as the drain left it when it last took (under the lock): a bound on it
-    /// (it only falls until the drain takes again), so an offer that finds room by this
-    /// bound need not read the drain's line.
+    /// `hand.inHand` as the drain left it when it last took (under the lock): a bound
+    /// on it (it only falls until the drain takes again), so an offer that finds room
+    /// by this bound need not read the drain's line.
     var inHandAtTake = 0
+    /// The queue's `started` as last read (under the lock): with its `enqueued`, a bound
+    /// on the deliveries from before the ring still waiting, which only falls (`started`
+    /// only grows), so an offer need not read the queue's thread's line either.
+    var startedSeen: UInt64 = 0
+    /// The queue whose work this is.
+    let queue: UnsafeMutablePointer<Queue>
     /// 0: unbounded.
     var capacity: Int
     var rule: Overflow
@@ -125,18 +140,26 @@ struct Ring {
     /// The blocks event copies for this queue are made in (nil: out of memory when the
     /// ring was made; copies are malloc'd then).
     let pool: UnsafeMutablePointer<PayloadPool>?
-    /// Runs a delivery slot (its argument; QueuedDelivery.swift), given when the ring
-    /// was made.
-    let runDelivery: @convention(c) (UnsafeMutableRawPointer) -> Void
+    /// Runs a delivery slot (its first argument; QueuedDelivery.swift), given when the
+    /// ring was made.  The second: 0, or the `Overflow` of the doom the delivery took
+    /// (then it ends without its handler).
+    let runDelivery: @convention(c) (UnsafeMutableRawPointer, UInt32) -> Void
     /// Every ring, for qtbus_bus_destroy to find its dispatchers (under `ringsLock`).
     var nextRing: UnsafeMutablePointer<Ring>? = nil
     var prevRing: UnsafeMutablePointer<Ring>? = nil
-    /// Atomic, on a line of its own: deliveries the drain took out of the ring in its
-    /// current batch whose handlers have not started (still waiting).  Written only by
-    /// the drain: under the lock when it takes a batch, then one less as each handler
-    /// starts, without it.
+    /// Atomic, on a line of its own: two counts in one word, so that a delivery that
+    /// starts changes both in one step.  `inHand`: deliveries the drain took out
+    /// of the ring in its current batch whose handlers have not started (still
+    /// waiting); the drain adds them under the lock, and takes one away as each starts,
+    /// without it.  `dooms`: deliveries the rules dropped that were out of their reach
+    /// (see the top of the file): each delivery to start takes one while there are any,
+    /// and ends without its handler.  Dispatchers add dooms under the lock, by
+    /// compare-and-swap, while there is an undoomed delivery to take each.
     var padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
-    var inHand: UInt64 = 0
+    var hand: UInt64 = 0
+    /// Atomic: the rule of the latest doom, which the DROP record of a delivery taking
+    /// a doom names.
+    var doomRule: UInt32 = Overflow.dropOldest.rawValue
     /// Atomic: 1 while dispatchers wait for room (BLOCK), so that the drain, which
     /// makes room without the lock, knows to take it and let them in.
     var hasBlocked: UInt64 = 0
@@ -145,6 +168,13 @@ struct Ring {
 /// Deliveries a drain takes out of the ring at once: the lock once per batch, not per
 /// delivery.
 private let batchSize = 32
+
+/// `Ring.hand`'s halves.
+private let doomUnit: UInt64 = 1 << 32
+private extension UInt64 {
+    var inHand: Int { Int(self & (doomUnit - 1)) }
+    var dooms: Int { Int(self >> 32) }
+}
 
 /// The rings of all queues, linked through `nextRing`; taken before a ring's own lock.
 nonisolated(unsafe) private var ringsLock: UInt32 = 0
@@ -162,7 +192,7 @@ extension UnsafeMutablePointer where Pointee == Queue {
 
 /// qtbus_queue_set_limit, arguments checked.  False when out of memory (nothing changed).
 func setLimit(_ q: UnsafeMutablePointer<Queue>, capacity: Int, rule: Overflow, blockTimeoutMs: Int32,
-              runDelivery: @convention(c) (UnsafeMutableRawPointer) -> Void) -> Bool {
+              runDelivery: @convention(c) (UnsafeMutableRawPointer, UInt32) -> Void) -> Bool {
     qtshim_lock(&ringsLock)
     defer { qtshim_unlock(&ringsLock) }
     guard let ring = q.ring else {
@@ -173,7 +203,7 @@ func setLimit(_ q: UnsafeMutablePointer<Queue>, capacity: Int, rule: Overflow, b
         // A block per delivery the capacity allows, and one per delivery a drain holds
         // (up to a limit: beyond it copies are malloc'd).
         let pool = makePayloadPool(count: min(max(capacity, 16), 1024) + batchSize)
-        ring.initialize(to: Ring(slots: slots, size: size, capacity: capacity, rule: rule,
+        ring.initialize(to: Ring(slots: slots, size: size, queue: q, capacity: capacity, rule: rule,
                                  blockTimeoutMs: blockTimeoutMs, pool: pool, runDelivery: runDelivery))
         ring.pointee.nextRing = rings
         rings?.pointee.prevRing = ring
@@ -259,13 +289,12 @@ extension UnsafeMutablePointer where Pointee == Queue {
             if rule == .latest, let i = ring.sameKey(as: slot) {
                 let old = ring.pointee.slots[i]
                 ring.pointee.slots[i] = slot
-                droppedWaiting()
-                enqueued(ring)
+                countDropped()
                 return Offered(accepted: true, dropped: old, why: rule.name)
             }
             let capacity = ring.pointee.capacity
             if capacity == 0 || (ring.pointee.blockedHead == nil && (ring.waitingBound + ring.pointee.reserved < capacity
-                                                                   || ring.waiting + ring.pointee.reserved < capacity)) {
+                                                                   || ring.waiting() + ring.pointee.reserved < capacity)) {
                 accept(ring, slot)
                 return Offered(accepted: true, dropped: nil, why: rule.name)
             }
@@ -277,11 +306,19 @@ extension UnsafeMutablePointer where Pointee == Queue {
                 countDropped()
                 return Offered(accepted: false, dropped: slot, why: rule.name)
             case .dropOldest, .latest:
-                // Nil when every waiting delivery is in the drain's hands (about to
-                // start): then the new one is kept beyond the capacity, by at most a
-                // batch.
+                // The oldest waiting delivery: out of the ring's reach while any is
+                // (they are older than the ring's), else the ring's first.
+                if ring.doomOldest(rule) {
+                    countDropped()
+                    accept(ring, slot)
+                    return Offered(accepted: true, dropped: nil, why: rule.name)
+                }
+                // Nil when every delivery waiting is doomed already: then the queue
+                // holds more than the capacity only through the exceptions (the
+                // dispatches that may not wait, a limit lowered below what waited),
+                // and the new one joins them.
                 let old = ring.removeOldestDelivery()
-                if old != nil { droppedWaiting() }
+                if old != nil { countDropped() }
                 accept(ring, slot)
                 return Offered(accepted: true, dropped: old, why: rule.name)
             case .block:
@@ -338,9 +375,15 @@ extension UnsafeMutablePointer where Pointee == Queue {
                 if now >= deadline { break }
                 remaining = Int64(deadline - now)
             }
+            // The delivery from before the ring that the queue's thread was starting as
+            // the ring was made (it looked for the ring before there was one) makes room
+            // without waking anyone: while such deliveries wait, look every millisecond.
+            let poll = ring.outside(exact: false) > 0
+            if poll && (remaining < 0 || remaining > 1_000_000) { remaining = 1_000_000 }
             qtshim_unlock(ring.field(&ring.pointee.lock))
             qtshim_idle_wait(word, Blocked.waiting, remaining)
             qtshim_lock(ring.field(&ring.pointee.lock))
+            if poll { ring.admitBlocked() }
         }
         let answer = qtshim_atomic_load_u32(word)
         if answer == Blocked.waiting {
@@ -354,23 +397,11 @@ extension UnsafeMutablePointer where Pointee == Queue {
     private func accept(_ ring: UnsafeMutablePointer<Ring>, _ slot: Slot) {
         ring.append(slot)
         ring.pointee.inRing += 1
-        enqueued(ring)
+        // The high-water mark, exact only when the bound passes it.
+        if UInt64(ring.waitingBound) > qtshim_atomic_load_u64(field(&pointee.highWater)) {
+            raiseHighWater(to: UInt64(ring.waiting()))
+        }
         kick(ring)
-    }
-
-    /// Counts a delivery into the wait (the high-water mark from the ring's own count).
-    private func enqueued(_ ring: UnsafeMutablePointer<Ring>) {
-        qtshim_bump_u64(field(&pointee.enqueued))
-        let highWater = qtshim_atomic_load_u64(field(&pointee.highWater))
-        guard UInt64(ring.waitingBound) > highWater else { return }
-        let waiting = UInt64(ring.waiting)
-        if waiting > highWater { qtshim_atomic_store_u64(field(&pointee.highWater), waiting) }
-    }
-
-    /// A waiting delivery was dropped (under the lock; `started` is the drain's).
-    private func droppedWaiting() {
-        qtshim_bump_u64(field(&pointee.droppedWaiting))
-        countDropped()
     }
 
     private func countDropped() {
@@ -393,31 +424,74 @@ extension UnsafeMutablePointer where Pointee == Queue {
     }
 
     /// Takes the oldest slot out of the ring, under the lock; nil when it is empty.  A
-    /// delivery taken still waits (`inHand`) until `started`.
+    /// delivery taken still waits (`hand`) until `started`.
     fileprivate func take(_ ring: UnsafeMutablePointer<Ring>) -> Slot? {
         while ring.pointee.used > 0 {
             let slot = ring.pop()
             if slot.work != nil { return slot }
             guard slot.sub != nil else { continue }  // a dropped delivery's place
             ring.pointee.inRing -= 1
-            let inHand = qtshim_atomic_load_u64(ring.field(&ring.pointee.inHand)) &+ 1
-            qtshim_atomic_store_u64(ring.field(&ring.pointee.inHand), inHand)
-            ring.pointee.inHandAtTake = Int(inHand)
+            // A load and a store: the other writers (dispatchers adding dooms, and this
+            // thread itself) hold the lock or are this thread.
+            let hand = qtshim_atomic_load_u64(ring.field(&ring.pointee.hand)) &+ 1
+            qtshim_atomic_store_u64(ring.field(&ring.pointee.hand), hand)
+            ring.pointee.inHandAtTake = hand.inHand
             return slot
         }
         return nil
     }
 
-    /// A taken delivery's handler starts: it stops waiting, which may make room for the
-    /// dispatchers waiting (BLOCK).  The drain's own, without the lock.
-    fileprivate func started(_ ring: UnsafeMutablePointer<Ring>) {
-        qtshim_bump_u64(field(&pointee.started))
-        // A full barrier between making room and looking for waiters (see `wait`).
-        _ = qtshim_atomic_exchange_u64(ring.field(&ring.pointee.inHand), qtshim_atomic_load_u64(ring.field(&ring.pointee.inHand)) &- 1)
-        guard qtshim_atomic_load_seqcst_u64(ring.field(&ring.pointee.hasBlocked)) != 0 else { return }
+    /// A taken delivery's handler is about to start: it stops waiting, which may make
+    /// room for the dispatchers waiting (BLOCK), or it takes a doom (the rule returned:
+    /// it ends without its handler, and makes no room, having stopped counting when it
+    /// was doomed).  The drain's own, without the lock.
+    fileprivate func started(_ ring: UnsafeMutablePointer<Ring>) -> Overflow? {
+        let word = ring.field(&ring.pointee.hand)
+        var hand = qtshim_atomic_load_u64(word)
+        // Sequentially consistent: a full barrier between making room and looking for
+        // waiters (see `wait`).
+        while !qtshim_atomic_cas_seqcst_u64(word, hand, hand &- 1 &- (hand.dooms > 0 ? doomUnit : 0)) {
+            hand = qtshim_atomic_load_u64(word)
+        }
+        if hand.dooms > 0 { return ring.lastDoomRule }
+        guard qtshim_atomic_load_seqcst_u64(ring.field(&ring.pointee.hasBlocked)) != 0 else { return nil }
         qtshim_lock(ring.field(&ring.pointee.lock))
         ring.admitBlocked()
         qtshim_unlock(ring.field(&ring.pointee.lock))
+        return nil
+    }
+
+    /// `countStarted` on a queue with a ring: a delivery posted before the ring existed
+    /// starts, or takes a doom.  Under the lock, so that whoever counts sees both at once.
+    @inline(never)
+    func startedOutside(_ ring: UnsafeMutablePointer<Ring>) -> Overflow? {
+        qtshim_lock(ring.field(&ring.pointee.lock))
+        defer { qtshim_unlock(ring.field(&ring.pointee.lock)) }
+        let word = ring.field(&ring.pointee.hand)
+        var hand = qtshim_atomic_load_u64(word)
+        // The drain may take one meanwhile (a delivery posted by a dispatch that looked
+        // for the ring just before it existed can come after the ring's).
+        while hand.dooms > 0 && !qtshim_atomic_cas_seqcst_u64(word, hand, hand &- doomUnit) {
+            hand = qtshim_atomic_load_u64(word)
+        }
+        qtshim_bump_u64(field(&pointee.started))
+        if hand.dooms > 0 { return ring.lastDoomRule }
+        ring.admitBlocked()
+        return nil
+    }
+
+    /// qtbus_queue_stats_get on a queue with a ring: under its lock, so that `pending`
+    /// is what waited at that instant.
+    func ringStats(_ ring: UnsafeMutablePointer<Ring>) -> qtbus_queue_stats {
+        qtshim_lock(ring.field(&ring.pointee.lock))
+        defer { qtshim_unlock(ring.field(&ring.pointee.lock)) }
+        let pending = UInt64(ring.waiting())
+        // A dispatch that looked for the ring just before it was made posts outside it,
+        // counting only the deliveries outside: the mark may have to catch up.
+        raiseHighWater(to: pending)
+        return qtbus_queue_stats(pending: pending, high_water: qtshim_atomic_load_u64(field(&pointee.highWater)),
+                                 delivered: qtshim_atomic_load_u64(field(&pointee.delivered)),
+                                 dropped: qtshim_atomic_load_u64(field(&pointee.dropped)))
     }
 }
 
@@ -473,8 +547,8 @@ private func run(_ q: UnsafeMutablePointer<Queue>, _ ring: UnsafeMutablePointer<
         qtshim_tsan_acquire(work)
         work.pointee.run(UnsafeMutableRawPointer(work))
     } else {
-        q.started(ring)
-        ring.pointee.runDelivery(UnsafeMutableRawPointer(slot))
+        let doom = q.started(ring)
+        ring.pointee.runDelivery(UnsafeMutableRawPointer(slot), doom?.rawValue ?? 0)
     }
 }
 
@@ -546,15 +620,52 @@ extension UnsafeMutablePointer where Pointee == Ring {
         return nil
     }
 
-    /// Deliveries waiting: in the ring, or taken by the drain and not started.
-    var waiting: Int { pointee.inRing + Int(qtshim_atomic_load_seqcst_u64(field(&pointee.inHand))) }
+    /// Deliveries posted before the ring existed (or by a dispatch that looked for it
+    /// just before) that have not started, doomed ones included.  `exact`: reads the
+    /// queue's thread's count (and keeps it); else a bound, from the count last read.
+    fileprivate func outside(exact: Bool) -> Int {
+        let q = pointee.queue
+        if exact { pointee.startedSeen = qtshim_atomic_load_seqcst_u64(q.field(&q.pointee.started)) }
+        // Read after `started`: never behind it.
+        let enqueued = qtshim_atomic_load_u64(q.field(&q.pointee.enqueued))
+        return enqueued > pointee.startedSeen ? Int(enqueued &- pointee.startedSeen) : 0
+    }
 
-    /// At least `waiting`, without reading the drain's line.
-    var waitingBound: Int { pointee.inRing + pointee.inHandAtTake }
+    /// Deliveries waiting, less those doomed: outside the ring, in it, or taken by the
+    /// drain and not started.  Reads the drain's line and the queue thread's.
+    fileprivate func waiting() -> Int {
+        let outside = outside(exact: true)
+        let hand = qtshim_atomic_load_seqcst_u64(field(&pointee.hand))
+        return max(0, outside + pointee.inRing + hand.inHand - hand.dooms)
+    }
+
+    /// At least `waiting()`, without reading the drain's line or the queue thread's.
+    fileprivate var waitingBound: Int { outside(exact: false) + pointee.inRing + pointee.inHandAtTake }
+
+    /// DROP_OLDEST and LATEST when the oldest delivery waiting is out of the ring's
+    /// reach: dooms the next delivery to start.  False when every such delivery is
+    /// doomed already (or there is none).
+    fileprivate func doomOldest(_ rule: Overflow) -> Bool {
+        let outside = outside(exact: true)
+        let word = field(&pointee.hand)
+        var hand = qtshim_atomic_load_seqcst_u64(word)
+        // Named first: a delivery may take the doom as soon as it is counted.
+        qtshim_atomic_store_u32(field(&pointee.doomRule), rule.rawValue)
+        while outside + hand.inHand > hand.dooms {
+            if qtshim_atomic_cas_seqcst_u64(word, hand, hand &+ doomUnit) { return true }
+            hand = qtshim_atomic_load_seqcst_u64(word)  // the drain started one
+        }
+        return false
+    }
+
+    /// The rule of the latest doom (any thread).
+    fileprivate var lastDoomRule: Overflow {
+        Overflow(rawValue: qtshim_atomic_load_u32(field(&pointee.doomRule))) ?? .dropOldest
+    }
 
     /// Gives room to the dispatchers waiting, oldest first, while there is room.
     fileprivate func admitBlocked() {
-        while let b = pointee.blockedHead, pointee.capacity == 0 || waiting + pointee.reserved < pointee.capacity {
+        while let b = pointee.blockedHead, pointee.capacity == 0 || waiting() + pointee.reserved < pointee.capacity {
             pointee.blockedHead = b.pointee.next
             if pointee.blockedHead == nil { pointee.blockedTail = nil }
             pointee.reserved += 1

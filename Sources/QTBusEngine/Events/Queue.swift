@@ -31,21 +31,20 @@ struct Queue {
     let batched: Bool
     /// Atomic: the newest WorkNode not yet taken by a batch item (a stack).
     var batch: UnsafeMutableRawPointer? = nil
-    /// qtbus_queue_stats_get's counts.  Atomic: deliveries posted (dispatching threads
-    /// add), and the most ever waiting at once.
+    /// qtbus_queue_stats_get's counts.  Atomic: deliveries posted outside a ring (to
+    /// the list or to libdispatch; dispatching threads add), and the most ever waiting
+    /// at once (raised by compare-and-swap: it never falls).
     var enqueued: UInt64 = 0
     var highWater: UInt64 = 0
     /// Written by the queue's thread only (it is serial), apart from the dispatching
-    /// threads' line: deliveries that left the wait (their handler starts, or they
-    /// were dropped by lifetime rule 2), and handler calls made.
+    /// threads' line: deliveries posted outside a ring that left the wait (their
+    /// handler starts, they were dropped by lifetime rule 2, or by a doom: see
+    /// `Ring.hand`), and handler calls made.  A ring counts its own deliveries.
     var padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
     var started: UInt64 = 0
     var delivered: UInt64 = 0
-    /// Deliveries the overflow rule dropped, and those of them that had been waiting
-    /// (DROP_OLDEST, LATEST: not `started`, which only the drain writes); written under
-    /// the ring's lock.
+    /// Deliveries the overflow rule dropped; written under the ring's lock.
     var dropped: UInt64 = 0
-    var droppedWaiting: UInt64 = 0
     /// Atomic: the Ring, once qtbus_queue_set_limit bounded the queue (BoundedQueue.swift).
     var ring: UnsafeMutableRawPointer? = nil
 }
@@ -71,30 +70,40 @@ extension UnsafeMutablePointer where Pointee == Queue {
         }
     }
 
-    /// On the queue's thread: a delivery leaves the wait (`handled`: its handler is called).
+    /// On the queue's thread: a delivery posted outside a ring leaves the wait.  Nil, or
+    /// the rule of the doom it takes: then it is dropped instead of run (a bounded
+    /// queue's overflow rule chose the oldest waiting delivery, BoundedQueue.swift).
     @inline(__always)
-    func countStarted(handled: Bool) {
+    func countStarted() -> Overflow? {
+        if let ring { return startedOutside(ring) }
         qtshim_bump_u64(field(&pointee.started))
-        if handled { qtshim_bump_u64(field(&pointee.delivered)) }
+        return nil
     }
 
-    /// On the queue's thread: a delivery taken from the ring (which counted it as
-    /// started) calls its handler.
+    /// On the queue's thread: a delivery calls its handler.
     @inline(__always)
     func countDelivered() {
         qtshim_bump_u64(field(&pointee.delivered))
     }
 
+    /// The most ever waiting is at least `waiting`.
+    func raiseHighWater(to waiting: UInt64) {
+        if waiting > qtshim_atomic_load_u64(field(&pointee.highWater)) { raiseHighWater(waiting) }
+    }
+
     /// qtbus_queue_stats_get.
     func stats() -> qtbus_queue_stats {
+        if let ring { return ringStats(ring) }
         let dropped = qtshim_atomic_load_u64(field(&pointee.dropped))
         let delivered = qtshim_atomic_load_u64(field(&pointee.delivered))
-        let left = qtshim_atomic_load_u64(field(&pointee.started)) &+ qtshim_atomic_load_u64(field(&pointee.droppedWaiting))
+        let started = qtshim_atomic_load_u64(field(&pointee.started))
         let enqueued = qtshim_atomic_load_u64(field(&pointee.enqueued))
         // Read in this order, a count is never behind the ones read before it: pending
-        // is not negative.
-        return qtbus_queue_stats(pending: enqueued > left ? enqueued &- left : 0,
-                                 high_water: qtshim_atomic_load_u64(field(&pointee.highWater)),
+        // is not negative (it may still count one that started meanwhile, as the header
+        // says), and the high-water mark reported is never below it.
+        let pending = enqueued > started ? enqueued &- started : 0
+        return qtbus_queue_stats(pending: pending,
+                                 high_water: max(pending, qtshim_atomic_load_u64(field(&pointee.highWater))),
                                  delivered: delivered, dropped: dropped)
     }
 }
