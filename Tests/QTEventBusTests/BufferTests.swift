@@ -57,6 +57,19 @@ extension QTBusTests {
             #expect(got == [7, 8, 9])
         }
 
+        /// C's bounded queue once let a delivery its thread had taken to run next escape
+        /// the count (issue 39); the buffer has no such stage: whatever two producers
+        /// send, no more than the capacity ever waits, so no more is delivered.
+        @Test(arguments: [QTOverflow.dropOldest, .dropNewest])
+        func twoProducersNeverPassTheCapacity(_ whenFull: QTOverflow) async {
+            let got = await values(QTEventBus(), whenFull, capacity: 5) { bus in
+                DispatchQueue.concurrentPerform(iterations: 2) { producer in
+                    for n in 0..<1000 { bus.dispatch(PingEvent(n: producer * 1000 + n)) }
+                }
+            }
+            #expect(got.count == 5)
+        }
+
         @Test func latestReplacesPerSubtypeInPlace() async {
             let bus = QTEventBus()
             let held = HeldQueue()

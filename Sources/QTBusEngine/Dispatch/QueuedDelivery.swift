@@ -102,26 +102,33 @@ let runRingDelivery: @convention(c) (UnsafeMutableRawPointer, UInt32) -> Void = 
     let slot = raw.assumingMemoryBound(to: Slot.self)
     run(Delivery(node: WorkNode(run: { _ in }), sub: slot.pointee.sub!.assumingMemoryBound(to: Subscription.self),
                  payload: slot.pointee.payload!, once: slot.pointee.once,
-                 tracing: slot.pointee.tracing?.assumingMemoryBound(to: Bus.self)), counted: true,
-        doom: Overflow(rawValue: doom).flatMap { $0 == .grow ? nil : $0 })
+                 tracing: slot.pointee.tracing?.assumingMemoryBound(to: Bus.self)), counted: true, doom: doom)
+}
+
+/// A delivery that took a doom: its DROP record and probe, on the queue's thread.
+@inline(never)
+private func reportDoomed(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>,
+                          _ bus: UnsafeMutablePointer<Bus>, _ doom: UInt32) {
+    let rule = Overflow(rawValue: doom) ?? .dropOldest
+    reportDrop(bus, token: SubscriptionPool.token(sub), payload.type, payload.subtype, rule.name)
 }
 
 private let carriedOffset = MemoryLayout<Payload>.offset(of: \Payload.carried)!
 
 /// Runs a queued delivery on its queue and drops its references.  `counted`: the
-/// queue counted it as started already (a bounded queue's ring), and `doom` says
-/// whether it took a doom there.
+/// queue counted it as started already (a bounded queue's ring), and `doom` is 0 or
+/// the raw `Overflow` of the doom it took there.
 @inline(__always)
-private func run(_ d: Delivery, counted: Bool = false, doom: Overflow? = nil) {
+private func run(_ d: Delivery, counted: Bool = false, doom: UInt32 = 0) {
     let extra = d.sub.pointee.extra!
     let (queue, bus) = (extra.pointee.queue!, extra.pointee.bus!)
     // A bounded queue's rule dropped the oldest waiting delivery, and this is it (it
     // was counted as dropped then; Events/BoundedQueue.swift).
     let doom = counted ? doom : queue.countStarted()
     // Lifetime rule 2: a delivery queued before its subscription was disposed is dropped.
-    let handled = doom == nil && (d.once || SubState.isLive(d.sub))
+    let handled = doom == 0 && (d.once || SubState.isLive(d.sub))
     if handled { queue.countDelivered() }
-    if let doom { reportDrop(bus, token: SubscriptionPool.token(d.sub), d.payload.type, d.payload.subtype, doom.name) }
+    if doom != 0 { reportDoomed(d.sub, d.payload, bus, doom) }
     if handled {
         // Saved: a main-queue handler may drain the main queue again.
         let outer = qtshim_queued_current()

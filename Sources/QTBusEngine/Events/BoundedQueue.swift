@@ -205,6 +205,7 @@ func setLimit(_ q: UnsafeMutablePointer<Queue>, capacity: Int, rule: Overflow, b
         let pool = makePayloadPool(count: min(max(capacity, 16), 1024) + batchSize)
         ring.initialize(to: Ring(slots: slots, size: size, queue: q, capacity: capacity, rule: rule,
                                  blockTimeoutMs: blockTimeoutMs, pool: pool, runDelivery: runDelivery))
+        ring.pointee.startedSeen = qtshim_atomic_load_seqcst_u64(q.field(&q.pointee.started))
         ring.pointee.nextRing = rings
         rings?.pointee.prevRing = ring
         rings = ring
@@ -442,10 +443,11 @@ extension UnsafeMutablePointer where Pointee == Queue {
     }
 
     /// A taken delivery's handler is about to start: it stops waiting, which may make
-    /// room for the dispatchers waiting (BLOCK), or it takes a doom (the rule returned:
-    /// it ends without its handler, and makes no room, having stopped counting when it
-    /// was doomed).  The drain's own, without the lock.
-    fileprivate func started(_ ring: UnsafeMutablePointer<Ring>) -> Overflow? {
+    /// room for the dispatchers waiting (BLOCK), or it takes a doom (the rule's raw
+    /// value returned, else 0: it ends without its handler, and makes no room, having
+    /// stopped counting when it was doomed).  The drain's own, without the lock.
+    @inline(__always)
+    fileprivate func started(_ ring: UnsafeMutablePointer<Ring>) -> UInt32 {
         let word = ring.field(&ring.pointee.hand)
         var hand = qtshim_atomic_load_u64(word)
         // Sequentially consistent: a full barrier between making room and looking for
@@ -453,18 +455,18 @@ extension UnsafeMutablePointer where Pointee == Queue {
         while !qtshim_atomic_cas_seqcst_u64(word, hand, hand &- 1 &- (hand.dooms > 0 ? doomUnit : 0)) {
             hand = qtshim_atomic_load_u64(word)
         }
-        if hand.dooms > 0 { return ring.lastDoomRule }
-        guard qtshim_atomic_load_seqcst_u64(ring.field(&ring.pointee.hasBlocked)) != 0 else { return nil }
+        if hand.dooms > 0 { return qtshim_atomic_load_u32(ring.field(&ring.pointee.doomRule)) }
+        guard qtshim_atomic_load_seqcst_u64(ring.field(&ring.pointee.hasBlocked)) != 0 else { return 0 }
         qtshim_lock(ring.field(&ring.pointee.lock))
         ring.admitBlocked()
         qtshim_unlock(ring.field(&ring.pointee.lock))
-        return nil
+        return 0
     }
 
     /// `countStarted` on a queue with a ring: a delivery posted before the ring existed
     /// starts, or takes a doom.  Under the lock, so that whoever counts sees both at once.
     @inline(never)
-    func startedOutside(_ ring: UnsafeMutablePointer<Ring>) -> Overflow? {
+    func startedOutside(_ ring: UnsafeMutablePointer<Ring>) -> UInt32 {
         qtshim_lock(ring.field(&ring.pointee.lock))
         defer { qtshim_unlock(ring.field(&ring.pointee.lock)) }
         let word = ring.field(&ring.pointee.hand)
@@ -475,9 +477,9 @@ extension UnsafeMutablePointer where Pointee == Queue {
             hand = qtshim_atomic_load_u64(word)
         }
         qtshim_bump_u64(field(&pointee.started))
-        if hand.dooms > 0 { return ring.lastDoomRule }
+        if hand.dooms > 0 { return qtshim_atomic_load_u32(ring.field(&ring.pointee.doomRule)) }
         ring.admitBlocked()
-        return nil
+        return 0
     }
 
     /// qtbus_queue_stats_get on a queue with a ring: under its lock, so that `pending`
@@ -547,8 +549,7 @@ private func run(_ q: UnsafeMutablePointer<Queue>, _ ring: UnsafeMutablePointer<
         qtshim_tsan_acquire(work)
         work.pointee.run(UnsafeMutableRawPointer(work))
     } else {
-        let doom = q.started(ring)
-        ring.pointee.runDelivery(UnsafeMutableRawPointer(slot), doom?.rawValue ?? 0)
+        ring.pointee.runDelivery(UnsafeMutableRawPointer(slot), q.started(ring))
     }
 }
 
@@ -623,8 +624,11 @@ extension UnsafeMutablePointer where Pointee == Ring {
     /// Deliveries posted before the ring existed (or by a dispatch that looked for it
     /// just before) that have not started, doomed ones included.  `exact`: reads the
     /// queue's thread's count (and keeps it); else a bound, from the count last read.
+    @inline(__always)
     fileprivate func outside(exact: Bool) -> Int {
         let q = pointee.queue
+        // None left (the usual case once the ring has run a while): nothing to read.
+        if qtshim_atomic_load_u64(q.field(&q.pointee.enqueued)) == pointee.startedSeen { return 0 }
         if exact { pointee.startedSeen = qtshim_atomic_load_seqcst_u64(q.field(&q.pointee.started)) }
         // Read after `started`: never behind it.
         let enqueued = qtshim_atomic_load_u64(q.field(&q.pointee.enqueued))
@@ -633,6 +637,7 @@ extension UnsafeMutablePointer where Pointee == Ring {
 
     /// Deliveries waiting, less those doomed: outside the ring, in it, or taken by the
     /// drain and not started.  Reads the drain's line and the queue thread's.
+    @inline(__always)
     fileprivate func waiting() -> Int {
         let outside = outside(exact: true)
         let hand = qtshim_atomic_load_seqcst_u64(field(&pointee.hand))
@@ -640,6 +645,7 @@ extension UnsafeMutablePointer where Pointee == Ring {
     }
 
     /// At least `waiting()`, without reading the drain's line or the queue thread's.
+    @inline(__always)
     fileprivate var waitingBound: Int { outside(exact: false) + pointee.inRing + pointee.inHandAtTake }
 
     /// DROP_OLDEST and LATEST when the oldest delivery waiting is out of the ring's
@@ -656,11 +662,6 @@ extension UnsafeMutablePointer where Pointee == Ring {
             hand = qtshim_atomic_load_seqcst_u64(word)  // the drain started one
         }
         return false
-    }
-
-    /// The rule of the latest doom (any thread).
-    fileprivate var lastDoomRule: Overflow {
-        Overflow(rawValue: qtshim_atomic_load_u32(field(&pointee.doomRule))) ?? .dropOldest
     }
 
     /// Gives room to the dispatchers waiting, oldest first, while there is room.

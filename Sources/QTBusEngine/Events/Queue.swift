@@ -70,14 +70,14 @@ extension UnsafeMutablePointer where Pointee == Queue {
         }
     }
 
-    /// On the queue's thread: a delivery posted outside a ring leaves the wait.  Nil, or
-    /// the rule of the doom it takes: then it is dropped instead of run (a bounded
-    /// queue's overflow rule chose the oldest waiting delivery, BoundedQueue.swift).
+    /// On the queue's thread: a delivery posted outside a ring leaves the wait.  0, or
+    /// the raw `Overflow` of the doom it takes: then it is dropped instead of run (a
+    /// bounded queue's rule chose the oldest waiting delivery, BoundedQueue.swift).
     @inline(__always)
-    func countStarted() -> Overflow? {
+    func countStarted() -> UInt32 {
         if let ring { return startedOutside(ring) }
         qtshim_bump_u64(field(&pointee.started))
-        return nil
+        return 0
     }
 
     /// On the queue's thread: a delivery calls its handler.
