@@ -78,7 +78,8 @@ add_library(qtbus_shims STATIC
   ${_shims}/misuse.c
   ${_shims}/engines.c
   ${_shims}/probes.c
-  ${_shims}/trace.c)
+  ${_shims}/trace.c
+  ${_shims}/tls.c)
 target_include_directories(qtbus_shims PRIVATE ${_shims}/include ${PROJECT_SOURCE_DIR}/include)
 set_target_properties(qtbus_shims PROPERTIES
   C_STANDARD 11
@@ -88,6 +89,17 @@ set_target_properties(qtbus_shims PROPERTIES
   C_VISIBILITY_PRESET hidden)
 target_compile_options(qtbus_shims PRIVATE
   $<$<C_COMPILER_ID:GNU,Clang>:-Wall -Wextra>)
+
+# No initial-exec thread-local anywhere in the library (QTSHIM_THREAD_LOCAL in
+# qtbus_shims.h): a library with any needs its whole TLS block (libdispatch's included)
+# in glibc's static-TLS surplus, which a dlopen after start-up may not find.  The C that
+# swiftc compiles from qtbus_shims.h sees the same definition.  The hot accessors, in
+# tls.c, reach their variables through TLS descriptors on x86-64 (aarch64's default).
+set(QTBUS_TLS_FLAGS -DQTBUS_TLS_DLOPEN_SAFE)
+target_compile_options(qtbus_shims PRIVATE ${QTBUS_TLS_FLAGS})
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  set_source_files_properties(${_shims}/tls.c PROPERTIES COMPILE_OPTIONS -mtls-dialect=gnu2)
+endif()
 
 # libffi calls typed signal handlers (signals.c).  Found through pkg-config (Debian:
 # libffi-dev).  Linked statically by default, from the position-independent archive
@@ -127,6 +139,11 @@ target_include_directories(qtbus
   PRIVATE
     # `import CQtbusShims` (module.modulemap next to qtbus_shims.h).
     $<BUILD_INTERFACE:${_shims}/include>)
+target_compile_options(qtbus PRIVATE
+  "$<$<COMPILE_LANGUAGE:C>:${QTBUS_TLS_FLAGS}>")
+foreach(_flag IN LISTS QTBUS_TLS_FLAGS)
+  target_compile_options(qtbus PRIVATE "$<$<COMPILE_LANGUAGE:Swift>:SHELL:-Xcc ${_flag}>")
+endforeach()
 target_compile_options(qtbus PRIVATE
   # One frontend job sees every file: cross-file inlining and specialization, and the
   # optimizer knows every use of internal declarations.  -num-threads makes

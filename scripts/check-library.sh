@@ -7,7 +7,8 @@
 #   - embedded (the default, QTBUS_SWIFT_RUNTIME): NEEDED names at most libc, libm and
 #     the loader (CONTRACT section 13), there is no RUNPATH, and no symbol of Swift's
 #     (swift_*, $s...) is global in any symbol table, nor in .dynsym at all, defined
-#     or not: the library neither carries nor needs a Swift runtime;
+#     or not: the library neither carries nor needs a Swift runtime; and it needs no
+#     static TLS (no STATIC_TLS flag, no TPOFF relocation: dlopen-safe);
 #     static runtime: NEEDED names only system libraries (libc, libm, libstdc++,
 #     libgcc_s, the loader), and there is no RUNPATH;
 #     in both, libffi only when the fourth argument is "shared-libffi"
@@ -57,6 +58,12 @@ case $runtime in
     [ -z "$swift_dyn" ] || bad "embedded: Swift symbols in .dynsym: $(echo $swift_dyn | head -c 300)"
     swift_global=$(nm --defined-only "$lib" 2>/dev/null | awk '$2 ~ /^[A-Z]$/ {print $3}' | grep -E '^(swift_|\$s|_swift)' || true)
     [ -z "$swift_global" ] || bad "embedded: global Swift symbols: $(echo $swift_global | head -c 300)"
+    # dlopen after start-up (CONTRACT section 14): no initial-exec thread-local, so no
+    # static TLS (DF_STATIC_TLS, TPOFF relocations); CTests/test_dlopen.c loads it so.
+    if readelf -d "$lib" | grep -q STATIC_TLS; then bad "embedded: FLAGS STATIC_TLS (an initial-exec thread-local: it needs static TLS)"; fi
+    tpoff=$(readelf -rW "$lib" | grep -c 'R_X86_64_TPOFF\|R_AARCH64_TLS_TPREL' || true)
+    [ "$tpoff" = 0 ] || bad "embedded: $tpoff initial-exec TLS relocations (TPOFF)"
+    echo "tls: $(readelf -lW "$lib" | awk '$1 == "TLS" {print $6}') bytes, dynamic (no STATIC_TLS)"
     ;;
   static)
     for n in $needed; do

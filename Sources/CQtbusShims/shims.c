@@ -20,8 +20,6 @@ QTBUS_INTERNAL uint32_t qtshim_registry_lock_word;
 QTBUS_INTERNAL uint32_t qtshim_reclaimer_lock_word;
 QTBUS_INTERNAL void *qtshim_thread_records_head;
 
-QTBUS_INTERNAL __thread void *qtshim_tls_record __attribute__((tls_model("initial-exec")));
-
 /* A pthread key only for its destructor: it hands a thread's record back when the
  * thread ends, so the reclamation scan does not grow with dead threads. */
 static pthread_key_t tls_exit_key;
@@ -30,7 +28,7 @@ static void (*tls_exit_hook)(void *);
 
 static void tls_exit_trampoline(void *record)
 {
-    qtshim_tls_record = NULL;
+    qtshim_thread()->record = NULL;
     void (*hook)(void *) = __atomic_load_n(&tls_exit_hook, __ATOMIC_ACQUIRE);
     if (hook) hook(record);
 }
@@ -42,7 +40,7 @@ void qtshim_tls_set(void *record, void (*on_exit)(void *))
     pthread_once(&tls_exit_once, tls_exit_key_create);
     /* Always the same function; stored atomically because every new thread stores it. */
     __atomic_store_n(&tls_exit_hook, on_exit, __ATOMIC_RELEASE);
-    qtshim_tls_record = record;
+    qtshim_thread()->record = record;
     pthread_setspecific(tls_exit_key, record);
 }
 
@@ -178,8 +176,6 @@ void qtshim_lock_wake(uint32_t *word)
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-__thread int qtshim_queued_running;
-__thread void *qtshim_ring_running;
 
 void qtshim_idle_wait(uint32_t *word, uint32_t expected, int64_t timeout_ns)
 {

@@ -347,7 +347,7 @@ struct emit_frame {
 _Static_assert(sizeof(struct emit_frame) <= QTSHIM_EMIT_SIZE, "QTSHIM_EMIT_SIZE is too small");
 _Static_assert(_Alignof(struct emit_frame) <= 16, "the engine aligns an emit frame to 16");
 
-static __thread struct emit_frame *current_emit __attribute__((tls_model("initial-exec")));
+static QTSHIM_TLS struct emit_frame *current_emit;
 
 void qtshim_signals_forget_emits(void) { current_emit = NULL; }
 

@@ -5,7 +5,6 @@
 #include <sched.h>
 #include <time.h>
 
-QTBUS_INTERNAL __thread void *qtshim_trace_running __attribute__((tls_model("initial-exec")));
 QTBUS_INTERNAL uint32_t qtshim_trace_misuse_hooks;
 
 uint64_t qtshim_now_ns(void)

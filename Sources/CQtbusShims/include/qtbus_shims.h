@@ -30,6 +30,33 @@ static inline const char *qtshim_command_enabled_type(void) { return QTBUS_COMMA
 /* Nothing here is API: keep every out-of-line symbol out of libqtbus.so's exports. */
 #define QTBUS_INTERNAL __attribute__((visibility("hidden")))
 
+/* The engine's hot thread-locals, in one struct: one access finds them all.  libqtbus.so
+ * (CMake) defines QTBUS_TLS_DLOPEN_SAFE: no thread-local is initial-exec, so the library
+ * needs no static TLS and loads with dlopen after start-up (Python's ctypes, a plugin
+ * host) however little of glibc's static-TLS surplus is left.  qtshim_thread() is then
+ * out of line, in tls.c, which alone is compiled with TLS descriptors on x86-64 (a call
+ * that returns the offset at once for a library loaded at start-up): swiftc's code
+ * generator would reach an inline accessor's variable through __tls_get_addr, and a
+ * descriptor call inside larger C functions could, when the library is dlopen'ed, meet
+ * glibc versions whose dynamic resolver does not preserve vector registers.  A build
+ * that is never dlopen'ed (SwiftPM's, linked into a Swift program) keeps it inline and
+ * initial-exec.  Code that reads several fields, or one field twice, calls
+ * qtshim_thread() once. */
+struct qtshim_thread {
+    void *record;        /* the reclamation record (Reclamation.swift), NULL until made */
+    void *trace_running; /* the trace hook whose call runs here (Trace.swift) */
+    void *ring_running;  /* the bounded queue whose work runs here (BoundedQueue.swift) */
+    int queued_running;  /* non-zero while a queued delivery's handler runs here */
+};
+#if defined(QTBUS_TLS_DLOPEN_SAFE)
+#define QTSHIM_TLS __thread
+QTBUS_INTERNAL struct qtshim_thread *qtshim_thread(void);
+#else
+#define QTSHIM_TLS __thread __attribute__((tls_model("initial-exec")))
+QTBUS_INTERNAL extern QTSHIM_TLS struct qtshim_thread qtshim_thread_locals;
+static inline struct qtshim_thread *qtshim_thread(void) { return &qtshim_thread_locals; }
+#endif
+
 /* ---- atomics on plain fields (Swift passes pointer.field(\.name): see Lock.swift) ---- */
 static inline uint64_t qtshim_atomic_load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline uint64_t qtshim_atomic_load_seqcst_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
@@ -140,9 +167,8 @@ QTBUS_INTERNAL void qtshim_engine_used(void);
 /* ---- trace hooks (Trace.swift) ----
  * The trace hook whose call is running on this thread (NULL: none): nothing is traced
  * on a thread while a hook runs there, and qtbus_trace_set cannot wait there. */
-QTBUS_INTERNAL extern __thread void *qtshim_trace_running __attribute__((tls_model("initial-exec")));
-static inline void *qtshim_trace_current(void) { return qtshim_trace_running; }
-static inline void qtshim_trace_set_current(void *hook) { qtshim_trace_running = hook; }
+static inline void *qtshim_trace_current(void) { return qtshim_thread()->trace_running; }
+static inline void qtshim_trace_set_current(void *hook) { qtshim_thread()->trace_running = hook; }
 /* How many buses have a hook taking MISUSE records: a failed call looks for its bus's
  * hook (under the registry lock) only when some bus has one. */
 QTBUS_INTERNAL extern uint32_t qtshim_trace_misuse_hooks;
@@ -199,8 +225,7 @@ static inline void qtshim_tsan_handlers_returned(void) { qtshim_tsan_release(&qt
 static inline void qtshim_tsan_before_release_hooks(void) { qtshim_tsan_acquire(&qtshim_tsan_handlers); }
 
 /* ---- the calling thread's reclamation record ---- */
-QTBUS_INTERNAL extern __thread void *qtshim_tls_record __attribute__((tls_model("initial-exec")));
-static inline void *qtshim_tls_get(void) { return qtshim_tls_record; }
+static inline void *qtshim_tls_get(void) { return qtshim_thread()->record; }
 /* Stores the record and arranges for `on_exit(record)` when the thread ends. */
 QTBUS_INTERNAL void qtshim_tls_set(void *record, void (*on_exit)(void *));
 
@@ -245,14 +270,10 @@ static inline void qtshim_unlock(uint32_t *word)
 QTBUS_INTERNAL void qtshim_idle_wait(uint32_t *word, uint32_t expected, int64_t timeout_ns);
 QTBUS_INTERNAL void qtshim_idle_wake(uint32_t *word);
 /* Non-zero while this thread runs a queued delivery's handler (QueuedDelivery.swift). */
-QTBUS_INTERNAL extern __thread int qtshim_queued_running __attribute__((tls_model("initial-exec")));
-static inline int qtshim_queued_current(void) { return qtshim_queued_running; }
-static inline void qtshim_queued_set(int running) { qtshim_queued_running = running; }
+static inline int qtshim_queued_current(void) { return qtshim_thread()->queued_running; }
 /* The bounded queue whose work this thread is running, if any (BoundedQueue.swift: a
  * dispatch made there must not wait for that queue's room). */
-QTBUS_INTERNAL extern __thread void *qtshim_ring_running __attribute__((tls_model("initial-exec")));
-static inline void *qtshim_ring_current(void) { return qtshim_ring_running; }
-static inline void qtshim_ring_set(void *queue) { qtshim_ring_running = queue; }
+static inline void *qtshim_ring_current(void) { return qtshim_thread()->ring_running; }
 
 /* ---- threads ---- */
 QTBUS_INTERNAL bool qtshim_is_main_thread(void);

@@ -424,11 +424,11 @@ private func outgoingNamed(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBu
 
 @_cdecl("qtbus_dispatch")
 @usableFromInline package func _qtbus_dispatch(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
-    entryPoint("qtbus_dispatch", bus: bus, .dispatch, checks: try outgoingNamed(desc)) { bus, names in
+    dispatchEntryPoint("qtbus_dispatch", bus: bus, checks: try outgoingNamed(desc)) { bus, names, record in
         let d = desc.unsafelyUnwrapped.pointee
         var event = Outgoing(type: names.type, subtype: names.subtype, data: d.data, size: d.size,
                              object: d.object, objectRelease: d.object_release)
-        return dispatchNamed(bus, &event, flags: d.flags)
+        return dispatchNamed(bus, &event, flags: d.flags, record)
     }
 }
 

@@ -69,6 +69,27 @@ func entryPoint<Checked>(_ function: StaticString, bus: OpaquePointer?, _ sectio
     return run(function, on: bus, section, nested: nested) { body(engine, &checked) }
 }
 
+/// `entryPoint` of a dispatch by name: `body` runs in a dispatch section and is given
+/// the thread's record, which opening the section read (`withEpochRecord`).
+@inline(__always)
+func dispatchEntryPoint<Checked>(_ function: StaticString, bus: OpaquePointer?,
+                                 checks: @autoclosure () throws(QTBusStatus) -> Checked,
+                                 _ body: (UnsafeMutablePointer<Bus>, inout Checked, UnsafeMutablePointer<ThreadRecord>) -> Int32)
+    -> Int32 {
+    let engine: UnsafeMutablePointer<Bus>
+    var checked: Checked
+    do {
+        engine = try checkedBus(bus)
+        checked = try checks()
+    } catch {
+        failedCall(function, on: bus, error.value)
+        return error.value
+    }
+    let status = withEpochRecord { body(engine, &checked, $0) }
+    if status < 0 { failedCall(function, on: bus, status) }
+    return status
+}
+
 /// `entryPoint` of a call naming a bus whose other arguments need no check.
 @inline(__always)
 func entryPoint(_ function: StaticString, bus: OpaquePointer?, _ section: Section = .none,

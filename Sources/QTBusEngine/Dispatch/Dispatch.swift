@@ -46,9 +46,8 @@ private func foundOrLearned(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) thr
 /// is alive: type entries live as long as their bus, serials are never reused, and
 /// the caller's bus is alive.
 @inline(__always)
-func dispatchNamed(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32) -> Int32 {
-    // Inside the dispatch section, so the record exists.
-    let record = qtshim_tls_get().unsafelyUnwrapped.assumingMemoryBound(to: ThreadRecord.self)
+func dispatchNamed(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32,
+                   _ record: UnsafeMutablePointer<ThreadRecord>) -> Int32 {
     let text = event.type
     // As bit patterns: the optionals' == is a test for nil more (the text is never nil).
     if UInt(bitPattern: record.pointee.namedText) == UInt(bitPattern: text.bytes),

@@ -131,8 +131,9 @@ private func run(_ d: Delivery, counted: Bool = false, doom: UInt32 = 0) {
     if doom != 0 { reportDoomed(d.sub, d.payload, bus, doom) }
     if handled {
         // Saved: a main-queue handler may drain the main queue again.
-        let outer = qtshim_queued_current()
-        qtshim_queued_set(1)
+        let locals = qtshim_thread()!
+        let outer = locals.pointee.queued_running
+        locals.pointee.queued_running = 1
         var view = EventView(payload: d.payload, queued: true)
         withUnsafeMutablePointer(to: &view) { view in
             if d.tracing != nil || qtshim_probe_deliver_enabled() {
@@ -141,7 +142,7 @@ private func run(_ d: Delivery, counted: Bool = false, doom: UInt32 = 0) {
                 d.sub.pointee.handler(OpaquePointer(view), d.sub.pointee.userdata)
             }
         }
-        qtshim_queued_set(outer)
+        locals.pointee.queued_running = outer
         qtshim_tsan_handlers_returned()
         countIfMain(queue.pointee.isMain)
     }

@@ -503,8 +503,9 @@ extension UnsafeMutablePointer where Pointee == Queue {
 /// empty.
 private func runDrain(_ q: UnsafeMutablePointer<Queue>) {
     let ring = q.ring!
-    let outer = qtshim_ring_current()
-    qtshim_ring_set(q)
+    let locals = qtshim_thread()!
+    let outer = locals.pointee.ring_running
+    locals.pointee.ring_running = UnsafeMutableRawPointer(q)
     qtshim_tsan_acquire(ring)
     withUnsafeTemporaryAllocation(of: Slot.self, capacity: batchSize) { batch in
         let batch = batch.baseAddress!
@@ -525,7 +526,7 @@ private func runDrain(_ q: UnsafeMutablePointer<Queue>) {
             batch.deinitialize(count: taken)
         }
     }
-    qtshim_ring_set(outer)
+    locals.pointee.ring_running = outer
     qtshim_tsan_release(ring)
     q.release()
 }
@@ -538,10 +539,11 @@ private func runMainItem(_ q: UnsafeMutablePointer<Queue>) {
     let taken = q.take(ring)
     qtshim_unlock(ring.field(&ring.pointee.lock))
     guard var slot = taken else { return }
-    let outer = qtshim_ring_current()
-    qtshim_ring_set(q)
+    let locals = qtshim_thread()!
+    let outer = locals.pointee.ring_running
+    locals.pointee.ring_running = UnsafeMutableRawPointer(q)
     withUnsafeMutablePointer(to: &slot) { run(q, ring, $0) }
-    qtshim_ring_set(outer)
+    locals.pointee.ring_running = outer
 }
 
 private func run(_ q: UnsafeMutablePointer<Queue>, _ ring: UnsafeMutablePointer<Ring>, _ slot: UnsafeMutablePointer<Slot>) {

@@ -390,20 +390,27 @@ private func outermostEpochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
 /// the way out (docs/perf-notes.md, "One test of the depth each way").
 @inline(__always)
 func withEpoch<R>(_ body: () -> R) -> R {
+    withEpochRecord { _ in body() }
+}
+
+/// `withEpoch`, `body` given the thread's record (read once per section: where thread-locals
+/// are not initial-exec, each read is a call).
+@inline(__always)
+func withEpochRecord<R>(_ body: (UnsafeMutablePointer<ThreadRecord>) -> R) -> R {
     let record = currentRecord()
     if record.pointee.depth != 0 {
         // Nested, or after a callback that did not return (the repair may close all).
         repairEscapedSections(record)
         if record.pointee.depth != 0 {
             record.pointee.depth &+= 1
-            let result = body()
+            let result = body(record)
             nestedEpochExit(record)
             return result
         }
     }
     _ = qtshim_atomic_exchange_u64(record.field(&record.pointee.epoch), qtshim_epoch_now())
     record.pointee.depth = 1
-    let result = withEscapeCanary(record.field(&record.pointee.canary), record.canaryValue, body)
+    let result = withEscapeCanary(record.field(&record.pointee.canary), record.canaryValue) { body(record) }
     // The outermost section ends here, whatever count a callback that left an inner
     // one without returning left behind.
     if record.pointee.depth != 1 { innerSectionEscaped(record.field(&record.pointee.depth)) }
