@@ -8,7 +8,9 @@
  * unbounded in this version); the counts exact once the queue is still, for a created
  * queue and for the main queue, with several dispatching threads; deliveries dropped
  * because their subscription was disposed leaving the wait without counting as
- * delivered; QTBUS_EINVAL for NULL.
+ * delivered; QTBUS_EINVAL for NULL; a caller's struct larger than this library's
+ * getting zeros beyond the known fields, 0.2.0's entry point writing its 32 bytes only,
+ * and a size smaller than the struct ever was refused.
  */
 #include "test_util.h"
 
@@ -152,6 +154,40 @@ static void test_threads(void)
     qtbus_queue_release(q);
 }
 
+/* ---- the struct can grow (qtbus.h, STRUCTS THAT GROW) ---- */
+static void test_sizes(void)
+{
+    qtbus_queue *q = qtbus_queue_create("sizes");
+    qtbus_token t = tu_sub_on_queue(bus, q, "E", count_handler, NULL);
+    qtbus_event_desc d = tu_event("E", NULL);
+    CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
+    CHECK_IDLE(bus);
+    /* A caller whose header has fields this library does not know: they read zero. */
+    struct {
+        qtbus_queue_stats known;
+        uint64_t later[3];
+    } newer;
+    memset(&newer, 0xAB, sizeof newer);
+    CHECK_EQ_INT(qtbus_queue_stats_get_sized(q, &newer.known, sizeof newer), QTBUS_OK);
+    CHECK_EQ_U64(newer.known.delivered, 1);
+    for (int i = 0; i < 3; i++) CHECK_EQ_U64(newer.later[i], 0);
+    /* A program built against 0.2.0 calls the plain-name function: 32 bytes, no more. */
+    memset(&newer, 0xAB, sizeof newer);
+    CHECK_EQ_INT((qtbus_queue_stats_get)(q, &newer.known), QTBUS_OK);
+    CHECK_EQ_U64(newer.known.delivered, 1);
+    CHECK_EQ_U64(newer.later[0], 0xABABABABABABABABull);
+    /* Smaller than the struct ever was: refused, nothing written. */
+    qtbus_queue_stats s;
+    memset(&s, 0xAB, sizeof s);
+    CHECK_EQ_INT(qtbus_queue_stats_get_sized(q, &s, 31), QTBUS_EINVAL);
+    CHECK(strstr(qtbus_errmsg(), "qtbus_queue_stats_get") != NULL);
+    CHECK(strstr(qtbus_errmsg(), "size") != NULL);
+    CHECK_EQ_U64(s.pending, 0xABABABABABABABABull);
+    CHECK_EQ_INT(qtbus_queue_stats_get_sized(q, &s, (size_t)-1), QTBUS_EINVAL);
+    CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_OK);
+    qtbus_queue_release(q);
+}
+
 int main(void)
 {
     bus = qtbus_bus_create();
@@ -165,6 +201,7 @@ int main(void)
     test_exact();
     test_main_queue();
     test_threads();
+    test_sizes();
     CHECK_EQ_INT(qtbus_bus_destroy(bus), QTBUS_OK);
     printf("test_queue_stats: ok\n");
     return 0;

@@ -64,6 +64,18 @@
  *   allocation of every call in turn, in a process's first calls and once every call
  *   was made before: no run dies.
  *
+ * STRUCTS THAT GROW
+ *   A struct the caller allocates and the library fills or reads (qtbus_queue_stats,
+ *   and those to come) may gain fields at its end in a later version.  The function
+ *   taking it then takes its size too: the header's function-like macro of the plain
+ *   name passes sizeof at the call site (qtbus_queue_stats_get(q, &s) calls
+ *   qtbus_queue_stats_get_sized(q, &s, sizeof s)), so a program built against an older
+ *   header keeps working with a newer library: the library fills (or reads) only the
+ *   fields inside that size, and a library older than the header leaves the fields it
+ *   does not know zero.  A size smaller than the struct has ever been is QTBUS_EINVAL.
+ *   The plain-name functions stay exported for programs built against 0.2.0, with
+ *   0.2.0's struct.  qtbus_event_desc and qtbus_sub_options grow under their flags.
+ *
  * NAMES
  *   Event types and subtypes are NUL-terminated UTF-8 strings of 1 to 255 bytes.
  *   Anything else (NULL where required, "", 256+ bytes, invalid UTF-8) is QTBUS_EINVAL.
@@ -362,8 +374,13 @@ typedef struct qtbus_queue_stats {
  * queue's one after the other, without a lock, so while deliveries come and go
  * `pending` may be off by those in passage.  Once the queue is idle, `delivered` +
  * `dropped` is every delivery made to it (less those that left the wait because their
- * subscription was disposed).  Returns QTBUS_OK; QTBUS_EINVAL for a NULL queue or out. */
+ * subscription was disposed).  Returns QTBUS_OK; QTBUS_EINVAL for a NULL queue or out,
+ * or a size below 32 (the struct in 0.2.0). */
+QTBUS_API int qtbus_queue_stats_get_sized(qtbus_queue *queue, qtbus_queue_stats *out, size_t size);
+/* 0.2.0's entry point, its qtbus_queue_stats of 32 bytes, kept for programs built
+ * against it.  The macro makes a call by this name pass its size (STRUCTS THAT GROW). */
 QTBUS_API int qtbus_queue_stats_get(qtbus_queue *queue, qtbus_queue_stats *out);
+#define qtbus_queue_stats_get(queue, out) qtbus_queue_stats_get_sized((queue), (out), sizeof *(out))
 
 /* A file descriptor that polls readable while main-queue work is pending: add it to
  * poll/epoll/GLib/libuv and call qtbus_main_drain() when it fires.  Owned by the

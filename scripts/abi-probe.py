@@ -120,7 +120,10 @@ def main():
         "__attribute__((visibility(\"default\"))) void qtbus_abi_constants(enum qtbus_abi_constants c) { __builtin_trap(); }",
         "",
     ]
-    for proto, _ in decls:
+    for proto, name in decls:
+        # The name in parentheses: a function-like macro of the same name (qtbus.h,
+        # STRUCTS THAT GROW) must not expand in the definition.
+        proto = re.sub(rf"\b{name}\s*\(", f"({name})(", proto, count=1)
         lines.append(f"{proto} {{ __builtin_trap(); }}")
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -145,13 +145,22 @@ private func overflowRule(_ value: UInt32, _ capacity: Int) throws(QTBusStatus) 
     return rule
 }
 
-@_cdecl("qtbus_queue_stats_get")
-@usableFromInline package func _qtbus_queue_stats_get(_ queue: OpaquePointer?, _ out: UnsafeMutablePointer<qtbus_queue_stats>?) -> Int32 {
+@_cdecl("qtbus_queue_stats_get_sized")
+@usableFromInline package func _qtbus_queue_stats_get_sized(_ queue: OpaquePointer?, _ out: UnsafeMutableRawPointer?,
+                                                            _ size: Int) -> Int32 {
+    // Named as the caller wrote it: the header's macro makes the call.
     entryPoint("qtbus_queue_stats_get",
-               checks: (queue: try required(queue, "the queue is NULL"), out: try required(out, "out is NULL"))) { args in
-        args.out.pointee = UnsafeMutablePointer<Queue>(args.queue).stats()
+               checks: (queue: try required(queue, "the queue is NULL"), out: try required(out, "out is NULL"),
+                        size: try grownStructSize(size, first: 32))) { args in
+        fillGrown(UnsafeMutablePointer<Queue>(args.queue).stats(), into: args.out, size: args.size)
         return QTBUS_OK.rawValue
     }
+}
+
+/// 0.2.0's entry point: its struct is the first 32 bytes of today's.
+@_cdecl("qtbus_queue_stats_get")
+@usableFromInline package func _qtbus_queue_stats_get(_ queue: OpaquePointer?, _ out: UnsafeMutableRawPointer?) -> Int32 {
+    _qtbus_queue_stats_get_sized(queue, out, 32)
 }
 
 @_cdecl("qtbus_main_fd")

@@ -178,6 +178,23 @@ func checkedEvent(_ event: OpaquePointer?) throws(QTBusStatus) -> UnsafeMutableP
 
 /// A required argument; refused with `reason` when NULL.
 @inline(__always)
+/// The size a caller passed for a struct that grows (qtbus.h, STRUCTS THAT GROW): at
+/// least the struct's `first` size.
+func grownStructSize(_ size: Int, first: Int) throws(QTBusStatus) -> Int {
+    // size_t arrives as Int: above Int.max it is negative.
+    try ensure(size >= first, else: fail(QTBUS_EINVAL, "the struct's size is smaller than any version of it"))
+    return size
+}
+
+/// Copies `value` into the caller's struct of `size` bytes: the fields inside it, and
+/// zeros for what the caller's header has beyond this library's.
+func fillGrown<T>(_ value: T, into out: UnsafeMutableRawPointer, size: Int) {
+    var value = value
+    let known = MemoryLayout<T>.size
+    withUnsafeBytes(of: &value) { out.copyMemory(from: $0.baseAddress!, byteCount: min(size, known)) }
+    if size > known { memset(out + known, 0, size - known) }
+}
+
 func required<T>(_ value: T?, _ reason: StaticString) throws(QTBusStatus) -> T {
     guard let value else { throw QTBusStatus(failNull(reason)) }
     return value
