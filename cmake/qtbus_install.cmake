@@ -7,10 +7,26 @@
 # and a prefix moved afterwards (see cmake/qtbus_pc.cmake for the pkg-config file).
 set(QTBUS_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/qtbus)
 
+# `cmake --install --strip` (and cpack, which strips what it packages) runs plain
+# `strip`, which keeps the compilers' .comment section (their version strings; lintian:
+# binary-has-unneeded-section): objcopy removes it after, as Debian's dh_strip does.
+function(qtbus_install_strip_comment target component)
+  if(CMAKE_OBJCOPY)
+    install(CODE "
+      if(CMAKE_INSTALL_DO_STRIP)
+        set(_libdir [[${CMAKE_INSTALL_LIBDIR}]])
+        cmake_path(ABSOLUTE_PATH _libdir BASE_DIRECTORY \"\${CMAKE_INSTALL_PREFIX}\")
+        execute_process(COMMAND [[${CMAKE_OBJCOPY}]] --remove-section=.comment
+          \"\$ENV{DESTDIR}\${_libdir}/$<TARGET_FILE_NAME:${target}>\" COMMAND_ERROR_IS_FATAL ANY)
+      endif()" COMPONENT ${component})
+  endif()
+endfunction()
+
 install(TARGETS qtbus EXPORT qtbusTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     COMPONENT Runtime
     NAMELINK_COMPONENT Development)
+qtbus_install_strip_comment(qtbus Runtime)
 install(FILES ${PROJECT_SOURCE_DIR}/include/qtbus.h ${PROJECT_SOURCE_DIR}/include/qtbus.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   COMPONENT Development)
@@ -72,6 +88,7 @@ if(QTBUS_NATS_BUILT)
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
       COMPONENT NatsRuntime
       NAMELINK_COMPONENT NatsDevelopment)
+  qtbus_install_strip_comment(qtbus_nats NatsRuntime)
   install(FILES ${PROJECT_SOURCE_DIR}/include/qtbus_nats.h ${PROJECT_SOURCE_DIR}/include/qtbus_nats.hpp
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
     COMPONENT NatsDevelopment)

@@ -14,7 +14,11 @@
 #                      qtbus-nats.pc, the CMake targets of qtbus::nats; Depends:
 #                      libqtbus-nats0 (= this version), libqtbus-dev (= this version),
 #                      libnats-dev (qtbus-nats.pc's Requires.private)
-# Each carries /usr/share/doc/<package>/copyright (DEP-5, MIT) and a changelog.Debian.gz.
+# Each carries /usr/share/doc/<package>/copyright (DEP-5: qtbus, and what the build links
+# into libqtbus.so) and a changelog.Debian.gz.  The runtime packages are Multi-Arch: same
+# (their library is in the multiarch libdir, their other files are the same on every
+# architecture).  cpack runs cmake/debian/control-fields.cmake after it, for the
+# Installed-Size and Multi-Arch fields.
 # scripts/package-test.sh builds, lints, installs and uses them.
 
 # The package says it needs no Swift toolchain, and its Depends come from
@@ -28,14 +32,27 @@ endif()
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME qtbus)
 set(CPACK_PACKAGE_VENDOR "The qtbus authors")
-# Whoever builds packages for a distribution puts their own name here.
-set(QTBUS_PACKAGE_MAINTAINER "The qtbus authors <qtbus@example.org>" CACHE STRING
-  "Maintainer field of the Debian packages")
-set(CPACK_PACKAGE_CONTACT "${QTBUS_PACKAGE_MAINTAINER}")
-# The project has no public address yet: no Homepage field until one is given.
-set(QTBUS_PACKAGE_HOMEPAGE "" CACHE STRING "Homepage field of the Debian packages (none when empty)")
+# The Maintainer and Homepage fields: the project's contact and home page (the latter
+# from project() in CMakeLists.txt), unless whoever builds packages for a distribution
+# gives their own.
+set(QTBUS_CONTACT "qtbus maintainers <qtbus@lists.qtbus.dev>")
+set(QTBUS_PACKAGE_MAINTAINER "" CACHE STRING
+  "Maintainer field of the Debian packages (empty: ${QTBUS_CONTACT})")
+if(QTBUS_PACKAGE_MAINTAINER STREQUAL "The qtbus authors <qtbus@example.org>")
+  # 0.2.0's default, a placeholder, still in the caches of build trees made then.
+  set_property(CACHE QTBUS_PACKAGE_MAINTAINER PROPERTY VALUE "")
+endif()
+set(QTBUS_PACKAGE_HOMEPAGE "" CACHE STRING
+  "Homepage field of the Debian packages (empty: ${PROJECT_HOMEPAGE_URL})")
+if(QTBUS_PACKAGE_MAINTAINER)
+  set(CPACK_PACKAGE_CONTACT "${QTBUS_PACKAGE_MAINTAINER}")
+else()
+  set(CPACK_PACKAGE_CONTACT "${QTBUS_CONTACT}")
+endif()
 if(QTBUS_PACKAGE_HOMEPAGE)
   set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${QTBUS_PACKAGE_HOMEPAGE}")
+else()
+  set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${PROJECT_HOMEPAGE_URL}")
 endif()
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 # Each component's description starts with its own synopsis.  CPackDeb (3.25) puts
@@ -43,8 +60,6 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 # text, and CPack fills the summary in from PROJECT_DESCRIPTION: so the default text.
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${CMAKE_PROJECT_NAME} built using CMake")
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
-# The copyright files below are made from LICENSE when configuring.
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_COMPONENTS_ALL Runtime Development)
 if(QTBUS_NATS_BUILT)
@@ -56,6 +71,10 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${CPACK_PACKAGE_CONTACT}")
+# CPack (3.25) counts a symlink as the file it points to in Installed-Size (the
+# library twice: libqtbus.so.0 -> libqtbus.so.0.2.0) and cannot write Multi-Arch: this
+# script, run by cpack once the packages are made, rewrites both fields.
+set(CPACK_POST_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/debian/control-fields.cmake)
 
 set(_soname libqtbus${PROJECT_VERSION_MAJOR})
 set(_debver "${PROJECT_VERSION}-${CPACK_DEBIAN_PACKAGE_RELEASE}")
@@ -80,18 +99,23 @@ compiled in Embedded Swift mode: the library carries no language runtime and
 needs only the C library.")
 # DEBIAN/shlibs ("libqtbus 0 libqtbus0 (>= 0.2.0-1)": CPack puts in the whole version)
 # and the ldconfig trigger, so programs built against it depend on it through
-# dpkg-shlibdeps.  No symbols file: it would give each function the version it arrived
-# in, which the tree does not record (its functions arrived in 0.1.0 and 0.2.0).
+# dpkg-shlibdeps.
+#
+# The symbols file goes here, with the library's symbol versioning (it gives each
+# function the version that added it): DEBIAN/symbols, written like the triggers file
+# below and added to CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA.  Until it comes,
+# lintian says no-symbols-control-file, which scripts/package-test.sh tolerates for
+# that reason alone.
 #
 # lintian's other informational tags on the library are left as they are, not
-# overridden, since each is true:
+# overridden, since each is true (scripts/package-test.sh tolerates exactly these):
 #   hardening-no-fortify-functions  the unfortified calls (memcpy, snprintf...) are
 #                                   those of libdispatch linked in from the toolchain's
 #                                   archive (the C glue's one read() has a constant
 #                                   size);
-#   hardening-no-bindnow            the library is linked as qtbus_library.cmake says,
-#                                   lazily bound;
-#   binary-has-unneeded-section     CPack strips with plain `strip`, which keeps .comment.
+#   hardening-no-bindnow            lazily bound, as Debian's default build flags
+#                                   (dpkg-buildflags) leave a library: bindnow is not
+#                                   among them.
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 # The ldconfig trigger is what refreshes the loader cache (CPack's postinst/postrm also
@@ -131,6 +155,12 @@ This package holds libqtbus-nats, which joins buses in several processes and
 machines through a NATS server: exported types are published, imported ones
 dispatched, requests answered across processes, sticky events kept by
 JetStream.")
+# Multi-Arch: same (cmake/debian/control-fields.cmake): libqtbus0:amd64 and
+# libqtbus0:i386 install side by side, their libraries in the multiarch libdirs and
+# their other files (/usr/share/doc, lintian overrides) the same on every architecture.
+# The -dev packages are left without the field until a build for two architectures
+# has shown that theirs are too.
+set(CPACK_QTBUS_MULTIARCH_SAME ${_soname} ${_nats_soname})
 set(CPACK_DEBIAN_NATSDEVELOPMENT_PACKAGE_NAME libqtbus-nats-dev)
 set(CPACK_DEBIAN_NATSDEVELOPMENT_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_NATSDEVELOPMENT_PACKAGE_DEPENDS
@@ -142,9 +172,60 @@ This package holds the C header of libqtbus-nats, its pkg-config file
 (qtbus-nats) and its CMake targets (find_package(qtbus COMPONENTS nats) gives
 qtbus::nats).")
 
-# /usr/share/doc/<package>/{copyright,changelog.Debian.gz}, per package.
-# The build date, or SOURCE_DATE_EPOCH when set (reproducible builds).
-string(TIMESTAMP _date "%a, %d %b %Y %H:%M:%S +0000" UTC)
+# /usr/share/doc/<package>/copyright: one file for every package, as a Debian source
+# package gives its binary packages (cmake/debian/copyright.in): qtbus's licence
+# (LICENSE), then what cmake/qtbus_library.cmake links into libqtbus.so, each with its
+# licence: libffi (unless QTBUS_STATIC_LIBFFI is OFF), libdispatch and BlocksRuntime
+# (from the Swift toolchain), and the Swift standard library that Embedded Swift
+# compiles in, or the whole Swift runtime of a QTBUS_SWIFT_RUNTIME=static build.
+set(_debian ${PROJECT_SOURCE_DIR}/cmake/debian)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/LICENSE
+  ${_debian}/copyright.in ${_debian}/libffi.copyright ${_debian}/swift-embedded.copyright
+  ${_debian}/swift-static.copyright)
+file(READ ${PROJECT_SOURCE_DIR}/LICENSE _license)
+string(FIND "${_license}" "Permission is hereby granted" _at)
+if(_at LESS 0 OR NOT _license MATCHES "Copyright \\(c\\) ([^\n]+)")
+  message(FATAL_ERROR "LICENSE is not the MIT (Expat) text that debian copyright says it is")
+endif()
+set(QTBUS_COPYRIGHT_LINE "${CMAKE_MATCH_1}")
+# The licence text without its title and copyright line (the Copyright field says
+# that), each line indented, paragraphs separated by " ." lines.
+string(SUBSTRING "${_license}" ${_at} -1 _license)
+string(STRIP "${_license}" _license)
+string(REGEX REPLACE "\n\n" "\n.\n" _license "${_license}")
+string(REGEX REPLACE "\n([^\n])" "\n \\1" _license "${_license}")
+set(QTBUS_LICENSE_TEXT " ${_license}")
+set(QTBUS_HOMEPAGE "${PROJECT_HOMEPAGE_URL}")
+set(QTBUS_LIBFFI_PARAGRAPH "")
+if(QTBUS_STATIC_LIBFFI)
+  file(READ ${_debian}/libffi.copyright _paragraph)
+  set(QTBUS_LIBFFI_PARAGRAPH "\n${_paragraph}")
+endif()
+file(READ ${_debian}/swift-${QTBUS_SWIFT_RUNTIME}.copyright QTBUS_SWIFT_PARAGRAPH)
+configure_file(${_debian}/copyright.in ${PROJECT_BINARY_DIR}/debian-doc/copyright @ONLY)
+
+# changelog.Debian's date: SOURCE_DATE_EPOCH when set (reproducible builds), otherwise
+# the date of the commit built, otherwise now.  Not the time of the build: with
+# Multi-Arch: same, libqtbus0's files must be the same for every architecture of a
+# version, and a build of the same commit on another day would differ in this one.
+set(_epoch "$ENV{SOURCE_DATE_EPOCH}")
+if(NOT _epoch)
+  find_package(Git QUIET)
+  if(GIT_FOUND)
+    execute_process(COMMAND ${GIT_EXECUTABLE} -C ${PROJECT_SOURCE_DIR} log -1 --format=%ct
+      OUTPUT_VARIABLE _epoch OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  endif()
+endif()
+if(_epoch MATCHES "^[0-9]+$")
+  set(_saved_epoch "$ENV{SOURCE_DATE_EPOCH}")
+  set(ENV{SOURCE_DATE_EPOCH} "${_epoch}")
+  string(TIMESTAMP _date "%a, %d %b %Y %H:%M:%S +0000" UTC)
+  set(ENV{SOURCE_DATE_EPOCH} "${_saved_epoch}")
+else()
+  string(TIMESTAMP _date "%a, %d %b %Y %H:%M:%S +0000" UTC)
+endif()
+
+# /usr/share/doc/<package>/changelog.Debian.gz and the lintian overrides, per package.
 foreach(_component IN LISTS CPACK_COMPONENTS_ALL)
   if(_component STREQUAL Runtime)
     set(_pkg ${_soname})
@@ -156,26 +237,6 @@ foreach(_component IN LISTS CPACK_COMPONENTS_ALL)
     set(_pkg libqtbus-nats-dev)
   endif()
   set(_dir ${PROJECT_BINARY_DIR}/debian-doc/${_pkg})
-  # The licence text of LICENSE without its title and copyright line (the Copyright
-  # field says that), paragraphs separated by " ." lines.
-  file(READ ${PROJECT_SOURCE_DIR}/LICENSE _license)
-  string(FIND "${_license}" "Permission is hereby granted" _at)
-  if(_at LESS 0)
-    message(FATAL_ERROR "LICENSE is not the MIT (Expat) text that debian copyright says it is")
-  endif()
-  string(SUBSTRING "${_license}" ${_at} -1 _license)
-  string(STRIP "${_license}" _license)
-  string(REGEX REPLACE "\n\n" "\n.\n" _license "${_license}")
-  string(REGEX REPLACE "\n([^\n])" "\n \\1" _license "${_license}")
-  file(WRITE ${_dir}/copyright
-"Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
-Upstream-Name: qtbus
-
-Files: *
-Copyright: 2026 The qtbus authors
-License: Expat
- ${_license}
-")
   file(WRITE ${_dir}/changelog.Debian
 "${_pkg} (${_debver}) unstable; urgency=medium
 
@@ -227,7 +288,7 @@ ${_pkg}: maintscript-calls-ldconfig [postrm]
     PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
     COMPONENT ${_component}
     EXCLUDE_FROM_ALL)
-  install(FILES ${_dir}/copyright ${_dir}/changelog.Debian.gz
+  install(FILES ${PROJECT_BINARY_DIR}/debian-doc/copyright ${_dir}/changelog.Debian.gz
     DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${_pkg}
     PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
     COMPONENT ${_component}

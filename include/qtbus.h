@@ -618,8 +618,11 @@ QTBUS_API int qtbus_report(qtbus_bus *bus, const char *function, int status, con
  *   QTBUS_SUB_JSON(bag, name, handler, userdata)   JSON events named `name`
  * The bag is the subscription's only handle, so it must be live: a bag of id 0 (never
  * created, e.g. `qtbus_bag bag = {0};`) is QTBUS_EINVAL and a disposed one QTBUS_ESTALE,
- * and nothing is subscribed (qtbus_errmsg() names the macro's call and the bag).  To
- * subscribe with no bag at all, call qtbus_subscribe() with a token_out. */
+ * and nothing is subscribed.  On any failure qtbus_errmsg() starts with the macro's
+ * name, followed by the reason ("QTBUS_SUB: the bag is {0} ...", or for what
+ * qtbus_subscribe() refused, its own message: "QTBUS_SUB: qtbus_subscribe: the bag is
+ * disposed or was never made"); QTBUS_DEBUG=misuse prints both lines.  To subscribe
+ * with no bag at all, call qtbus_subscribe() with a token_out. */
 #define QTBUS_SUB(bag, type, handler, userdata) \
     qtbus__sub_in_bag("QTBUS_SUB", (bag), (type), NULL, NULL, (handler), (userdata))
 #define QTBUS_SUB_MAIN(bag, type, handler, userdata) \
@@ -1053,6 +1056,7 @@ static inline int qtbus__sub_in_bag(const char *macro, qtbus_bag bag, const char
 {
     const char *subtypes[1];
     qtbus_sub_options options;
+    int status;
     /* {0} means "in no bag" to qtbus_subscribe(), which with no token_out would leave a
      * subscription on the shared bus that nothing can dispose. */
     if (bag.id == 0)
@@ -1066,7 +1070,12 @@ static inline int qtbus__sub_in_bag(const char *macro, qtbus_bag bag, const char
     options.bag = bag;
     options.priority = 0;
     options.flags = 0;
-    return qtbus_subscribe(qtbus_shared(), type, &options, handler, userdata, NULL, NULL);
+    status = qtbus_subscribe(qtbus_shared(), type, &options, handler, userdata, NULL, NULL);
+    /* The message names what the caller wrote, the macro, before qtbus_subscribe's own.
+     * No bus: qtbus_subscribe's failure already gave the shared bus its MISUSE record. */
+    if (status < 0)
+        qtbus_report(NULL, macro, status, qtbus_errmsg());
+    return status;
 }
 
 #ifdef __cplusplus

@@ -5,6 +5,14 @@
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export ROOT
 
+# The Python virtual environment of the test tools (scripts/deps.sh makes it and
+# installs nats-py and nkeys into it), under the build tree: the system's Python gets
+# nothing from PyPI.  Everything that runs Python needing them takes
+# $QTBUS_VENV/bin/python3; the C tests get it from scripts/test.sh as
+# -DQTBUS_PYTHON3=... (CTests/CMakeLists.txt).
+QTBUS_VENV=${QTBUS_VENV:-$ROOT/build/venv}
+export QTBUS_VENV
+
 if [ -t 1 ]; then
   log() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 else
@@ -17,12 +25,13 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 swift_bin_dir() { dirname "$(readlink -f "$(command -v swiftc)")"; }
 
 # A build directory made by another generator cannot be reconfigured with Ninja:
-# start it again rather than fail.
+# start it again rather than fail.  Only CMake's cache and CMakeFiles/ go, which is
+# what a change of generator needs: build/ also holds other builds and $QTBUS_VENV.
 fresh_if_not_ninja() {
   local dir=$1
   if [ -f "$dir/CMakeCache.txt" ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$dir/CMakeCache.txt"; then
-    echo "note: $dir was configured with another generator; removing it"
-    rm -rf "$dir"
+    echo "note: $dir was configured with another generator; configuring it again"
+    rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
   fi
 }
 

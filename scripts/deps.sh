@@ -1,44 +1,48 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Installs what the build and test scripts need and a fresh Debian/Ubuntu machine with
-# only swift, gcc, python3 and git lacks: cmake (>= 3.25), ninja, pkg-config, valgrind,
-# libc6-dbg, binutils, libffi-dev, systemtap-sdt-dev, libnats-dev, nats-server, openssl,
-# and from PyPI the Python packages nats-py and nkeys.  Installs nothing when everything
-# is present; otherwise runs apt-get update once, then apt-get install -y (as root, or
-# through sudo -n), and pip for the python3 on PATH.
+# Installs what a fresh Debian/Ubuntu machine with only swift, gcc, python3 and git lacks:
+#   scripts/deps.sh --build  what building and running libqtbus needs (the quick start):
+#                            cmake (>= 3.25), ninja, pkg-config, binutils, libffi-dev,
+#                            systemtap-sdt-dev;
+#   scripts/deps.sh          that, and what the test scripts need: valgrind, libc6-dbg,
+#                            libnats-dev, nats-server, openssl, and the Python packages
+#                            nats-py and nkeys in a virtual environment under the build
+#                            tree ($QTBUS_VENV, scripts/common.sh; python3-venv makes it).
+# Installs nothing when everything is present; otherwise runs apt-get update once, then
+# apt-get install -y (as root, or through sudo -n), and pip inside the virtual
+# environment only: the system's Python is never changed.
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-# Packages for the commands: cmake ninja pkg-config valgrind readelf/nm; libc6-dbg gives
-# valgrind glibc's symbols (readable stacks, and the frames scripts/valgrind.supp names);
-# libffi-dev for the typed signals (libffi.pc, ffi.h, and libffi_pic.a, linked into
-# libqtbus.so); systemtap-sdt-dev for the USDT probes (<sys/sdt.h>: macros only, no
-# library); libnats-dev (nats.c) for libqtbus-nats, and nats-server, which its tests
-# start themselves; openssl, with which test_nats_secure makes its CA and certificates.
-apt_install deps cmake ninja-build pkg-config valgrind binutils libc6-dbg libffi-dev systemtap-sdt-dev \
-  libnats-dev nats-server openssl
+build_only=0
+case ${1:-} in
+  --build) build_only=1 ;;
+  "") ;;
+  *) die "usage: scripts/deps.sh [--build]" ;;
+esac
 
-# Python packages of the bridge's tests, for the python3 on PATH (the one the tests
-# run): nkeys (test_nats_secure makes an NKey pair with it) and nats-py (a plain NATS
-# client).  Checked from / so that the source tree's nats/ directory is not taken for
-# the nats package.  A python3 whose installation is Debian's own (EXTERNALLY-MANAGED,
-# PEP 668) gets them with --break-system-packages: these two packages shadow nothing
-# Debian ships.
-py_modules() { (cd / && python3 -c 'import nkeys, nats.aio.client' 2>/dev/null); }
-if ! py_modules; then
-  echo "deps: installing the Python packages nats-py nkeys (pip)"
-  (cd / && python3 -m pip --version >/dev/null 2>&1) || apt_install deps python3-pip
-  pip_args=(install --quiet --disable-pip-version-check --root-user-action=ignore)
-  if (cd / && python3 -c 'import os, sys, sysconfig
-sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")) else 1)'); then
-    pip_args+=(--break-system-packages)
-  fi
-  (cd / && python3 -m pip "${pip_args[@]}" nats-py nkeys </dev/null)
-  py_modules || { echo "deps: python3 still cannot import nkeys and nats after pip install" >&2; exit 1; }
+# Building libqtbus: cmake ninja pkg-config; binutils (GNU ld, which the library is
+# linked with, and readelf/nm); libffi-dev for the typed signals (libffi.pc, ffi.h, and
+# libffi_pic.a, linked into libqtbus.so); systemtap-sdt-dev for the USDT probes
+# (<sys/sdt.h>: macros only, no library).  The probes are optional to the build, but a
+# build made without the header keeps them out until its files are recompiled, and the
+# test command reuses the quick start's build/.
+build_packages=(cmake ninja-build pkg-config binutils libffi-dev systemtap-sdt-dev)
+# Testing it: valgrind; libc6-dbg gives valgrind glibc's symbols (readable stacks, and the
+# frames scripts/valgrind.supp names); libnats-dev (nats.c) for libqtbus-nats, and
+# nats-server, which its tests start themselves; openssl, with which test_nats_secure
+# makes its CA and certificates.
+test_packages=(valgrind libc6-dbg libnats-dev nats-server openssl)
+if [ "$build_only" = 1 ]; then
+  apt_install deps "${build_packages[@]}"
+else
+  apt_install deps "${build_packages[@]}" "${test_packages[@]}"
 fi
 
-for tool in swift swiftc cc python3; do
+tools=(swift swiftc cc)
+[ "$build_only" = 1 ] || tools+=(python3)
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null 2>&1 || { echo "deps: $tool not found on PATH" >&2; exit 1; }
 done
 cmake_version=$(cmake --version | sed -n 's/^cmake version \([0-9.]*\).*/\1/p')
@@ -46,4 +50,32 @@ if ! printf '3.25\n%s\n' "$cmake_version" | sort -V -C; then
   echo "deps: cmake $cmake_version is too old (need >= 3.25)" >&2
   exit 1
 fi
-echo "deps: ok (cmake $cmake_version, $(ninja --version 2>/dev/null | sed 's/^/ninja /'), $(swiftc --version 2>/dev/null | head -1), $(cd / && python3 -c 'import importlib.metadata as m; print("nats-py", m.version("nats-py"), "nkeys", m.version("nkeys"))'))"
+versions="cmake $cmake_version, $(ninja --version 2>/dev/null | sed 's/^/ninja /'), $(swiftc --version 2>/dev/null | head -1)"
+if [ "$build_only" = 1 ]; then
+  echo "deps: ok for building ($versions)"
+  exit 0
+fi
+
+# The bridge's tests' Python packages, in the virtual environment $QTBUS_VENV:
+#   nkeys    test_nats_secure makes an NKey pair with it;
+#   nats-py  test_nats_interop's plain NATS client (CTests/nats/plain_client.py).
+# A package added here is checked by importing venv_modules.  Python runs from / so that
+# the source tree's nats/ directory is not taken for the nats package.
+venv_packages=(nats-py nkeys)
+venv_modules="nkeys, nats.aio.client"
+python=$QTBUS_VENV/bin/python3
+venv_ready() { [ -x "$python" ] && (cd / && "$python" -c "import $venv_modules" 2>/dev/null); }
+if ! venv_ready; then
+  # Debian's python3 makes a virtual environment only with python3-venv (ensurepip).
+  (cd / && python3 -c 'import ensurepip' 2>/dev/null) || apt_install deps python3-venv
+  venv_args=()
+  # One whose interpreter no longer runs (the system's python3 was upgraded) is made anew.
+  if [ -e "$python" ] && ! "$python" -c '' 2>/dev/null; then venv_args+=(--clear); fi
+  echo "deps: the virtual environment $QTBUS_VENV, with ${venv_packages[*]} (pip)"
+  mkdir -p "$(dirname "$QTBUS_VENV")"
+  python3 -m venv "${venv_args[@]}" "$QTBUS_VENV"
+  (cd / && "$python" -m pip install --quiet --disable-pip-version-check "${venv_packages[@]}" </dev/null)
+  venv_ready || { echo "deps: $python still cannot import $venv_modules after pip install" >&2; exit 1; }
+fi
+
+echo "deps: ok ($versions, $QTBUS_VENV: $(cd / && "$python" -c 'import importlib.metadata as m; print("nats-py", m.version("nats-py"), "nkeys", m.version("nkeys"))'))"

@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: MIT
 # Quick start: builds libqtbus (build/), installs it into _install/, compiles
 # examples/demo.c the way a user would (pkg-config only) and runs it, with no
-# LD_LIBRARY_PATH.  Safe to re-run; only what changed is rebuilt.
+# LD_LIBRARY_PATH.  Installs only what building and running the library needs
+# (scripts/deps.sh --build: no test tools, nothing from PyPI).  Safe to re-run; only
+# what changed is rebuilt.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 
 log "dependencies"
-bash "$ROOT/scripts/deps.sh"
+bash "$ROOT/scripts/deps.sh" --build
 
 log "build and install libqtbus into _install/"
 build_install "$ROOT/build" "$ROOT/_install" -DCMAKE_BUILD_TYPE=Release

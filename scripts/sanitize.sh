@@ -164,7 +164,7 @@ part_valgrind() {
   fresh_if_not_ninja "$ROOT/build/ctests"
   PKG_CONFIG_PATH="$ROOT/_install/lib/pkgconfig" \
   cmake -G Ninja -S "$ROOT/CTests" -B "$ROOT/build/ctests" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_PREFIX_PATH="$ROOT/_install"
+    -DCMAKE_PREFIX_PATH="$ROOT/_install" -DQTBUS_PYTHON3="$QTBUS_VENV/bin/python3"
   PKG_CONFIG_PATH="$ROOT/_install/lib/pkgconfig" cmake --build "$ROOT/build/ctests"
   env -u LD_LIBRARY_PATH python3 "$ROOT/scripts/ctest-under.py" "$ROOT/build/ctests" --timeout 1800 -- \
     valgrind --tool=memcheck --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,possible \

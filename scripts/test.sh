@@ -78,7 +78,7 @@ do_c_tests() {
   [ -f "$ROOT/CTests/CMakeLists.txt" ] || { echo "CTests/CMakeLists.txt not found"; return 1; }
   fresh_if_not_ninja "$BUILD/ctests"
   cmake -G Ninja -S "$ROOT/CTests" -B "$BUILD/ctests" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_PREFIX_PATH="$PREFIX" -DQTBUS_NATS_TESTS=ON
+    -DCMAKE_PREFIX_PATH="$PREFIX" -DQTBUS_NATS_TESTS=ON -DQTBUS_PYTHON3="$QTBUS_VENV/bin/python3"
   cmake --build "$BUILD/ctests"
   env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/ctests" --output-on-failure
 }
@@ -99,7 +99,8 @@ do_full_runtime() {
   env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD/full" --output-on-failure
   fresh_if_not_ninja "$BUILD/ctests-full"
   PKG_CONFIG_PATH="$install/lib/pkgconfig" cmake -G Ninja -S "$ROOT/CTests" -B "$BUILD/ctests-full" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$install" -DQTBUS_NATS_TESTS=ON
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$install" -DQTBUS_NATS_TESTS=ON \
+    -DQTBUS_PYTHON3="$QTBUS_VENV/bin/python3"
   cmake --build "$BUILD/ctests-full"
   # The tests link the full-runtime library, not the shipped one in _install/.
   local lib

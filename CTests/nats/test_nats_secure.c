@@ -11,8 +11,8 @@
  *     (_LoadCertificatesChain) it works; without one, or with one of another CA, it
  *     is refused.
  *   - A user and password (_SetUserInfo), a token (_SetToken), an NKey (_SetNKeyFromSeed,
- *     the key pair made at run time by python3 with PyPI's nkeys, which scripts/deps.sh
- *     installs): each works; a wrong password, no user, a wrong token, an NKey the
+ *     the key pair made at run time with PyPI's nkeys, which scripts/deps.sh installs
+ *     into its virtual environment, whose python3 CMake passes as PYTHON3): each works; a wrong password, no user, a wrong token, an NKey the
  *     server does not know, and a known NKey signed with another seed are refused.
  *   - Every refusal: QTBUS_EIO, qtbus_errmsg() in nats.c's words (printed), *out NULL,
  *     one MISUSE record, and nothing left running: the process has as many threads
@@ -177,7 +177,8 @@ static void sh(const char *dir, const char *format, ...)
         if (system(show) != 0) fprintf(stderr, "(no make.log)\n");
         fprintf(stderr, "this failed: %s\n", body);
         tu_fail(__FILE__, __LINE__,
-                "a command making the test's files failed (scripts/deps.sh installs openssl and nkeys)");
+                "a command making the test's files failed (scripts/deps.sh installs openssl, and "
+                "nkeys in the virtual environment whose python3 is QTBUS_PYTHON3)");
     }
 }
 
