@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Installs <libdir>/libqtbus.so.0.2.0 and its SONAME link (component Runtime), and the
+# Installs <libdir>/libqtbus.so.0.3.0 and its SONAME link (component Runtime), and the
 # namelink, include/qtbus.h and qtbus.hpp (the C++ API), <libdir>/pkgconfig/qtbus.pc and <libdir>/cmake/qtbus/
 # (component Development: find_package(qtbus) -> qtbus::qtbus), and
 # <datadir>/qtbus/valgrind/qtbus.supp (Development).  Every installed file
@@ -70,7 +70,7 @@ install(EXPORT qtbusTargets
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/qtbusConfig.cmake.in
   ${PROJECT_BINARY_DIR}/qtbusConfig.cmake
   INSTALL_DESTINATION ${QTBUS_CMAKE_DIR})
-# 0.x: a new minor version may change the API, so only 0.2.* satisfies find_package(qtbus 0.2).
+# 0.x: a new minor version may change the API, so only 0.3.* satisfies find_package(qtbus 0.3).
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/qtbusConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES

@@ -2,7 +2,7 @@
 # Debian packages with CPack (cpack -G DEB in a build configured with
 # -DCMAKE_INSTALL_PREFIX=/usr): one per install component, named as Debian names
 # libraries, after the SONAME:
-#   libqtbus0      component Runtime: libqtbus.so.0 and libqtbus.so.0.2.0 in the
+#   libqtbus0      component Runtime: libqtbus.so.0 and libqtbus.so.0.3.0 in the
 #                  multiarch libdir, with a shlibs file; Depends from dpkg-shlibdeps
 #                  (libffi8 too with QTBUS_STATIC_LIBFFI=OFF; by default it is linked in)
 #   libqtbus-dev   component Development: the namelink, qtbus.h, qtbus.pc and the CMake
@@ -72,7 +72,7 @@ set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${CPACK_PACKAGE_CONTACT}")
 # CPack (3.25) counts a symlink as the file it points to in Installed-Size (the
-# library twice: libqtbus.so.0 -> libqtbus.so.0.2.0) and cannot write Multi-Arch: this
+# library twice: libqtbus.so.0 -> libqtbus.so.0.3.0) and cannot write Multi-Arch: this
 # script, run by cpack once the packages are made, rewrites both fields.
 set(CPACK_POST_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/debian/control-fields.cmake)
 
@@ -97,15 +97,13 @@ ${_long_description}
 This package holds the shared library. Its engine is written in Swift and
 compiled in Embedded Swift mode: the library carries no language runtime and
 needs only the C library.")
-# DEBIAN/shlibs ("libqtbus 0 libqtbus0 (>= 0.2.0-1)": CPack puts in the whole version)
+# DEBIAN/shlibs ("libqtbus 0 libqtbus0 (>= 0.3.0-1)": CPack puts in the whole version)
 # and the ldconfig trigger, so programs built against it depend on it through
 # dpkg-shlibdeps.
 #
-# The symbols file goes here, with the library's symbol versioning (it gives each
-# function the version that added it): DEBIAN/symbols, written like the triggers file
-# below and added to CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA.  Until it comes,
-# lintian says no-symbols-control-file, which scripts/package-test.sh tolerates for
-# that reason alone.
+# DEBIAN/symbols, from the version script (qtbus_debian_symbols below): each function
+# with the version of the release whose node lists it, so a program's Depends asks for
+# the oldest library that has what it uses rather than this one.
 #
 # lintian's other informational tags on the library are left as they are, not
 # overridden, since each is true (scripts/package-test.sh tolerates exactly these):
@@ -116,12 +114,44 @@ needs only the C library.")
 #   hardening-no-bindnow            lazily bound, as Debian's default build flags
 #                                   (dpkg-buildflags) leave a library: bindnow is not
 #                                   among them.
+# Writes `out`, the Debian symbols file of `library` (its SONAME) in `package`, from the
+# version script `map`: node QTBUS_X.Y (or QTBUS_NATS_X.Y) gives its functions, and the
+# node itself, the minimum version X.Y.0 (this version for the node of the version being
+# built).  The map lists every function by name (scripts/check-exports.sh), so this is
+# every symbol the library exports.
+function(qtbus_debian_symbols map library package dev_package out)
+  file(STRINGS ${map} _lines)
+  set(_text "${library} ${package} #MINVER#\n* Build-Depends-Package: ${dev_package}\n")
+  set(_node "")
+  foreach(_line IN LISTS _lines)
+    if(_line MATCHES "^([A-Z_]+_([0-9]+)\\.([0-9]+)) *\\{")
+      set(_node ${CMAKE_MATCH_1})
+      set(_min "${CMAKE_MATCH_2}.${CMAKE_MATCH_3}.0")
+      if("${CMAKE_MATCH_2}.${CMAKE_MATCH_3}" STREQUAL "${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}")
+        set(_min ${PROJECT_VERSION})
+      endif()
+      string(APPEND _text " ${_node}@${_node} ${_min}\n")
+    elseif(_line MATCHES "^ *local:" OR _line MATCHES "^ *\\}")
+      set(_node "")
+    elseif(_node AND _line MATCHES "^ +([a-z_0-9]+);")
+      string(APPEND _text " ${CMAKE_MATCH_1}@${_node} ${_min}\n")
+    endif()
+  endforeach()
+  file(WRITE ${out} "${_text}")
+endfunction()
+qtbus_debian_symbols(${PROJECT_SOURCE_DIR}/cmake/qtbus.map libqtbus.so.${PROJECT_VERSION_MAJOR} ${_soname}
+                     libqtbus-dev ${PROJECT_BINARY_DIR}/debian-control/libqtbus/symbols)
+qtbus_debian_symbols(${PROJECT_SOURCE_DIR}/cmake/qtbus_nats.map libqtbus-nats.so.${PROJECT_VERSION_MAJOR}
+                     libqtbus-nats${PROJECT_VERSION_MAJOR} libqtbus-nats-dev
+                     ${PROJECT_BINARY_DIR}/debian-control/libqtbus-nats/symbols)
+
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 # The ldconfig trigger is what refreshes the loader cache (CPack's postinst/postrm also
 # call ldconfig, which it writes for every library under /usr/lib: see the overrides).
 file(WRITE ${PROJECT_BINARY_DIR}/debian-control/triggers "activate-noawait ldconfig\n")
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/debian-control/triggers)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/debian-control/triggers
+    ${PROJECT_BINARY_DIR}/debian-control/libqtbus/symbols)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_NAME libqtbus-dev)
@@ -146,7 +176,8 @@ set(CPACK_DEBIAN_NATSRUNTIME_PACKAGE_SHLIBDEPS ON)
 # depend on: that dependency is written here (this version, as libqtbus-dev's).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR})
 set(CPACK_DEBIAN_NATSRUNTIME_PACKAGE_DEPENDS "${_soname} (= ${_debver})")
-set(CPACK_DEBIAN_NATSRUNTIME_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/debian-control/triggers)
+set(CPACK_DEBIAN_NATSRUNTIME_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/debian-control/triggers
+    ${PROJECT_BINARY_DIR}/debian-control/libqtbus-nats/symbols)
 set(CPACK_DEBIAN_NATSRUNTIME_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_NATSRUNTIME_DESCRIPTION "qtbus buses joined across processes through NATS
 ${_long_description}

@@ -120,9 +120,9 @@ extern "C" {
  * against this header runs on any libqtbus.so.0 at least as new (docs/operations.md:
  * "Versioning and ABI"). */
 #define QTBUS_VERSION_MAJOR 0
-#define QTBUS_VERSION_MINOR 2
+#define QTBUS_VERSION_MINOR 3
 #define QTBUS_VERSION_PATCH 0
-#define QTBUS_VERSION_STRING "0.2.0"
+#define QTBUS_VERSION_STRING "0.3.0"
 /* Comparable number: major * 10000 + minor * 100 + patch. */
 #define QTBUS_VERSION_NUMBER \
     (QTBUS_VERSION_MAJOR * 10000 + QTBUS_VERSION_MINOR * 100 + QTBUS_VERSION_PATCH)

@@ -99,12 +99,12 @@ for deb in "${debs[@]}"; do
   others=$(dpkg-deb -c "$deb" | awk '$2 != "root/root" {print $6}')
   [ -z "$others" ] || die "$(basename "$deb"): not owned by root: $others"
 done
-expect "$runtime" "$libdir/libqtbus.so.0.2.0" -rw-r--r--
+expect "$runtime" "$libdir/libqtbus.so.${version%-*}" -rw-r--r--
 expect "$runtime" "$libdir/libqtbus.so.0" lrwxrwxrwx
 absent "$runtime" '^\./usr/include/|\.pc$|/cmake/|/libqtbus\.so$'
 dpkg-deb -x "$runtime" "$work/runtime"
-kind=$(file -b "$work/runtime/$libdir/libqtbus.so.0.2.0")
-case $kind in *", stripped"*) ;; *) die "libqtbus.so.0.2.0 is not stripped: $kind" ;; esac
+kind=$(file -b "$work/runtime/$libdir/libqtbus.so.${version%-*}")
+case $kind in *", stripped"*) ;; *) die "libqtbus.so.${version%-*} is not stripped: $kind" ;; esac
 dpkg-deb -e "$runtime" "$work/runtime-control"
 [ -s "$work/runtime-control/shlibs" ] || die "libqtbus0 has no shlibs file"
 echo "shlibs: $(cat "$work/runtime-control/shlibs")"
@@ -125,7 +125,7 @@ echo "ok: libqtbus0 $version holds $libdir/libqtbus.so.{0,${version%-*}} (0644, 
 
 # The bridge: its library alone in libqtbus-nats0 (depending on this libqtbus0 and on
 # nats.c), its development files in libqtbus-nats-dev.
-expect "$nats_runtime" "$libdir/libqtbus-nats.so.0.2.0" -rw-r--r--
+expect "$nats_runtime" "$libdir/libqtbus-nats.so.${version%-*}" -rw-r--r--
 expect "$nats_runtime" "$libdir/libqtbus-nats.so.0" lrwxrwxrwx
 absent "$nats_runtime" '^\./usr/include/|\.pc$|/cmake/|\.so$'
 nats_depends=$(dpkg-deb -f "$nats_runtime" Depends)
@@ -203,16 +203,28 @@ for deb in "${debs[@]}"; do
   echo "$package: Maintainer: $maintainer; Homepage: $homepage; Multi-Arch: ${multiarch_field:-(none)}; copyright names libffi, libdispatch, BlocksRuntime, the Swift standard library"
 done
 
+log "symbols files"
+# Each runtime package's DEBIAN/symbols (from the version scripts) is exactly what its
+# library exports, each function under its version node: dpkg-gensymbols compares the
+# two and fails (-c4) on any symbol missing from either side.
+for pair in "$runtime:libqtbus0:libqtbus" "$nats_runtime:libqtbus-nats0:libqtbus-nats"; do
+  IFS=: read -r deb package lib <<<"$pair"
+  tree=$work/symbols-$package
+  rm -rf "$tree"
+  dpkg-deb --raw-extract "$deb" "$tree"
+  [ -f "$tree/DEBIAN/symbols" ] || die "$package has no symbols file"
+  (cd "$tree" && dpkg-gensymbols -c4 -q -p"$package" -v"${version%-*}" -P"$tree" -I"$tree/DEBIAN/symbols" \
+     -e"$tree/usr/lib/$multiarch/$lib.so.${version%-*}" -O/dev/null) \
+    || die "$package: DEBIAN/symbols does not match the library's exports"
+  echo "$package: DEBIAN/symbols lists the $(grep -c '^ [a-z]' "$tree/DEBIAN/symbols") functions it exports, each with its version node ($(grep -o '^ [A-Z_0-9.]*@' "$tree/DEBIAN/symbols" | tr -d ' @' | tr '\n' ' '))"
+done
+
 log "lintian"
 # Every tag fails the step (errors, warnings, informational, pedantic, experimental)
 # but these informational ones, each true of the packages, for the reason given.  The
 # tags that do not apply to a package built by CPack are overridden in the packages
 # themselves (cmake/qtbus_package.cmake), each with its reason.
 tolerated=(
-  # The symbols files come with the libraries' symbol versioning (the hook is in
-  # cmake/qtbus_package.cmake); the shlibs files serve dpkg-shlibdeps until then.
-  "I: libqtbus0: no-symbols-control-file usr/lib/$multiarch/libqtbus.so.${version%-*}"
-  "I: libqtbus-nats0: no-symbols-control-file usr/lib/$multiarch/libqtbus-nats.so.${version%-*}"
   # Lazily bound, as Debian's default build flags (dpkg-buildflags) leave a library.
   "I: libqtbus0: hardening-no-bindnow [usr/lib/$multiarch/libqtbus.so.${version%-*}]"
   # The unfortified calls are libdispatch's, linked in from the Swift toolchain's archive.
