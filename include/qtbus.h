@@ -68,8 +68,9 @@
  *   A struct the caller allocates and the library fills or reads (qtbus_queue_stats,
  *   and those to come) may gain fields at its end in a later version.  The function
  *   taking it then takes its size too: the header's function-like macro of the plain
- *   name passes sizeof at the call site (qtbus_queue_stats_get(q, &s) calls
- *   qtbus_queue_stats_get_sized(q, &s, sizeof s)), so a program built against an older
+ *   name passes the struct's size as the caller's header has it (qtbus_queue_stats_get(q,
+ *   &s) calls qtbus_queue_stats_get_sized(q, &s, sizeof(qtbus_queue_stats)); NULL stays a
+ *   valid argument, refused as before), so a program built against an older
  *   header keeps working with a newer library: the library fills (or reads) only the
  *   fields inside that size, and a library older than the header leaves the fields it
  *   does not know zero.  A size smaller than the struct has ever been is QTBUS_EINVAL.
@@ -380,7 +381,7 @@ QTBUS_API int qtbus_queue_stats_get_sized(qtbus_queue *queue, qtbus_queue_stats 
 /* 0.2.0's entry point, its qtbus_queue_stats of 32 bytes, kept for programs built
  * against it.  The macro makes a call by this name pass its size (STRUCTS THAT GROW). */
 QTBUS_API int qtbus_queue_stats_get(qtbus_queue *queue, qtbus_queue_stats *out);
-#define qtbus_queue_stats_get(queue, out) qtbus_queue_stats_get_sized((queue), (out), sizeof *(out))
+#define qtbus_queue_stats_get(queue, out) qtbus_queue_stats_get_sized((queue), (out), sizeof(qtbus_queue_stats))
 
 /* A file descriptor that polls readable while main-queue work is pending: add it to
  * poll/epoll/GLib/libuv and call qtbus_main_drain() when it fires.  Owned by the
