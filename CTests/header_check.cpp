@@ -41,6 +41,8 @@ struct Seen {
 int main()
 {
     CHECK_CXX(std::strcmp(qtbus_version(), QTBUS_VERSION_STRING) == 0);
+    // A struct that grows: its macro takes nullptr as the function does (-pedantic).
+    CHECK_CXX(qtbus_queue_stats_get(nullptr, nullptr) == QTBUS_EINVAL);
     qtbus_bag bag{};
     CHECK_CXX(qtbus_bag_create(&bag) == QTBUS_OK);
     CHECK_CXX(std::strcmp(kind(bag), "bag") == 0);
