@@ -52,6 +52,8 @@ int main(void)
                              void *, qtbus_release, qtbus_token *) = qtbus_subscribe;
     int (*p_qtbus_token_dispose)(qtbus_token) = qtbus_token_dispose;
     int (*p_qtbus_token_is_active)(qtbus_token) = qtbus_token_is_active;
+    int (*p_qtbus_token_block)(qtbus_token) = qtbus_token_block;
+    int (*p_qtbus_token_unblock)(qtbus_token) = qtbus_token_unblock;
     int (*p_qtbus_subscriber_count)(qtbus_bus *, const char *, const char *) =
         qtbus_subscriber_count;
     /* Dispatching */
@@ -136,10 +138,11 @@ int main(void)
         FN(qtbus_event_defer),      FN(qtbus_deferred_reply),
         FN(qtbus_deferred_finish),  FN(qtbus_type_lookup),
         FN(qtbus_dispatch_id),
+        FN(qtbus_token_block),      FN(qtbus_token_unblock),
     };
     const int count = (int)(sizeof fns / sizeof fns[0]);
-    /* 58 QTBUS_API functions in the header (scripts/check-exports.sh counts them from the text). */
-    CHECK_EQ_INT(count, 58);
+    /* 60 QTBUS_API functions of the header (scripts/check-exports.sh checks them all). */
+    CHECK_EQ_INT(count, 60);
     for (int i = 0; i < count; i++) {
         CHECK_MSG(fns[i].address != NULL, "%s has no address", fns[i].name);
         for (int j = 0; j < i; j++)
@@ -215,6 +218,7 @@ int main(void)
     CHECK_EQ_INT(QTBUS_ARG_STRING, 6);
     CHECK_EQ_INT(QTBUS_ARG_POINTER, 7);
     CHECK_EQ_INT(QTBUS_SIGNAL_MAX_ARGS, 16);
+    CHECK_EQ_INT(QTBUS_MAX_BLOCKS, 65535);
     CHECK_EQ_INT(QTBUS_SIGNAL_LAYOUT_VERSION, 1);
 
     printf("test_abi: %d functions linked with their declared types\n", count);

@@ -21,6 +21,8 @@ static qtbus::subscription log_ticks(qtbus::bus_ref bus)
 static qtbus::bag make_bag() { return qtbus::bag(); }
 static qtbus::bus make_bus() { return qtbus::bus(); }
 static qtbus::queue make_queue() { return qtbus::queue("nodiscard_check"); }
+// Not movable, but a prvalue needs no move (C++17): a factory can still return one.
+static qtbus::scoped_block quiet(const qtbus::subscription &s) { return qtbus::scoped_block(s); }
 
 int main()
 {
@@ -95,6 +97,12 @@ int main()
     make_queue();  // drop: QUEUE
 #else
     qtbus::queue worker = make_queue();  // drop: QUEUE
+#endif
+    qtbus::subscription held = bus.subscribe("Held", on_tick);
+#ifdef QTBUS_DROP_SCOPED_BLOCK
+    quiet(held);  // drop: SCOPED_BLOCK
+#else
+    auto blocked = quiet(held);  // drop: SCOPED_BLOCK
 #endif
 
     // The ways to let go on purpose compile in every variant: into a bag, release()

@@ -493,11 +493,62 @@ QTBUS_API int qtbus_subscribe(qtbus_bus *bus, const char *type, const qtbus_sub_
  * unknown, already disposed, fired (ONCE) or its bus was destroyed. */
 QTBUS_API int qtbus_token_dispose(qtbus_token token);
 
-/* 1 while the subscription is live, else 0 (never negative). */
+/* 1 while the subscription is live (blocked or not: qtbus_token_block()), else 0
+ * (never negative). */
 QTBUS_API int qtbus_token_is_active(qtbus_token token);
+
+/* The most times one token can be blocked at once (qtbus_token_block()). */
+#define QTBUS_MAX_BLOCKS 65535
+
+/* Blocks a subscription without disposing it, as GLib's g_signal_handler_block(): it
+ * is blocked while it has been blocked more times than unblocked.  A dispatch made
+ * while it is blocked leaves it out, as if it were not subscribed: its handler is not
+ * called, no delivery is queued for it, it is not counted in what qtbus_dispatch()
+ * or qtbus_request() returns.  An event whose subscriptions are all blocked
+ * reaches nobody, so it becomes a QTBUS_NO_SUBSCRIBER_TYPE event as any such event does.
+ *   - Which dispatches: one that begins after qtbus_token_block() returned (on the
+ *     same thread, or on one that learned of the return through a lock, an atomic or
+ *     a join), and the dispatches nested in it, leave it out.  One already in progress
+ *     on another thread may still reach it, call it or queue a delivery for it: it
+ *     found the subscription unblocked just before (as lifetime rule 2 says of
+ *     dispose); the block does not wait for it.  The same holds for the unblock that
+ *     ends a block: a dispatch that begins after it returned reaches the subscription.
+ *   - What still runs: deliveries made before the block (queued ones not yet run, a
+ *     REPLAY subscription's replay and the live events parked behind it) run as they
+ *     would have, and a handler call in progress finishes.  A handler may block its own
+ *     token: the call goes on, and the dispatches it makes afterwards leave it out.
+ *   - Still live: qtbus_token_is_active() gives 1; qtbus_subscriber_count() and
+ *     qtbus_bus_foreach() count it (they count subscriptions, not whom the next event
+ *     reaches); an autoconnect source stays connected; qtbus_token_dispose(), its bag
+ *     and its bus's destruction dispose it as any other, with no unblock first.
+ *   - ONCE: a blocked ONCE subscription does not fire; it stays live and fires on the
+ *     first event that reaches it once unblocked.  Against a dispatch in progress one
+ *     of the two wins: the dispatch claimed it first (delivered once, disposed, and the
+ *     block returns QTBUS_ESTALE), or the block did (not delivered).  An event replayed
+ *     or parked for it before the block fires it all the same.
+ *   - Every subscription alike: queued or not, with subtypes, patterns
+ *     (QTBUS_SUB_PATTERN), typed signal connections (qtbus_signal_connect()), in a bag
+ *     or not.  A bag is not blocked as a whole: block its tokens.
+ *   - Cost: nothing for a program that never blocks (a blocked subscription is a state
+ *     of the byte a dispatch reads anyway).  A block and the unblock that ends it make
+ *     the type's next dispatches walk its list, until the second one has rebuilt the
+ *     array it calls the handlers from.
+ * Any thread, inside a handler too.  Returns QTBUS_OK; QTBUS_ESTALE when the token is
+ * unknown ({0} included), disposed, fired (ONCE) or its bus destroyed; QTBUS_EINVAL
+ * (nothing changes) when it is blocked QTBUS_MAX_BLOCKS times already. */
+QTBUS_API int qtbus_token_block(qtbus_token token);
+
+/* Undoes one qtbus_token_block(): the unblock that matches the first block makes
+ * dispatches reach the subscription again (see qtbus_token_block(): "Which
+ * dispatches").  Any thread, inside a handler too.  Returns QTBUS_OK; QTBUS_EINVAL
+ * when the token is not blocked (an unblock too many: nothing changes); QTBUS_ESTALE
+ * as qtbus_token_block() (a blocked token that was disposed is stale: there is
+ * nothing left to unblock). */
+QTBUS_API int qtbus_token_unblock(qtbus_token token);
 
 /* How many live subscriptions an event would reach: with subtype NULL, every live
  * subscription of the type; with a subtype, the whole-type ones plus that subtype's.
+ * Blocked ones (qtbus_token_block()) are live, and counted.
  * Returns the count (>= 0), or QTBUS_EINVAL / QTBUS_ECLOSED. */
 QTBUS_API int qtbus_subscriber_count(qtbus_bus *bus, const char *type, const char *subtype);
 

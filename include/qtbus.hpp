@@ -38,8 +38,8 @@
  *     already ended (its bus destroyed, its bag disposed, a once that fired) is not a
  *     failure: there is nothing left to end.
  *   - Handles that end what they hold in their destructor are [[nodiscard]]: the classes
- *     subscription, bag, bus, queue, command, source and deferred_reply, and the
- *     functions that make them (bus_ref::subscribe, signal::connect, command and
+ *     subscription, bag, bus, queue, command, source, deferred_reply and scoped_block,
+ *     and the functions that make them (bus_ref::subscribe, signal::connect, command and
  *     source, event::defer), with a message under C++20 that says what dropping one
  *     does.  Unlike a dropped Boost.Signals2 or sigc++ connection, which stays
  *     connected, a dropped subscription ends at once (its handler never runs), so
@@ -443,13 +443,51 @@ public:
     /* Adopts a token (from C code, or release()). */
     explicit subscription(qtbus_token token) noexcept : owned_handle(token) {}
 
-    /* Live: not disposed, not fired (once), its bus not destroyed. */
+    /* Live: not disposed, not fired (once), its bus not destroyed; blocked or not. */
     bool active() const noexcept { return h_.id != 0 && qtbus_token_is_active(h_) == 1; }
+    /* qtbus_token_block() / qtbus_token_unblock(): blocks nest; while blocked, the
+     * dispatches made leave the subscription out (qtbus.h says which, and what still
+     * runs).  Throw qtbus::error with the C status: QTBUS_ESTALE once it has ended,
+     * and for an empty subscription (its token is {0}); QTBUS_EINVAL for an unblock
+     * too many or a block over QTBUS_MAX_BLOCKS.  Prefer qtbus::scoped_block, which
+     * cannot forget the unblock. */
+    void block() const { detail::check(qtbus_token_block(h_), "qtbus_token_block"); }
+    void unblock() const { detail::check(qtbus_token_unblock(h_), "qtbus_token_unblock"); }
     /* dispose(): ends the subscription (lifetime rule 2); the handler is destroyed per
      * rule 1.  release(): detaches: the subscription lives on (until its bus is
      * destroyed, or the token is disposed); this object becomes empty. */
     using owned_handle::release;
     qtbus_token c_token() const noexcept { return h_; }
+};
+
+/* Blocks a subscription for its own lifetime, as Boost.Signals2's
+ * shared_connection_block and Qt's QSignalBlocker: the constructor blocks (throwing as
+ * subscription::block() does, and then nothing is blocked), the destructor unblocks
+ * once.  The destructor never throws: a subscription that ended meanwhile (disposed,
+ * fired, its bus destroyed) has nothing left to unblock, and that is ignored.  It holds
+ * the token, not the subscription object: moving the subscription elsewhere meanwhile
+ * changes nothing.  Not copyable or movable (one block, one unblock), as
+ * std::lock_guard.
+ *
+ *     {
+ *         qtbus::scoped_block quiet(s);
+ *         bus.dispatch("Login", "alice");   // s's handler is not called
+ *     }                                     // s is reached again */
+class QTBUS_CXX_NODISCARD("a dropped qtbus::scoped_block unblocks at once: name it") scoped_block {
+public:
+    explicit scoped_block(const subscription &s) : t_(s.c_token()) { s.block(); }
+    scoped_block(const scoped_block &) = delete;
+    scoped_block &operator=(const scoped_block &) = delete;
+    ~scoped_block()
+    {
+        // Asked first, so that the common end (disposed meanwhile) leaves qtbus_errmsg()
+        // and QTBUS_DEBUG=misuse alone; one that ends between the two is ignored too.
+        if (qtbus_token_is_active(t_) == 1) (void)qtbus_token_unblock(t_);
+    }
+    qtbus_token c_token() const noexcept { return t_; }
+
+private:
+    qtbus_token t_;
 };
 
 /* A request answered later (event::defer()): reply() from any thread; the request

@@ -58,6 +58,47 @@ public class QTEventToken: Hashable, @unchecked Sendable, CustomStringConvertibl
         return s != 0 && s & Self.cancelledBit == 0 && _qtbus_token_is_active(qtbus_token(id: s)) == 1
     }
 
+    /// Blocks the subscription without ending it, as GLib's `g_signal_handler_block`
+    /// and Qt's `QSignalBlocker`: while it is blocked, the dispatches made leave it out
+    /// (its handler is not called, nothing is queued for it, it is not counted in what
+    /// `dispatch` returns; an event all of whose subscriptions are blocked reaches
+    /// nobody). Blocks nest: it is blocked until ``unblock()`` was called as many times
+    /// as `block()` (at most 65,535 blocks at once: one more traps).
+    ///
+    /// A dispatch that begins after `block()` returned leaves it out; one already
+    /// running on another thread may still call it. Deliveries made before the block
+    /// still run: hops already queued by ``QTEventSubscriberMaker/atQueue(_:)``, a
+    /// replay. The subscription stays live: ``isActive`` is true, it is counted,
+    /// ``dispose()`` ends it with no unblock first. A ``QTEventSubscriberMaker/once()``
+    /// subscription does not fire while blocked. Safe from any thread and from inside
+    /// its own handler.
+    ///
+    /// ```swift
+    /// let token = bus.on(LoginEvent.self).next { print($0.userId) }
+    /// try token.block()
+    /// bus.dispatch(LoginEvent(userId: "alice"))   // not printed
+    /// try token.unblock()
+    /// ```
+    ///
+    /// - Throws: ``QTBusError/stale`` once the subscription has ended (disposed, fired
+    ///   once, its freeWith object gone, its bus destroyed), or before it was made (from
+    ///   its own replay, inside the call that subscribes it).
+    public final func block() throws(QTBusError) {
+        try blockCall("QTEventToken.block()", _qtbus_token_block)
+    }
+
+    /// Undoes one ``block()``: once unblocked as many times as blocked, the dispatches
+    /// that begin afterwards reach the subscription again.
+    ///
+    /// An unblock with no block to undo is a programmer error: it traps, as an index
+    /// out of range does (see "Errors" in the overview).
+    ///
+    /// - Throws: ``QTBusError/stale`` as ``block()`` does (a subscription that ended
+    ///   while blocked has nothing left to unblock).
+    public final func unblock() throws(QTBusError) {
+        try blockCall("QTEventToken.unblock()", _qtbus_token_unblock)
+    }
+
     /// Always nil: a subscription the bus refuses traps instead, with a message naming
     /// the name and the reason (``QTEventSubscriberMaker/next(_:)-33cel``).
     @available(*, deprecated, message: "a subscription the bus refuses traps; a token always describes a made one")
@@ -83,6 +124,18 @@ public class QTEventToken: Hashable, @unchecked Sendable, CustomStringConvertibl
     public final var description: String { "QTEventToken(\(id), \(isActive ? "active" : "inactive"))" }
 
     // MARK: internal
+
+    /// `call` (qtbus_token_block or _unblock) on the engine token: QTBUS_EINVAL (an
+    /// unblock too many, a block over the limit) traps, QTBUS_ESTALE throws. Cancelled
+    /// on this side (`dispose()` ran) is stale whatever the engine says yet.
+    private final func blockCall(_ name: StaticString, _ call: (qtbus_token) -> Int32) throws(QTBusError) {
+        let s = state.load(ordering: .acquiring)
+        if s & Self.cancelledBit != 0 {
+            throw QTBusError(.stale, message: "\(name): the token is disposed")
+        }
+        let before = QTBusError.failuresSoFar
+        try _qtThrowing(call(qtbus_token(id: s)), since: before, "\(name)")
+    }
 
     final var isCancelled: Bool { state.load(ordering: .acquiring) & Self.cancelledBit != 0 }
 

@@ -63,6 +63,8 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
     case commandEmptyName, commandWorkEmptyName, sourceNULType, sourceOfBadType, traceUnknownKinds
     // Misuse of an execution or a request context.
     case finishTwice, failAfterFinish, sendAfterFinish, replyAfterTheHandlerReturned
+    // A token unblocked more times than blocked.
+    case unblockTooMany
 
     var expected: String {
         let tagged = "QTEventBusTests.Tagged", bad = "QTEventBusTests.BadlyNamed"
@@ -152,6 +154,7 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
         case .sendAfterFinish: return "QTExecution.send(_:): the execution has finished already"
         case .replyAfterTheHandlerReturned:
             return "QTRequestContext.reply(_:): the handler of the request \"Keep\" has returned"
+        case .unblockTooMany: return "QTEventToken.unblock(): the token is not blocked"
         }
     }
 
@@ -243,6 +246,11 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
             bus.request(named: "Keep", onReply: nil)
             kept.take()?.reply("late")
             token.dispose()
+        case .unblockTooMany:
+            let token = bus.on(PingEvent.self).next { _ in }
+            try token.block()
+            try token.unblock()
+            try token.unblock()
         }
     }
 }

@@ -306,6 +306,16 @@ private func subscribe(_ checked: (bus: UnsafeMutablePointer<Bus>, request: Subs
     entryPoint("qtbus_token_dispose") { disposeToken(token.id) }
 }
 
+@_cdecl("qtbus_token_block")
+@usableFromInline package func _qtbus_token_block(_ token: qtbus_token) -> Int32 {
+    entryPoint("qtbus_token_block") { blockToken(token.id) }
+}
+
+@_cdecl("qtbus_token_unblock")
+@usableFromInline package func _qtbus_token_unblock(_ token: qtbus_token) -> Int32 {
+    entryPoint("qtbus_token_unblock") { unblockToken(token.id) }
+}
+
 @_cdecl("qtbus_token_is_active")
 @usableFromInline package func _qtbus_token_is_active(_ token: qtbus_token) -> Int32 {
     tokenIsActive(token.id) ? 1 : 0

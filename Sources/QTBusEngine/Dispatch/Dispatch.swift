@@ -355,7 +355,8 @@ private func makeDeliveryArray(_ type: UnsafeMutablePointer<TypeEntry>, _ change
                                _ old: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     // Count the direct subscriptions; any routed one (queued, ONCE, replaying, owned)
     // makes the array a marker that the list is walked.  Fired and disposed ones are
-    // left out: their dispose or delivery has begun, and their unlink moves `changes`.
+    // left out: their dispose or delivery has begun, and their unlink moves `changes`;
+    // so are blocked ones, whose block and last unblock move it too (Block.swift).
     var n = 0
     var eligible = true
     var w = qtshim_atomic_load_ptr(type.field(&type.pointee.whole.head))
@@ -422,9 +423,10 @@ func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<
             sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
         }
         count += 1
-    } else if SubState.isLive(state) {
+    } else if state == SubState.routed {
         if deliverRouted(sub, view, &event, tracing) { count += 1 }
     } else {
+        // Blocked (Block.swift), fired or disposed: not reached, not counted.
         return false
     }
     guard view.pointee.stopped else { return false }

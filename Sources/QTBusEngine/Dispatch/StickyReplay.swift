@@ -37,9 +37,9 @@ let deliverReplay: Finalizer = { raw in
         if items.isEmpty {
             items.free()
             // A direct synchronous subscription leaves the routed state with its replay
-            // (the CAS fails, harmlessly, if it was disposed meanwhile).
+            // (blocked meanwhile, it stays blocked; nothing if it was disposed).
             if Subscription.queue(sub) == nil && sub.pointee.flags & subOnce == 0 {
-                _ = qtshim_atomic_cas_u8(sub.field(&sub.pointee.state), SubState.routed, SubState.direct)
+                SubState.leaveRouted(sub)
             }
             return
         }
@@ -56,8 +56,9 @@ func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeM
         payload.release()
         return
     }
-    guard SubState.isLive(sub),
-          !once || qtshim_atomic_cas_u8(sub.field(&sub.pointee.state), SubState.routed, SubState.fired) else {
+    // Blocked or not: the event was on its way before any block (qtbus.h,
+    // qtbus_token_block).
+    guard SubState.isLive(sub), !once || SubState.claimStoredOnce(sub) else {
         payload.release()
         return
     }

@@ -91,7 +91,12 @@ func sweepOwners(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMuta
     while let raw = cursor {
         let extra = raw.assumingMemoryBound(to: SubscriptionExtra.self)
         let sub = extra.pointee.sub
-        if SubState.isLive(sub) && (stopped || !reached(sub, specific, last)) { _ = ownerGone(sub, extra.pointee.owner!) }
+        // A blocked one was passed over unasked: asked here, so that its owner's end
+        // is noticed by the next dispatch all the same.
+        let state = qtshim_atomic_load_u8(sub.field(&sub.pointee.state))
+        if SubState.isLive(state) && (stopped || state & SubState.blockedBit != 0 || !reached(sub, specific, last)) {
+            _ = ownerGone(sub, extra.pointee.owner!)
+        }
         cursor = qtshim_atomic_load_ptr(extra.field(&extra.pointee.ownedLink.next))
     }
 }

@@ -51,8 +51,8 @@ struct SubList {
     var tail: UnsafeMutablePointer<ListNode>? = nil
     /// Atomic: where readers start.
     var head: UnsafeMutableRawPointer? = nil
-    /// Atomic, written under the lock: how many times a node was inserted or removed,
-    /// stored after each change is published.  A type's delivery array is current while
+    /// Atomic, written under the lock: how many times a node was inserted or removed
+    /// (or its subscription blocked or unblocked), stored after each change is published.  A type's delivery array is current while
     /// its whole list's count is the one it was built at (Dispatch.swift).
     var changes: UInt64 = 0
 
@@ -78,9 +78,10 @@ struct SubList {
         counted(list)
     }
 
-    /// One more change, stored after it (writers, under the lock).
+    /// One more change, stored after it (writers, under the lock): after a node was
+    /// inserted or removed, or its subscription blocked or unblocked (Block.swift).
     @inline(__always)
-    private static func counted(_ list: UnsafeMutablePointer<SubList>) {
+    static func counted(_ list: UnsafeMutablePointer<SubList>) {
         let changes = list.field(&list.pointee.changes)
         qtshim_atomic_store_u64(changes, qtshim_atomic_load_u64(changes) &+ 1)
     }

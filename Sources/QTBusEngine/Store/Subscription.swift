@@ -1,12 +1,20 @@
 // SPDX-License-Identifier: MIT
 // A subscription: its pool record, what only some subscriptions carry, and its states.
 //
-// A subscription's state machine (`live` is direct or routed):
+// A subscription's state machine (`live` is direct or routed, blocked or not):
 //
 //   direct  a synchronous, not-ONCE subscription with its replay gate open: the
 //           dispatch loop calls its handler itself (the only state its fast path tests);
 //   routed  queued, ONCE, or replaying: its deliveries go through `deliverRouted`
-//           (goes to direct when a replay ends, if it can).
+//           (goes to direct when a replay ends, if it can);
+//   blocked direct or routed with `blockedBit` set, while `blocks` > 0
+//           (qtbus_token_block, Block.swift): live, but no dispatch reaches it: the walk
+//           tests `direct`, then `routed`, and leaves the rest out, so a blocked one costs
+//           the walk nothing it did not test before.  The bit keeps which of the two it
+//           goes back to (a replay that ends meanwhile moves blocked routed to blocked
+//           direct).
+//
+//   live <--block / last unblock (CAS, under the lock)--> blocked (live)
 //
 //   live --dispose / bag / bus destroy (CAS, under the lock)--> disposed --+
 //   live --its ONCE delivery claims it (CAS, dispatch path)---> fired -----+
@@ -19,17 +27,23 @@
 //      delivery of it that was queued (Dispose.swift, `afterGracePeriod`).
 //
 // Only `live` subscriptions are invoked; a delivery queued before the dispose finds
-// `disposed` and is dropped (lifetime rule 2).
+// `disposed` and is dropped (lifetime rule 2).  A delivery queued before a block runs:
+// it asks `isLive`, and a blocked subscription is live.
 import CQtbusShims
 import CQtbusLibc
 
 enum SubState {
     static let direct: UInt8 = 0
     static let routed: UInt8 = 1
-    static let fired: UInt8 = 2
-    static let disposed: UInt8 = 3
+    /// Set on direct or routed while the subscription is blocked (Block.swift).
+    static let blockedBit: UInt8 = 2
+    static let blockedDirect: UInt8 = direct | blockedBit
+    static let blockedRouted: UInt8 = routed | blockedBit
+    static let fired: UInt8 = 4
+    static let disposed: UInt8 = 5
 
-    @inline(__always) static func isLive(_ state: UInt8) -> Bool { state <= routed }
+    /// Live: direct or routed, blocked or not.
+    @inline(__always) static func isLive(_ state: UInt8) -> Bool { state <= blockedRouted }
 
     @inline(__always)
     static func isLive(_ sub: UnsafeMutablePointer<Subscription>) -> Bool {
@@ -42,6 +56,40 @@ enum SubState {
             let state = qtshim_atomic_load_u8(sub.field(&sub.pointee.state))
             guard isLive(state) else { return false }
             if qtshim_atomic_cas_u8(sub.field(&sub.pointee.state), state, disposed) { return true }
+        }
+    }
+
+    /// Claims a live ONCE subscription's one delivery (to `fired`) for a replayed or
+    /// parked event, which was on its way before any block: blocked or not.  False
+    /// when it was not live.  (A dispatch claims only `routed`: it leaves blocked
+    /// subscriptions out.)
+    static func claimStoredOnce(_ sub: UnsafeMutablePointer<Subscription>) -> Bool {
+        while true {
+            let state = qtshim_atomic_load_u8(sub.field(&sub.pointee.state))
+            guard isLive(state) else { return false }
+            if qtshim_atomic_cas_u8(sub.field(&sub.pointee.state), state, fired) { return true }
+        }
+    }
+
+    /// Sets or clears `blockedBit` on a live subscription; false when it was not live
+    /// (a ONCE one fired meanwhile).  Under the registry lock: the CAS is against
+    /// the lock-free changes (a ONCE claim, the end of a replay).
+    static func setBlocked(_ sub: UnsafeMutablePointer<Subscription>, _ blocked: Bool) -> Bool {
+        while true {
+            let state = qtshim_atomic_load_u8(sub.field(&sub.pointee.state))
+            guard isLive(state) else { return false }
+            let next = blocked ? state | blockedBit : state & ~blockedBit
+            if qtshim_atomic_cas_u8(sub.field(&sub.pointee.state), state, next) { return true }
+        }
+    }
+
+    /// The end of a replay: routed to direct, keeping the blocked bit (nothing when it
+    /// was disposed or fired meanwhile).
+    static func leaveRouted(_ sub: UnsafeMutablePointer<Subscription>) {
+        while true {
+            let state = qtshim_atomic_load_u8(sub.field(&sub.pointee.state))
+            guard state & ~blockedBit == routed else { return }
+            if qtshim_atomic_cas_u8(sub.field(&sub.pointee.state), state, state & blockedBit) { return }
         }
     }
 }
@@ -76,6 +124,9 @@ struct Subscription {
     var bagOrFreeLink: UInt32 = 0
     /// Whether `releaseOrExtra` is the extra (in what was the header's padding).
     let hasExtra: Bool
+    /// Registry lock: how many times the subscription is blocked (qtbus_token_block;
+    /// `SubState.blockedBit` while above 0).  In padding too: the record stays 80 bytes.
+    var blocks: UInt16 = 0
     var handler: qtbus_handler
     var userdata: UnsafeMutableRawPointer?
     /// The release hook, or the extra, which then holds it (`hasExtra`).  Neither is
