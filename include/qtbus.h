@@ -136,13 +136,14 @@ extern "C" {
     X(ECLOSED, -5, "the bus is being destroyed")                                       \
     X(EBUSY,   -6, "the command is not enabled (executing or disabled)")              \
     X(EIO,     -7, "connection or I/O failure (a server could not be reached)")      \
-    X(ETIMEDOUT, -8, "the wait ran out of time (the awaited state was not reached)")
+    X(ETIMEDOUT, -8, "the wait ran out of time (the awaited state was not reached)") \
+    X(EACCES,  -9, "access refused (a server was reached and refused the credentials or a permission)")
 
 typedef enum qtbus_status {
 #define QTBUS__STATUS_ENUM(name, value, text) QTBUS_##name = (value),
     QTBUS_STATUS_MAP(QTBUS__STATUS_ENUM)
 #undef QTBUS__STATUS_ENUM
-    QTBUS__STATUS_LAST = -9
+    QTBUS__STATUS_LAST = -10
 } qtbus_status;
 
 /* Static English text for any int (unknown values included); never NULL. */

@@ -41,6 +41,9 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
         case io
         /// `QTBUS_ETIMEDOUT`: a wait ran out of time (`qtbus_bus_wait_idle`).
         case timedOut
+        /// `QTBUS_EACCES`: a server was reached and refused the credentials or a
+        /// permission (the NATS bridge: a wrong password, token or key).
+        case accessDenied
         /// A status this version does not know.
         case other(Int32)
 
@@ -56,6 +59,7 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
             case QTBUS_EBUSY.rawValue: self = .busy
             case QTBUS_EIO.rawValue: self = .io
             case QTBUS_ETIMEDOUT.rawValue: self = .timedOut
+            case QTBUS_EACCES.rawValue: self = .accessDenied
             default: self = .other(status)
             }
         }
@@ -71,6 +75,7 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
             case .busy: return QTBUS_EBUSY.rawValue
             case .io: return QTBUS_EIO.rawValue
             case .timedOut: return QTBUS_ETIMEDOUT.rawValue
+            case .accessDenied: return QTBUS_EACCES.rawValue
             case .other(let status): return status
             }
         }
@@ -111,6 +116,7 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let busy = QTBusError(.busy)
     public static let io = QTBusError(.io)
     public static let timedOut = QTBusError(.timedOut)
+    public static let accessDenied = QTBusError(.accessDenied)
     /// A status this version does not know.
     public static func other(_ status: Int32) -> QTBusError { QTBusError(.other(status)) }
 
