@@ -134,6 +134,10 @@
  * asynchronous errors ("qtbus_nats", on nats.c's callback thread) carry its words,
  * e.g. for a publish its permissions deny:
  *     qtbus_nats: Not Permitted: Permissions Violation for Publish to "qtbus.e._.T"
+ * A refusal by the server, of the credentials or of a permission, has the status
+ * QTBUS_EACCES wherever it is reported (a record's status; a call's return where the
+ * call learns of it: connecting, importing); every other failure of nats.c or the
+ * server is QTBUS_EIO (or QTBUS_ENOMEM, QTBUS_EINVAL for what nats.c says is one).
  * Received messages are dropped, with such a report, when their subject is not one
  * this encoding produces (a name in it that is not a qtbus name included: NAMES,
  * below) or when the bridge's backlog of received events holds more than
@@ -193,7 +197,13 @@ typedef struct qtbus_nats_options {
  * options, url or out; a url that lists no server; a negative timeout; a prefix that
  * is not a NATS subject without wildcards); QTBUS_EIO when no server of the list could
  * be reached (qtbus_errmsg() names the url and nats.c's reason), or, with jetstream,
- * when the server has no JetStream; QTBUS_ENOMEM.  A failed connect leaves *out NULL.
+ * when the server has no JetStream; QTBUS_EACCES when a server was reached and refused
+ * access (the credentials in the url are wrong, or it wants some and there are none:
+ * nats.c's NATS_CONNECTION_AUTH_FAILED), qtbus_errmsg() saying so, with the url and
+ * nats.c's words ("a server at ..." for a list, which does not say which one):
+ *     qtbus_nats_connect: the server at nats://orders:***@127.0.0.1:4222 was reached
+ *     and refused access: Authentication Violation ((conn.c:1905): Authorization Violation)
+ * QTBUS_ENOMEM.  A failed connect leaves *out NULL.
  *
  * The url lists every server, separated by commas, as many as it names (all are
  * used; blanks around an entry and empty entries are skipped): tried in that order at
@@ -233,7 +243,14 @@ QTBUS_NATS_API int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *
  * connection: the bridge's reports and the trace hook carry the errors instead.
  * Returns what qtbus_nats_connect() returns (QTBUS_EINVAL for a NULL nats_options),
  * qtbus_errmsg() giving nats.c's reason; a failed connect leaves *out NULL and nothing
- * running.
+ * running.  QTBUS_EACCES: a server was reached and refused the user and password, the
+ * token, the NKey or the credentials file (wrong, expired, unknown account, or none
+ * given), qtbus_errmsg() reading "qtbus_nats_connect_with: a server of nats_options was
+ * reached and refused access: " and nats.c's words (nats.c cannot tell the bridge its
+ * options' url).  TLS failures are QTBUS_EIO, "no server of nats_options could be
+ * reached", with OpenSSL's words when nats.c has them: nats.c reports a client
+ * certificate the server refuses as the server closing the connection ("Protocol Error
+ * (Expected 'PONG', got '')"), which a server going away reads as too.
  *
  * With nats.c before 3.11 (Debian 12's is 3.4.1), a connect the server refuses for
  * authorization is made again, three connects at most: those versions send no signature
@@ -281,10 +298,10 @@ QTBUS_NATS_API int qtbus_nats_export(qtbus_nats *bridge, const char *type);
  * Importing a type twice is QTBUS_OK and changes nothing.  Refuses: QTBUS_EINVAL for
  * a NULL bridge, a type that is not a qtbus name or a pattern that is not one (NAMES
  * and PATTERNS, above: exactly the types qtbus_nats_export refuses), with nothing
- * subscribed; QTBUS_EIO when nats.c could
- * not subscribe (nothing kept), when the server refused the subscription (below:
- * nothing kept), or when the server did not confirm the subscription within 2 s
- * (then it is kept, and sent again on reconnect); QTBUS_ENOMEM.  While the bridge is
+ * subscribed; QTBUS_EACCES when the server refused the subscription (below: nothing
+ * kept); QTBUS_EIO when nats.c could not subscribe (nothing kept) or when the server did
+ * not confirm the subscription within 2 s (then it is kept, and sent again on
+ * reconnect); QTBUS_ENOMEM.  While the bridge is
  * not connected (reconnecting, or not yet connected: qtbus_nats_connect_with), an
  * import returns QTBUS_OK at once and its subscription is sent when the connection is
  * made; a refusal by permissions then comes as the server's asynchronous error.  Received messages
@@ -293,7 +310,7 @@ QTBUS_NATS_API int qtbus_nats_export(qtbus_nats *bridge, const char *type);
  * A server whose permissions deny the connection's user this subscription (with
  * JetStream, one of its subscriptions to <prefix>.e.*.<type> and <prefix>.q.*.<type>)
  * answers with an error before it confirms; the import waits for it and returns
- * QTBUS_EIO, one MISUSE record, and qtbus_errmsg() in the server's words:
+ * QTBUS_EACCES, one MISUSE record, and qtbus_errmsg() in the server's words:
  *     qtbus_nats_import: the server refused the subscription to qtbus.*.*.T:
  *     Permissions Violation for Subscription to "qtbus.*.*.T"
  * Imports of one bridge take turns for this.  Limits, all nats.c's or the server's:

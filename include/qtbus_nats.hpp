@@ -113,8 +113,10 @@ public:
     /* Connects `bus` to the NATS server(s) at `url` (qtbus_nats_connect: "nats://host:4222",
      * a comma-separated list for a cluster, credentials in an entry).  Throws
      * qtbus::error: QTBUS_EIO when no server could be reached (what() names the url,
-     * secrets as "***", and nats.c's reason), QTBUS_EINVAL for a url that lists no
-     * server or options the library refuses, QTBUS_ENOMEM. */
+     * secrets as "***", and nats.c's reason), QTBUS_EACCES when a server was reached and
+     * refused access (wrong or missing credentials: what() says so, naming the url),
+     * QTBUS_EINVAL for a url that lists no server or options the library refuses,
+     * QTBUS_ENOMEM. */
     bridge(bus_ref bus, std::string_view url, const options &o = {}) : bus_(bus.c_bus())
     {
         static const char call[] = "qtbus_nats_connect";
@@ -181,8 +183,8 @@ public:
 
     /* Events of `type` (or of the types the pattern matches) that other bridges publish
      * are dispatched on the bus, on the bridge's thread.  Returns once the server has
-     * the subscription (at most about 2 s; QTBUS_EIO after that, or when the server
-     * refuses it). */
+     * the subscription (at most about 2 s; QTBUS_EIO after that, QTBUS_EACCES when the
+     * server's permissions refuse it). */
     void import_events(std::string_view type) { name_call(qtbus_nats_import, "qtbus_nats_import", type); }
     void import_events(const pattern &p) { import_events(p.text); }
     /* Only the events of `type` with this `subtype` (qtbus_nats_import_subtype). */

@@ -70,6 +70,23 @@ static bool lists_server(const char *url)
     return false;
 }
 
+/* Whether `url` lists more than one server (then a message cannot say which one). */
+static bool several_servers(const char *url)
+{
+    int entries = 0;
+    bool blank = true;
+    for (const char *p = url;; p++) {
+        if (*p == ',' || !*p) {
+            entries += !blank;
+            blank = true;
+            if (!*p) break;
+        } else if (!isspace((unsigned char)*p)) {
+            blank = false;
+        }
+    }
+    return entries > 1;
+}
+
 /* `url` as messages show it, since qtbus_errmsg() and the trace hook end up in logs:
  * the secret of each entry's userinfo written "***" (user:***@ for a password, ***@
  * for a token); at most `size` - 1 bytes, ending "..." when cut. */
@@ -194,15 +211,29 @@ static int auth_attempts(void)
     return nats_GetVersionNumber() < 0x030B00 ? 3 : 1;
 }
 
-/* Connects with `opts`, which have the bridge's settings; `what` names the servers in
- * a failure's message.  A connection that nats.c keeps trying (its retry on failed
- * connect) is one: the bridge works once a server is up. */
-static int bridge_connect(const char *fn, qtbus_nats *bridge, natsOptions *opts, const char *what)
+/* Connects with `opts`, which have the bridge's settings; `where` names the servers in
+ * a failure's message ("at nats://...", "of nats_options"), `several` when there may be
+ * more than one.  A connection that nats.c keeps trying (its retry on failed connect)
+ * is one: the bridge works once a server is up.
+ *   A server that answered and refused the connection's credentials (nats.c's
+ * NATS_CONNECTION_AUTH_FAILED: the server's -ERR 'Authorization Violation', for a wrong
+ * password, token, NKey or credentials file, or none) is QTBUS_EACCES, and the message
+ * says it was reached: "could not be reached" sent operators after the network when
+ * the password was wrong.  Any other failure is QTBUS_EIO, "could not be reached":
+ * TLS failures included, since nats.c does not tell a client certificate the server
+ * refused from a server that closed the connection ("Expected 'PONG', got ''"). */
+static int bridge_connect(const char *fn, qtbus_nats *bridge, natsOptions *opts, const char *where, bool several)
 {
     natsStatus s = natsConnection_Connect(&bridge->conn, opts);
     for (int tries = auth_attempts() - 1; s == NATS_CONNECTION_AUTH_FAILED && tries > 0; tries--)
         s = natsConnection_Connect(&bridge->conn, opts);
     if (s == NATS_OK || s == NATS_NOT_YET_CONNECTED) return QTBUS_OK;
+    char what[320];
+    if (s == NATS_CONNECTION_AUTH_FAILED) {
+        snprintf(what, sizeof what, "%s %s was reached and refused access", several ? "a server" : "the server", where);
+    } else {
+        snprintf(what, sizeof what, "no server %s could be reached", where);
+    }
     int status = qn_fail_nats(bridge, fn, s, what);
     qn_bridge_free(bridge);
     return status;
@@ -231,10 +262,10 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
         qn_bridge_free(bridge);
         return status;
     }
-    char url[204], what[300];
+    char url[204], where[208];
     shown_url(url, sizeof url, options->url);
-    snprintf(what, sizeof what, "no server at %s could be reached", url);
-    status = bridge_connect(fn, bridge, opts, what);
+    snprintf(where, sizeof where, "at %s", url);
+    status = bridge_connect(fn, bridge, opts, where, several_servers(options->url));
     natsOptions_Destroy(opts);
     return status == QTBUS_OK ? bridge_start(fn, bridge, options, out) : status;
 }
@@ -254,7 +285,8 @@ int qtbus_nats_connect_with(qtbus_bus *bus, struct __natsOptions *nats_options, 
         qn_bridge_free(bridge);
         return status;
     }
-    status = bridge_connect(fn, bridge, nats_options, "no server of nats_options could be reached");
+    /* nats.c has no call that reads the servers back from its options. */
+    status = bridge_connect(fn, bridge, nats_options, "of nats_options", true);
     /* nats.c copied the options: what the bridge set there is taken back, so that the
      * caller's options, used again for a connection of its own, hold no pointer to this
      * bridge. */

@@ -408,7 +408,7 @@ int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
         import_undo(i);
         pthread_mutex_unlock(&bridge->import_lock);
         snprintf(why, sizeof why, "the server refused the subscription to %.200s: %s", key, verdict.why);
-        return qtbus_report(bridge->bus, fn, QTBUS_EIO, why);
+        return qtbus_report(bridge->bus, fn, QTBUS_EACCES, why);
     }
     if (i->count < wanted) {
         pthread_mutex_lock(&bridge->lock);

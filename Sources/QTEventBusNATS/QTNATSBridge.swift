@@ -45,9 +45,10 @@ import QTEventBus
 ///   `qtbus_errmsg()`'s words: connecting (every failure, `QTBusError.invalidArgument`
 ///   included, since a url or prefix usually comes from a configuration:
 ///   `qtbus_nats_connect: no server at nats://127.0.0.1:1 could be reached: ...`, with
-///   passwords shown as `***`), an import the server did not confirm or refused
-///   (`QTBusError.io`), and a ``close()`` that may have lost what it was to
-///   deliver.
+///   passwords shown as `***`; `QTBusError.accessDenied` when a server was reached and
+///   refused the credentials), an import the server did not confirm (`QTBusError.io`)
+///   or its permissions refused (`QTBusError.accessDenied`), and a ``close()`` that may
+///   have lost what it was to deliver.
 /// - A result is an answer: `unexport`/`unimport` return whether there was something to
 ///   undo.
 ///
@@ -91,7 +92,8 @@ public final class QTNATSBridge: Sendable {
     ///     zero: 1 s.
     /// - Throws: `QTBusError`: `.io` when no server could be reached (the
     ///   message names the url, with passwords as `***`, and nats.c's reason) or, with
-    ///   `jetstream`, the server has no JetStream; `.invalidArgument` for a url that lists
+    ///   `jetstream`, the server has no JetStream; `.accessDenied` when a server was
+    ///   reached and refused access (wrong or missing credentials); `.invalidArgument` for a url that lists
     ///   no server or holds a NUL byte, a prefix that is not a NATS subject without
     ///   wildcards, a negative timeout; `.outOfMemory`.
     public convenience init(bus: QTEventBus = .shared, url: String, prefix: String? = nil, jetstream: Bool = false,
@@ -233,8 +235,8 @@ public final class QTNATSBridge: Sendable {
     ///
     /// An invalid name, a pattern (use ``import(matching:)``) or a closed bridge traps.
     /// - Throws: `QTBusError`: `.io` when the server did not confirm the
-    ///   subscription within 2 s (it is kept, and sent again on reconnect) or refused it
-    ///   (its permissions: nothing kept), `.outOfMemory`.
+    ///   subscription within 2 s (it is kept, and sent again on reconnect),
+    ///   `.accessDenied` when its permissions refused it (nothing kept), `.outOfMemory`.
     public func `import`(named type: String) async throws(QTBusError) {
         let call = "QTNATSBridge.import(named:)"
         _qtnRequireType(type, call)
