@@ -391,8 +391,52 @@ QTBUS_NATS_API int qtbus_nats_is_connected(qtbus_nats *bridge);
  * more) and nats.c's reason:
  *     qtbus_nats_close: 1 subscription did not drain, so messages for it may be lost:
  *     qtbus.*.*.T (Timeout)
- * QTBUS_EINVAL for NULL. */
+ * QTBUS_EINVAL for NULL.  With the server gone this takes the 8 s of its two waits:
+ * qtbus_nats_close_timeout() closes within a time of the caller's. */
 QTBUS_NATS_API int qtbus_nats_close(qtbus_nats *bridge);
+
+/* Closes the bridge as qtbus_nats_close() does, but within timeout_ms milliseconds in
+ * all (one deadline for the flush, the drains and the bridge's thread, rather than
+ * close's 5 s and 3 s), and frees it, whatever it returns but QTBUS_EINVAL.  What was
+ * not done when the time is up is dropped:
+ *   - the flush: what nats.c still held of what was published (with no server
+ *     reachable, its reconnect buffer) is not sent;
+ *   - the drains: each import's subscription is drained for the time left; with none
+ *     left it is unsubscribed at once, and what nats.c held for it is dropped;
+ *   - the bridge's thread stops dispatching what it received: the rest is dropped
+ *     (counted in qtbus_nats_stats_get's dropped until the bridge is freed).
+ * timeout_ms 0 closes at once: no flush, no drain, nothing more dispatched.  Then
+ * "flushed" means that nothing waited in nats.c's buffer of a connection that was up
+ * (written to the socket; the server's receipt takes a round trip, which needs time).
+ *   Returns QTBUS_OK when nothing was dropped: everything published reached the server
+ * (or, at 0, the socket), every import drained, every received event was dispatched.
+ * QTBUS_ETIMEDOUT when the time cut any of it short: the bridge is closed and freed
+ * all the same, and qtbus_errmsg() says what was dropped, as exactly as nats.c lets
+ * the bridge know (bytes unsent on a connection that is up; of a reconnect buffer,
+ * nats.c says nothing; messages nats.c held for an import not drained; events the
+ * bridge's thread had not dispatched), in one MISUSE record:
+ *     qtbus_nats_close_timeout: the timeout (500 ms) cut the close short: what was
+ *     published did not reach the server within 500 ms (none is reachable; the
+ *     reconnect buffer is lost): Timeout; 1 subscription did not drain, so messages
+ *     for it may be lost: qtbus.*.*.T (Timeout)
+ * Messages the server had sent an import that was not drained, still on their way, are
+ * lost unseen (as with any unsubscribe).  QTBUS_EIO (closed and freed too) when a
+ * failure that is not the time's cut it short (nats.c closed the connection under the
+ * flush).  QTBUS_EINVAL for a NULL bridge, or a negative timeout_ms: then nothing is
+ * closed, and the bridge stays usable (qtbus_nats_close() has the default waits).
+ *   What the timeout cannot cut: a handler of an imported event that is running is not
+ * interrupted (close waits for it to return); nor nats.c's threads leaving the bridge's
+ * callbacks (which only queue; but a received message the bridge drops is reported to
+ * the bus's trace hook, on nats.c's thread: a hook that blocks holds close).  nats.c's
+ * own close of the connection (not of an attached one) may wait too: it joins its
+ * threads, the reconnect thread perhaps asleep for its reconnect wait or in a connect
+ * attempt (up to natsOptions_SetTimeout, 2 s for qtbus_nats_connect()), and while the
+ * connection is up with data in its buffer it waits up to 500 ms for the server.  So it
+ * runs on a thread of the bridge's, after this returns (on the caller's only if no
+ * thread can be made): by then nothing of the bridge calls the bus or the
+ * application's code, the bus may be destroyed, and the bridge's memory is freed once
+ * nats.c is done.  qtbus_nats_close() does that on the caller's thread, as it did. */
+QTBUS_NATS_API int qtbus_nats_close_timeout(qtbus_nats *bridge, int timeout_ms);
 
 #ifdef __cplusplus
 }

@@ -39,7 +39,8 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
         case busy
         /// `QTBUS_EIO`: a connection or I/O failure (a server could not be reached).
         case io
-        /// `QTBUS_ETIMEDOUT`: a wait ran out of time (`qtbus_bus_wait_idle`).
+        /// `QTBUS_ETIMEDOUT`: a wait ran out of time (`qtbus_bus_wait_idle`), or a NATS
+        /// bridge's close with a timeout dropped what the time did not allow.
         case timedOut
         /// `QTBUS_EACCES`: a server was reached and refused the credentials or a
         /// permission (the NATS bridge: a wrong password, token or key).

@@ -56,7 +56,8 @@ import QTEventBus
 ///
 /// Connecting, importing, unimporting and closing wait for the server (an import
 /// returns once the server has the subscription, at most about 2 s; a close flushes and
-/// drains, at most about 8 s), so they are `async`: the wait runs on a thread of the
+/// drains, at most about 8 s, or as long as ``close(timeout:)`` is given), so they are
+/// `async`: the wait runs on a thread of the
 /// bridge's (a serial queue, in the order the calls were made), never on the task's, and
 /// is not cancelled with the task. Exporting, `stats` and `isConnected` do not wait.
 ///
@@ -335,6 +336,30 @@ public final class QTNATSBridge: Sendable {
             guard let bridge = state.take() else { return .success(()) }
             let before = qtshim_failures()
             let status = qtbus_nats_close(bridge)
+            guard status < 0 else { return .success(()) }
+            return .failure(_qtnError(status, since: before))
+        }
+        try result.get()
+    }
+
+    /// As ``close()``, within `timeout` (C's `qtbus_nats_close_timeout`): one deadline for
+    /// the flush, the drains and the dispatch of what was received; what is not done by
+    /// then is dropped. `.zero` closes at once (no flush, no drain); a negative timeout is
+    /// `.zero`, as `Task.sleep(for:)` takes one whose time has passed. Closing a closed
+    /// bridge does nothing.
+    ///
+    /// The wait runs on the bridge's queue, after the calls made before it there.
+    ///
+    /// - Throws: `QTBusError.timedOut` when the time cut the close short (what was
+    ///   dropped is in the message: bytes unsent, messages not drained, events not
+    ///   dispatched), `QTBusError.io` for another loss; the bridge is closed all the same.
+    public func close(timeout: Duration) async throws(QTBusError) {
+        let state = state
+        let ms = max(_qtnMilliseconds(timeout), 0)
+        let result: Result<Void, QTBusError> = await blocking {
+            guard let bridge = state.take() else { return .success(()) }
+            let before = qtshim_failures()
+            let status = qtbus_nats_close_timeout(bridge, ms)
             guard status < 0 else { return .success(()) }
             return .failure(_qtnError(status, since: before))
         }
