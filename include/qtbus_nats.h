@@ -155,6 +155,16 @@
  *
  * THREADS.  Every function may be called from any thread.  A bridge must be closed
  * before its bus is destroyed, and not used after it is closed.
+ *   The bridge's own threads are named "qtbus-nats" (what top -H, ps -L and gdb's "info
+ * threads" show): the thread that dispatches what it receives, one per bridge, for as
+ * long as the bridge is open; and, for a moment after qtbus_nats_close_timeout()
+ * returns, the one that ends nats.c's connection.  The threads nats.c makes (per
+ * connection its read loop and flusher, and while reconnecting its reconnect thread;
+ * one delivery thread per subscription, so per import, unless the options ask for
+ * nats.c's shared delivery pool; its timer, asynchronous-callback and garbage-collector
+ * threads, once per process) are not named by the bridge: nats.c has no hook for it.
+ * Linux gives a new thread its creator's name, so they carry the name of the thread that
+ * connected or imported (or of nats.c's own thread that made them).
  */
 #ifndef QTBUS_NATS_H
 #define QTBUS_NATS_H

@@ -3,6 +3,7 @@
  * libqtbus-nats: the public calls (qtbus_nats.h) and the connection.  The top layer:
  * it uses every other part, and none uses it.
  */
+#define _GNU_SOURCE  /* pthread_setname_np */
 #include "bridge.h"
 
 #include <ctype.h>
@@ -522,6 +523,7 @@ static void finish(qtbus_nats *bridge)
 
 static void *finishing(void *arg)
 {
+    pthread_setname_np(pthread_self(), QN_THREAD_NAME);
     finish(arg);
     nats_ReleaseThreadMemory();
     return NULL;

@@ -271,6 +271,11 @@ struct qtbus_nats {
     uint64_t reconnects_before;    /* an attached connection's, when the bridge came */
 };
 
+/* The name of the bridge's own threads (its dispatching thread, and the one that ends
+ * a close with a timeout): top -H, ps -L and gdb show it.  nats.c's threads are
+ * nats.c's (qtbus_nats.h, THREADS). */
+#define QN_THREAD_NAME "qtbus-nats"
+
 /* ---- bridge.c -------------------------------------------------------------------- */
 
 /* Its calls are the public ones, declared in include/qtbus_nats.h. */

@@ -12,7 +12,7 @@
  * dispatch with that very pointer, does not publish it.  A handler dispatching a new
  * event passes its own pointers, so its event is published.
  */
-#define _GNU_SOURCE  /* SCHED_BATCH */
+#define _GNU_SOURCE  /* SCHED_BATCH, pthread_setname_np */
 #include "bridge.h"
 
 #include <errno.h>
@@ -123,6 +123,7 @@ static void dispatch_message(qtbus_nats *bridge, const qn_pending *msg)
 static void *thread_main(void *arg)
 {
     qtbus_nats *bridge = arg;
+    pthread_setname_np(pthread_self(), QN_THREAD_NAME);
     /* Woken, it does not preempt nats.c's thread that woke it: on a machine with more
      * runnable threads than CPUs, each wake-up switched to this thread for a few events
      * and back (docs/perf-notes.md, "The bridge's thread runs under SCHED_BATCH").
