@@ -6,7 +6,7 @@
 //   - unexport_events / unimport_events: true once, then false (nothing left to end);
 //   - stats() and is_connected(), across a server restart;
 //   - failures thrown as qtbus::error with qtbus_errmsg()'s words: a url with no server
-//     (naming it), a bad name, a NUL byte, a negative timeout, an empty bridge; the url's
+//     (naming it), a server that refuses the password (QTBUS_EACCES), a bad name, a NUL byte, a negative timeout, an empty bridge; the url's
 //     password never shown;
 //   - options (prefix, jetstream: a sticky event kept by the server reaches a later
 //     import; a negative request_timeout refused);
@@ -174,6 +174,20 @@ void refusals(const char *url)
     CHECK(contains(e.what(), "qtbus_nats_connect: no server at nats://user:***@127.0.0.1:1 could be reached"));
     CHECK(!contains(e.what(), "s3cret"));
     std::printf("cxx_nats: %s\n", e.what());
+
+    // A server reached that refuses the password: EACCES, which says so, the password
+    // hidden.
+    {
+        std::string auth = cxx_ns_start_config("authorization {\n  users = [ { user: orders, password: pw } ]\n}\n");
+        std::string wrong = auth.substr(0, 7) + "orders:guessed@" + auth.substr(7);
+        e = thrown([&] { qtbus::nats::bridge b(bus, wrong); });
+        cxx_ns_stop_config();
+        CHECK_EQ(e.status(), QTBUS_EACCES);
+        CHECK(contains(e.what(), "qtbus_nats_connect: the server at nats://orders:***@127.0.0.1:"));
+        CHECK(contains(e.what(), " was reached and refused access: "));
+        CHECK(!contains(e.what(), "guessed"));
+        std::printf("cxx_nats: %s\n", e.what());
+    }
 
     e = thrown([&] { qtbus::nats::bridge b(bus, std::string("nats://user:s3cret@127.0.0.1:1\0x", 32)); });
     CHECK_EQ(e.status(), QTBUS_EINVAL);
