@@ -531,10 +531,10 @@ static void *finishing(void *arg)
 
 /* finish() on a thread of its own, so that a close with a timeout returns without
  * waiting for nats.c's close: it joins its reconnect thread, which may be sleeping its
- * reconnect wait (it checks for a close only before it sleeps: 100 to 200 ms with
- * qtbus_nats_connect's settings, measured 130 ms and more one close in three with the
- * server killed), and, while the connection is up with data in its buffer, waits up to
- * 500 ms for the server.  By now nothing of the bridge calls the bus or the caller's
+ * reconnect wait (it looks for a close only before it sleeps, so a close that comes
+ * while it tries a server waits for the whole ReconnectWait and jitter, 100 to 200 ms
+ * with qtbus_nats_connect's settings), and, while the connection is up with data in
+ * its buffer, waits up to 500 ms for the server.  By now nothing of the bridge calls the bus or the caller's
  * code (its thread is joined, its subscriptions complete); what is left is nats.c's
  * and the bridge's memory.  False when no thread could be made (finish() then runs on
  * the caller's). */
