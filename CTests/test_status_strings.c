@@ -39,7 +39,8 @@ int main(void)
     CHECK_EQ_INT(QTBUS_EBUSY, -6);
     CHECK_EQ_INT(QTBUS_EIO, -7);
     CHECK_EQ_INT(QTBUS_ETIMEDOUT, -8);
-    CHECK_EQ_INT(KNOWN_COUNT, 9);
+    CHECK_EQ_INT(QTBUS_EACCES, -9);
+    CHECK_EQ_INT(KNOWN_COUNT, 10);
 
     /* Every known code: its table text, non-empty, distinct from every other code's. */
     for (int i = 0; i < KNOWN_COUNT; i++) {
@@ -59,7 +60,7 @@ int main(void)
 
     /* Unknown ints (future codes, positive counts, extremes): never NULL, never empty,
      * never mistaken for a known code. */
-    const int unknown[] = {QTBUS__STATUS_LAST, -10, -100, -1000, 1, 2, 7, 42, 1000,
+    const int unknown[] = {QTBUS__STATUS_LAST, -11, -100, -1000, 1, 2, 7, 42, 1000,
                            INT_MIN, INT_MIN + 1, INT_MAX};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         const char *s = qtbus_strerror(unknown[i]);

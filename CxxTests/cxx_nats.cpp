@@ -6,12 +6,14 @@
 //   - unexport_events / unimport_events: true once, then false (nothing left to end);
 //   - stats() and is_connected(), across a server restart;
 //   - failures thrown as qtbus::error with qtbus_errmsg()'s words: a url with no server
-//     (naming it), a bad name, a NUL byte, a negative timeout, an empty bridge; the url's
+//     (naming it), a server that refuses the password (QTBUS_EACCES), a bad name, a NUL byte, a negative timeout, an empty bridge; the url's
 //     password never shown;
 //   - options (prefix, jetstream: a sticky event kept by the server reaches a later
 //     import; a negative request_timeout refused);
 //   - connect_with (nats.c's natsOptions) and attach (a natsConnection the bridge never
-//     closes), RAII: destructor, move, close(), release().
+//     closes), RAII: destructor, move, close(), release();
+//   - close(timeout): within the time with the server gone (false), true when nothing
+//     was left, a negative timeout taken as 0.
 #include "cxx_util.hpp"
 #include "cxx_nats_server.h"
 
@@ -173,6 +175,20 @@ void refusals(const char *url)
     CHECK(!contains(e.what(), "s3cret"));
     std::printf("cxx_nats: %s\n", e.what());
 
+    // A server reached that refuses the password: EACCES, which says so, the password
+    // hidden.
+    {
+        std::string auth = cxx_ns_start_config("authorization {\n  users = [ { user: orders, password: pw } ]\n}\n");
+        std::string wrong = auth.substr(0, 7) + "orders:guessed@" + auth.substr(7);
+        e = thrown([&] { qtbus::nats::bridge b(bus, wrong); });
+        cxx_ns_stop_config();
+        CHECK_EQ(e.status(), QTBUS_EACCES);
+        CHECK(contains(e.what(), "qtbus_nats_connect: the server at nats://orders:***@127.0.0.1:"));
+        CHECK(contains(e.what(), " was reached and refused access: "));
+        CHECK(!contains(e.what(), "guessed"));
+        std::printf("cxx_nats: %s\n", e.what());
+    }
+
     e = thrown([&] { qtbus::nats::bridge b(bus, std::string("nats://user:s3cret@127.0.0.1:1\0x", 32)); });
     CHECK_EQ(e.status(), QTBUS_EINVAL);
     CHECK_EQ(std::string(e.what()), "qtbus_nats_connect: the url holds a NUL byte (at byte 30)");
@@ -319,6 +335,39 @@ void restart(const char *url)
                 static_cast<unsigned long long>(b.stats().reconnects));
 }
 
+// close(timeout): within the time with the server gone (false: what was published is
+// dropped, qtbus_errmsg() says so); true with the server up, at once; an empty bridge's
+// does nothing.
+void close_timeout(const char *url)
+{
+    qtbus::bus bus;
+    {
+        qtbus::nats::bridge b(bus, url);
+        b.export_events("Gone");
+        cxx_ns_kill();
+        wait_until([&] { return !b.is_connected(); });
+        CHECK_EQ(bus.dispatch("Gone", "x"), 1);  // waits in the reconnect buffer
+        const auto start = std::chrono::steady_clock::now();
+        CHECK(!b.close(std::chrono::milliseconds(300)));
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+        std::printf("cxx_nats: close(300ms) with the server gone: false after %lld ms: %s\n",
+                    static_cast<long long>(took.count()), qtbus_errmsg());
+        CHECK(took.count() >= 290 && took.count() <= 600);
+        CHECK(contains(qtbus_errmsg(), "qtbus_nats_close_timeout: the timeout (300 ms) cut the close short: "));
+        CHECK(!b);
+        CHECK(b.close(std::chrono::milliseconds(0)));  // empty: nothing to do
+        cxx_ns_restart();
+    }
+    qtbus::nats::bridge b(bus, url);
+    b.export_events("Fine");
+    CHECK_EQ(bus.dispatch("Fine", "y"), 1);
+    CHECK(b.close(std::chrono::milliseconds(1000)));
+    CHECK(!b);
+    qtbus::nats::bridge c(bus, url);
+    CHECK(c.close(std::chrono::milliseconds(-5)));  // a time already past: at once
+    std::puts("cxx_nats: close(timeout) within the time, false when it dropped, true when not");
+}
+
 } // namespace
 
 int main()
@@ -331,6 +380,7 @@ int main()
         jetstream(url);
         nats_c(url);
         restart(url);
+        close_timeout(url);
     } catch (const qtbus::error &e) {
         std::fprintf(stderr, "cxx_nats: unexpected qtbus::error (%d): %s\n", e.status(), e.what());
         cxx_ns_stop();

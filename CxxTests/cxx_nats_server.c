@@ -8,7 +8,7 @@
 
 #include "cxx_nats_server.h"
 
-static ns_server server;
+static ns_server server, configured;
 
 const char *cxx_ns_start(void)
 {
@@ -21,3 +21,12 @@ void cxx_ns_kill(void) { ns_kill(&server); }
 void cxx_ns_restart(void) { ns_restart(&server); }
 
 void cxx_ns_stop(void) { ns_stop(&server); }
+
+const char *cxx_ns_start_config(const char *config)
+{
+    configured = (ns_server){ .no_jetstream = 1, .config = config };
+    ns_start(&configured);
+    return configured.url;
+}
+
+void cxx_ns_stop_config(void) { ns_stop(&configured); }

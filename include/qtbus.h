@@ -149,13 +149,14 @@ extern "C" {
     X(ECLOSED, -5, "the bus is being destroyed")                                       \
     X(EBUSY,   -6, "the command is not enabled (executing or disabled)")              \
     X(EIO,     -7, "connection or I/O failure (a server could not be reached)")      \
-    X(ETIMEDOUT, -8, "the wait ran out of time (the awaited state was not reached)")
+    X(ETIMEDOUT, -8, "the wait ran out of time (the awaited state was not reached)") \
+    X(EACCES,  -9, "access refused (a server was reached and refused the credentials or a permission)")
 
 typedef enum qtbus_status {
 #define QTBUS__STATUS_ENUM(name, value, text) QTBUS_##name = (value),
     QTBUS_STATUS_MAP(QTBUS__STATUS_ENUM)
 #undef QTBUS__STATUS_ENUM
-    QTBUS__STATUS_LAST = -9
+    QTBUS__STATUS_LAST = -10
 } qtbus_status;
 
 /* Static English text for any int (unknown values included); never NULL. */
@@ -272,7 +273,18 @@ QTBUS_API int qtbus_bus_wait_idle(qtbus_bus *bus, int timeout_ms);
 QTBUS_API qtbus_queue *qtbus_queue_main(void);
 
 /* A new serial queue; `label` (nullable) names it in debuggers.  NULL only when out of
- * memory.  The caller owns one reference, given back with qtbus_queue_release(). */
+ * memory.  The caller owns one reference, given back with qtbus_queue_release().
+ *   Its threads carry its name: while the queue's work runs (a handler, a release, an
+ * execution), its thread is named the label cut to 15 bytes (the kernel's limit, 16
+ * with the NUL), never inside a UTF-8 character; "qtbus.queue" for NULL or "".  That is
+ * what /proc/self/task/<tid>/comm, top -H, ps -L and gdb's "info threads" show.  The
+ * queue's threads are libdispatch's pool, which runs every queue's work: the name is
+ * given when the thread starts a turn of this queue's work, and kept after it, since
+ * naming it back would cost a system call each turn (an idle pool thread shows the
+ * last queue it worked for).  A thread is renamed only when it comes from work of
+ * another name (a comparison per turn, not per delivery), so a handler that renames
+ * its own thread keeps its name until the thread runs another queue's work.  The main
+ * queue's thread is the program's, and is never renamed. */
 QTBUS_API qtbus_queue *qtbus_queue_create(const char *label);
 
 /* Gives back the caller's reference.  Work already queued still runs, and

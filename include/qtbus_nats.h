@@ -134,6 +134,10 @@
  * asynchronous errors ("qtbus_nats", on nats.c's callback thread) carry its words,
  * e.g. for a publish its permissions deny:
  *     qtbus_nats: Not Permitted: Permissions Violation for Publish to "qtbus.e._.T"
+ * A refusal by the server, of the credentials or of a permission, has the status
+ * QTBUS_EACCES wherever it is reported (a record's status; a call's return where the
+ * call learns of it: connecting, importing); every other failure of nats.c or the
+ * server is QTBUS_EIO (or QTBUS_ENOMEM, QTBUS_EINVAL for what nats.c says is one).
  * Received messages are dropped, with such a report, when their subject is not one
  * this encoding produces (a name in it that is not a qtbus name included: NAMES,
  * below) or when the bridge's backlog of received events holds more than
@@ -151,6 +155,16 @@
  *
  * THREADS.  Every function may be called from any thread.  A bridge must be closed
  * before its bus is destroyed, and not used after it is closed.
+ *   The bridge's own threads are named "qtbus-nats" (what top -H, ps -L and gdb's "info
+ * threads" show): the thread that dispatches what it receives, one per bridge, for as
+ * long as the bridge is open; and, for a moment after qtbus_nats_close_timeout()
+ * returns, the one that ends nats.c's connection.  The threads nats.c makes (per
+ * connection its read loop and flusher, and while reconnecting its reconnect thread;
+ * one delivery thread per subscription, so per import, unless the options ask for
+ * nats.c's shared delivery pool; its timer, asynchronous-callback and garbage-collector
+ * threads, once per process) are not named by the bridge: nats.c has no hook for it.
+ * Linux gives a new thread its creator's name, so they carry the name of the thread that
+ * connected or imported (or of nats.c's own thread that made them).
  */
 #ifndef QTBUS_NATS_H
 #define QTBUS_NATS_H
@@ -193,7 +207,13 @@ typedef struct qtbus_nats_options {
  * options, url or out; a url that lists no server; a negative timeout; a prefix that
  * is not a NATS subject without wildcards); QTBUS_EIO when no server of the list could
  * be reached (qtbus_errmsg() names the url and nats.c's reason), or, with jetstream,
- * when the server has no JetStream; QTBUS_ENOMEM.  A failed connect leaves *out NULL.
+ * when the server has no JetStream; QTBUS_EACCES when a server was reached and refused
+ * access (the credentials in the url are wrong, or it wants some and there are none:
+ * nats.c's NATS_CONNECTION_AUTH_FAILED), qtbus_errmsg() saying so, with the url and
+ * nats.c's words ("a server at ..." for a list, which does not say which one):
+ *     qtbus_nats_connect: the server at nats://orders:***@127.0.0.1:4222 was reached
+ *     and refused access: Authentication Violation ((conn.c:1905): Authorization Violation)
+ * QTBUS_ENOMEM.  A failed connect leaves *out NULL.
  *
  * The url lists every server, separated by commas, as many as it names (all are
  * used; blanks around an entry and empty entries are skipped): tried in that order at
@@ -233,7 +253,14 @@ QTBUS_NATS_API int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *
  * connection: the bridge's reports and the trace hook carry the errors instead.
  * Returns what qtbus_nats_connect() returns (QTBUS_EINVAL for a NULL nats_options),
  * qtbus_errmsg() giving nats.c's reason; a failed connect leaves *out NULL and nothing
- * running.
+ * running.  QTBUS_EACCES: a server was reached and refused the user and password, the
+ * token, the NKey or the credentials file (wrong, expired, unknown account, or none
+ * given), qtbus_errmsg() reading "qtbus_nats_connect_with: a server of nats_options was
+ * reached and refused access: " and nats.c's words (nats.c cannot tell the bridge its
+ * options' url).  TLS failures are QTBUS_EIO, "no server of nats_options could be
+ * reached", with OpenSSL's words when nats.c has them: nats.c reports a client
+ * certificate the server refuses as the server closing the connection ("Protocol Error
+ * (Expected 'PONG', got '')"), which a server going away reads as too.
  *
  * With nats.c before 3.11 (Debian 12's is 3.4.1), a connect the server refuses for
  * authorization is made again, three connects at most: those versions send no signature
@@ -281,10 +308,10 @@ QTBUS_NATS_API int qtbus_nats_export(qtbus_nats *bridge, const char *type);
  * Importing a type twice is QTBUS_OK and changes nothing.  Refuses: QTBUS_EINVAL for
  * a NULL bridge, a type that is not a qtbus name or a pattern that is not one (NAMES
  * and PATTERNS, above: exactly the types qtbus_nats_export refuses), with nothing
- * subscribed; QTBUS_EIO when nats.c could
- * not subscribe (nothing kept), when the server refused the subscription (below:
- * nothing kept), or when the server did not confirm the subscription within 2 s
- * (then it is kept, and sent again on reconnect); QTBUS_ENOMEM.  While the bridge is
+ * subscribed; QTBUS_EACCES when the server refused the subscription (below: nothing
+ * kept); QTBUS_EIO when nats.c could not subscribe (nothing kept) or when the server did
+ * not confirm the subscription within 2 s (then it is kept, and sent again on
+ * reconnect); QTBUS_ENOMEM.  While the bridge is
  * not connected (reconnecting, or not yet connected: qtbus_nats_connect_with), an
  * import returns QTBUS_OK at once and its subscription is sent when the connection is
  * made; a refusal by permissions then comes as the server's asynchronous error.  Received messages
@@ -293,7 +320,7 @@ QTBUS_NATS_API int qtbus_nats_export(qtbus_nats *bridge, const char *type);
  * A server whose permissions deny the connection's user this subscription (with
  * JetStream, one of its subscriptions to <prefix>.e.*.<type> and <prefix>.q.*.<type>)
  * answers with an error before it confirms; the import waits for it and returns
- * QTBUS_EIO, one MISUSE record, and qtbus_errmsg() in the server's words:
+ * QTBUS_EACCES, one MISUSE record, and qtbus_errmsg() in the server's words:
  *     qtbus_nats_import: the server refused the subscription to qtbus.*.*.T:
  *     Permissions Violation for Subscription to "qtbus.*.*.T"
  * Imports of one bridge take turns for this.  Limits, all nats.c's or the server's:
@@ -374,8 +401,52 @@ QTBUS_NATS_API int qtbus_nats_is_connected(qtbus_nats *bridge);
  * more) and nats.c's reason:
  *     qtbus_nats_close: 1 subscription did not drain, so messages for it may be lost:
  *     qtbus.*.*.T (Timeout)
- * QTBUS_EINVAL for NULL. */
+ * QTBUS_EINVAL for NULL.  With the server gone this takes the 8 s of its two waits:
+ * qtbus_nats_close_timeout() closes within a time of the caller's. */
 QTBUS_NATS_API int qtbus_nats_close(qtbus_nats *bridge);
+
+/* Closes the bridge as qtbus_nats_close() does, but within timeout_ms milliseconds in
+ * all (one deadline for the flush, the drains and the bridge's thread, rather than
+ * close's 5 s and 3 s), and frees it, whatever it returns but QTBUS_EINVAL.  What was
+ * not done when the time is up is dropped:
+ *   - the flush: what nats.c still held of what was published (with no server
+ *     reachable, its reconnect buffer) is not sent;
+ *   - the drains: each import's subscription is drained for the time left; with none
+ *     left it is unsubscribed at once, and what nats.c held for it is dropped;
+ *   - the bridge's thread stops dispatching what it received: the rest is dropped
+ *     (counted in qtbus_nats_stats_get's dropped until the bridge is freed).
+ * timeout_ms 0 closes at once: no flush, no drain, nothing more dispatched.  Then
+ * "flushed" means that nothing waited in nats.c's buffer of a connection that was up
+ * (written to the socket; the server's receipt takes a round trip, which needs time).
+ *   Returns QTBUS_OK when nothing was dropped: everything published reached the server
+ * (or, at 0, the socket), every import drained, every received event was dispatched.
+ * QTBUS_ETIMEDOUT when the time cut any of it short: the bridge is closed and freed
+ * all the same, and qtbus_errmsg() says what was dropped, as exactly as nats.c lets
+ * the bridge know (bytes unsent on a connection that is up; of a reconnect buffer,
+ * nats.c says nothing; messages nats.c held for an import not drained; events the
+ * bridge's thread had not dispatched), in one MISUSE record:
+ *     qtbus_nats_close_timeout: the timeout (500 ms) cut the close short: what was
+ *     published did not reach the server within 500 ms (none is reachable; the
+ *     reconnect buffer is lost): Timeout; 1 subscription did not drain, so messages
+ *     for it may be lost: qtbus.*.*.T (Timeout)
+ * Messages the server had sent an import that was not drained, still on their way, are
+ * lost unseen (as with any unsubscribe).  QTBUS_EIO (closed and freed too) when a
+ * failure that is not the time's cut it short (nats.c closed the connection under the
+ * flush).  QTBUS_EINVAL for a NULL bridge, or a negative timeout_ms: then nothing is
+ * closed, and the bridge stays usable (qtbus_nats_close() has the default waits).
+ *   What the timeout cannot cut: a handler of an imported event that is running is not
+ * interrupted (close waits for it to return); nor nats.c's threads leaving the bridge's
+ * callbacks (which only queue; but a received message the bridge drops is reported to
+ * the bus's trace hook, on nats.c's thread: a hook that blocks holds close).  nats.c's
+ * own close of the connection (not of an attached one) may wait too: it joins its
+ * threads, the reconnect thread perhaps asleep for its reconnect wait or in a connect
+ * attempt (up to natsOptions_SetTimeout, 2 s for qtbus_nats_connect()), and while the
+ * connection is up with data in its buffer it waits up to 500 ms for the server.  So it
+ * runs on a thread of the bridge's, after this returns (on the caller's only if no
+ * thread can be made): by then nothing of the bridge calls the bus or the
+ * application's code, the bus may be destroyed, and the bridge's memory is freed once
+ * nats.c is done.  qtbus_nats_close() does that on the caller's thread, as it did. */
+QTBUS_NATS_API int qtbus_nats_close_timeout(qtbus_nats *bridge, int timeout_ms);
 
 #ifdef __cplusplus
 }

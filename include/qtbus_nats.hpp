@@ -36,15 +36,17 @@
  *     Names are passed as std::string_view (a NUL byte in one is QTBUS_EINVAL, reported
  *     as qtbus.hpp reports it); the url never appears in a message of this header's own
  *     (it may hold a password: the library's messages show it as "***").
- *   - Ending never throws.  The destructor and close() close the bridge; unexport_events
- *     and unimport_events of what this bridge does not export or import (never, or no
- *     longer: QTBUS_ESTALE) return false, as ending what has already ended is not a
- *     failure (qtbus.hpp).  close() returns false when the library's close returned
- *     QTBUS_EIO: the bridge is closed and freed all the same, but what it was to deliver
- *     may be lost (a flush or a drain did not complete); qtbus_errmsg() on this thread
- *     then says what, and the bus's trace hook had a MISUSE record.
+ *   - Ending never throws.  The destructor, close() and close(timeout) close the
+ *     bridge; unexport_events and unimport_events of what this bridge does not export
+ *     or import (never, or no longer: QTBUS_ESTALE) return false, as ending what has
+ *     already ended is not a failure (qtbus.hpp).  close() returns false when the
+ *     library's close returned QTBUS_EIO, close(timeout) also for QTBUS_ETIMEDOUT: the
+ *     bridge is closed and freed all the same, but what it was to deliver may be lost
+ *     (a flush or a drain did not complete, received events were not dispatched);
+ *     qtbus_errmsg() on this thread then says what, and the bus's trace hook had a
+ *     MISUSE record.
  *   - A bridge holds at most one qtbus_nats and is move-only; a moved-from, released or
- *     closed bridge is empty: its destructor and close() do nothing, and any other call
+ *     closed bridge is empty: its destructor and both close() do nothing, and any other call
  *     throws qtbus::error (QTBUS_EINVAL, "the qtbus::nats::bridge is empty ...").
  *   - Lifetime: a bridge must be closed before its bus is destroyed, so declare the bus
  *     first (members and locals are destroyed in the reverse order).  Event handlers of
@@ -113,8 +115,10 @@ public:
     /* Connects `bus` to the NATS server(s) at `url` (qtbus_nats_connect: "nats://host:4222",
      * a comma-separated list for a cluster, credentials in an entry).  Throws
      * qtbus::error: QTBUS_EIO when no server could be reached (what() names the url,
-     * secrets as "***", and nats.c's reason), QTBUS_EINVAL for a url that lists no
-     * server or options the library refuses, QTBUS_ENOMEM. */
+     * secrets as "***", and nats.c's reason), QTBUS_EACCES when a server was reached and
+     * refused access (wrong or missing credentials: what() says so, naming the url),
+     * QTBUS_EINVAL for a url that lists no server or options the library refuses,
+     * QTBUS_ENOMEM. */
     bridge(bus_ref bus, std::string_view url, const options &o = {}) : bus_(bus.c_bus())
     {
         static const char call[] = "qtbus_nats_connect";
@@ -181,8 +185,8 @@ public:
 
     /* Events of `type` (or of the types the pattern matches) that other bridges publish
      * are dispatched on the bus, on the bridge's thread.  Returns once the server has
-     * the subscription (at most about 2 s; QTBUS_EIO after that, or when the server
-     * refuses it). */
+     * the subscription (at most about 2 s; QTBUS_EIO after that, QTBUS_EACCES when the
+     * server's permissions refuse it). */
     void import_events(std::string_view type) { name_call(qtbus_nats_import, "qtbus_nats_import", type); }
     void import_events(const pattern &p) { import_events(p.text); }
     /* Only the events of `type` with this `subtype` (qtbus_nats_import_subtype). */
@@ -243,6 +247,22 @@ public:
         qtbus_nats *b = std::exchange(b_, nullptr);
         bus_ = nullptr;
         return qtbus_nats_close(b) == QTBUS_OK;
+    }
+    /* As close(), within `timeout` (qtbus_nats_close_timeout: one deadline for the
+     * flush, the drains and the dispatch of what was received; what is not done by
+     * then is dropped; 0: at once).  A negative timeout is 0, as a std::chrono wait
+     * takes one whose time has passed; beyond INT_MAX ms, INT_MAX.  True when nothing
+     * was dropped (or the bridge was empty); false for QTBUS_ETIMEDOUT (the time cut it
+     * short) or QTBUS_EIO: closed all the same, qtbus_errmsg() on this thread says
+     * what was dropped, and the bus's trace hook had a MISUSE record.  The destructor
+     * keeps close()'s waits. */
+    bool close(std::chrono::milliseconds timeout) noexcept
+    {
+        if (!b_) return true;
+        qtbus_nats *b = std::exchange(b_, nullptr);
+        bus_ = nullptr;
+        const auto ms = timeout.count();
+        return qtbus_nats_close_timeout(b, ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : static_cast<int>(ms)) == QTBUS_OK;
     }
     /* Gives the C bridge up without closing it (the caller closes it); empty afterwards. */
     qtbus_nats *release() noexcept

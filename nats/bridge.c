@@ -3,6 +3,7 @@
  * libqtbus-nats: the public calls (qtbus_nats.h) and the connection.  The top layer:
  * it uses every other part, and none uses it.
  */
+#define _GNU_SOURCE  /* pthread_setname_np */
 #include "bridge.h"
 
 #include <ctype.h>
@@ -12,8 +13,10 @@
 #include <string.h>
 #include <time.h>
 
-/* How long close waits for the server to confirm what was published. */
+/* How long qtbus_nats_close waits for the server to confirm what was published, and
+ * for each import's subscription to drain. */
 #define CLOSE_FLUSH_MS 5000
+#define CLOSE_DRAIN_MS 3000
 
 /* nats.c's asynchronous errors have no call to return from: they are reported on
  * nats.c's thread, in the server's words when it sent some (nats.c gives them as this
@@ -68,6 +71,23 @@ static bool lists_server(const char *url)
         if (*url != ',' && !isspace((unsigned char)*url)) return true;
     }
     return false;
+}
+
+/* Whether `url` lists more than one server (then a message cannot say which one). */
+static bool several_servers(const char *url)
+{
+    int entries = 0;
+    bool blank = true;
+    for (const char *p = url;; p++) {
+        if (*p == ',' || !*p) {
+            entries += !blank;
+            blank = true;
+            if (!*p) break;
+        } else if (!isspace((unsigned char)*p)) {
+            blank = false;
+        }
+    }
+    return entries > 1;
 }
 
 /* `url` as messages show it, since qtbus_errmsg() and the trace hook end up in logs:
@@ -151,6 +171,7 @@ static qtbus_nats *bridge_new(qtbus_bus *bus, const qtbus_nats_options *options)
     bridge->prefix_len = strlen(prefix);
     bridge->request_timeout_ms = options->request_timeout_ms ? options->request_timeout_ms : 1000;
     bridge->refs = 1;
+    atomic_init(&bridge->close_deadline, INT64_MAX);
     pthread_mutex_init(&bridge->lock, NULL);
     pthread_mutex_init(&bridge->pool_lock, NULL);
     pthread_mutex_init(&bridge->answer_lock, NULL);
@@ -194,15 +215,29 @@ static int auth_attempts(void)
     return nats_GetVersionNumber() < 0x030B00 ? 3 : 1;
 }
 
-/* Connects with `opts`, which have the bridge's settings; `what` names the servers in
- * a failure's message.  A connection that nats.c keeps trying (its retry on failed
- * connect) is one: the bridge works once a server is up. */
-static int bridge_connect(const char *fn, qtbus_nats *bridge, natsOptions *opts, const char *what)
+/* Connects with `opts`, which have the bridge's settings; `where` names the servers in
+ * a failure's message ("at nats://...", "of nats_options"), `several` when there may be
+ * more than one.  A connection that nats.c keeps trying (its retry on failed connect)
+ * is one: the bridge works once a server is up.
+ *   A server that answered and refused the connection's credentials (nats.c's
+ * NATS_CONNECTION_AUTH_FAILED: the server's -ERR 'Authorization Violation', for a wrong
+ * password, token, NKey or credentials file, or none) is QTBUS_EACCES, and the message
+ * says it was reached: "could not be reached" sent operators after the network when
+ * the password was wrong.  Any other failure is QTBUS_EIO, "could not be reached":
+ * TLS failures included, since nats.c does not tell a client certificate the server
+ * refused from a server that closed the connection ("Expected 'PONG', got ''"). */
+static int bridge_connect(const char *fn, qtbus_nats *bridge, natsOptions *opts, const char *where, bool several)
 {
     natsStatus s = natsConnection_Connect(&bridge->conn, opts);
     for (int tries = auth_attempts() - 1; s == NATS_CONNECTION_AUTH_FAILED && tries > 0; tries--)
         s = natsConnection_Connect(&bridge->conn, opts);
     if (s == NATS_OK || s == NATS_NOT_YET_CONNECTED) return QTBUS_OK;
+    char what[320];
+    if (s == NATS_CONNECTION_AUTH_FAILED) {
+        snprintf(what, sizeof what, "%s %s was reached and refused access", several ? "a server" : "the server", where);
+    } else {
+        snprintf(what, sizeof what, "no server %s could be reached", where);
+    }
     int status = qn_fail_nats(bridge, fn, s, what);
     qn_bridge_free(bridge);
     return status;
@@ -231,10 +266,10 @@ int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_
         qn_bridge_free(bridge);
         return status;
     }
-    char url[204], what[300];
+    char url[204], where[208];
     shown_url(url, sizeof url, options->url);
-    snprintf(what, sizeof what, "no server at %s could be reached", url);
-    status = bridge_connect(fn, bridge, opts, what);
+    snprintf(where, sizeof where, "at %s", url);
+    status = bridge_connect(fn, bridge, opts, where, several_servers(options->url));
     natsOptions_Destroy(opts);
     return status == QTBUS_OK ? bridge_start(fn, bridge, options, out) : status;
 }
@@ -254,7 +289,8 @@ int qtbus_nats_connect_with(qtbus_bus *bus, struct __natsOptions *nats_options, 
         qn_bridge_free(bridge);
         return status;
     }
-    status = bridge_connect(fn, bridge, nats_options, "no server of nats_options could be reached");
+    /* nats.c has no call that reads the servers back from its options. */
+    status = bridge_connect(fn, bridge, nats_options, "of nats_options", true);
     /* nats.c copied the options: what the bridge set there is taken back, so that the
      * caller's options, used again for a connection of its own, hold no pointer to this
      * bridge. */
@@ -436,42 +472,147 @@ int qtbus_nats_is_connected(qtbus_nats *bridge)
     return natsConnection_Status(bridge->conn) == NATS_CONN_STATUS_CONNECTED;
 }
 
-int qtbus_nats_close(qtbus_nats *bridge)
+/* The milliseconds left until `deadline` (CLOCK_MONOTONIC ns), 0 once it has passed. */
+static int64_t ms_left(int64_t deadline)
 {
-    static const char fn[] = "qtbus_nats_close";
-    if (!bridge) return qtbus_report(NULL, fn, QTBUS_EINVAL, "the bridge is NULL");
+    int64_t left = deadline - qn_now_ns();
+    return left > 0 ? (left + 999999) / 1000000 : 0;
+}
+
+/* Why the flush did not complete, into out (empty when it did): `bounded` by a close
+ * timeout of timeout_ms (0: none was tried), else by close's CLOSE_FLUSH_MS. */
+static void flush_failure(char *out, size_t size, qtbus_nats *bridge, natsStatus s, bool bounded, int timeout_ms,
+                          bool tried)
+{
+    out[0] = '\0';
+    if (s == NATS_OK) return;
+    /* nats.c counts only what waits for the socket, not its reconnect buffer. */
+    bool connected = natsConnection_Status(bridge->conn) == NATS_CONN_STATUS_CONNECTED;
+    int unsent = connected ? natsConnection_Buffered(bridge->conn) : 0;
+    char what[200];
+    if (!tried) {
+        const char *when = timeout_ms == 0 ? "closed at once" : "no time was left to flush";
+        if (connected) {
+            snprintf(what, sizeof what, "%s: %d bytes of what was published were still unsent, dropped", when, unsent);
+        } else {
+            snprintf(what, sizeof what, "%s with no server reachable: what nats.c's reconnect buffer held is dropped "
+                     "(nats.c does not say how much)", when);
+        }
+        snprintf(out, size, "%s", what);
+        return;
+    }
+    int ms = bounded ? timeout_ms : CLOSE_FLUSH_MS;
+    if (connected) {
+        snprintf(what, sizeof what, "what was published did not reach the server within %d ms (%d bytes unsent)", ms,
+                 unsent);
+    } else {
+        snprintf(what, sizeof what, "what was published did not reach the server within %d ms (none is reachable; "
+                 "the reconnect buffer is lost)", ms);
+    }
+    qn_nats_reason(out, size, s, what);
+}
+
+/* The end of a close: nats.c's close of the connection (not an attached one: the
+ * application's), then the bridge's reference (the last, unless a request it answers
+ * holds it). */
+static void finish(qtbus_nats *bridge)
+{
+    if (!bridge->attached) natsConnection_Close(bridge->conn);
+    qn_bridge_unref(bridge);
+}
+
+static void *finishing(void *arg)
+{
+    pthread_setname_np(pthread_self(), QN_THREAD_NAME);
+    finish(arg);
+    nats_ReleaseThreadMemory();
+    return NULL;
+}
+
+/* finish() on a thread of its own, so that a close with a timeout returns without
+ * waiting for nats.c's close: it joins its reconnect thread, which may be sleeping its
+ * reconnect wait (it looks for a close only before it sleeps, so a close that comes
+ * while it tries a server waits for the whole ReconnectWait and jitter, 100 to 200 ms
+ * with qtbus_nats_connect's settings), and, while the connection is up with data in
+ * its buffer, waits up to 500 ms for the server.  By now nothing of the bridge calls the bus or the caller's
+ * code (its thread is joined, its subscriptions complete); what is left is nats.c's
+ * and the bridge's memory.  False when no thread could be made (finish() then runs on
+ * the caller's). */
+static bool finish_later(qtbus_nats *bridge)
+{
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) return false;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    bool made = pthread_create(&thread, &attr, finishing, bridge) == 0;
+    pthread_attr_destroy(&attr);
+    return made;
+}
+
+/* qtbus_nats_close (timeout_ms < 0: its own waits, CLOSE_FLUSH_MS and CLOSE_DRAIN_MS,
+ * failures QTBUS_EIO as it always returned) and qtbus_nats_close_timeout (one deadline
+ * for it all; what the time cut is QTBUS_ETIMEDOUT). */
+static int bridge_close(const char *fn, qtbus_nats *bridge, int timeout_ms)
+{
+    bool bounded = timeout_ms >= 0;
+    int64_t deadline = bounded ? qn_now_ns() + (int64_t)timeout_ms * 1000000 : INT64_MAX;
+    /* From now on the bridge's thread checks it for every message it holds. */
+    if (bounded) atomic_store(&bridge->close_deadline, deadline);
     /* No publish starts after this, so the flush below covers every one. */
     qn_export_stop(bridge);
-    natsStatus s = natsConnection_FlushTimeout(bridge->conn, CLOSE_FLUSH_MS);
-    char flush_why[200] = "";
-    if (s != NATS_OK) {
-        /* nats.c counts only what waits for the socket, not its reconnect buffer. */
-        char what[160];
-        if (natsConnection_Status(bridge->conn) == NATS_CONN_STATUS_CONNECTED) {
-            snprintf(what, sizeof what, "what was published did not reach the server within %d ms (%d bytes unsent)",
-                     CLOSE_FLUSH_MS, natsConnection_Buffered(bridge->conn));
-        } else {
-            snprintf(what, sizeof what, "what was published did not reach the server within %d ms (none is "
-                     "reachable; the reconnect buffer is lost)", CLOSE_FLUSH_MS);
-        }
-        qn_nats_reason(flush_why, sizeof flush_why, s, what);
+    int64_t flush_ms = bounded ? ms_left(deadline) : CLOSE_FLUSH_MS;
+    natsStatus s;
+    if (flush_ms > 0) {
+        s = natsConnection_FlushTimeout(bridge->conn, flush_ms);
+    } else {
+        /* No time for a round trip: flushed, as far as the client knows, when nothing
+         * waits in nats.c's buffer of a connection that is up. */
+        bool connected = natsConnection_Status(bridge->conn) == NATS_CONN_STATUS_CONNECTED;
+        s = connected && natsConnection_Buffered(bridge->conn) <= 0 ? NATS_OK : NATS_TIMEOUT;
     }
+    char flush_why[240];
+    flush_failure(flush_why, sizeof flush_why, bridge, s, bounded, timeout_ms, flush_ms > 0);
     /* A subscription that did not drain may have lost messages the server had sent
      * it: as much a failure to deliver as the flush, told the same way. */
-    char drain_why[160] = "";
-    int undrained = qn_import_stop(bridge, drain_why, sizeof drain_why);
+    qn_stopped stopped;
+    qn_import_stop(bridge, bounded ? ms_left(deadline) : CLOSE_DRAIN_MS, &stopped);
     int status = QTBUS_OK;
-    if (s != NATS_OK || undrained) {
-        status = s != NATS_OK ? qn_status_of(s) : QTBUS_EIO;
-        char undrained_why[240] = "";
-        if (undrained) {
+    if (s != NATS_OK || stopped.undrained || stopped.held || stopped.dropped) {
+        /* A failure that is not the time's (a connection closed under the flush) keeps
+         * its own status; qtbus_nats_close's losses are QTBUS_EIO, as they were. */
+        if (s != NATS_OK && s != NATS_TIMEOUT) {
+            status = qn_status_of(s);
+        } else {
+            status = bounded ? QTBUS_ETIMEDOUT : s != NATS_OK ? qn_status_of(s) : QTBUS_EIO;
+        }
+        char undrained_why[240] = "", held_why[120] = "", dropped_why[120] = "";
+        if (stopped.undrained) {
             snprintf(undrained_why, sizeof undrained_why,
-                     "%d subscription%s did not drain, so messages for %s may be lost: %s", undrained,
-                     undrained > 1 ? "s" : "", undrained > 1 ? "them" : "it", drain_why);
+                     "%d subscription%s did not drain, so messages for %s may be lost: %s", stopped.undrained,
+                     stopped.undrained > 1 ? "s" : "", stopped.undrained > 1 ? "them" : "it", stopped.why);
+        }
+        if (stopped.held) {
+            snprintf(held_why, sizeof held_why, "%llu received message%s nats.c held for the imports %s dropped",
+                     (unsigned long long)stopped.held, stopped.held > 1 ? "s" : "", stopped.held > 1 ? "were" : "was");
+        }
+        if (stopped.dropped) {
+            snprintf(dropped_why, sizeof dropped_why, "%llu received event%s not yet dispatched %s dropped",
+                     (unsigned long long)stopped.dropped, stopped.dropped > 1 ? "s" : "",
+                     stopped.dropped > 1 ? "were" : "was");
+        }
+        const char *parts[] = { flush_why, undrained_why, held_why, dropped_why };
+        char why[512] = "";
+        size_t n = 0;
+        if (bounded) n = (size_t)snprintf(why, sizeof why, "the timeout (%d ms) cut the close short: ", timeout_ms);
+        bool first = true;
+        for (size_t k = 0; k < sizeof parts / sizeof parts[0] && n < sizeof why; k++) {
+            if (!*parts[k]) continue;
+            n += (size_t)snprintf(why + n, sizeof why - n, "%s%s", first ? "" : "; ", parts[k]);
+            first = false;
         }
         /* One record for the call, as for any failed call; the bridge is freed all the
          * same (a bridge that cannot flush could not be closed otherwise). */
-        qn_report(bridge, fn, status, "%s%s%s", flush_why, *flush_why && undrained ? "; " : "", undrained_why);
+        qn_report(bridge, fn, status, "%s", why);
     }
     /* Requests this bridge is still answering publish their end to a closed
      * connection, and report it without the bus; an attached connection is left to
@@ -479,7 +620,26 @@ int qtbus_nats_close(qtbus_nats *bridge)
     pthread_mutex_lock(&bridge->answer_lock);
     atomic_store(&bridge->closed, true);
     pthread_mutex_unlock(&bridge->answer_lock);
-    if (!bridge->attached) natsConnection_Close(bridge->conn);
-    qn_bridge_unref(bridge);
+    if (!bounded || bridge->attached || !finish_later(bridge)) finish(bridge);
     return status;
+}
+
+int qtbus_nats_close(qtbus_nats *bridge)
+{
+    static const char fn[] = "qtbus_nats_close";
+    if (!bridge) return qtbus_report(NULL, fn, QTBUS_EINVAL, "the bridge is NULL");
+    return bridge_close(fn, bridge, -1);
+}
+
+int qtbus_nats_close_timeout(qtbus_nats *bridge, int timeout_ms)
+{
+    static const char fn[] = "qtbus_nats_close_timeout";
+    if (!bridge) return qtbus_report(NULL, fn, QTBUS_EINVAL, "the bridge is NULL");
+    if (timeout_ms < 0) {
+        /* Nothing is closed: a bad argument changes nothing (qtbus_nats_close has the
+         * default waits). */
+        qn_report(bridge, fn, QTBUS_EINVAL, "timeout_ms is negative (%d); the bridge is still open", timeout_ms);
+        return QTBUS_EINVAL;
+    }
+    return bridge_close(fn, bridge, timeout_ms);
 }

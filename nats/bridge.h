@@ -258,6 +258,11 @@ struct qtbus_nats {
     bool closing;
     pthread_t thread;
     bool thread_started;
+    /* qtbus_nats_close_timeout: when the close must be over (CLOCK_MONOTONIC ns;
+     * INT64_MAX, as made: none).  From then on the bridge's thread drops what it holds
+     * rather than dispatch it, counting in close_dropped (its own; read after the join). */
+    _Atomic int64_t close_deadline;
+    uint64_t close_dropped;
 
     /* qtbus_nats_stats_get: written by dispatching threads and by nats.c's. */
     _Alignas(64) _Atomic uint64_t published;
@@ -265,6 +270,11 @@ struct qtbus_nats {
     _Atomic uint64_t dropped;
     uint64_t reconnects_before;    /* an attached connection's, when the bridge came */
 };
+
+/* The name of the bridge's own threads (its dispatching thread, and the one that ends
+ * a close with a timeout): top -H, ps -L and gdb show it.  nats.c's threads are
+ * nats.c's (qtbus_nats.h, THREADS). */
+#define QN_THREAD_NAME "qtbus-nats"
 
 /* ---- bridge.c -------------------------------------------------------------------- */
 
@@ -286,10 +296,17 @@ QTBUS_NATS_INTERNAL int qn_import(qtbus_nats *bridge, const char *type, const ch
  * the server sends no more, and what it had sent is still dispatched. */
 QTBUS_NATS_INTERNAL int qn_unimport(qtbus_nats *bridge, const char *type, const char *subtype);
 QTBUS_NATS_INTERNAL int qn_import_start(qtbus_nats *bridge);
-/* Drains the subscriptions, then lets the thread dispatch what it holds and joins it.
- * Returns how many imports (and the reply inbox) did not drain, nats.c having perhaps
- * dropped messages for them: the first of them and nats.c's reason written to why. */
-QTBUS_NATS_INTERNAL int qn_import_stop(qtbus_nats *bridge, char *why, size_t why_size);
+/* What qn_import_stop lost. */
+typedef struct qn_stopped {
+    int undrained;                 /* imports (and the reply inbox) that did not drain */
+    char why[160];                 /* the first of them and nats.c's reason, " and N more" */
+    uint64_t held;                 /* messages nats.c held for subscriptions not drained */
+    uint64_t dropped;              /* received events the thread dropped (close_deadline) */
+} qn_stopped;
+/* Drains the subscriptions, each for at most drain_ms (0: none is drained, each is
+ * unsubscribed at once, what nats.c held for it counted in held), then lets the thread
+ * dispatch what it holds (until bridge->close_deadline) and joins it. */
+QTBUS_NATS_INTERNAL void qn_import_stop(qtbus_nats *bridge, int64_t drain_ms, qn_stopped *out);
 /* From on_async_error: true when `text` (nats.c's words for an -ERR) is the refusal of
  * a subscription of the import waiting for its verdict, which then has it. */
 QTBUS_NATS_INTERNAL bool qn_import_claim_refusal(qtbus_nats *bridge, const char *text);

@@ -12,7 +12,7 @@
  * dispatch with that very pointer, does not publish it.  A handler dispatching a new
  * event passes its own pointers, so its event is published.
  */
-#define _GNU_SOURCE  /* SCHED_BATCH */
+#define _GNU_SOURCE  /* SCHED_BATCH, pthread_setname_np */
 #include "bridge.h"
 
 #include <errno.h>
@@ -25,7 +25,7 @@
 /* How long an import waits for the server to confirm its subscription, and then, when
  * the server's last words may be its refusal, for nats.c to hand that refusal over. */
 #define IMPORT_CONFIRM_MS 2000
-/* How long close lets each subscription drain before nats.c drops what it still holds. */
+/* How long unimport lets a subscription drain before nats.c drops what it still holds. */
 #define DRAIN_MS 3000
 
 static __thread const qtbus_nats *importing_bridge;
@@ -123,6 +123,7 @@ static void dispatch_message(qtbus_nats *bridge, const qn_pending *msg)
 static void *thread_main(void *arg)
 {
     qtbus_nats *bridge = arg;
+    pthread_setname_np(pthread_self(), QN_THREAD_NAME);
     /* Woken, it does not preempt nats.c's thread that woke it: on a machine with more
      * runnable threads than CPUs, each wake-up switched to this thread for a few events
      * and back (docs/perf-notes.md, "The bridge's thread runs under SCHED_BATCH").
@@ -166,7 +167,17 @@ static void *thread_main(void *arg)
             batch = p->next;
             count++;
             bytes += p->size;
-            if (p->answer) {
+            /* Read for each message, since a close may begin during a batch: INT64_MAX
+             * until one with a timeout does, and then one clock read a message. */
+            int64_t deadline = atomic_load_explicit(&bridge->close_deadline, memory_order_relaxed);
+            if (deadline != INT64_MAX && qn_now_ns() >= deadline) {
+                /* The close's time is up: what is left is dropped, and close says how
+                 * much (an answer to a request of ours is no event: its request ends). */
+                if (!p->answer) {
+                    bridge->close_dropped++;
+                    atomic_fetch_add_explicit(&bridge->dropped, 1, memory_order_relaxed);
+                }
+            } else if (p->answer) {
                 qn_request_answer(bridge, p);
             } else {
                 dispatch_message(bridge, p);
@@ -408,7 +419,7 @@ int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
         import_undo(i);
         pthread_mutex_unlock(&bridge->import_lock);
         snprintf(why, sizeof why, "the server refused the subscription to %.200s: %s", key, verdict.why);
-        return qtbus_report(bridge->bus, fn, QTBUS_EIO, why);
+        return qtbus_report(bridge->bus, fn, QTBUS_EACCES, why);
     }
     if (i->count < wanted) {
         pthread_mutex_lock(&bridge->lock);
@@ -453,40 +464,59 @@ int qn_unimport(qtbus_nats *bridge, const char *type, const char *subtype)
 }
 
 /* Notes a subscription that did not drain: counted, the first one described. */
-static void undrained(int *count, char *why, size_t why_size, const char *what, natsStatus s)
+static void undrained(qn_stopped *out, const char *what, natsStatus s)
 {
-    if ((*count)++ == 0) snprintf(why, why_size, "%.100s (%s)", what, natsStatus_GetText(s));
+    if (out->undrained++ == 0) snprintf(out->why, sizeof out->why, "%.100s (%s)", what, natsStatus_GetText(s));
 }
 
-int qn_import_stop(qtbus_nats *bridge, char *why, size_t why_size)
+/* Ends `sub` for close: drained for at most drain_ms (what the server had sent it still
+ * goes through on_message), or, with no time for that, unsubscribed at once, what nats.c
+ * held for it counted in out->held.  Returns how starting the drain went: NATS_OK, or
+ * why it did not (NATS_TIMEOUT when there was no time), the subscription then
+ * unsubscribed.  Either way its completion callback runs once on_message has returned
+ * for the last time. */
+static natsStatus end_subscription(natsSubscription *sub, int64_t drain_ms, qn_stopped *out)
 {
+    natsStatus s = NATS_TIMEOUT;
+    if (drain_ms > 0) {
+        s = natsSubscription_DrainTimeout(sub, drain_ms);
+    } else {
+        int msgs = 0;
+        if (natsSubscription_GetPending(sub, &msgs, NULL) == NATS_OK && msgs > 0) out->held += (uint64_t)msgs;
+    }
+    if (s != NATS_OK) natsSubscription_Unsubscribe(sub);
+    return s;
+}
+
+void qn_import_stop(qtbus_nats *bridge, int64_t drain_ms, qn_stopped *out)
+{
+    *out = (qn_stopped){ .undrained = 0 };
     /* Listed until every subscription has completed: on_message may still ask which
      * import takes a message. */
     pthread_mutex_lock(&bridge->lock);
     qn_imported *i = bridge->imported;
     pthread_mutex_unlock(&bridge->lock);
     /* Drained: the server sends no more and what nats.c holds still goes through
-     * on_message, for at most DRAIN_MS (then nats.c closes it, dropping the rest).
+     * on_message, for at most drain_ms (then nats.c closes it, dropping the rest).
      * Either way its completion callback runs once on_message has returned for the
      * last time, and nats.c has the drain's outcome by then. */
     for (qn_imported *d = i; d; d = d->next) {
-        for (int k = 0; k < d->count; k++) {
-            d->drain[k] = natsSubscription_DrainTimeout(d->subs[k], DRAIN_MS);
-            if (d->drain[k] != NATS_OK) natsSubscription_Unsubscribe(d->subs[k]);
-        }
+        for (int k = 0; k < d->count; k++) d->drain[k] = end_subscription(d->subs[k], drain_ms, out);
     }
     pthread_mutex_lock(&bridge->lock);
     natsSubscription *inbox = bridge->inbox_sub;
     bridge->inbox_sub = NULL;
     pthread_mutex_unlock(&bridge->lock);
-    natsStatus inbox_drain = inbox ? natsSubscription_DrainTimeout(inbox, DRAIN_MS) : NATS_OK;
-    if (inbox_drain != NATS_OK) natsSubscription_Unsubscribe(inbox);
+    natsStatus inbox_drain = inbox ? end_subscription(inbox, drain_ms, out) : NATS_OK;
+    /* Not bounded by drain_ms: the completions come once nats.c's threads have left
+     * on_message, which only queues (a drop's report calls the bus's trace hook). */
     pthread_mutex_lock(&bridge->lock);
     while (bridge->live_imports > 0) pthread_cond_wait(&bridge->settled, &bridge->lock);
     bridge->imported = NULL;
     pthread_mutex_unlock(&bridge->lock);
-    /* An import counts once, whichever of its subscriptions did not drain. */
-    int count = 0;
+    /* An import counts once, whichever of its subscriptions did not drain.  One that
+     * was not drained for want of time and held nothing lost nothing known. */
+    bool skipped = drain_ms <= 0;
     while (i) {
         qn_imported *next = i->next;
         natsStatus worst = NATS_OK;
@@ -495,18 +525,18 @@ int qn_import_stop(qtbus_nats *bridge, char *why, size_t why_size)
             if (worst == NATS_OK) worst = s;
             natsSubscription_Destroy(i->subs[k]);
         }
-        if (worst != NATS_OK) undrained(&count, why, why_size, i->subject, worst);
+        if (worst != NATS_OK && !skipped) undrained(out, i->subject, worst);
         free(i);
         i = next;
     }
     if (inbox) {
         natsStatus s = inbox_drain != NATS_OK ? inbox_drain : natsSubscription_DrainCompletionStatus(inbox);
-        if (s != NATS_OK) undrained(&count, why, why_size, "the reply inbox of this bridge's requests", s);
+        if (s != NATS_OK && !skipped) undrained(out, "the reply inbox of this bridge's requests", s);
         natsSubscription_Destroy(inbox);
     }
-    if (count > 1) {
-        size_t used = strlen(why);
-        snprintf(why + used, why_size - used, " and %d more", count - 1);
+    if (out->undrained > 1) {
+        size_t used = strlen(out->why);
+        snprintf(out->why + used, sizeof out->why - used, " and %d more", out->undrained - 1);
     }
     if (bridge->thread_started) {
         pthread_mutex_lock(&bridge->lock);
@@ -515,8 +545,8 @@ int qn_import_stop(qtbus_nats *bridge, char *why, size_t why_size)
         qn_handoff_wake(bridge);
         pthread_join(bridge->thread, NULL);
         bridge->thread_started = false;
+        out->dropped = bridge->close_dropped;
         /* Our requests still open complete now: no answer can come any more. */
         qn_requests_due(bridge, true);
     }
-    return count;
 }

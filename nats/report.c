@@ -27,6 +27,10 @@ int qn_status_of(natsStatus s)
     case NATS_NO_MEMORY: return QTBUS_ENOMEM;
     case NATS_INVALID_ARG:
     case NATS_INVALID_SUBJECT: return QTBUS_EINVAL;
+    /* The server was reached and refused: the credentials (at a connect or a
+     * reconnect) or a permission (a subscription, a publish). */
+    case NATS_CONNECTION_AUTH_FAILED:
+    case NATS_NOT_PERMITTED: return QTBUS_EACCES;
     default: return QTBUS_EIO;
     }
 }

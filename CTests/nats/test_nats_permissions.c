@@ -5,7 +5,7 @@
  * refusal arrives later on nats.c's thread:
  *   - nats-server with a user (a:b in the url) whose subscribe permissions deny
  *     qtbus.*.*.Secret and qtbus.*.*.Hidden: qtbus_nats_import(Secret) and
- *     qtbus_nats_import_subtype(Hidden, x) are QTBUS_EIO, qtbus_errmsg() giving the
+ *     qtbus_nats_import_subtype(Hidden, x) are QTBUS_EACCES, qtbus_errmsg() giving the
  *     server's words, one MISUSE record (the call's: the asynchronous error the same
  *     refusal also raises is not reported a second time);
  *   - nothing is kept: the same import again asks the server again and is refused
@@ -19,7 +19,8 @@
  *     refusal as the connection's last error (it waits for the refusal that does not
  *     come, up to 2 s, then stands), and receives;
  *   - a refusal that no call waits for (a publish the user may not make) is reported
- *     asynchronously with the server's words, naming the subject.
+ *     asynchronously with the server's words, naming the subject;
+ *   - each refusal's MISUSE record has the status QTBUS_EACCES (issue 40).
  */
 #include "nats_server.h"
 
@@ -31,6 +32,7 @@ static ns_server server;
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 static int records;                /* MISUSE records since seen_reset() */
 static char first_function[64], first_errmsg[400];
+static int first_status;
 
 static void hook(const qtbus_trace_record *r, void *userdata)
 {
@@ -40,6 +42,7 @@ static void hook(const qtbus_trace_record *r, void *userdata)
     if (!records++) {
         snprintf(first_function, sizeof first_function, "%s", r->function);
         snprintf(first_errmsg, sizeof first_errmsg, "%s", qtbus_errmsg());
+        first_status = r->status;
     }
     pthread_mutex_unlock(&seen_lock);
 }
@@ -57,6 +60,7 @@ static void seen_reset(void)
     pthread_mutex_lock(&seen_lock);
     records = 0;
     first_function[0] = first_errmsg[0] = '\0';
+    first_status = 0;
     pthread_mutex_unlock(&seen_lock);
 }
 
@@ -68,7 +72,7 @@ static void receive(const qtbus_event *e, void *userdata)
     atomic_fetch_add(&received, 1);
 }
 
-/* `call` refused by the server: QTBUS_EIO within the round trip, the import's
+/* `call` refused by the server: QTBUS_EACCES within the round trip, the import's
  * `subject` and the server's words for the first of its subscriptions refused
  * (`refused`), one MISUSE record (checked after a pause, so that a late second one
  * would be seen). */
@@ -81,7 +85,7 @@ static void receive(const qtbus_event *e, void *userdata)
         char m_[400];                                                                                 \
         snprintf(m_, sizeof m_, "%s", qtbus_errmsg());                                                \
         printf("%s: %s after %lld ms: %s\n", #call, tu_status_name(rc_), (long long)took_, m_);       \
-        CHECK_EQ_INT(rc_, QTBUS_EIO);                                                                 \
+        CHECK_EQ_INT(rc_, QTBUS_EACCES);                                                              \
         CHECK(took_ < 1500);                                                                          \
         CHECK(strstr(m_, fn ": the server refused the subscription to " subject ": ") == m_);         \
         CHECK(strstr(m_, "Permissions Violation for Subscription to \"") != NULL);                    \
@@ -90,6 +94,7 @@ static void receive(const qtbus_event *e, void *userdata)
         CHECK_EQ_INT(seen_records(), 1);                                                              \
         CHECK_EQ_STR(first_function, fn);                                                             \
         CHECK_EQ_STR(first_errmsg, m_);                                                               \
+        CHECK_EQ_INT(first_status, QTBUS_EACCES);                                                     \
     } while (0)
 
 /* `type`, exported by `ba` (a's bridge) and imported by b's, crosses from a to b once,
@@ -188,7 +193,7 @@ int main(void)
         CHECK_EQ_INT(qtbus_nats_connect(a, &o, &ba), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_connect(b, &o, &bb), QTBUS_OK);
         CHECK_EQ_INT(qtbus_trace_set(b, QTBUS_TRACE_MISUSE, hook, NULL, NULL), QTBUS_OK);
-        CHECK_EQ_INT(qtbus_nats_import(bb, "Secret"), QTBUS_EIO);
+        CHECK_EQ_INT(qtbus_nats_import(bb, "Secret"), QTBUS_EACCES);
         ns_reconfigure(&server, allowing);
         seen_reset();
         int64_t start = tu_now_ms();
@@ -217,6 +222,7 @@ int main(void)
         pthread_mutex_lock(&seen_lock);
         printf("a refused publish: %s\n", first_errmsg);
         CHECK_EQ_STR(first_function, "qtbus_nats");
+        CHECK_EQ_INT(first_status, QTBUS_EACCES);
         CHECK(strstr(first_errmsg, "Permissions Violation for Publish to \"qtbus.e._.Forbidden\"") != NULL);
         pthread_mutex_unlock(&seen_lock);
         CHECK_EQ_INT(qtbus_nats_close(ba), QTBUS_OK);

@@ -14,9 +14,14 @@
  *     the key pair made at run time with PyPI's nkeys, which scripts/deps.sh installs
  *     into its virtual environment, whose python3 CMake passes as PYTHON3): each works; a wrong password, no user, a wrong token, an NKey the
  *     server does not know, and a known NKey signed with another seed are refused.
- *   - Every refusal: QTBUS_EIO, qtbus_errmsg() in nats.c's words (printed), *out NULL,
- *     one MISUSE record, and nothing left running: the process has as many threads
- *     (/proc/self/task) right after the call as before it.
+ *   - Every refusal: *out NULL, one MISUSE record, nothing left running (the process
+ *     has as many threads, /proc/self/task, right after the call as before it), and
+ *     qtbus_errmsg() in nats.c's words (printed): a refusal of the credentials is
+ *     QTBUS_EACCES, "a server of nats_options was reached and refused access"; a TLS
+ *     failure QTBUS_EIO, "no server of nats_options could be reached".  The same with
+ *     qtbus_nats_connect() and credentials in the url: a wrong password or token is
+ *     QTBUS_EACCES naming the server (the secret as ***), a list "a server at" it; a
+ *     port nobody listens on is still QTBUS_EIO, "no server at ... could be reached".
  *   - Retry on failed connect (_SetRetryOnFailedConnect) with no server yet.  With a
  *     connected callback, nats.c's way to ask for it asynchronously: the connect
  *     returns QTBUS_OK at once, the bridges export and import, the server starts on
@@ -383,10 +388,11 @@ static void works(const char *what, natsOptions *oa, natsOptions *ob, const char
     printf("%-34s connected; %s \"%s\" crossed from bus a to bus b\n", label(what), type, text);
 }
 
-/* A connect with `o` that the server or TLS refuses: QTBUS_EIO, nats.c's words in
- * qtbus_errmsg() (one of the '|'-separated `words`), *out NULL, one MISUSE record, and
- * as many threads right after as before.  Returns how long the connect took, in ms. */
-static int64_t refused(const char *what, natsOptions *o, const char *words)
+/* A connect with `o` that fails with `status`: qtbus_errmsg() starting with `head`
+ * and holding nats.c's words (one of the '|'-separated `words`), *out NULL, one MISUSE
+ * record, and as many threads right after as before.  Returns how long the connect
+ * took, in ms. */
+static int64_t connect_fails(const char *what, natsOptions *o, int status, const char *head, const char *words)
 {
     qtbus_nats *bridge = (qtbus_nats *)&bus_a;   /* not NULL: the call must set it */
     atomic_store(&misuse, 0);
@@ -399,9 +405,9 @@ static int64_t refused(const char *what, natsOptions *o, const char *words)
     snprintf(message, sizeof message, "%s", qtbus_errmsg());
     printf("%-34s %s in %lld ms, threads %d -> %d, *out %s: %s\n", label(what), tu_status_name(rc), (long long)took,
            threads, after, bridge ? "set" : "NULL", message);
-    CHECK_EQ_INT(rc, QTBUS_EIO);
+    CHECK_EQ_INT(rc, status);
     CHECK(bridge == NULL);
-    CHECK(strstr(message, "qtbus_nats_connect_with: no server of nats_options could be reached: ") == message);
+    CHECK_MSG(strstr(message, head) == message, "the message does not start with \"%s\"", head);
     int found = 0;
     char list[200];
     snprintf(list, sizeof list, "%s", words);
@@ -413,6 +419,47 @@ static int64_t refused(const char *what, natsOptions *o, const char *words)
     atomic_store(&misuse, 0);
     CHECK_EQ_INT(after, threads);
     return took;
+}
+
+/* A connect that TLS refuses, or that finds no server: QTBUS_EIO, "could not be
+ * reached" (nats.c does not tell a refused client certificate from a server that
+ * closed the connection). */
+static int64_t refused(const char *what, natsOptions *o, const char *words)
+{
+    return connect_fails(what, o, QTBUS_EIO, "qtbus_nats_connect_with: no server of nats_options could be reached: ",
+                         words);
+}
+
+/* A connect whose credentials the server refuses: QTBUS_EACCES, the server reached. */
+static int64_t denied(const char *what, natsOptions *o)
+{
+    return connect_fails(what, o, QTBUS_EACCES,
+                         "qtbus_nats_connect_with: a server of nats_options was reached and refused access: ",
+                         "Authorization Violation");
+}
+
+/* qtbus_nats_connect() to `url` fails with `status`, qtbus_errmsg() starting with
+ * `head` and holding `words` and none of `secret` (the url's password or token), one
+ * MISUSE record, *out NULL. */
+static void url_fails(const char *what, const char *url, int status, const char *head, const char *words,
+                      const char *secret)
+{
+    qtbus_nats *bridge = (qtbus_nats *)&bus_a;
+    qtbus_nats_options o = { .url = url };
+    atomic_store(&misuse, 0);
+    int64_t start = tu_now_ms();
+    int rc = qtbus_nats_connect(bus_a, &o, &bridge);
+    int64_t took = tu_now_ms() - start;
+    char message[600];
+    snprintf(message, sizeof message, "%s", qtbus_errmsg());
+    printf("%-34s %s in %lld ms: %s\n", label(what), tu_status_name(rc), (long long)took, message);
+    CHECK_EQ_INT(rc, status);
+    CHECK(bridge == NULL);
+    CHECK_MSG(strstr(message, head) == message, "the message does not start with \"%s\"", head);
+    CHECK_MSG(strstr(message, words) != NULL, "\"%s\" is not in the message", words);
+    CHECK(!secret || strstr(message, secret) == NULL);
+    CHECK_EQ_INT(atomic_load(&misuse), 1);
+    atomic_store(&misuse, 0);
 }
 
 /* ------------------------------------------------------------------------------------
@@ -527,13 +574,34 @@ static void auth_cases(void)
     works("user and password", oa, ob, "Secured.user");
     natsOptions *wrong = options_for(server.url);
     CHECK_EQ_INT(natsOptions_SetUserInfo(wrong, "orders", "guessed"), NATS_OK);
-    refused("wrong password", wrong, "Authorization Violation");
+    denied("wrong password", wrong);
     natsOptions_Destroy(wrong);
     wrong = options_for(server.url);
-    refused("no user", wrong, "Authorization Violation");
+    denied("no user", wrong);
     natsOptions_Destroy(wrong);
     natsOptions_Destroy(oa);
     natsOptions_Destroy(ob);
+    /* The same through qtbus_nats_connect, the credentials in the url: the message names
+     * the server, the password hidden; beside it, a server that is not there is still
+     * QTBUS_EIO, "could be reached" (issue 40: a wrong password read as no server). */
+    char url[160], head[240], closed[64];
+    snprintf(url, sizeof url, "nats://orders:guessed@127.0.0.1:%d", server.port);
+    snprintf(head, sizeof head,
+             "qtbus_nats_connect: the server at nats://orders:***@127.0.0.1:%d was reached and refused access: ",
+             server.port);
+    url_fails("url, wrong password", url, QTBUS_EACCES, head, "Authorization Violation", "guessed");
+    int nobody = ns_free_port();
+    snprintf(closed, sizeof closed, "nats://127.0.0.1:%d", nobody);
+    snprintf(head, sizeof head, "qtbus_nats_connect: no server at %s could be reached: ", closed);
+    url_fails("url, no server there", closed, QTBUS_EIO, head, "No server available for connection", NULL);
+    /* A list, the first not there and the second refusing: which one refused is not
+     * known, so "a server" of the list. */
+    snprintf(url, sizeof url, "nats://127.0.0.1:%d, nats://orders:guessed@127.0.0.1:%d", nobody, server.port);
+    snprintf(head, sizeof head,
+             "qtbus_nats_connect: a server at nats://127.0.0.1:%d, nats://orders:***@127.0.0.1:%d was reached and "
+             "refused access: ",
+             nobody, server.port);
+    url_fails("url list, the second refusing", url, QTBUS_EACCES, head, "Authorization Violation", "guessed");
     ns_stop(&server);
 
     /* A token. */
@@ -546,8 +614,12 @@ static void auth_cases(void)
     works("token", oa, ob, "Secured.token");
     wrong = options_for(server.url);
     CHECK_EQ_INT(natsOptions_SetToken(wrong, "t0ken-guessed"), NATS_OK);
-    refused("wrong token", wrong, "Authorization Violation");
+    denied("wrong token", wrong);
     natsOptions_Destroy(wrong);
+    snprintf(url, sizeof url, "nats://t0ken-guessed@127.0.0.1:%d", server.port);
+    snprintf(head, sizeof head, "qtbus_nats_connect: the server at nats://***@127.0.0.1:%d was reached and refused "
+             "access: ", server.port);
+    url_fails("url, wrong token", url, QTBUS_EACCES, head, "Authorization Violation", "t0ken-guessed");
     natsOptions_Destroy(oa);
     natsOptions_Destroy(ob);
     ns_stop(&server);
@@ -571,12 +643,12 @@ static void auth_cases(void)
     works("NKey", oa, ob, "Secured.nkey");
     wrong = options_for(server.url);
     CHECK_EQ_INT(natsOptions_SetNKeyFromSeed(wrong, stranger, stranger_seed), NATS_OK);
-    refused("unknown NKey", wrong, "Authorization Violation");
+    denied("unknown NKey", wrong);
     natsOptions_Destroy(wrong);
     /* The server's public key, signed with another seed: the signature fails. */
     wrong = options_for(server.url);
     CHECK_EQ_INT(natsOptions_SetNKeyFromSeed(wrong, user, stranger_seed), NATS_OK);
-    refused("known NKey, another seed", wrong, "Authorization Violation");
+    denied("known NKey, another seed", wrong);
     natsOptions_Destroy(wrong);
     natsOptions_Destroy(oa);
     natsOptions_Destroy(ob);
@@ -604,7 +676,7 @@ static void credentials_case(void)
         snprintf(creds, sizeof creds, "%s/%s.creds", server.dir, refusals[i][0]);
         natsOptions *wrong = options_for(server.url);
         CHECK_EQ_INT(natsOptions_SetUserCredentialsFromFiles(wrong, creds, NULL), NATS_OK);
-        refused(refusals[i][1], wrong, "Authorization Violation");
+        denied(refusals[i][1], wrong);
         natsOptions_Destroy(wrong);
     }
     natsOptions_Destroy(oa);

@@ -5,6 +5,7 @@
 #include <linux/membarrier.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -194,6 +195,34 @@ void qtshim_idle_wake(uint32_t *word)
 }
 
 bool qtshim_is_main_thread(void) { return (pid_t)syscall(SYS_gettid) == getpid(); }
+
+__thread uint64_t qtshim_thread_named;
+
+uint64_t qtshim_thread_name_make(const char *label, char out[16])
+{
+    if (!label || !*label) label = "qtbus.queue";
+    size_t n = strnlen(label, 15);
+    /* Cut short: not inside a character, whose continuation bytes are 10xxxxxx (a name
+     * cut there would be invalid UTF-8 in top and gdb). */
+    if (label[n] != '\0') {
+        while (n > 0 && ((unsigned char)label[n] & 0xC0) == 0x80) n--;
+    }
+    memset(out, 0, 16);
+    memcpy(out, label, n);
+    /* FNV-1a over the 16 bytes. */
+    uint64_t hash = 14695981039346656037ull;
+    for (int i = 0; i < 16; i++) hash = (hash ^ (unsigned char)out[i]) * 1099511628211ull;
+    return hash ? hash : 1;
+}
+
+void qtshim_thread_name_apply(uint64_t hash, const char *name)
+{
+    /* The calling thread's own name: one prctl (pthread_setname_np does the same for
+     * pthread_self()).  Failing changes nothing else; it is not tried again until the
+     * thread runs work of another name. */
+    prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+    qtshim_thread_named = hash;
+}
 
 /* libdispatch's C entry points under names of our own (asm labels), so this file needs
  * no dispatch headers and cannot clash with the Swift Dispatch overlay's imports. */

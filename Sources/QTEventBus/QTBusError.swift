@@ -39,8 +39,12 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
         case busy
         /// `QTBUS_EIO`: a connection or I/O failure (a server could not be reached).
         case io
-        /// `QTBUS_ETIMEDOUT`: a wait ran out of time (`qtbus_bus_wait_idle`).
+        /// `QTBUS_ETIMEDOUT`: a wait ran out of time (`qtbus_bus_wait_idle`), or a NATS
+        /// bridge's close with a timeout dropped what the time did not allow.
         case timedOut
+        /// `QTBUS_EACCES`: a server was reached and refused the credentials or a
+        /// permission (the NATS bridge: a wrong password, token or key).
+        case accessDenied
         /// A status this version does not know.
         case other(Int32)
 
@@ -56,6 +60,7 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
             case QTBUS_EBUSY.rawValue: self = .busy
             case QTBUS_EIO.rawValue: self = .io
             case QTBUS_ETIMEDOUT.rawValue: self = .timedOut
+            case QTBUS_EACCES.rawValue: self = .accessDenied
             default: self = .other(status)
             }
         }
@@ -71,6 +76,7 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
             case .busy: return QTBUS_EBUSY.rawValue
             case .io: return QTBUS_EIO.rawValue
             case .timedOut: return QTBUS_ETIMEDOUT.rawValue
+            case .accessDenied: return QTBUS_EACCES.rawValue
             case .other(let status): return status
             }
         }
@@ -111,6 +117,7 @@ public struct QTBusError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let busy = QTBusError(.busy)
     public static let io = QTBusError(.io)
     public static let timedOut = QTBusError(.timedOut)
+    public static let accessDenied = QTBusError(.accessDenied)
     /// A status this version does not know.
     public static func other(_ status: Int32) -> QTBusError { QTBusError(.other(status)) }
 

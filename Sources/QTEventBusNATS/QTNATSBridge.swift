@@ -45,9 +45,10 @@ import QTEventBus
 ///   `qtbus_errmsg()`'s words: connecting (every failure, `QTBusError.invalidArgument`
 ///   included, since a url or prefix usually comes from a configuration:
 ///   `qtbus_nats_connect: no server at nats://127.0.0.1:1 could be reached: ...`, with
-///   passwords shown as `***`), an import the server did not confirm or refused
-///   (`QTBusError.io`), and a ``close()`` that may have lost what it was to
-///   deliver.
+///   passwords shown as `***`; `QTBusError.accessDenied` when a server was reached and
+///   refused the credentials), an import the server did not confirm (`QTBusError.io`)
+///   or its permissions refused (`QTBusError.accessDenied`), and a ``close()`` that may
+///   have lost what it was to deliver.
 /// - A result is an answer: `unexport`/`unimport` return whether there was something to
 ///   undo.
 ///
@@ -55,7 +56,8 @@ import QTEventBus
 ///
 /// Connecting, importing, unimporting and closing wait for the server (an import
 /// returns once the server has the subscription, at most about 2 s; a close flushes and
-/// drains, at most about 8 s), so they are `async`: the wait runs on a thread of the
+/// drains, at most about 8 s, or as long as ``close(timeout:)`` is given), so they are
+/// `async`: the wait runs on a thread of the
 /// bridge's (a serial queue, in the order the calls were made), never on the task's, and
 /// is not cancelled with the task. Exporting, `stats` and `isConnected` do not wait.
 ///
@@ -91,7 +93,8 @@ public final class QTNATSBridge: Sendable {
     ///     zero: 1 s.
     /// - Throws: `QTBusError`: `.io` when no server could be reached (the
     ///   message names the url, with passwords as `***`, and nats.c's reason) or, with
-    ///   `jetstream`, the server has no JetStream; `.invalidArgument` for a url that lists
+    ///   `jetstream`, the server has no JetStream; `.accessDenied` when a server was
+    ///   reached and refused access (wrong or missing credentials); `.invalidArgument` for a url that lists
     ///   no server or holds a NUL byte, a prefix that is not a NATS subject without
     ///   wildcards, a negative timeout; `.outOfMemory`.
     public convenience init(bus: QTEventBus = .shared, url: String, prefix: String? = nil, jetstream: Bool = false,
@@ -233,8 +236,8 @@ public final class QTNATSBridge: Sendable {
     ///
     /// An invalid name, a pattern (use ``import(matching:)``) or a closed bridge traps.
     /// - Throws: `QTBusError`: `.io` when the server did not confirm the
-    ///   subscription within 2 s (it is kept, and sent again on reconnect) or refused it
-    ///   (its permissions: nothing kept), `.outOfMemory`.
+    ///   subscription within 2 s (it is kept, and sent again on reconnect),
+    ///   `.accessDenied` when its permissions refused it (nothing kept), `.outOfMemory`.
     public func `import`(named type: String) async throws(QTBusError) {
         let call = "QTNATSBridge.import(named:)"
         _qtnRequireType(type, call)
@@ -333,6 +336,30 @@ public final class QTNATSBridge: Sendable {
             guard let bridge = state.take() else { return .success(()) }
             let before = qtshim_failures()
             let status = qtbus_nats_close(bridge)
+            guard status < 0 else { return .success(()) }
+            return .failure(_qtnError(status, since: before))
+        }
+        try result.get()
+    }
+
+    /// As ``close()``, within `timeout` (C's `qtbus_nats_close_timeout`): one deadline for
+    /// the flush, the drains and the dispatch of what was received; what is not done by
+    /// then is dropped. `.zero` closes at once (no flush, no drain); a negative timeout is
+    /// `.zero`, as `Task.sleep(for:)` takes one whose time has passed. Closing a closed
+    /// bridge does nothing.
+    ///
+    /// The wait runs on the bridge's queue, after the calls made before it there.
+    ///
+    /// - Throws: `QTBusError.timedOut` when the time cut the close short (what was
+    ///   dropped is in the message: bytes unsent, messages not drained, events not
+    ///   dispatched), `QTBusError.io` for another loss; the bridge is closed all the same.
+    public func close(timeout: Duration) async throws(QTBusError) {
+        let state = state
+        let ms = max(_qtnMilliseconds(timeout), 0)
+        let result: Result<Void, QTBusError> = await blocking {
+            guard let bridge = state.take() else { return .success(()) }
+            let before = qtshim_failures()
+            let status = qtbus_nats_close_timeout(bridge, ms)
             guard status < 0 else { return .success(()) }
             return .failure(_qtnError(status, since: before))
         }

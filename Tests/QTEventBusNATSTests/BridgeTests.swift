@@ -2,7 +2,8 @@
 // QTNATSBridge against a real nats-server (NATSServer.swift): two buses, each with its
 // own bridge, as two processes would be -- named, pattern, subtype, JSON and typed
 // events crossing to Swift subscribers; a sticky event kept by JetStream for a later
-// import; undoing exports and imports; stats; close;
+// import; undoing exports and imports; stats; close, and close(timeout:) with the
+// server gone (within the time, .timedOut);
 // connecting with nats.c's options or over an application's connection; and failures
 // thrown with qtbus_errmsg()'s words.
 import CNATS
@@ -181,6 +182,41 @@ extension QTBusTests {
             #expect(pair.busA.subscriberCount(named: "Order.created") == 0)
             token.dispose()
             pair.server.stop()
+        }
+
+        @Test func closeWithATimeoutEndsWithinIt() async throws {
+            // The server gone, an event in the reconnect buffer: close() would take 8 s.
+            let server = try NATSServer()
+            let bus = QTEventBus()
+            let bridge = try await QTNATSBridge(bus: bus, url: server.url)
+            bridge.export(named: "Gone")
+            server.stop()
+            #expect(waitUntil { !bridge.isConnected })
+            #expect(bus.dispatch(named: "Gone", bytes: Array("x".utf8)) == 1)
+            let clock = ContinuousClock()
+            let start = clock.now
+            do {
+                try await bridge.close(timeout: .milliseconds(300))
+                Issue.record("a close that dropped the reconnect buffer did not throw")
+            } catch {
+                #expect(error == .timedOut)
+                #expect(error.message.hasPrefix("qtbus_nats_close_timeout: the timeout (300 ms) cut the close short: "),
+                        "\(error.message)")
+            }
+            let took = clock.now - start
+            #expect(took >= .milliseconds(290) && took < .milliseconds(800), "\(took)")
+            #expect(!bridge.isConnected)
+            try await bridge.close(timeout: .zero)  // closed: nothing to do
+
+            // The server up, nothing left behind: no error, at once too.
+            let up = try NATSServer()
+            let fine = try await QTNATSBridge(bus: bus, url: up.url)
+            fine.export(named: "Fine")
+            bus.dispatch(named: "Fine", bytes: Array("y".utf8))
+            try await fine.close(timeout: .seconds(2))
+            let atOnce = try await QTNATSBridge(bus: bus, url: up.url)
+            try await atOnce.close(timeout: .milliseconds(-5))  // a time already past: at once
+            up.stop()
         }
 
         @Test func jetstreamKeepsAStickyEventForALaterImport() async throws {

@@ -23,7 +23,7 @@ extension QTBusTests {
                 #expect(!cases.contains(error), "status \(status) shares the case \(error)")
                 cases.append(error)
             }
-            #expect(cases.count == 8)
+            #expect(cases.count == 9)
             #expect(QTBusError(status: QTBUS__STATUS_LAST.rawValue) == .other(QTBUS__STATUS_LAST.rawValue))
             #expect(QTBusError(status: -100)?.rawValue == -100)
             #expect(QTBusError(status: 0) == nil)
@@ -81,7 +81,8 @@ extension QTBusTests {
             default: Issue.record("busy did not match")
             }
             switch described.code {
-            case .invalidArgument, .stale, .invalidJSON, .outOfMemory, .closed, .io, .timedOut, .other: Issue.record("not busy")
+            case .invalidArgument, .stale, .invalidJSON, .outOfMemory, .closed, .io, .timedOut, .accessDenied, .other:
+                Issue.record("not busy")
             case .busy: break
             }
             #expect(QTBusError.other(-99).rawValue == -99 && QTBusError.other(-99) != .busy)

@@ -88,7 +88,7 @@ if out=$(env -u LD_LIBRARY_PATH ./publisher "tls://orders:guessed@localhost:$por
   die "a wrong password connected: $out"
 fi
 echo "wrong password: $out"
-echo "$out" | grep -q "Authorization Violation" || die "not the expected refusal"
+echo "$out" | grep -q "was reached and refused access: .*Authorization Violation" || die "not the expected refusal"
 out=$(QTBUS_DEBUG=misuse env -u LD_LIBRARY_PATH ./publisher "tls://billing:billing-s3cret@localhost:$port" 2>&1 || true)
 echo "$out" | sed 's/^/billing as publisher: /'
 echo "$out" | grep -q 'Permissions Violation for Publish to "qtbus.e._.Order' || die "the denied publish was not reported"

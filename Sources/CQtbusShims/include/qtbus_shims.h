@@ -278,6 +278,26 @@ static inline void *qtshim_ring_current(void) { return qtshim_thread()->ring_run
 /* ---- threads ---- */
 QTBUS_INTERNAL bool qtshim_is_main_thread(void);
 
+/* ---- thread names (qtbus_queue_create's label, Queue.swift) ----
+ * A created queue's work names the pool thread that runs it.  The thread remembers the
+ * hash of the name it was last given here, so that work of a queue whose name it has
+ * costs a comparison, and a rename (one prctl) happens only when a thread moves to a
+ * queue of another name.  8 bytes of TLS: a 16-byte copy of the name would do as well
+ * and cost twice the static TLS a dlopen()ed library must keep small. */
+QTBUS_INTERNAL extern __thread uint64_t qtshim_thread_named __attribute__((tls_model("initial-exec")));
+/* Writes the name of a queue labelled `label` into out[16]: the label cut to at most 15
+ * bytes, never inside a UTF-8 character ("qtbus.queue" for NULL or ""), NUL-padded.
+ * Returns its hash, never 0 (a thread's "named by no queue"). */
+QTBUS_INTERNAL uint64_t qtshim_thread_name_make(const char *label, char out[16]);
+/* Names the calling thread `name`, and remembers `hash`. */
+QTBUS_INTERNAL void qtshim_thread_name_apply(uint64_t hash, const char *name);
+/* Names the calling thread `name` (of hash `hash`) unless that is the name it was last
+ * given here. */
+static inline void qtshim_thread_name_set(uint64_t hash, const char *name)
+{
+    if (__builtin_expect(qtshim_thread_named != hash, 0)) qtshim_thread_name_apply(hash, name);
+}
+
 /* ---- libdispatch, by its C ABI ---- */
 typedef struct qtshim_dispatch_queue_s *qtshim_dispatch_queue_t;
 QTBUS_INTERNAL qtshim_dispatch_queue_t qtshim_dq_create_serial(const char *label);

@@ -502,6 +502,7 @@ extension UnsafeMutablePointer where Pointee == Queue {
 /// A created queue's drain item: runs the ring, a batch at a time, until it finds it
 /// empty.
 private func runDrain(_ q: UnsafeMutablePointer<Queue>) {
+    q.nameThread()
     let ring = q.ring!
     let locals = qtshim_thread()!
     let outer = locals.pointee.ring_running

@@ -47,6 +47,11 @@ struct Queue {
     var dropped: UInt64 = 0
     /// Atomic: the Ring, once qtbus_queue_set_limit bounded the queue (BoundedQueue.swift).
     var ring: UnsafeMutableRawPointer? = nil
+    /// A created queue's work names its thread (qtbus.h, qtbus_queue_create): the label
+    /// cut to 15 bytes, NUL-padded, and its hash (0: the main queue, never named).
+    /// Written before the queue is published, read by its threads.
+    var threadName: (UInt64, UInt64) = (0, 0)
+    var threadNameHash: UInt64 = 0
 }
 
 extension UnsafeMutablePointer where Pointee == Queue {
@@ -122,6 +127,8 @@ func makeQueue(label: UnsafePointer<CChar>?) -> UnsafeMutablePointer<Queue>? {
     // A static default label: a Swift String may be copied into an allocation (Bus.swift).
     let dq = qtshim_dq_create_serial(label ?? cText("qtbus.queue"))!
     q.initialize(to: Queue(dq: dq, isMain: false, batched: true))
+    let name = UnsafeMutableRawPointer(q.field(&q.pointee.threadName)).assumingMemoryBound(to: CChar.self)
+    q.pointee.threadNameHash = qtshim_thread_name_make(label, name)
     return q
 }
 
@@ -160,6 +167,7 @@ func submitUnbounded(_ q: UnsafeMutablePointer<Queue>, _ node: UnsafeMutablePoin
 
 /// A batch item: takes the whole list, reverses it into submission order, runs it.
 private func runBatch(_ q: UnsafeMutablePointer<Queue>) {
+    q.nameThread()
     // A serial queue's items may run on different threads, one after the other.
     qtshim_tsan_acquire(q.field(&q.pointee.batch))
     let head = UnsafeMutablePointer<UnsafeMutableRawPointer?>(q.field(&q.pointee.batch))
@@ -201,6 +209,17 @@ func submit(_ q: UnsafeMutablePointer<Queue>, context: UnsafeMutableRawPointer?,
 }
 
 extension UnsafeMutablePointer where Pointee == Queue {
+    /// At the start of a created queue's libdispatch item: the pool thread running it
+    /// takes the queue's name, unless it has it already (one comparison; a prctl only
+    /// when the thread comes from work of another name).  Per item, not per delivery:
+    /// an item runs a batch.  The thread keeps the name after the item (qtbus.h says
+    /// why); the main queue's items never come here.
+    @inline(__always)
+    func nameThread() {
+        let name = UnsafeRawPointer(field(&pointee.threadName)).assumingMemoryBound(to: CChar.self)
+        qtshim_thread_name_set(pointee.threadNameHash, name)
+    }
+
     func retain() {
         if !pointee.isMain { _ = qtshim_atomic_fetch_add_u64(field(&pointee.refs), 1) }
     }
