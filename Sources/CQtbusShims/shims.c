@@ -196,8 +196,6 @@ void qtshim_idle_wake(uint32_t *word)
 
 bool qtshim_is_main_thread(void) { return (pid_t)syscall(SYS_gettid) == getpid(); }
 
-__thread uint64_t qtshim_thread_named;
-
 uint64_t qtshim_thread_name_make(const char *label, char out[16])
 {
     if (!label || !*label) label = "qtbus.queue";
@@ -221,7 +219,7 @@ void qtshim_thread_name_apply(uint64_t hash, const char *name)
      * pthread_self()).  Failing changes nothing else; it is not tried again until the
      * thread runs work of another name. */
     prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
-    qtshim_thread_named = hash;
+    qtshim_thread()->named = hash;
 }
 
 /* libdispatch's C entry points under names of our own (asm labels), so this file needs

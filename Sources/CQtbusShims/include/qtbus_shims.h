@@ -47,6 +47,7 @@ struct qtshim_thread {
     void *trace_running; /* the trace hook whose call runs here (Trace.swift) */
     void *ring_running;  /* the bounded queue whose work runs here (BoundedQueue.swift) */
     int queued_running;  /* non-zero while a queued delivery's handler runs here */
+    uint64_t named;      /* the hash of the name a queue last gave this thread (below) */
 };
 #if defined(QTBUS_TLS_DLOPEN_SAFE)
 #define QTSHIM_TLS __thread
@@ -280,11 +281,9 @@ QTBUS_INTERNAL bool qtshim_is_main_thread(void);
 
 /* ---- thread names (qtbus_queue_create's label, Queue.swift) ----
  * A created queue's work names the pool thread that runs it.  The thread remembers the
- * hash of the name it was last given here, so that work of a queue whose name it has
- * costs a comparison, and a rename (one prctl) happens only when a thread moves to a
- * queue of another name.  8 bytes of TLS: a 16-byte copy of the name would do as well
- * and cost twice the static TLS a dlopen()ed library must keep small. */
-QTBUS_INTERNAL extern __thread uint64_t qtshim_thread_named __attribute__((tls_model("initial-exec")));
+ * hash of the name it was last given here (struct qtshim_thread's `named`), so that work
+ * of a queue whose name it has costs a comparison, and a rename (one prctl) happens only
+ * when a thread moves to a queue of another name. */
 /* Writes the name of a queue labelled `label` into out[16]: the label cut to at most 15
  * bytes, never inside a UTF-8 character ("qtbus.queue" for NULL or ""), NUL-padded.
  * Returns its hash, never 0 (a thread's "named by no queue"). */
@@ -295,7 +294,7 @@ QTBUS_INTERNAL void qtshim_thread_name_apply(uint64_t hash, const char *name);
  * given here. */
 static inline void qtshim_thread_name_set(uint64_t hash, const char *name)
 {
-    if (__builtin_expect(qtshim_thread_named != hash, 0)) qtshim_thread_name_apply(hash, name);
+    if (__builtin_expect(qtshim_thread()->named != hash, 0)) qtshim_thread_name_apply(hash, name);
 }
 
 /* ---- libdispatch, by its C ABI ---- */
