@@ -195,6 +195,10 @@ typedef struct qtbus_nats qtbus_nats;
 struct __natsOptions;
 struct __natsConnection;
 
+/* The options of a bridge.  It grows as qtbus.h's STRUCTS THAT GROW say: the functions
+ * taking it take its size, which the macros below pass; fields beyond this library's
+ * must be zero (a newer header's options this library cannot honour are QTBUS_EINVAL,
+ * not ignored). */
 typedef struct qtbus_nats_options {
     const char *url;               /* "nats://127.0.0.1:4222"; a comma-separated list for a cluster */
     const char *prefix;            /* subject prefix; NULL: "qtbus" */
@@ -228,7 +232,12 @@ typedef struct qtbus_nats_options {
  * is, so it has NATS's rule, made strict: 1 to 256 bytes of printable ASCII (0x21 to
  * 0x7E: no space, no control byte, nothing above 0x7E, so never invalid UTF-8), in
  * '.'-separated tokens none of them empty, and no '*' or '>' anywhere. */
+QTBUS_NATS_API int qtbus_nats_connect_sized(qtbus_bus *bus, const qtbus_nats_options *options, size_t size,
+                                            qtbus_nats **out);
+/* 0.2.0's entry point, its options of 24 bytes, kept for programs built against it. */
 QTBUS_NATS_API int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_nats **out);
+#define qtbus_nats_connect(bus, options, out) \
+    qtbus_nats_connect_sized((bus), (options), sizeof(qtbus_nats_options), (out))
 
 /* Connects `bus` with nats.c options the caller configured with nats.c's own setters:
  * servers (natsOptions_SetURL, _SetServers), TLS (natsOptions_SetSecure,
@@ -269,8 +278,13 @@ QTBUS_NATS_API int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *
  * refused each time (the call then takes three round trips).  An application's own
  * connection (natsConnection_Connect, before qtbus_nats_attach) has the same odds;
  * nats.c's reconnects retry such a refusal once by themselves. */
+QTBUS_NATS_API int qtbus_nats_connect_with_sized(qtbus_bus *bus, struct __natsOptions *nats_options,
+                                                 const qtbus_nats_options *options, size_t size, qtbus_nats **out);
+/* 0.2.0's entry point, kept for programs built against it. */
 QTBUS_NATS_API int qtbus_nats_connect_with(qtbus_bus *bus, struct __natsOptions *nats_options,
                                            const qtbus_nats_options *options, qtbus_nats **out);
+#define qtbus_nats_connect_with(bus, nats_options, options, out) \
+    qtbus_nats_connect_with_sized((bus), (nats_options), (options), sizeof(qtbus_nats_options), (out))
 
 /* Bridges `bus` over a connection the application already has (natsConnection *, as
  * nats.c made it; it may echo).  options->url is ignored, the rest used as
@@ -285,8 +299,13 @@ QTBUS_NATS_API int qtbus_nats_connect_with(qtbus_bus *bus, struct __natsOptions 
  * Returns QTBUS_OK; QTBUS_EINVAL (NULL bus, conn, options or out; a closed conn; the
  * options' rules); QTBUS_EIO (a server without headers, nats-server before 2.2; with
  * jetstream, one without JetStream); QTBUS_ENOMEM. */
+QTBUS_NATS_API int qtbus_nats_attach_sized(qtbus_bus *bus, struct __natsConnection *conn,
+                                           const qtbus_nats_options *options, size_t size, qtbus_nats **out);
+/* 0.2.0's entry point, kept for programs built against it. */
 QTBUS_NATS_API int qtbus_nats_attach(qtbus_bus *bus, struct __natsConnection *conn, const qtbus_nats_options *options,
                                      qtbus_nats **out);
+#define qtbus_nats_attach(bus, conn, options, out) \
+    qtbus_nats_attach_sized((bus), (conn), (options), sizeof(qtbus_nats_options), (out))
 
 /* From now on, every local dispatch of `type` (any subtype), or of any type the pattern
  * `type` matches (PATTERNS, above), on the bridge's bus is published.  The bridge
@@ -381,8 +400,13 @@ typedef struct qtbus_nats_stats {
     uint64_t published, received, dropped, reconnects, pending;
 } qtbus_nats_stats;
 
-/* Fills *out; QTBUS_OK, or QTBUS_EINVAL for NULL. */
+/* Fills *out; QTBUS_OK, or QTBUS_EINVAL for NULL or a size below 40 (the struct in
+ * 0.2.0).  It grows as qtbus.h's STRUCTS THAT GROW say: fields beyond this library's
+ * are left zero. */
+QTBUS_NATS_API int qtbus_nats_stats_get_sized(qtbus_nats *bridge, qtbus_nats_stats *out, size_t size);
+/* 0.2.0's entry point, its 40 bytes, kept for programs built against it. */
 QTBUS_NATS_API int qtbus_nats_stats_get(qtbus_nats *bridge, qtbus_nats_stats *out);
+#define qtbus_nats_stats_get(bridge, out) qtbus_nats_stats_get_sized((bridge), (out), sizeof(qtbus_nats_stats))
 
 /* 1 while the bridge is connected to a server, 0 while it is reconnecting (what is
  * published then waits in the reconnect buffer); QTBUS_EINVAL for NULL (qtbus_errmsg()

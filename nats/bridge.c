@@ -5,6 +5,11 @@
  */
 #define _GNU_SOURCE  /* pthread_setname_np */
 #include "bridge.h"
+/* This file defines the functions behind qtbus_nats.h's size-passing macros. */
+#undef qtbus_nats_connect
+#undef qtbus_nats_connect_with
+#undef qtbus_nats_attach
+#undef qtbus_nats_stats_get
 
 #include <ctype.h>
 #include <limits.h>
@@ -446,23 +451,78 @@ int qtbus_nats_unimport_subtype(qtbus_nats *bridge, const char *type, const char
     return status;
 }
 
+/* What 0.2.0's structs measured: a size below is no version of them. */
+enum { OPTIONS_0_2_SIZE = 24, STATS_0_2_SIZE = 40 };
+
+/* The caller's options of `size` bytes as this library's struct in *copy: the fields
+ * inside the size, defaults (zero) beyond; a newer header's fields must be zero.
+ * Returns QTBUS_OK with *options pointing at the copy (NULL stays NULL, refused later
+ * as before), or the failure reported. */
+static int sized_options(const char *fn, qtbus_bus *bus, const qtbus_nats_options **options, size_t size,
+                         qtbus_nats_options *copy)
+{
+    if (!*options) return QTBUS_OK;
+    if (size < OPTIONS_0_2_SIZE)
+        return qtbus_report(bus, fn, QTBUS_EINVAL, "the options' size is smaller than any version of them");
+    memset(copy, 0, sizeof *copy);
+    memcpy(copy, *options, size < sizeof *copy ? size : sizeof *copy);
+    for (size_t i = sizeof *copy; i < size; i++)
+        if (((const unsigned char *)*options)[i] != 0)
+            return qtbus_report(bus, fn, QTBUS_EINVAL, "the options set fields this library does not know "
+                                "(a newer qtbus_nats.h than libqtbus-nats.so)");
+    *options = copy;
+    return QTBUS_OK;
+}
+
+int qtbus_nats_connect_sized(qtbus_bus *bus, const qtbus_nats_options *options, size_t size, qtbus_nats **out)
+{
+    qtbus_nats_options copy;
+    int status = sized_options("qtbus_nats_connect", bus, &options, size, &copy);
+    return status == QTBUS_OK ? qtbus_nats_connect(bus, options, out) : status;
+}
+
+int qtbus_nats_connect_with_sized(qtbus_bus *bus, struct __natsOptions *nats_options, const qtbus_nats_options *options,
+                                  size_t size, qtbus_nats **out)
+{
+    qtbus_nats_options copy;
+    int status = sized_options("qtbus_nats_connect_with", bus, &options, size, &copy);
+    return status == QTBUS_OK ? qtbus_nats_connect_with(bus, nats_options, options, out) : status;
+}
+
+int qtbus_nats_attach_sized(qtbus_bus *bus, struct __natsConnection *conn, const qtbus_nats_options *options,
+                            size_t size, qtbus_nats **out)
+{
+    qtbus_nats_options copy;
+    int status = sized_options("qtbus_nats_attach", bus, &options, size, &copy);
+    return status == QTBUS_OK ? qtbus_nats_attach(bus, conn, options, out) : status;
+}
+
 int qtbus_nats_stats_get(qtbus_nats *bridge, qtbus_nats_stats *out)
+{
+    return qtbus_nats_stats_get_sized(bridge, out, STATS_0_2_SIZE);
+}
+
+int qtbus_nats_stats_get_sized(qtbus_nats *bridge, qtbus_nats_stats *out, size_t size)
 {
     static const char fn[] = "qtbus_nats_stats_get";
     if (!bridge) return qtbus_report(NULL, fn, QTBUS_EINVAL, "the bridge is NULL");
     if (!out) return qtbus_report(bridge->bus, fn, QTBUS_EINVAL, "out is NULL");
+    if (size < STATS_0_2_SIZE)
+        return qtbus_report(bridge->bus, fn, QTBUS_EINVAL, "the struct's size is smaller than any version of it");
     natsStatistics *stats = NULL;
     uint64_t reconnects = 0;
     if (natsStatistics_Create(&stats) == NATS_OK && natsConnection_GetStats(bridge->conn, stats) == NATS_OK)
         natsStatistics_GetCounts(stats, NULL, NULL, NULL, NULL, &reconnects);
     natsStatistics_Destroy(stats);
-    *out = (qtbus_nats_stats){
+    qtbus_nats_stats counts = {
         .published = atomic_load_explicit(&bridge->published, memory_order_relaxed),
         .received = atomic_load_explicit(&bridge->received, memory_order_relaxed),
         .dropped = atomic_load_explicit(&bridge->dropped, memory_order_relaxed),
         .reconnects = reconnects - bridge->reconnects_before,
         .pending = qn_handoff_pending(bridge),
     };
+    memcpy(out, &counts, size < sizeof counts ? size : sizeof counts);
+    if (size > sizeof counts) memset((char *)out + sizeof counts, 0, size - sizeof counts);
     return QTBUS_OK;
 }
 
