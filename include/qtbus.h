@@ -65,8 +65,9 @@
  *   was made before: no run dies.
  *
  * STRUCTS THAT GROW
- *   A struct the caller allocates and the library fills or reads (qtbus_queue_stats,
- *   and those to come) may gain fields at its end in a later version.  The function
+ *   A struct the caller allocates and the library fills or reads (qtbus_queue_stats;
+ *   qtbus_nats.h's qtbus_nats_options and qtbus_nats_stats; those to come) may gain
+ *   fields at its end in a later version.  The function
  *   taking it then takes its size too: the header's function-like macro of the plain
  *   name passes the struct's size as the caller's header has it (qtbus_queue_stats_get(q,
  *   &s) calls qtbus_queue_stats_get_sized(q, &s, sizeof(qtbus_queue_stats)); NULL stays a
