@@ -65,9 +65,27 @@ static void *dispatch_from_thread(void *unused)
     return NULL;
 }
 
+/* Under ThreadSanitizer the instrumented library, once dlopen'ed, needs runtime symbols
+ * (__tsan_external_write) that the runtime linked into this program does not export:
+ * skipped there (ctest's SKIP_RETURN_CODE).  The library this checks is the shipped one,
+ * built without sanitizers; AddressSanitizer's build passes it too. */
+#if defined(__SANITIZE_THREAD__)
+#define QTBUS_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define QTBUS_UNDER_TSAN 1
+#endif
+#endif
+
 int main(int argc, char **argv)
 {
     (void)argc;
+#if defined(QTBUS_UNDER_TSAN)
+    (void)argv;
+    (void)dispatch_from_thread;
+    printf("test_dlopen: skipped under ThreadSanitizer\n");
+    return 77;
+#endif
     const char *tunables = getenv("GLIBC_TUNABLES");
     if (!tunables || strcmp(tunables, TUNABLES) != 0) {
         setenv("GLIBC_TUNABLES", TUNABLES, 1);
