@@ -310,6 +310,9 @@ static void test_main_queue(void)
 }
 
 /* ---- under load: the counts hold at every instant ---- */
+/* Per producer: enough for two producers into a capacity of 5 to meet the drain's
+ * batch (0.2.0 failed in 3 to 10 runs of 10 with 20,000), few enough for valgrind. */
+#define FLOOD_EVENTS 10000
 typedef struct flood {
     qtbus_bus *bus;
     qtbus_queue *queue;
@@ -321,7 +324,7 @@ static void flood_produce(int index, void *p)
 {
     flood *fl = p;
     char subtype[8];
-    for (int i = 0; i < 20000; i++) {
+    for (int i = 0; i < FLOOD_EVENTS; i++) {
         snprintf(subtype, sizeof subtype, "s%d", (index + i) % 3);
         send(fl->bus, subtype, i);
     }
@@ -336,6 +339,9 @@ static void *flood_read(void *p)
         qtbus_queue_stats s = stats_of(fl->queue);
         if (fl->capacity) CHECK_MSG(s.high_water <= fl->capacity, "high_water %llu, capacity %llu",
                                     (unsigned long long)s.high_water, (unsigned long long)fl->capacity);
+        /* Not a spin: under valgrind, whose threads take turns, one would starve the
+         * producers and the queue. */
+        sched_yield();
     } while (!atomic_load(&fl->stop));
     return NULL;
 }
@@ -375,7 +381,7 @@ static void test_flood(uint32_t rule, int producers, int set_during)
     atomic_store(&fl.stop, 1);
     CHECK(pthread_join(reader, NULL) == 0);
     qtbus_queue_stats s = stats_of(fl.queue);
-    uint64_t sent = (uint64_t)producers * 20000;
+    uint64_t sent = (uint64_t)producers * FLOOD_EVENTS;
     CHECK_EQ_U64(s.pending, 0);
     CHECK_EQ_U64(s.delivered, (uint64_t)atomic_load(&calls));
     CHECK_EQ_U64(s.delivered + s.dropped, sent);
@@ -394,7 +400,7 @@ static void test_floods(void)
 {
     static const uint32_t rules[] = {QTBUS_OVERFLOW_BLOCK, QTBUS_OVERFLOW_DROP_NEWEST, QTBUS_OVERFLOW_DROP_OLDEST,
                                      QTBUS_OVERFLOW_LATEST};
-    for (int round = 0; round < 5; round++) {
+    for (int round = 0; round < 2; round++) {
         for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
             test_flood(rules[r], 2, 0);
             test_flood(rules[r], 3, 1);
