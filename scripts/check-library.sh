@@ -62,7 +62,8 @@ case $runtime in
     # static TLS (DF_STATIC_TLS, TPOFF relocations); CTests/test_dlopen.c loads it so.
     # Not for a fuzzing build: -fsanitize-coverage's own __sancov_lowest_stack is
     # initial-exec (scripts/sanitize.sh, fuzz).
-    if readelf --dyn-syms -W "$lib" | grep -q '__sancov_lowest_stack'; then
+    sancov=$(readelf --dyn-syms -W "$lib" | grep -c '__sancov_lowest_stack' || true)
+    if [ "$sancov" != 0 ]; then
       echo "tls: not checked (a build with sanitizer coverage, whose runtime's thread-local is initial-exec)"
     else
       if readelf -d "$lib" | grep -q STATIC_TLS; then bad "embedded: FLAGS STATIC_TLS (an initial-exec thread-local: it needs static TLS)"; fi
