@@ -168,7 +168,7 @@ STEPS=(
   "swift-nats     | swift-build | do_swift_nats_demo    | Swift NATS example: examples/swift/nats_demo (QTEventBusNATS) through a local nats-server (scripts/nats-demo.sh --swift)"
   "docc           | swift-build | do_docs               | Swift API documentation: DocC, no warnings (scripts/docs.sh)"
   "swift-surface  | swift-build | do_swift_surface      | Swift surface: three products, no public engine symbol (scripts/swift-surface.sh)"
-  "spm-consumer   | swift-build | do_swiftpm_consumer   | SwiftPM consumers: by version (the v0.2.0 tag), and by path under another directory name (scripts/swiftpm-consumer-test.sh)"
+  "spm-consumer   | swift-build | do_swiftpm_consumer   | SwiftPM consumers: by version (from: the version of project()), and by path under another directory name (scripts/swiftpm-consumer-test.sh)"
   "snippets       | installed   | do_readme             | README, DEVELOPERS and docs/ snippets: C compiled and run, Swift type-checked, sh syntax (scripts/readme-snippets.py)"
 )
 
