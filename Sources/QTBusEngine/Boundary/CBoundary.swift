@@ -472,31 +472,6 @@ private func outgoingNamed(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBu
     }
 }
 
-/// Inside a dispatch section.  A type nobody listens to is answered here, before the
-/// dispatch's frame is made: on that path this function saves no register (but around
-/// the release hook's call); the dispatch itself is `dispatchResolvedId`, reached by a
-/// tail call (docs/perf-notes.md, "The no-subscriber path").
-@inline(never)
-private func dispatchById(_ bus: UnsafeMutablePointer<Bus>, _ id: UInt64, _ desc: UnsafePointer<qtbus_event_desc>,
-                          _ subtype: CName?) -> Int32 {
-    guard let found = resolvedType(bus, id) else { return failTypeId(bus, id) }
-    if nobodyListens(bus, found) && subtype == nil && desc.pointee.flags == 0 {
-        if let release = desc.pointee.object_release { release(desc.pointee.object) }
-        return 0
-    }
-    return dispatchResolvedId(bus, found, desc, subtype)
-}
-
-/// Inside a dispatch section (the resolved table stays).
-@inline(never)
-private func dispatchResolvedId(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>,
-                                _ desc: UnsafePointer<qtbus_event_desc>, _ subtype: CName?) -> Int32 {
-    let d = desc.pointee
-    var event = Outgoing(type: type.pointee.name.cName, subtype: subtype, data: d.data, size: d.size,
-                         object: d.object, objectRelease: d.object_release)
-    return dispatchResolved(bus, type, &event, flags: d.flags)
-}
-
 /// qtbus_dispatch_on_bus_queue and qtbus_dispatch_on_main: the event copied, its
 /// dispatch posted to the queue `queue` picks.
 @inline(__always)
@@ -507,17 +482,6 @@ private func post(_ function: StaticString, _ bus: OpaquePointer?, _ desc: Unsaf
     entryPoint(function, bus: bus, .memory, checks: try copiedOutgoing(desc)) {
         postCopy($0, $1, flags: desc.unsafelyUnwrapped.pointee.flags, queue, isMain: isMain)
     }
-}
-
-private func postCopy(_ bus: UnsafeMutablePointer<Bus>, _ event: Outgoing, flags: UInt32,
-                      _ queue: (UnsafeMutablePointer<Bus>) -> qtshim_dispatch_queue_t, isMain: Bool) -> Int32 {
-    if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
-    guard let payload = makePayload(type: event.type, subtype: event.subtype, data: event.data, size: event.size,
-                                    object: event.object, objectRelease: event.objectRelease, parent: nil) else {
-        return QTBUS_ENOMEM.rawValue
-    }
-    postDispatch(bus, payload, flags: flags, on: queue(bus), isMain: isMain)
-    return QTBUS_OK.rawValue
 }
 
 @_cdecl("qtbus_dispatch_on_bus_queue")

@@ -4,8 +4,14 @@
 // Swift String, and no write to memory that another dispatching thread writes (only the
 // thread's own reclamation record, an atomic claim for ONCE subscriptions, pins for
 // queued deliveries, and, with a trace hook set, the hook's call count: Trace.swift).
-// Also here: whole dispatches posted to run later on a queue
-// (qtbus_dispatch_on_bus_queue / _on_main).
+//
+// The story of one dispatch, top to bottom: the type found (by name: dispatchEvent, or
+// LastTypeByName.swift for qtbus_dispatch; by id: dispatchById), the bus's flags tested
+// once (dispatchResolved), the subtype's list looked up and the walk chosen
+// (dispatchFound), then the walk itself (`deliver`, `visit`, `deliverRouted`).  The
+// walks that are not here: the delivery array's (DeliveryArray.swift, a plain dispatch
+// with no subtype) and the pattern walk (PatternDispatch.swift).  Dispatches posted to
+// a queue are PostedDispatch.swift's.
 //
 // Order: the type's whole-type list and the event subtype's list are each sorted by
 // priority, then subscription order; the walk merges them, taking the subtype's node
@@ -29,7 +35,7 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
 /// The entry of the hashed name `name` on `bus`, learned when there is none (nil: not
 /// learned, `learnType`); throws the reported failure of a name that is not UTF-8.
 @inline(__always)
-private func foundOrLearned(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) throws(QTBusStatus)
+func foundOrLearned(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) throws(QTBusStatus)
     -> UnsafeMutablePointer<TypeEntry>? {
     if let type = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(&bus.pointee.types)), name) { return type }
     // A name that matched a stored one was validated when it was stored.
@@ -37,31 +43,30 @@ private func foundOrLearned(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) thr
     return learnType(bus, name)
 }
 
-/// qtbus_dispatch: `dispatchEvent` for a name measured but not hashed
-/// (`CName(measuring:)`).  The thread's record keeps the type it dispatched last by
-/// name: the caller's pointer, the bus's serial and the entry.  When the same pointer
-/// comes again for the same bus and holds the same bytes (compared in full: the
-/// pointer is only a hint, its text may have changed), the entry is the type, with no
-/// hash and no table probe (docs/perf-notes.md, "The last type by name").  The entry
-/// is alive: type entries live as long as their bus, serials are never reused, and
-/// the caller's bus is alive.
-@inline(__always)
-func dispatchNamed(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32,
-                   _ record: UnsafeMutablePointer<ThreadRecord>) -> Int32 {
-    let text = event.type
-    // As bit patterns: the optionals' == is a test for nil more (the text is never nil).
-    if UInt(bitPattern: record.pointee.namedText) == UInt(bitPattern: text.bytes),
-       record.pointee.namedBusSerial == bus.pointee.serial,
-       let raw = record.pointee.namedType {
-        let type = raw.assumingMemoryBound(to: TypeEntry.self)
-        let name = type.pointee.name
-        if name.length == text.length && sameText(UnsafeRawPointer(name.bytes), UnsafeRawPointer(text.bytes), text.length) {
-            // The caller's pointer stays the event's type (qtbus_event_type() returns it).
-            event.type = CName(bytes: text.bytes, length: text.length, hash: name.hash)
-            return dispatchResolved(bus, type, &event, flags: flags)
-        }
+/// qtbus_dispatch_id, inside a dispatch section.  A type nobody listens to is answered
+/// here, before the dispatch's frame is made: on that path this function saves no
+/// register (but around the release hook's call); the dispatch itself is
+/// `dispatchResolvedId`, reached by a tail call (docs/perf-notes.md, "The no-subscriber
+/// path").
+@inline(never)
+func dispatchById(_ bus: UnsafeMutablePointer<Bus>, _ id: UInt64, _ desc: UnsafePointer<qtbus_event_desc>,
+                  _ subtype: CName?) -> Int32 {
+    guard let found = resolvedType(bus, id) else { return failTypeId(bus, id) }
+    if nobodyListens(bus, found) && subtype == nil && desc.pointee.flags == 0 {
+        if let release = desc.pointee.object_release { release(desc.pointee.object) }
+        return 0
     }
-    return dispatchLookingUp(bus, &event, flags: flags, record)
+    return dispatchResolvedId(bus, found, desc, subtype)
+}
+
+/// Inside a dispatch section (the resolved table stays).
+@inline(never)
+private func dispatchResolvedId(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>,
+                                _ desc: UnsafePointer<qtbus_event_desc>, _ subtype: CName?) -> Int32 {
+    let d = desc.pointee
+    var event = Outgoing(type: type.pointee.name.cName, subtype: subtype, data: d.data, size: d.size,
+                         object: d.object, objectRelease: d.object_release)
+    return dispatchResolved(bus, type, &event, flags: d.flags)
 }
 
 /// Whether a dispatch of `type` without a subtype or flags reaches nobody and has
@@ -76,22 +81,6 @@ func nobodyListens(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointe
         && qtshim_atomic_load_u64(type.field(&type.pointee.seq)) & TypeEntry.hasOwned == 0
         && qtshim_atomic_load_u64(bus.field(&bus.pointee.noSubscriberListeners)) == 0
         && !qtshim_probe_dispatch_enabled()
-}
-
-/// `dispatchNamed` when the record's type is not the event's: hashed and looked up,
-/// then kept in the record.
-@inline(never)
-private func dispatchLookingUp(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32,
-                               _ record: UnsafeMutablePointer<ThreadRecord>) -> Int32 {
-    event.type = event.type.hashed
-    let type: UnsafeMutablePointer<TypeEntry>?
-    do { type = try foundOrLearned(bus, event.type) } catch { return error.value }
-    if let type {
-        record.pointee.namedText = UnsafeRawPointer(event.type.bytes)
-        record.pointee.namedBusSerial = bus.pointee.serial
-        record.pointee.namedType = UnsafeMutableRawPointer(type)
-    }
-    return dispatchResolved(bus, type, &event, flags: flags)
 }
 
 /// `dispatchEvent` once the type is known (nil: a type nobody subscribed to and not
@@ -233,14 +222,14 @@ private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: ino
 /// Whether a walk reports each synchronous handler call (the `deliver` probe, DELIVER
 /// records: `deliverInstrumented`): a type, so that each walk is compiled on its own
 /// with the answer folded in.
-private protocol WalkMode { static var instrumented: Bool { get } }
-private enum Instrumented: WalkMode { static var instrumented: Bool { true } }
-private enum Plain: WalkMode { static var instrumented: Bool { false } }
+protocol WalkMode { static var instrumented: Bool { get } }
+enum Instrumented: WalkMode { static var instrumented: Bool { true } }
+enum Plain: WalkMode { static var instrumented: Bool { false } }
 
 /// Walks the list(s) and delivers; returns how many subscriptions were reached (and
 /// sets `event.stopped` when a handler stopped it).
 @inline(__always)
-private func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
+func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
                                      _ event: inout Outgoing, _ start: UInt64, _: Mode.Type) -> Int32 {
     let instrumented = Mode.instrumented
     // Found here rather than passed: the plain walk takes no argument for it.
@@ -278,131 +267,6 @@ private func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ 
         }
     }
     return count
-}
-
-/// The plain walk of a type's whole list (no subtype list, nothing reported), by its
-/// delivery array (TypeEntry.swift): per handler, one load of the list's change count
-/// and the call, where the list costs a node's order, its subscription's state and the
-/// next pointer (docs/perf-notes.md, "The delivery array").  The array is the list as
-/// it was at `changes`, used by dispatches that started after its newest subscription
-/// (`start`); before each call the count is read again, and once it moved (a
-/// handler, or another thread, subscribed or disposed) the walk goes on by the list
-/// from the next entry's node, with `visit`'s checks: what the list walk would do from
-/// there, since a node stays allocated, its `next` intact, while this dispatch runs.
-@inline(never)
-private func deliverArray(_ type: UnsafeMutablePointer<TypeEntry>, _ event: inout Outgoing, _ start: UInt64) -> Int32 {
-    let changes = qtshim_atomic_load_u64(type.field(&type.pointee.whole.changes))
-    var raw = qtshim_atomic_load_ptr(type.field(&type.pointee.delivery))
-    if raw == nil || raw.unsafelyUnwrapped.assumingMemoryBound(to: DeliveryArray.self).pointee.changes != changes {
-        // The first dispatch at this count only asks for it (TypeEntry.deliveryWanted).
-        if qtshim_atomic_load_u64(type.field(&type.pointee.deliveryWanted)) != changes {
-            qtshim_atomic_store_u64(type.field(&type.pointee.deliveryWanted), changes)
-            return deliver(type, nil, &event, start, Plain.self)
-        }
-        raw = makeDeliveryArray(type, changes, raw)
-    }
-    guard let array = raw?.assumingMemoryBound(to: DeliveryArray.self), array.pointee.count >= 0,
-          array.pointee.newest <= start else {
-        return deliver(type, nil, &event, start, Plain.self)
-    }
-    var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
-                         object: event.object)
-    view.request = event.request
-    if let p = event.payload, p.pointee.sticky { view.sticky = true }
-    let n = array.pointee.count
-    let entries = array.entries
-    let changesField = type.field(&type.pointee.whole.changes)
-    // Unprotected: handlers get the view as a const pointer, and a stack protector is a
-    // guard set and checked on every dispatch that reaches a handler (docs/perf-notes.md,
-    // "The delivery array").
-    return _withUnprotectedUnsafeMutablePointer(to: &view) { view in
-        // Every entry passed was called: the count is how far the walk went.
-        var i = 0
-        while i != n {
-            if qtshim_atomic_load_u64(changesField) != changes {
-                var count = Int32(truncatingIfNeeded: i)
-                walkList(from: array.nodes(capacity: n)[i], view, &event, start << 16 | ListNode.indexMask, &count)
-                return count
-            }
-            entries[i].handler(OpaquePointer(view), entries[i].userdata)
-            i &+= 1
-            if view.pointee.stopped {
-                event.stopped = true
-                break
-            }
-        }
-        return Int32(truncatingIfNeeded: i)
-    }
-}
-
-/// The rest of a plain walk by the list, from `node` on.
-@inline(never)
-private func walkList(from node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<EventView>,
-                      _ event: inout Outgoing, _ last: UInt64, _ count: inout Int32) {
-    var w: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(node)
-    while let wr = w {
-        let wn = wr.assumingMemoryBound(to: ListNode.self)
-        if visit(wn, view, &event, last, &count, false, nil) { return }
-        w = qtshim_atomic_load_ptr(wn.field(&wn.pointee.next))
-    }
-}
-
-/// Makes and publishes the delivery array of `type`'s whole list at `changes`, in
-/// place of `old`; nil when memory ran out, the list changed meanwhile or another
-/// dispatch published one first (this dispatch then walks the list).
-@inline(never)
-private func makeDeliveryArray(_ type: UnsafeMutablePointer<TypeEntry>, _ changes: UInt64,
-                               _ old: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
-    // Count the direct subscriptions; any routed one (queued, ONCE, replaying, owned)
-    // makes the array a marker that the list is walked.  Fired and disposed ones are
-    // left out: their dispose or delivery has begun, and their unlink moves `changes`;
-    // so are blocked ones, whose block and last unblock move it too (Block.swift).
-    var n = 0
-    var eligible = true
-    var w = qtshim_atomic_load_ptr(type.field(&type.pointee.whole.head))
-    while let wr = w {
-        let node = wr.assumingMemoryBound(to: ListNode.self)
-        let sub = Subscription.of(node)
-        let state = qtshim_atomic_load_u8(sub.field(&sub.pointee.state))
-        if state == SubState.routed {
-            eligible = false
-            break
-        }
-        if state == SubState.direct { n += 1 }
-        w = qtshim_atomic_load_ptr(node.field(&node.pointee.next))
-    }
-    if !eligible { n = 0 }
-    guard let raw = malloc(DeliveryArray.size(n)) else { return nil }
-    let array = raw.bindMemory(to: DeliveryArray.self, capacity: 1)
-    var filled = 0
-    var newest: UInt64 = 0
-    if eligible {
-        let entries = array.entries
-        let nodes = array.nodes(capacity: n)
-        w = qtshim_atomic_load_ptr(type.field(&type.pointee.whole.head))
-        while let wr = w, filled < n {
-            let node = wr.assumingMemoryBound(to: ListNode.self)
-            let sub = Subscription.of(node)
-            if qtshim_atomic_load_u8(sub.field(&sub.pointee.state)) == SubState.direct {
-                (entries + filled).initialize(to: DeliveryArray.Entry(handler: sub.pointee.handler, userdata: sub.pointee.userdata))
-                (nodes + filled).initialize(to: node)
-                // The field itself: `seq` would copy the node, `next` (stored by writers) too.
-                newest = max(newest, node.pointee.order >> 16)
-                filled += 1
-            }
-            w = qtshim_atomic_load_ptr(node.field(&node.pointee.next))
-        }
-    }
-    array.initialize(to: DeliveryArray(changes: changes, count: eligible ? filled : -1, newest: newest))
-    // Only an array of the list as it still is, in place of the one this dispatch saw.
-    var expected = old
-    guard filled == n, qtshim_atomic_load_u64(type.field(&type.pointee.whole.changes)) == changes,
-          qtshim_atomic_cas_ptr(type.field(&type.pointee.delivery), &expected, raw) else {
-        free(raw)
-        return nil
-    }
-    if let old { reclaimer.retireMemory(old) { free($0) } }
-    return raw
 }
 
 /// Delivers to one node's subscription if it should receive this dispatch; true when a
@@ -466,37 +330,4 @@ private func deliverRouted(_ sub: UnsafeMutablePointer<Subscription>, _ view: Un
         }
     }
     return true
-}
-
-// MARK: - Posting whole dispatches (qtbus_dispatch_on_bus_queue / _on_main)
-
-private struct BusPost {
-    let bus: UnsafeMutablePointer<Bus>
-    let payload: UnsafeMutablePointer<Payload>
-    let flags: UInt32
-    let isMain: Bool
-}
-
-/// Posts a dispatch of `payload` (its reference is taken) to run later on `queue`.
-func postDispatch(_ bus: UnsafeMutablePointer<Bus>, _ payload: UnsafeMutablePointer<Payload>,
-                  flags: UInt32, on queue: qtshim_dispatch_queue_t, isMain: Bool) {
-    beginQueuedWork(bus, main: isMain)
-    // The event was copied and accepted: its post waits for memory if it must.
-    let post = allocateWaiting(BusPost.self)
-    post.initialize(to: BusPost(bus: bus, payload: payload, flags: flags, isMain: isMain))
-    qtshim_tsan_release(post)
-    qtshim_dq_async(queue, post) { raw in
-        qtshim_tsan_acquire(raw)
-        let post = raw!.assumingMemoryBound(to: BusPost.self)
-        let (bus, payload, flags, isMain) = (post.pointee.bus, post.pointee.payload, post.pointee.flags, post.pointee.isMain)
-        post.deinitialize(count: 1)
-        free(post)
-        withEpoch {
-            var event = Outgoing(payload: payload)
-            if dispatchEvent(bus, &event, flags: flags) < 0 { payload.release() }
-        }
-        countIfMain(isMain)
-        endQueuedWork(bus)
-    }
-    if isMain { mainWorkPosted(bus) }
 }

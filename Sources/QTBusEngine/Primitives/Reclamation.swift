@@ -64,7 +64,7 @@ struct ThreadRecord {
     /// noticed.  Read only while the section is open; only the owning thread touches them.
     var canary: UnsafeMutableRawPointer? = nil
     var memoryCanary: UnsafeMutableRawPointer? = nil
-    /// The type qtbus_dispatch last resolved on this thread by name (Dispatch.swift,
+    /// The type qtbus_dispatch last resolved on this thread by name (LastTypeByName.swift,
     /// `dispatchNamed`): the caller's name pointer, the bus's serial, and the bus's type
     /// entry (an opaque pointer here, below the store).  A hint only: a hit is
     /// confirmed by comparing the name's bytes.  Only the owning thread touches them.

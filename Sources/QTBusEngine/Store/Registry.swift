@@ -3,7 +3,7 @@
 //
 //   Bus.types      name table: type name  -> TypeEntry
 //   TypeEntry      .whole: list of the whole-type subscriptions (and .delivery, the
-//                  same as an array that a dispatch makes and walks: Dispatch.swift)
+//                  same as an array that a dispatch makes and walks: DeliveryArray.swift)
 //                  .subtypes: name table: subtype name -> SubtypeEntry (.list)
 //   pool           token id -> Subscription (SubscriptionPool.swift), so dispose is O(1)
 //

@@ -53,7 +53,7 @@ struct SubList {
     var head: UnsafeMutableRawPointer? = nil
     /// Atomic, written under the lock: how many times a node was inserted or removed
     /// (or its subscription blocked or unblocked), stored after each change is published.  A type's delivery array is current while
-    /// its whole list's count is the one it was built at (Dispatch.swift).
+    /// its whole list's count is the one it was built at (DeliveryArray.swift).
     var changes: UInt64 = 0
 
     /// Inserts after the last node of equal or higher priority (writers, under the lock).

@@ -49,42 +49,6 @@ struct TypeEntry: NamedEntry {
     static let hasOwned: UInt64 = 1 << 47
 }
 
-/// A type's whole list as an array (`TypeEntry.delivery`): the handler and userdata of
-/// each of its subscriptions, in delivery order, and each one's node, where a dispatch
-/// goes on by the list once the list changed.  Made when every subscription in the list
-/// is direct (`count` -1: some are not, and the list is walked).  Immutable once
-/// published; replaced ones are retired (`retireMemory`).
-struct DeliveryArray {
-    let changes: UInt64
-    let count: Int
-    /// The largest subscription sequence among the entries: a dispatch that read an
-    /// older sequence when it started walks the list instead, where `visit` leaves out
-    /// what was subscribed after it started (and what its thread has not yet been
-    /// shown to see, for ThreadSanitizer, by the subscribe's release of the type).
-    let newest: UInt64
-
-    struct Entry {
-        let handler: qtbus_handler
-        let userdata: UnsafeMutableRawPointer?
-    }
-
-    static func size(_ count: Int) -> Int {
-        MemoryLayout<DeliveryArray>.stride + count * (MemoryLayout<Entry>.stride + MemoryLayout<UnsafeMutableRawPointer>.stride)
-    }
-}
-
-extension UnsafeMutablePointer where Pointee == DeliveryArray {
-    @inline(__always)
-    var entries: UnsafeMutablePointer<DeliveryArray.Entry> {
-        (UnsafeMutableRawPointer(self) + MemoryLayout<DeliveryArray>.stride).assumingMemoryBound(to: DeliveryArray.Entry.self)
-    }
-    @inline(__always)
-    func nodes(capacity: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<ListNode>> {
-        (UnsafeMutableRawPointer(entries) + capacity * MemoryLayout<DeliveryArray.Entry>.stride)
-            .assumingMemoryBound(to: UnsafeMutablePointer<ListNode>.self)
-    }
-}
-
 /// The pattern entries a type's events reach (`TypeEntry.matches`), found when the bus
 /// had `patternCount` of them: current while it has that many.  Immutable once
 /// published.
