@@ -68,10 +68,7 @@ func deliverArray(_ type: UnsafeMutablePointer<TypeEntry>, _ event: inout Outgoi
           array.pointee.newest <= start else {
         return deliver(type, nil, &event, start, Plain.self)
     }
-    var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
-                         object: event.object)
-    view.request = event.request
-    if let p = event.payload, p.pointee.sticky { view.sticky = true }
+    var view = EventView(event)
     let n = array.pointee.count
     let entries = array.entries
     let changesField = type.field(&type.pointee.whole.changes)

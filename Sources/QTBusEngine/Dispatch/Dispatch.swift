@@ -234,10 +234,7 @@ func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ specific
     let instrumented = Mode.instrumented
     // Found here rather than passed: the plain walk takes no argument for it.
     let tracing = instrumented ? deliverTracer(type.pointee.bus) : nil
-    var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
-                         object: event.object)
-    view.request = event.request
-    if let p = event.payload, p.pointee.sticky { view.sticky = true }
+    var view = EventView(event)
     var count: Int32 = 0
     // The largest `order` a node may have to receive this dispatch (see ListNode.order).
     let last = start << 16 | ListNode.indexMask

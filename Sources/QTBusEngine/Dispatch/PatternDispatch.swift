@@ -168,10 +168,7 @@ private func deliverMatched(_ bus: UnsafeMutablePointer<Bus>, _ matches: UnsafeM
 private func walk(_ bus: UnsafeMutablePointer<Bus>, _ cursors: UnsafeMutablePointer<Cursor>, _ n: Int,
                   _ event: inout Outgoing, instrumented: Bool) -> Int32 {
     let tracing = instrumented ? deliverTracer(bus) : nil
-    var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
-                         object: event.object)
-    view.request = event.request
-    if let p = event.payload, p.pointee.sticky { view.sticky = true }
+    var view = EventView(event)
     var count: Int32 = 0
     withUnsafeMutablePointer(to: &view) { view in
         // cursors[first..<n] are the lists with nodes left, the next to deliver first.

@@ -152,6 +152,18 @@ struct Outgoing {
     }
 }
 
+extension EventView {
+    /// What the handlers of a dispatch under way see of `event` (every walk makes its
+    /// view here, so a field added to the view is filled in one place).
+    @inline(__always)
+    init(_ event: Outgoing) {
+        self.init(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
+                  object: event.object)
+        request = event.request
+        if let p = event.payload, p.pointee.sticky { sticky = true }
+    }
+}
+
 /// How a borrowed object is copied for deliveries that outlive the dispatch.
 struct BorrowedObject {
     /// Returns a copy the engine owns (never nil: the caller cannot fail). It may run

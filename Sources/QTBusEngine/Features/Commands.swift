@@ -213,8 +213,7 @@ func executeCommand(_ id: UInt64, _ input: inout Outgoing?, _ queue: UnsafeMutab
             }
             postExecution(item, c, execution, payload, queue)
         } else if var event = input {
-            var view = EventView(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data,
-                                 size: event.size, object: event.object)
+            var view = EventView(event)
             view.queued = true  // not a dispatch: it cannot be stopped
             withUnsafeMutablePointer(to: &view) { c.pointee.execute(OpaquePointer($0), execution, c.pointee.userdata) }
             event.finish()
