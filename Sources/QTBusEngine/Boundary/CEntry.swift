@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The one shape of a C entry point (CBoundary.swift, CSignals.swift):
+// The C boundary: one @_cdecl function per declaration of include/qtbus.h, in a file per
+// section of the header (CBus.swift: "Buses", CSubscribe.swift: "Subscribing", ...;
+// CSignals.swift: "Typed signals"), each in the one shape of a C entry point:
 //
 //     @_cdecl("qtbus_x")
 //     func _qtbus_x(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> Int32 {
@@ -17,6 +19,14 @@
 // spell `throws(QTBusStatus)`: Swift 6 takes a throwing closure's error to be `any
 // Error`, which is allocated.  Everything on the way to the engine is inlined, so the
 // shape adds nothing to the dispatch path; what runs only for a failure is out of line.
+//
+// They take the exact types the header declares, imported from it through CQtbusShims,
+// so a mismatch with the header is a compile error here; the C test suite's test_abi
+// and scripts/check-exports.sh check the exported names and types from the other side.
+// Swift names carry a leading underscore so they cannot be confused with the imported
+// C declarations.  They are `package` (and @usableFromInline for the Swift API's
+// inlinable code): QTEventBus calls them, nothing outside this package sees them; the
+// C symbols are exported all the same.
 import CQtbusShims
 import CQtbusLibc
 
@@ -176,10 +186,9 @@ func checkedEvent(_ event: OpaquePointer?) throws(QTBusStatus) -> UnsafeMutableP
     return UnsafeMutablePointer<EventView>(event)
 }
 
-/// A required argument; refused with `reason` when NULL.
-@inline(__always)
 /// The size a caller passed for a struct that grows (qtbus.h, STRUCTS THAT GROW): at
 /// least the struct's `first` size.
+@inline(__always)
 func grownStructSize(_ size: Int, first: Int) throws(QTBusStatus) -> Int {
     // size_t arrives as Int: above Int.max it is negative.
     try ensure(size >= first, else: fail(QTBUS_EINVAL, "the struct's size is smaller than any version of it"))
@@ -195,6 +204,7 @@ func fillGrown<T>(_ value: T, into out: UnsafeMutableRawPointer, size: Int) {
     if size > known { memset(out + known, 0, size - known) }
 }
 
+/// A required argument; refused with `reason` when NULL.
 func required<T>(_ value: T?, _ reason: StaticString) throws(QTBusStatus) -> T {
     guard let value else { throw QTBusStatus(failNull(reason)) }
     return value
@@ -233,4 +243,19 @@ func scannedName(_ text: UnsafePointer<CChar>?, _ role: NameRole) throws(QTBusSt
 func scannedOptionalName(_ text: UnsafePointer<CChar>?, _ role: NameRole) throws(QTBusStatus) -> CName? {
     guard let text else { return nil }
     return try scannedName(text, role)
+}
+
+/// A made handle's id (`result` >= 0) stored in `out`; a failure (< 0) returned as is.
+@inline(__always)
+func storedHandle<Handle>(_ result: Int64, in out: UnsafeMutablePointer<Handle>, _ handle: (UInt64) -> Handle) -> Int32 {
+    if result < 0 { return Int32(result) }
+    out.pointee = handle(UInt64(result))
+    return QTBUS_OK.rawValue
+}
+
+/// `flags`, refused when they hold bits not in `known`.
+@inline(__always)
+func knownFlags(_ flags: UInt32, _ known: UInt32) throws(QTBusStatus) -> UInt32 {
+    try ensure(flags & ~known == 0, else: fail(QTBUS_EINVAL, "unknown flag bits 0x%llx", value: UInt64(flags & ~known)))
+    return flags
 }

@@ -3,7 +3,8 @@
 // that only the Swift API uses.  None is C ABI (no @_cdecl, nothing exported); all are
 // `package`, so nothing outside this package can call them.  Their names start with
 // `_qtEngine`, because `_qtbus_x` means "the Swift half of qtbus.h's qtbus_x"
-// (CBoundary.swift), which the Swift API calls for everything else.
+// (C*.swift, a file per section of the header), which the Swift API calls for
+// everything else.
 //
 // How the work is split, and why these entry points exist:
 // - Queues.  The engine's subscriptions of the Swift API are always synchronous: a Swift
