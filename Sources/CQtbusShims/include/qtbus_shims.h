@@ -85,8 +85,6 @@ static inline uint8_t qtshim_atomic_load_u8(const uint8_t *p) { return __atomic_
 static inline bool qtshim_atomic_cas_u8(uint8_t *p, uint8_t expected, uint8_t desired) {
     return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
-static inline uint32_t qtshim_atomic_fetch_add_u32(uint32_t *p, uint32_t v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
-static inline uint32_t qtshim_atomic_fetch_sub_u32(uint32_t *p, uint32_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_ACQ_REL); }
 static inline void *qtshim_atomic_load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void qtshim_atomic_store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline void *qtshim_atomic_exchange_ptr(void **p, void *v) { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }

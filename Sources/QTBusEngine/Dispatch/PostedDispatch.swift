@@ -8,7 +8,7 @@ import CQtbusLibc
 /// section, so a concurrent destroy cannot free the bus between the check and the pin.
 func postCopy(_ bus: UnsafeMutablePointer<Bus>, _ event: Outgoing, flags: UInt32,
               _ queue: (UnsafeMutablePointer<Bus>) -> qtshim_dispatch_queue_t, isMain: Bool) -> Int32 {
-    if isClosed(bus) { return QTBUS_ECLOSED.rawValue }
+    if isClosed(bus) { return failClosed() }
     guard let payload = makePayload(type: event.type, subtype: event.subtype, data: event.data, size: event.size,
                                     object: event.object, objectRelease: event.objectRelease, parent: nil) else {
         return QTBUS_ENOMEM.rawValue

@@ -121,11 +121,13 @@ func withPackedArguments(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ argu
 func emitSignal(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ arguments: SignalArguments,
                 subtype: UnsafePointer<CChar>?, flags: UInt32) -> Int32 {
     withPackedArguments(bus, type, arguments) { entry, bytes, size in
-        guard flags & ~stickyFlag == 0 else { return QTBUS_EINVAL.rawValue }
+        guard flags & ~stickyFlag == 0 else {
+            return fail(QTBUS_EINVAL, "unknown flag bits 0x%llx in flags", value: UInt64(flags & ~stickyFlag))
+        }
         var sub: CName? = nil
         if let subtype {
             // UTF-8 is checked by the dispatch, as for qtbus_dispatch.
-            guard let s = CName(subtype) else { return QTBUS_EINVAL.rawValue }
+            guard let s = CName(subtype) else { return failName(subtype, .subtype) }
             sub = s
         }
         var event = Outgoing(type: type, subtype: sub, data: bytes, size: size, object: nil, objectRelease: nil)
