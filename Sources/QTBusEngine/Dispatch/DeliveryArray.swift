@@ -2,7 +2,7 @@
 // The delivery array: a type's whole list copied into an array of (handler, userdata),
 // so that a plain dispatch with no subtype calls each handler after one load, where the
 // list costs three (docs/perf-notes.md, "The delivery array").  Made by the second
-// dispatch that finds none current (`TypeEntry.deliveryWanted`), replaced when the
+// dispatch that finds none current (`TypeEntry.deliveryAskedAt`), replaced when the
 // list changes, and left by the walk for the list as soon as the list moves under it.
 import CQtbusShims
 import CQtbusLibc
@@ -57,9 +57,9 @@ func deliverArray(_ type: UnsafeMutablePointer<TypeEntry>, _ event: inout Outgoi
     let changes = qtshim_atomic_load_u64(type.field(&type.pointee.whole.changes))
     var raw = qtshim_atomic_load_ptr(type.field(&type.pointee.delivery))
     if raw == nil || raw.unsafelyUnwrapped.assumingMemoryBound(to: DeliveryArray.self).pointee.changes != changes {
-        // The first dispatch at this count only asks for it (TypeEntry.deliveryWanted).
-        if qtshim_atomic_load_u64(type.field(&type.pointee.deliveryWanted)) != changes {
-            qtshim_atomic_store_u64(type.field(&type.pointee.deliveryWanted), changes)
+        // The first dispatch at this count only asks for it (TypeEntry.deliveryAskedAt).
+        if qtshim_atomic_load_u64(type.field(&type.pointee.deliveryAskedAt)) != changes {
+            qtshim_atomic_store_u64(type.field(&type.pointee.deliveryAskedAt), changes)
             return deliver(type, nil, &event, start, Plain.self)
         }
         raw = makeDeliveryArray(type, changes, raw)

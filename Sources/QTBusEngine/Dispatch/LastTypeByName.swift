@@ -19,9 +19,9 @@ func dispatchNamed(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
                    _ record: UnsafeMutablePointer<ThreadRecord>) -> Int32 {
     let text = event.type
     // As bit patterns: the optionals' == is a test for nil more (the text is never nil).
-    if UInt(bitPattern: record.pointee.namedText) == UInt(bitPattern: text.bytes),
-       record.pointee.namedBusSerial == bus.pointee.serial,
-       let raw = record.pointee.namedType {
+    if UInt(bitPattern: record.pointee.lastByNameText) == UInt(bitPattern: text.bytes),
+       record.pointee.lastByNameBusSerial == bus.pointee.serial,
+       let raw = record.pointee.lastByNameType {
         let type = raw.assumingMemoryBound(to: TypeEntry.self)
         let name = type.pointee.name
         if name.length == text.length && sameText(UnsafeRawPointer(name.bytes), UnsafeRawPointer(text.bytes), text.length) {
@@ -42,9 +42,9 @@ private func dispatchLookingUp(_ bus: UnsafeMutablePointer<Bus>, _ event: inout 
     let type: UnsafeMutablePointer<TypeEntry>?
     do { type = try foundOrLearned(bus, event.type) } catch { return error.value }
     if let type {
-        record.pointee.namedText = UnsafeRawPointer(event.type.bytes)
-        record.pointee.namedBusSerial = bus.pointee.serial
-        record.pointee.namedType = UnsafeMutableRawPointer(type)
+        record.pointee.lastByNameText = UnsafeRawPointer(event.type.bytes)
+        record.pointee.lastByNameBusSerial = bus.pointee.serial
+        record.pointee.lastByNameType = UnsafeMutableRawPointer(type)
     }
     return dispatchResolved(bus, type, &event, flags: flags)
 }

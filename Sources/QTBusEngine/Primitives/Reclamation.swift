@@ -69,9 +69,9 @@ struct ThreadRecord {
     /// `dispatchNamed`): the caller's name pointer, the bus's serial, and the bus's type
     /// entry (an opaque pointer here, below the store).  A hint only: a hit is
     /// confirmed by comparing the name's bytes.  Only the owning thread touches them.
-    var namedText: UnsafeRawPointer? = nil
-    var namedBusSerial: UInt32 = 0
-    var namedType: UnsafeMutableRawPointer? = nil
+    var lastByNameText: UnsafeRawPointer? = nil
+    var lastByNameBusSerial: UInt32 = 0
+    var lastByNameType: UnsafeMutableRawPointer? = nil
 }
 
 typealias Finalizer = @convention(c) (UnsafeMutableRawPointer?) -> Void

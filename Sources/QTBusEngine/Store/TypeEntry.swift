@@ -44,7 +44,7 @@ struct TypeEntry: NamedEntry {
     /// Atomic: the `whole.changes` at which a dispatch last found no current array.  The
     /// array is made by the second such dispatch at one count, so that a list changed
     /// between every two dispatches is walked, not copied each time.
-    var deliveryWanted: UInt64 = 0
+    var deliveryAskedAt: UInt64 = 0
 
     static let hasOwned: UInt64 = 1 << 47
 }
