@@ -13,6 +13,8 @@ list; CMake builds the folders in that order).  A "call" is a use of a function 
 another file declares at its top level (names declared private or fileprivate are the
 file's own; an overload declared in several layers counts as the lowest one's).  Text, not a compiler: comments and string
 literals are skipped, and a member called through a value (`x.foo()`) is not seen.
+Types are checked too: a file names only the types of its own layer and those below,
+but for the upward references named below (TYPES).
 """
 import pathlib
 import re
@@ -32,6 +34,22 @@ HOOKS = {
     "emitNotes": ("the trace records made under the lock are sent", {"Registry.swift"}),
 }
 
+# Types named upward that the design has: a lower layer's record that holds (or holds a
+# pointer to) a higher layer's, the reason, and the files that may name it.  Erasing such a
+# pointer to a raw one would hide the tie, not remove it: it is stated here instead.
+TYPES = {
+    "Command": ("the registry's tables of commands and executions", {"Registry.swift"}),
+    "SharedSource": ("the registry's table of sources, and a type's autoconnect sources",
+                     {"Registry.swift", "TypeEntry.swift"}),
+    "MisuseHook": ("the registry's list of buses whose hook takes MISUSE records", {"Registry.swift"}),
+    "TraceNote": ("the trace records a registry change makes under the lock", {"Registry.swift"}),
+    "OwnerCheck": ("a Swift freeWith subscription's owner, in its extra record", {"Subscription.swift"}),
+    "OwnedLink": ("a Swift freeWith subscription's link in its type's owned list", {"Subscription.swift"}),
+    "Subscription": ("the subscription a queued delivery is for: a payload's, a bounded queue's slot's",
+                     {"Payload.swift", "BoundedQueue.swift"}),
+    "TypeEntry": ("the type a thread last dispatched by name, in its record", {"Reclamation.swift"}),
+}
+
 # What each layer holds, for the drawing (a folder's name says the rest).
 TITLES = {
     "Boundary": "C boundary",
@@ -43,12 +61,15 @@ TITLES = {
     "Primitives": "primitives",
 }
 
-# Functions and globals: what a file calls.  Types are not calls (a lower layer may hold
-# a pointer to a feature's record), so they are not checked.
+# Functions and globals: what a file calls.  Types are declared by TYPE_DECL (a nested
+# type, indented, is its enclosing type's and not counted).
 DECL = re.compile(
     r"^(?:@[\w(), ]+\s+)*(?P<access>(?:private|fileprivate|internal|package|public)\s+)?"
     r"(?:nonisolated\(unsafe\)\s+)?"
     r"(?:func|let|var)\s+(?P<name>[A-Za-z_]\w*)")
+TYPE_DECL = re.compile(
+    r"^(?:@[\w(), ]+\s+)*(?P<access>(?:private|fileprivate|internal|package|public)\s+)?"
+    r"(?:final\s+)?(?:struct|enum|class|protocol|typealias|actor)\s+(?P<name>[A-Za-z_]\w*)")
 # A name not reached through a value or a type (`.name` is a member or an enum case).
 IDENT = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
 
@@ -105,12 +126,23 @@ def check(order):
     found, problems = files_by_layer(order)
     rank = {layer: i for i, layer in enumerate(order)}
     declared = {}  # name -> (layer, file)
+    types = {}  # type name -> (layer, file)
+    own_types = {}  # file -> the type names it declares, private ones too
     codes = {}
     for layer, paths in found.items():
         for path in paths:
             code = code_of(path.read_text())
             codes[path] = (layer, code)
             for line in code.splitlines():
+                tm = re.match(r"\s*(?:@[\w(), ]+\s+)*(?:(?:private|fileprivate|internal|package|public|final)\s+)*"
+                              r"(?:struct|enum|class|protocol|typealias|actor)\s+([A-Za-z_]\w*)", line)
+                if tm:
+                    own_types.setdefault(path, set()).add(tm.group(1))
+                m = TYPE_DECL.match(line)
+                if m and not (m.group("access") or "").strip() in ("private", "fileprivate"):
+                    name = m.group("name")
+                    if name not in types or rank[layer] < rank[types[name][0]]:
+                        types[name] = (layer, path.name)
                 m = DECL.match(line)
                 if m and not (m.group("access") or "").strip() in ("private", "fileprivate"):
                     # Overloads in several layers: the lowest one counts (a call may be to it).
@@ -118,12 +150,24 @@ def check(order):
                     if name not in declared or rank[layer] < rank[declared[name][0]]:
                         declared[name] = (layer, path.name)
     used_hooks = set()
+    used_types = set()
     for path, (layer, code) in sorted(codes.items()):
         seen = set()
         for name in IDENT.findall(code):
-            if name in seen or name not in declared:
+            if name in seen:
                 continue
             seen.add(name)
+            if name in types and name not in own_types.get(path, ()):
+                owner_layer, owner_file = types[name]
+                if rank[owner_layer] > rank[layer]:
+                    if name in TYPES and path.name in TYPES[name][1]:
+                        used_types.add((path.name, name))
+                    else:
+                        problems.append(f"{layer}/{path.name} names the type {name} of "
+                                        f"{owner_layer}/{owner_file}, a layer above (not in TYPES)")
+                continue
+            if name not in declared:
+                continue
             owner_layer, owner_file = declared[name]
             if rank[owner_layer] <= rank[layer]:
                 continue
@@ -131,6 +175,10 @@ def check(order):
                 used_hooks.add((path.name, name))
                 continue
             problems.append(f"{layer}/{path.name} uses {name} of {owner_layer}/{owner_file}, a layer above")
+    for name, (_, users) in sorted(TYPES.items()):
+        for user in sorted(users):
+            if (user, name) not in used_types:
+                problems.append(f"type {name} in {user} is listed but not named there: remove it from TYPES")
     for name, (_, callers) in sorted(HOOKS.items()):
         for caller in sorted(callers):
             if (caller, name) not in used_hooks:
@@ -185,7 +233,9 @@ def main(argv):
         return 1
     print(f"layers.py: {files} files in {len(order)} layers "
           f"({' < '.join(order)}); every call goes down or sideways, "
-          f"but for {len(HOOKS)} hooks: " + "; ".join(d for d, _ in HOOKS.values()))
+          f"but for {len(HOOKS)} hooks: " + "; ".join(d for d, _ in HOOKS.values())
+          + f"; every type named is of its layer or below, but for {len(TYPES)} (TYPES): "
+          + ", ".join(TYPES))
     return 0
 
 

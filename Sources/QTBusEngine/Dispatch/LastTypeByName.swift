@@ -21,8 +21,7 @@ func dispatchNamed(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
     // As bit patterns: the optionals' == is a test for nil more (the text is never nil).
     if UInt(bitPattern: record.pointee.lastByNameText) == UInt(bitPattern: text.bytes),
        record.pointee.lastByNameBusSerial == bus.pointee.serial,
-       let raw = record.pointee.lastByNameType {
-        let type = raw.assumingMemoryBound(to: TypeEntry.self)
+       let type = record.pointee.lastByNameType {
         let name = type.pointee.name
         if name.length == text.length && sameText(UnsafeRawPointer(name.bytes), UnsafeRawPointer(text.bytes), text.length) {
             // The caller's pointer stays the event's type (qtbus_event_type() returns it).
@@ -44,7 +43,7 @@ private func dispatchLookingUp(_ bus: UnsafeMutablePointer<Bus>, _ event: inout 
     if let type {
         record.pointee.lastByNameText = UnsafeRawPointer(event.type.bytes)
         record.pointee.lastByNameBusSerial = bus.pointee.serial
-        record.pointee.lastByNameType = UnsafeMutableRawPointer(type)
+        record.pointee.lastByNameType = type
     }
     return dispatchResolved(bus, type, &event, flags: flags)
 }

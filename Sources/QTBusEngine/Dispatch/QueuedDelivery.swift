@@ -72,7 +72,7 @@ private func enqueueBounded(_ queue: UnsafeMutablePointer<Queue>, _ ring: Unsafe
                             once: Bool, tracing: UnsafeMutablePointer<Bus>?, mayWait: Bool,
                             _ bus: UnsafeMutablePointer<Bus>) -> Bool {
     let extra = sub.pointee.extra!
-    let slot = Slot(sub: UnsafeMutableRawPointer(sub), payload: payload, tracing: tracing.map { UnsafeMutableRawPointer($0) },
+    let slot = Slot(sub: sub, payload: payload, tracing: tracing.map { UnsafeMutableRawPointer($0) },
                     bus: UnsafeMutableRawPointer(bus), token: SubscriptionPool.token(sub),
                     done: extra.field(&extra.pointee.done), once: once)
     let offered = queue.offer(ring, slot, bus: UnsafeMutableRawPointer(bus), mayWait: mayWait)
@@ -100,7 +100,7 @@ private func finishDropped(_ slot: Slot, _ why: StaticString) {
 /// started, and says whether it took a doom).
 let runRingDelivery: @convention(c) (UnsafeMutableRawPointer, UInt32) -> Void = { raw, doom in
     let slot = raw.assumingMemoryBound(to: Slot.self)
-    run(Delivery(node: WorkNode(run: { _ in }), sub: slot.pointee.sub!.assumingMemoryBound(to: Subscription.self),
+    run(Delivery(node: WorkNode(run: { _ in }), sub: slot.pointee.sub!,
                  payload: slot.pointee.payload!, once: slot.pointee.once,
                  tracing: slot.pointee.tracing?.assumingMemoryBound(to: Bus.self)), counted: true, doom: doom)
 }

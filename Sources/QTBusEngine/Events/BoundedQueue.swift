@@ -57,8 +57,8 @@ enum Overflow: UInt32 {
 /// place of a delivery dropped from the middle (neither).
 struct Slot {
     var work: UnsafeMutablePointer<WorkNode>? = nil
-    /// The Subscription (a Store type, not known down here).
-    var sub: UnsafeMutableRawPointer? = nil
+    /// A Store type named down here (scripts/layers.py, TYPES).
+    var sub: UnsafeMutablePointer<Subscription>? = nil
     var payload: UnsafeMutablePointer<Payload>? = nil
     /// The bus whose hook takes DELIVER records of it.
     var tracing: UnsafeMutableRawPointer? = nil

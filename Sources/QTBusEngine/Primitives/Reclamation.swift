@@ -67,11 +67,11 @@ struct ThreadRecord {
     var memoryCanary: UnsafeMutableRawPointer? = nil
     /// The type qtbus_dispatch last resolved on this thread by name (LastTypeByName.swift,
     /// `dispatchNamed`): the caller's name pointer, the bus's serial, and the bus's type
-    /// entry (an opaque pointer here, below the store).  A hint only: a hit is
-    /// confirmed by comparing the name's bytes.  Only the owning thread touches them.
+    /// entry (a Store type named down here: scripts/layers.py, TYPES).  A hint only: a
+    /// hit is confirmed by comparing the name's bytes.  Only the owning thread touches them.
     var lastByNameText: UnsafeRawPointer? = nil
     var lastByNameBusSerial: UInt32 = 0
-    var lastByNameType: UnsafeMutableRawPointer? = nil
+    var lastByNameType: UnsafeMutablePointer<TypeEntry>? = nil
 }
 
 typealias Finalizer = @convention(c) (UnsafeMutableRawPointer?) -> Void
