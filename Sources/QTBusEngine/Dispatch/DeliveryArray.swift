@@ -2,12 +2,12 @@
 // The delivery array: a type's whole list copied into an array of (handler, userdata),
 // so that a plain dispatch with no subtype calls each handler after one load, where the
 // list costs three (docs/perf-notes.md, "The delivery array").  Made by the second
-// dispatch that finds none current (`TypeEntry.deliveryAskedAt`), replaced when the
+// dispatch that finds none current (`TypeEntry.delivery.askedAt`), replaced when the
 // list changes, and left by the walk for the list as soon as the list moves under it.
 import CQtbusShims
 import CQtbusLibc
 
-/// A type's whole list as an array (`TypeEntry.delivery`): the handler and userdata of
+/// A type's whole list as an array (`TypeEntry.delivery.array`): the handler and userdata of
 /// each of its subscriptions, in delivery order, and each one's node, where a dispatch
 /// goes on by the list once the list changed.  Made when every subscription in the list
 /// is direct (`count` -1: some are not, and the list is walked).  Immutable once
@@ -55,11 +55,11 @@ extension UnsafeMutablePointer where Pointee == DeliveryArray {
 @inline(never)
 func deliverArray(_ type: UnsafeMutablePointer<TypeEntry>, _ event: inout Outgoing, _ start: UInt64) -> Int32 {
     let changes = qtshim_atomic_load_u64(type.field(&type.pointee.whole.changes))
-    var raw = qtshim_atomic_load_ptr(type.field(&type.pointee.delivery))
+    var raw = qtshim_atomic_load_ptr(type.field(&type.pointee.delivery.array))
     if raw == nil || raw.unsafelyUnwrapped.assumingMemoryBound(to: DeliveryArray.self).pointee.changes != changes {
-        // The first dispatch at this count only asks for it (TypeEntry.deliveryAskedAt).
-        if qtshim_atomic_load_u64(type.field(&type.pointee.deliveryAskedAt)) != changes {
-            qtshim_atomic_store_u64(type.field(&type.pointee.deliveryAskedAt), changes)
+        // The first dispatch at this count only asks for it (TypeEntry.delivery.askedAt).
+        if qtshim_atomic_load_u64(type.field(&type.pointee.delivery.askedAt)) != changes {
+            qtshim_atomic_store_u64(type.field(&type.pointee.delivery.askedAt), changes)
             return deliver(type, nil, &event, start, Plain.self)
         }
         raw = makeDeliveryArray(type, changes, raw)
@@ -157,7 +157,7 @@ private func makeDeliveryArray(_ type: UnsafeMutablePointer<TypeEntry>, _ change
     // Only an array of the list as it still is, in place of the one this dispatch saw.
     var expected = old
     guard filled == n, qtshim_atomic_load_u64(type.field(&type.pointee.whole.changes)) == changes,
-          qtshim_atomic_cas_ptr(type.field(&type.pointee.delivery), &expected, raw) else {
+          qtshim_atomic_cas_ptr(type.field(&type.pointee.delivery.array), &expected, raw) else {
         free(raw)
         return nil
     }

@@ -88,7 +88,7 @@ func deliverWithPatterns(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutable
 @inline(__always)
 private func currentMatches(_ bus: UnsafeMutablePointer<Bus>,
                             _ type: UnsafeMutablePointer<TypeEntry>) -> UnsafeMutablePointer<PatternMatches>? {
-    guard let raw = qtshim_atomic_load_ptr(type.field(&type.pointee.matches)) else { return nil }
+    guard let raw = qtshim_atomic_load_ptr(type.field(&type.pointee.patterns.matches)) else { return nil }
     let kept = raw.assumingMemoryBound(to: PatternMatches.self)
     return kept.pointee.patternCount == qtshim_atomic_load_u64(bus.field(&bus.pointee.patternCount)) ? kept : nil
 }
@@ -253,7 +253,7 @@ private func matchAndDeliver(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMut
     }
 }
 
-/// Sorts the `n` entries at `e` by `patternIndex` (each entry has its own), in place
+/// Sorts the `n` entries at `e` by `patterns.index` (each entry has its own), in place
 /// and allocating nothing (the standard library's sort takes scratch memory above 20
 /// values, which Embedded Swift cannot fail): an insertion sort for up to 20, as the
 /// standard library's, else a heap sort.
@@ -261,9 +261,9 @@ private func sortByPatternIndex(_ e: UnsafeMutablePointer<UnsafeMutablePointer<T
     if n <= 20 {
         for i in 1..<n {
             let moving = e[i]
-            let key = moving.pointee.patternIndex
+            let key = moving.pointee.patterns.index
             var j = i
-            while j > 0 && e[j - 1].pointee.patternIndex > key {
+            while j > 0 && e[j - 1].pointee.patterns.index > key {
                 e[j] = e[j - 1]
                 j -= 1
             }
@@ -290,13 +290,13 @@ private func sortByPatternIndex(_ e: UnsafeMutablePointer<UnsafeMutablePointer<T
 /// Moves `e[root]` down the heap `e[0..<end]` until its children are not larger.
 private func siftDown(_ e: UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>>, _ root: Int, _ end: Int) {
     let moving = e[root]
-    let key = moving.pointee.patternIndex
+    let key = moving.pointee.patterns.index
     var parent = root
     while true {
         var child = 2 * parent + 1
         guard child < end else { break }
-        if child + 1 < end && e[child + 1].pointee.patternIndex > e[child].pointee.patternIndex { child += 1 }
-        guard e[child].pointee.patternIndex > key else { break }
+        if child + 1 < end && e[child + 1].pointee.patterns.index > e[child].pointee.patterns.index { child += 1 }
+        guard e[child].pointee.patterns.index > key else { break }
         e[parent] = e[child]
         parent = child
     }
@@ -313,7 +313,7 @@ private func keepMatches(_ found: UnsafeMutablePointer<UnsafeMutablePointer<Type
     let made = raw.bindMemory(to: PatternMatches.self, capacity: 1)
     made.initialize(to: PatternMatches(patternCount: patternCount, count: count))
     made.entries.initialize(from: found, count: count)
-    let slot = type.field(&type.pointee.matches)
+    let slot = type.field(&type.pointee.patterns.matches)
     var old = qtshim_atomic_load_ptr(slot)
     while true {
         if let o = old, o.assumingMemoryBound(to: PatternMatches.self).pointee.patternCount >= patternCount {

@@ -85,7 +85,7 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
     if flags & subReplay != 0 {
         // Shut, holding the kept events to replay, before the nodes are published: in
         // this critical section, so no sticky dispatch comes between (StickyReplay.swift).
-        guard var kept = type.pointee.isPattern ? keptForPattern(type, request.subtypes)
+        guard var kept = type.pointee.patterns.isPattern ? keptForPattern(type, request.subtypes)
                                                 : type.pointee.sticky.matching(request.subtypes) else {
             free(extraRaw)
             return nil
@@ -106,7 +106,7 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
 
     // Pattern subscriptions of all patterns in one sequence: they are delivered in
     // subscription order across patterns.
-    let seq = type.pointee.isPattern ? type.pointee.bus.pointee.patternSeq + 1 : (type.pointee.seq & ~TypeEntry.hasOwned) + 1
+    let seq = type.pointee.patterns.isPattern ? type.pointee.bus.pointee.patternSeq + 1 : (type.pointee.seq & ~TypeEntry.hasOwned) + 1
     let direct = request.queue == nil && request.owner == nil && flags & (subOnce | subReplay) == 0
     let first = firstSubtype.map { ListNode(seq: seq, index: 0, subtype: $0) } ?? ListNode(seq: seq, index: 0, type: type)
     sub.initialize(to: Subscription(
@@ -175,7 +175,7 @@ private func link(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutab
     }
     if let extra = sub.pointee.extra, extra.pointee.owner != nil { linkOwned(type, extra) }
     let bus = type.pointee.bus
-    if type.pointee.isPattern { bus.field(&bus.pointee.patternSeq).pointee = sub.pointee.node.seq }
+    if type.pointee.patterns.isPattern { bus.field(&bus.pointee.patternSeq).pointee = sub.pointee.node.seq }
     // After the links: a dispatch that reads this sequence sees the nodes.
     qtshim_tsan_release(type)
     qtshim_atomic_store_u64(type.field(&type.pointee.seq), sub.pointee.node.seq | (type.pointee.owned != nil ? TypeEntry.hasOwned : 0))

@@ -193,7 +193,7 @@ private func insertEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName,
     }
     entry.initialize(to: TypeEntry(name: stored, bus: bus,
                                    isNoSubscriberType: !isPattern && noSubscriberName.isSame(as: name)))
-    entry.pointee.isPattern = isPattern
+    entry.pointee.patterns.isPattern = isPattern
     guard NameTable<TypeEntry>.insert(table, entry) else {
         freeTypeEntry(entry)
         return nil
@@ -208,7 +208,7 @@ func patternEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMuta
     // The trie's place first: failing there leaves no entry, only empty nodes.
     guard let slot = SubjectTrie.slot(bus.field(&bus.pointee.patternTrie), for: name),
           let entry = insertEntry(bus, name, into: bus.field(&bus.pointee.patterns), isPattern: true) else { return nil }
-    entry.pointee.patternIndex = UInt32(truncatingIfNeeded: bus.pointee.patternCount)
+    entry.pointee.patterns.index = UInt32(truncatingIfNeeded: bus.pointee.patternCount)
     qtshim_atomic_store_ptr(slot, UnsafeMutableRawPointer(entry))
     // After the trie: a dispatch that reads the new count finds the entry there, so a
     // type's answer kept with that count holds it (PatternDispatch.swift).
