@@ -20,8 +20,10 @@
 //   The engine keeps, per bus, the handle of each Swift type dispatched on it (its
 //   TypeEntry) with what the Swift API keeps about the type (`info`: its type record,
 //   a pointer the engine never reads), in the bus's table of type ids (TypeIds.swift).
-//   A synchronous dispatch asks for both once, inside its own dispatch section
-//   (`_qtEngineDispatchSwift`): that lookup is the only one a Swift dispatch makes.
+//   A synchronous dispatch looks the handle up once, inside its own dispatch section
+//   (`_qtEngineDispatchSwift`): that lookup is the only one a Swift dispatch makes, and
+//   its only entry into the engine; the first dispatch of a type on a bus, which finds
+//   none, registers the type first (`_qtEngineLearnSwiftType`, outside any section).
 // - Values.  A typed Swift dispatch carries its value as the event's object.  Giving the
 //   engine ownership of it (qtbus_dispatch's object + object_release) means a malloc and
 //   a free per dispatch, the largest cost of a synchronous dispatch to one closure
@@ -41,37 +43,55 @@ import CQtbusLibc
 
 // MARK: - Swift types and the synchronous dispatch
 
+/// What `_qtEngineDispatchSwift` returns when the Swift type is not registered on the
+/// bus: nothing was dispatched, nothing taken.  Not a status (statuses are small).
+@inlinable package var _qtEngineTypeNotLearned: Int32 { .min }
+
 /// Swift-only: `qtbus_dispatch` of a value of the Swift event type `key` (its metatype's
-/// address) in the borrowed `object` (see the file comment: Values), with no data: the
-/// Swift API's synchronous dispatch.  Makes the dispatch's one type lookup: this bus's
-/// handle of the type, with what the Swift API registered with it
-/// (`_qtEngineLearnSwiftType`).  When the type is registered without data, dispatches
-/// it here; otherwise (the first dispatch of the type on this bus, or a type whose
-/// events carry data) calls `otherwise` with the handle and `info` (both nil when the
-/// type is not registered), inside this dispatch's section, and returns what it
-/// returns: `otherwise` may register the type and dispatch with
-/// `_qtEngineDispatchBorrowed`, and may run user code (as a handler may: the section
-/// delays only reclamation).  `subtype`, `subtypeLength` and the checks are as in
-/// `_qtEngineDispatchBorrowed`.
+/// address) in the borrowed `object` (see the file comment: Values): the Swift API's
+/// synchronous dispatch, one engine call.  Makes the dispatch's one type lookup, this
+/// bus's handle of the type (`_qtEngineLearnSwiftType`), and dispatches.  For a type
+/// whose events carry bytes, calls `bytes` once, inside this dispatch's section, with
+/// the rest of the dispatch: `bytes` makes the bytes (user code: `eventBytes`, which
+/// delays only reclamation, as a handler does) and passes them to it, and returns what
+/// it returns; that continuation enters nothing again (no section, lookup or check).
+/// When the type is not registered on this bus, returns `_qtEngineTypeNotLearned` with
+/// nothing done: the caller registers it, outside any section, and dispatches.
+/// `subtype`, `subtypeLength` and the checks are `_qtEngineDispatchBorrowed`'s, made
+/// after the lookup (before it, they cost every dispatch registers held across it).
 @usableFromInline package func _qtEngineDispatchSwift(
     _ bus: OpaquePointer, key: UInt, subtype: UnsafePointer<CChar>?, subtypeLength: Int,
     object: UnsafeMutableRawPointer, flags: UInt32,
-    otherwise: (_ type: OpaquePointer?, _ info: UnsafeRawPointer?) -> Int32) -> Int32 {
+    bytes: (_ dispatch: (_ data: UnsafeRawPointer?, _ size: Int) -> Int32) -> Int32) -> Int32 {
     let b = UnsafeMutablePointer<Bus>(bus)
     return withEpoch {
-        guard let slot = swiftType(b, UInt64(key)) else { return otherwise(nil, nil) }
-        if slot.pointee.withData { return otherwise(OpaquePointer(slot.pointee.entry), slot.pointee.info) }
-        let f: StaticString = "qtbus_dispatch"
-        guard flags & ~UInt32(QTBUS_EVENT_STICKY) == 0 else { return reported(f, on: bus, QTBUS_EINVAL.rawValue) }
-        var subtypeName: CName? = nil
-        if let subtype {
-            guard let s = CName(subtype), s.length == subtypeLength else {
-                return reported(f, on: bus, failSubtype(subtype, subtypeLength))
-            }
-            subtypeName = s
+        guard let slot = swiftType(b, UInt64(key)) else { return _qtEngineTypeNotLearned }
+        if slot.pointee.withData { return dispatchAskingBytes(b, slot, subtype, subtypeLength, object, flags, bytes) }
+        let subtypeName: CName?
+        do throws(QTBusStatus) { subtypeName = try borrowedChecks(flags, nil, 0, subtype, subtypeLength) } catch {
+            return reported("qtbus_dispatch", on: bus, error.value)
         }
-        let type = slot.pointee.entry
-        return reported(f, on: bus, dispatchBorrowed(b, type, nil, subtypeName, nil, 0, object, slot.pointee.borrowed, flags))
+        return reported("qtbus_dispatch", on: bus, dispatchBorrowed(b, slot.pointee.entry, nil, subtypeName, nil, 0, object,
+                                                                    slot.pointee.borrowed, flags))
+    }
+}
+
+/// `_qtEngineDispatchSwift` of a type whose events carry bytes: `bytes` asked for them,
+/// with the rest of the dispatch.  Out of line: its continuation's context would cost
+/// the other dispatches their registers.
+@inline(never)
+private func dispatchAskingBytes(_ bus: UnsafeMutablePointer<Bus>, _ slot: UnsafeMutablePointer<SwiftTypeSlot>,
+                                 _ subtype: UnsafePointer<CChar>?, _ subtypeLength: Int, _ object: UnsafeMutableRawPointer,
+                                 _ flags: UInt32,
+                                 _ bytes: (_ dispatch: (_ data: UnsafeRawPointer?, _ size: Int) -> Int32) -> Int32) -> Int32 {
+    let c = OpaquePointer(bus)
+    let subtypeName: CName?
+    do { subtypeName = try borrowedChecks(flags, nil, 0, subtype, subtypeLength) } catch {
+        return reported("qtbus_dispatch", on: c, error.value)
+    }
+    let (type, borrowed) = (slot.pointee.entry, slot.pointee.borrowed)
+    return bytes { data, size in
+        reported("qtbus_dispatch", on: c, dispatchBorrowed(bus, type, nil, subtypeName, data, size, object, borrowed, flags))
     }
 }
 
@@ -86,10 +106,12 @@ import CQtbusLibc
 /// (valid: the Swift API checked it), on `bus`: with `info`, which must stay valid as
 /// long as the bus (the Swift API's type records are never freed), how its borrowed
 /// objects are copied and released, and whether its events carry data the Swift API
-/// makes for each dispatch (then `_qtEngineDispatchSwift` calls back for it).  Returns
-/// the type's handle, valid as long as the bus; nil when the bus is closed or out of
-/// memory (the dispatch then goes by name and reports it).  A key registered already
-/// keeps what it was first registered with.
+/// makes for each dispatch (then `_qtEngineDispatchSwift` asks for it).  Called before
+/// the type's first dispatch on the bus, outside any section, when
+/// `_qtEngineDispatchSwift` said `_qtEngineTypeNotLearned`.  Returns the type's handle,
+/// valid as long as the bus; nil when the bus is closed or out of memory (the dispatch
+/// then goes by name and reports it).  A key registered already keeps what it was
+/// first registered with.
 @usableFromInline package func _qtEngineLearnSwiftType(_ bus: OpaquePointer, key: UInt, name: UnsafePointer<CChar>,
                                                        info: UnsafeRawPointer, copy: _QTEngineObjectCopy,
                                                        release: qtbus_release, withData: Bool) -> OpaquePointer? {
@@ -99,15 +121,16 @@ import CQtbusLibc
         .map { OpaquePointer($0) }
 }
 
-/// Swift-only, inside `_qtEngineDispatchSwift`'s `otherwise`: `qtbus_dispatch` of an
-/// event whose `object` is borrowed for the duration of the call (see the file comment:
-/// Values).  The engine never releases `object`; it calls `copy(object)` at most once,
-/// when a delivery must outlive the call, and releases the copy with `release` after the
-/// copy's last delivery.  On failure (< 0) the engine made no copy and kept nothing.  The
+/// Swift-only: `qtbus_dispatch` of an event whose `object` is borrowed for the duration
+/// of the call (see the file comment: Values), where `_qtEngineDispatchSwift` cannot
+/// make it (the first dispatch of a type on the bus, after its registration, or by name
+/// when that failed).  The engine never releases `object`; it calls `copy(object)` at
+/// most once, when a delivery must outlive the call, and releases the copy with
+/// `release` after the copy's last delivery.  On failure (< 0) the engine made no copy and kept nothing.  The
 /// checks are `qtbus_dispatch`'s.
 ///
-/// `type`: this bus's handle of the type (`otherwise`'s, or `_qtEngineLearnSwiftType`'s);
-/// nil: by `typeName`, as `qtbus_dispatch`.
+/// `type`: this bus's handle of the type (`_qtEngineLearnSwiftType`'s); nil: by
+/// `typeName`, as `qtbus_dispatch`.
 ///
 /// `subtypeLength`: the UTF-8 length of the Swift string `subtype` was made from. A NUL
 /// byte inside it ends the C string early, which the length measured here then shows:
@@ -118,22 +141,35 @@ import CQtbusLibc
                                                          data: UnsafeRawPointer?, size: Int,
                                                          object: UnsafeMutableRawPointer, copy: _QTEngineObjectCopy,
                                                          release: qtbus_release, flags: UInt32) -> Int32 {
-    // Refused as qtbus_dispatch refuses (the Swift API passes valid flags and bytes).
     let f: StaticString = "qtbus_dispatch"
-    guard flags & ~UInt32(QTBUS_EVENT_STICKY) == 0, data != nil || size == 0 else {
-        return reported(f, on: bus, QTBUS_EINVAL.rawValue)
-    }
-    var subtypeName: CName? = nil
-    if let subtype {
-        guard let s = CName(subtype), s.length == subtypeLength else {
-            return reported(f, on: bus, failSubtype(subtype, subtypeLength))
-        }
-        subtypeName = s
+    let subtypeName: CName?
+    do { subtypeName = try borrowedChecks(flags, data, size, subtype, subtypeLength) } catch {
+        return reported(f, on: bus, error.value)
     }
     let engineBus = UnsafeMutablePointer<Bus>(bus)
     let borrowed = BorrowedObject(copy: copy, release: release)
     let entry = type.map { UnsafeMutablePointer<TypeEntry>($0) }
-    return reported(f, on: bus, dispatchBorrowed(engineBus, entry, typeName, subtypeName, data, size, object, borrowed, flags))
+    // Its own dispatch section: called from no other (`_qtSendFirst` registers the type
+    // outside any), and what a handler releases must wait for the dispatch's end.
+    return withEpoch {
+        reported(f, on: bus, dispatchBorrowed(engineBus, entry, typeName, subtypeName, data, size, object, borrowed, flags))
+    }
+}
+
+/// The checks of both borrowed dispatches, as qtbus_dispatch's (the Swift API passes
+/// valid flags and bytes): the subtype, scanned, and its length compared with the
+/// Swift string's.
+@inline(__always)
+private func borrowedChecks(_ flags: UInt32, _ data: UnsafeRawPointer?, _ size: Int, _ subtype: UnsafePointer<CChar>?,
+                            _ subtypeLength: Int) throws(QTBusStatus) -> CName? {
+    guard flags & ~UInt32(QTBUS_EVENT_STICKY) == 0, data != nil || size == 0 else {
+        throw QTBusStatus(QTBUS_EINVAL.rawValue)
+    }
+    guard let subtype else { return nil }
+    guard let s = CName(subtype), s.length == subtypeLength else {
+        throw QTBusStatus(failSubtype(subtype, subtypeLength))
+    }
+    return s
 }
 
 /// Why a borrowed dispatch's subtype was refused.

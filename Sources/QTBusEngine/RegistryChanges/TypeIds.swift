@@ -64,8 +64,8 @@ struct SwiftTypeSlot {
     /// How a dispatch's borrowed object (a cell holding a value of this type) is copied
     /// and released.
     var borrowed: BorrowedObject
-    /// Its events carry data the Swift API makes for each dispatch (a bytes event), so
-    /// the engine does not dispatch them alone (`_qtEngineDispatchSwift`).
+    /// Its events carry data the Swift API makes for each dispatch (a bytes event): the
+    /// dispatch asks for them (`_qtEngineDispatchSwift`'s `bytes`).
     var withData: Bool
 }
 

@@ -64,11 +64,11 @@
 //     Swift type dispatched on it (its TypeEntry, valid as long as the bus) with the
 //     type's `_QTTypeRecord`, how its cells are copied and released, and whether its
 //     events carry data (a `QTBytesEvent`). `_qtEngineDispatchSwift` finds them by the
-//     type's key and dispatches; it hands the dispatch back, still inside its dispatch
-//     section, for the type's first dispatch on the bus, which registers the type
-//     (`_qtLearnType`), and for bytes events, whose bytes are made then
-//     (`_qtSendOtherwise`). User code run there (`eventName`, `eventBytes`) delays
-//     reclamation as a handler does, nothing more. A posted dispatch makes the same
+//     type's key and dispatches, in the one engine call of a synchronous dispatch; for a
+//     bytes event it asks for the bytes inside its section (`_qtWithEventBytes`, whose
+//     `eventBytes` delays reclamation as a handler does, nothing more). It declines the
+//     type's first dispatch on the bus with nothing done: the type is then registered
+//     (`_qtLearnType`, which runs `eventName`), outside any section, and dispatched. A posted dispatch makes the same
 //     lookup for the record (`_qtEngineSwiftTypeInfo`). Type records are never freed:
 //     the engine keeps pointers to them.
 import Synchronization

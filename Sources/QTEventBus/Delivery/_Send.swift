@@ -5,10 +5,11 @@
 // The typed path is @inlinable so that it is specialized for the event type in the
 // caller's module: the subtype read then compiles to a few loads. A synchronous dispatch
 // is one engine call, `_qtEngineDispatchSwift`, which makes the dispatch's one type
-// lookup (this bus's handle of the type, by its metatype) and dispatches; it hands back
-// (`_qtSendOtherwise`, still inside its dispatch section) only the first dispatch of a
-// type on a bus, which registers the type's record (`_TypeRecord.swift`) with the
-// engine, and bytes events, whose bytes are made then. It allocates nothing: the event
+// lookup (this bus's handle of the type, by its metatype) and dispatches, asking for a
+// bytes event's bytes on the way (`_qtWithEventBytes`, inside its section, entering
+// nothing again). It declines only the first dispatch of a type on a bus, with nothing
+// done: `_qtSendFirst` registers the type's record (`_TypeRecord.swift`) with the engine
+// and then dispatches, two calls one after the other. It allocates nothing: the event
 // cell is on its stack, lent to the engine, which copies it only for deliveries that
 // outlive the call (_EventCell.swift); a subtype of up to 15 UTF-8 bytes is passed from
 // the stack, longer native strings in place. It takes no lock and builds no C string for
@@ -30,10 +31,10 @@ enum _QTSendMode {
 struct _QTOutgoing {
     /// The engine bus.
     @usableFromInline let bus: OpaquePointer
-    /// This bus's handle of the event's type (`_qtEngineDispatchSwift`), for a borrowed
-    /// cell; nil: by `typeName`.
+    /// This bus's handle of the event's type (`_qtLearnType`), for a borrowed cell; nil:
+    /// by `typeName`.
     @usableFromInline var type: OpaquePointer?
-    /// The engine type name, NUL-terminated (nil only before `_qtSendOtherwise` sets it).
+    /// The engine type name, NUL-terminated (nil only before `_qtSendFirst` sets it).
     @usableFromInline var typeName: UnsafePointer<CChar>?
     /// The subtype, NUL-terminated, or nil; with the UTF-8 length of the Swift string it
     /// was made from (a borrowed dispatch leaves the NUL check to the engine, which
@@ -46,8 +47,8 @@ struct _QTOutgoing {
     /// The event's cell (_EventCell.swift); nil for a named event.
     @usableFromInline let cell: UnsafeMutableRawPointer?
     /// Whether `cell` is on the dispatching frame's stack and lent to the engine for the
-    /// call (`.now` only, inside `_qtEngineDispatchSwift`'s `otherwise`); otherwise the engine
-    /// owns the cell once the dispatch succeeds.
+    /// call (`.now` only, from `_qtSendFirst`); otherwise the engine owns the cell once
+    /// the dispatch succeeds.
     @usableFromInline let borrowed: Bool
     /// QTBUS_EVENT_STICKY or 0.
     @usableFromInline let flags: UInt32
@@ -108,34 +109,43 @@ extension QTEventBus {
     }
 
     /// The synchronous dispatch of `value` in `cell`: one engine call, which makes the
-    /// one type lookup and dispatches, but for the first dispatch of `E` on this bus and
-    /// for bytes events, which it hands back to `_qtSendOtherwise`.
+    /// one type lookup and dispatches (asking `_qtWithEventBytes` for a bytes event's
+    /// bytes on the way), but for the first dispatch of `E` on this bus, which it
+    /// declines with nothing done: `_qtSendFirst` then registers `E` and dispatches.
     @inlinable @inline(__always)
     func _sendBorrowed<E: QTEvent>(_ value: E, _ cell: UnsafeMutableRawPointer, _ subType: UnsafePointer<CChar>?,
                                    _ subTypeLength: Int, _ flags: UInt32) -> Int32 {
-        _qtEngineDispatchSwift(raw, key: _qtTypeKey(E.self), subtype: subType, subtypeLength: subTypeLength,
-                               object: cell, flags: flags) { type, info in
-            var event = _QTOutgoing(bus: raw, type: type, typeName: nil, cell: cell, borrowed: true, flags: flags,
-                                    mode: .now)
-            event.subType = subType
-            event.subTypeLength = subTypeLength
-            return _qtSendOtherwise(value, event, info)
+        let status = _qtEngineDispatchSwift(raw, key: _qtTypeKey(E.self), subtype: subType, subtypeLength: subTypeLength,
+                                            object: cell, flags: flags) { dispatch in
+            _qtWithEventBytes(value, dispatch)
         }
+        guard status == _qtEngineTypeNotLearned else { return status }
+        return _qtSendFirst(value, raw, cell, subType, subTypeLength, flags)
     }
 }
 
-/// A synchronous dispatch the engine handed back, inside its dispatch section: the first
-/// dispatch of `E` on this bus, which registers `E` (its record, `info` from then on), or
-/// a bytes event, whose bytes are made here. Out of line (specialized all the same).
+/// A bytes event's bytes, made inside its dispatch's section and handed to the rest of
+/// it (`_qtEngineDispatchSwift`'s `bytes`): the engine asks only for a type registered
+/// as a bytes event, where a cast on every dispatch would cost the others
+/// (docs/perf-notes.md, "One engine call per Swift dispatch"). Out of line (specialized
+/// all the same).
 @inlinable @inline(never)
-func _qtSendOtherwise<E: QTEvent>(_ value: E, _ event: _QTOutgoing, _ info: UnsafeRawPointer?) -> Int32 {
-    var event = event
+func _qtWithEventBytes<E: QTEvent>(_ value: E, _ dispatch: (UnsafeRawPointer?, Int) -> Int32) -> Int32 {
+    guard let bytesEvent = value as? any QTBytesEvent else { return dispatch(nil, 0) }
+    return _withNULTerminated(bytesEvent.eventBytes) { dispatch(UnsafeRawPointer($0), $1) }
+}
+
+/// The first synchronous dispatch of `E` on this bus: `E` registered (its record, the
+/// engine's handle of it), then dispatched, two engine calls one after the other and
+/// neither inside the other. Out of line (specialized all the same).
+@inlinable @inline(never)
+func _qtSendFirst<E: QTEvent>(_ value: E, _ bus: OpaquePointer, _ cell: UnsafeMutableRawPointer,
+                              _ subType: UnsafePointer<CChar>?, _ subTypeLength: Int, _ flags: UInt32) -> Int32 {
+    var event = _QTOutgoing(bus: bus, typeName: nil, cell: cell, borrowed: true, flags: flags, mode: .now)
+    event.subType = subType
+    event.subTypeLength = subTypeLength
     let record: UnsafePointer<_QTTypeRecord>
-    if let info {
-        record = info.assumingMemoryBound(to: _QTTypeRecord.self)
-    } else {
-        (event.type, record) = _qtLearnType(E.self, on: event.bus)
-    }
+    (event.type, record) = _qtLearnType(E.self, on: bus)
     // An invalid eventName: `_qtRefusedDispatch` says so.
     guard let cName = record.pointee.cName else { return QTBUS_EINVAL.rawValue }
     event.typeName = cName
@@ -224,8 +234,8 @@ func _qtSendBytes(_ event: _QTOutgoing, bytes: [UInt8]) -> Int32 {
 
 /// The one call into the engine's dispatch entry points but `_qtEngineDispatchSwift`,
 /// which makes most synchronous typed dispatches. A borrowed cell (on the caller's
-/// stack, `.now` only, inside `_qtEngineDispatchSwift`'s `otherwise`) goes to
-/// `_qtEngineDispatchBorrowed`, which copies it if a delivery outlives the call, with
+/// stack, `.now` only, from `_qtSendFirst`) goes to `_qtEngineDispatchBorrowed`, which
+/// copies it if a delivery outlives the call, with
 /// `event.type` (nil: none) standing for the type name, and checks the subtype against
 /// its length; the engine owns any other cell once the dispatch succeeds, and on failure
 /// it took nothing, so the cell is freed here.
