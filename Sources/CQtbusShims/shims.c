@@ -45,8 +45,8 @@ void qtshim_tls_set(void *record, void (*on_exit)(void *))
     pthread_setspecific(tls_exit_key, record);
 }
 
-QTBUS_INTERNAL bool qtshim_fast_exit;
-QTBUS_INTERNAL bool qtshim_plain_exit;
+QTBUS_INTERNAL bool qtshim_exit_unfenced;
+QTBUS_INTERNAL bool qtshim_exit_unfenced_no_tsan;
 
 /* Whether the comma-separated list `list` holds `word`. */
 static bool lists(const char *list, const char *word)
@@ -135,8 +135,8 @@ __attribute__((constructor)) static void qtshim_membarrier_init(void)
 {
     long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return;
-    qtshim_fast_exit = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-    qtshim_plain_exit = qtshim_fast_exit && !__tsan_release;
+    qtshim_exit_unfenced = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    qtshim_exit_unfenced_no_tsan = qtshim_exit_unfenced && !__tsan_release;
 }
 
 void qtshim_membarrier(void) { syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0); }

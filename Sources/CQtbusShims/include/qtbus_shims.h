@@ -104,15 +104,15 @@ static inline void qtshim_pending_add(int64_t n) { __atomic_fetch_add(&qtshim_re
 
 /* Asymmetric fence: every running thread of the process executes a full barrier before
  * qtshim_membarrier() returns (membarrier PRIVATE_EXPEDITED).  A load-time constructor
- * registers the process; qtshim_fast_exit says whether that worked (not in some
+ * registers the process; qtshim_exit_unfenced says whether that worked (not in some
  * sandboxes), and so whether read-side exits may skip their fence. */
-QTBUS_INTERNAL extern bool qtshim_fast_exit;
-static inline bool qtshim_fast_exit_enabled(void) { return qtshim_fast_exit; }
-/* The fast exit with no ThreadSanitizer edge to declare: the one flag the outermost
- * section's exit tests (set with qtshim_fast_exit; the runtime's weak symbols are bound
- * before constructors run). */
-QTBUS_INTERNAL extern bool qtshim_plain_exit;
-static inline bool qtshim_plain_exit_enabled(void) { return qtshim_plain_exit; }
+QTBUS_INTERNAL extern bool qtshim_exit_unfenced;
+static inline bool qtshim_exit_unfenced_enabled(void) { return qtshim_exit_unfenced; }
+/* The unfenced exit with no ThreadSanitizer edge to declare: the one flag the outermost
+ * section's exit tests (set with qtshim_exit_unfenced; the runtime's weak symbols are
+ * bound before constructors run). */
+QTBUS_INTERNAL extern bool qtshim_exit_unfenced_no_tsan;
+static inline bool qtshim_exit_unfenced_no_tsan_enabled(void) { return qtshim_exit_unfenced_no_tsan; }
 QTBUS_INTERNAL void qtshim_membarrier(void);
 static inline uint64_t qtshim_pending_load_relaxed(void) { return __atomic_load_n(&qtshim_retire_pending, __ATOMIC_RELAXED); }
 

@@ -185,7 +185,7 @@ struct Reclaimer {
         qtshim_tsan_release(object)
         lock.withLock { retired.append(Retired(epoch: e, object: object, finalize: finalize, memoryOnly: false)) }
         // See the top of this file: makes every exit that already happened visible here.
-        if othersActive && qtshim_fast_exit_enabled() { qtshim_membarrier() }
+        if othersActive && qtshim_exit_unfenced_enabled() { qtshim_membarrier() }
         reclaim()
     }
 
@@ -201,7 +201,7 @@ struct Reclaimer {
         qtshim_pending_add(1)
         let e = qtshim_epoch_advance()
         var (_, oldest, othersActive) = activeEpochs(upTo: e, memory: true)
-        if oldest <= e && othersActive && qtshim_fast_exit_enabled() {
+        if oldest <= e && othersActive && qtshim_exit_unfenced_enabled() {
             qtshim_membarrier()
             oldest = activeEpochs(upTo: e, memory: true).oldest
         }
@@ -261,10 +261,10 @@ private func nestedEpochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
 /// Ends the outermost dispatch section of the thread (depth already 0).
 @inline(__always)
 private func outermostEpochExit(_ record: UnsafeMutablePointer<ThreadRecord>) {
-    // One test for the usual case: the fast exit, and no ThreadSanitizer edge to declare.
-    if !qtshim_plain_exit_enabled() {
+    // One test for the usual case: the unfenced exit, and no ThreadSanitizer edge to declare.
+    if !qtshim_exit_unfenced_no_tsan_enabled() {
         qtshim_tsan_handlers_returned()
-        if !qtshim_fast_exit_enabled() {
+        if !qtshim_exit_unfenced_enabled() {
             _ = qtshim_atomic_exchange_u64(record.field(&record.pointee.epoch), 0)
             if qtshim_pending_load() != 0 { reclaimer.reclaim() }
             return
@@ -329,7 +329,7 @@ func withMemoryEpoch<R>(_ body: () -> R) -> R {
     defer {
         record.pointee.memoryDepth -= 1
         if record.pointee.memoryDepth == 0 {
-            // Not the fast exit's plain store: these calls are not on the hot path.
+            // Not the unfenced exit's plain store: these calls are not on the hot path.
             _ = qtshim_atomic_exchange_u64(record.field(&record.pointee.memoryEpoch), 0)
             if qtshim_pending_load() != 0 { reclaimer.reclaim(memoryOnly: true) }
         }
