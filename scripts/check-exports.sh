@@ -69,7 +69,7 @@ for f in $declared; do
   if [ -z "$node" ]; then
     echo "check-exports: FAIL: $f is in no version node of $(basename "$map")"; status=1; continue
   fi
-  echo "$dynsyms" | grep -qx "$f@@$node" || { echo "check-exports: FAIL: $f is not exported as $f@@$node"; status=1; }
+  grep -qx "$f@@$node" <<<"$dynsyms" || { echo "check-exports: FAIL: $f is not exported as $f@@$node"; status=1; }
 done
 [ "$status" -ne 0 ] || echo "check-exports: OK: $(echo "$exported" | wc -l) functions exported, exactly those $(basename "$header") declares, each with its version node ($(echo "$nodes" | awk '{print $2}' | sort -u | tr '\n' ' ' | sed 's/ $//'))"
 exit "$status"

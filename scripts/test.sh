@@ -3,6 +3,8 @@
 # The test command.  From any directory:
 #   scripts/test.sh          run every step
 #   scripts/test.sh --list   print the steps: the table STEPS below, in the order they run
+#   scripts/test.sh STEP...  run only those steps (ids from --list), in the table's order;
+#                            a step they need but do not name counts as passed (run earlier)
 #
 # STEPS is the one list of the steps: the run, the skips and --list all read it, and
 # .ci/run and the docs point here rather than copying it.  A row is
@@ -120,7 +122,7 @@ do_shared_runtime() {
     echo "the shared-runtime demo ran with the toolchain hidden: the hiding proves nothing"
     return 1
   fi
-  echo "$out" | grep -q "libswiftCore.so: cannot open shared object file" \
+  grep -q "libswiftCore.so: cannot open shared object file" <<<"$out" \
     || { echo "$out"; echo "the shared-runtime demo failed for another reason"; return 1; }
   echo "control: the shared-runtime demo does not start without the toolchain (libswiftCore.so: cannot open shared object file), as expected"
 }
@@ -180,6 +182,7 @@ row() {
   what=${what#"${what%%[![:space:]]*}"}
 }
 
+declare -A only=() known=()
 case "${1:-}" in
   "") ;;
   --list)
@@ -189,12 +192,22 @@ case "${1:-}" in
       printf '%-15s %-12s %s\n' "$id" "$needs" "$what"
     done
     exit 0 ;;
-  *) die "usage: scripts/test.sh [--list]" ;;
+  -*) die "usage: scripts/test.sh [--list | STEP...]" ;;
+  *)
+    for r in "${STEPS[@]}"; do row "$r"; known[$id]=1; done
+    for a in "$@"; do
+      [ -n "${known[$a]:-}" ] || die "unknown step '$a' (scripts/test.sh --list names them)"
+      only[$a]=1
+    done ;;
 esac
 
 declare -A passed=()
 for r in "${STEPS[@]}"; do
   row "$r"
+  if [ ${#only[@]} -gt 0 ]; then
+    [ -n "${only[$id]:-}" ] || continue
+    [ "$needs" = - ] || [ "$needs" = installed ] || [ -n "${only[$needs]:-}" ] || passed[$needs]=1
+  fi
   case "$needs" in
     -) ;;
     installed)
