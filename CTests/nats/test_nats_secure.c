@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_nats_secure.c -- the bridge against secured servers, through
- * qtbus_nats_connect_with() and nats.c's own setters (issue 31), and its operations:
+ * qtbus_nats_connect_with() and nats.c's own setters, and its operations:
  *   - TLS: a CA, a server certificate (127.0.0.1 and localhost) and client
  *     certificates made at run time with openssl, in the server's directory.  A bridge
  *     that trusts the CA (natsOptions_SetSecure + _LoadCATrustedCertificates, one with
@@ -583,7 +583,8 @@ static void auth_cases(void)
     natsOptions_Destroy(ob);
     /* The same through qtbus_nats_connect, the credentials in the url: the message names
      * the server, the password hidden; beside it, a server that is not there is still
-     * QTBUS_EIO, "could be reached" (issue 40: a wrong password read as no server). */
+     * QTBUS_EIO, "could be reached" (a refusal is EACCES so that a wrong password is
+     * not read as no server: docs/errors.md). */
     char url[160], head[240], closed[64];
     snprintf(url, sizeof url, "nats://orders:guessed@127.0.0.1:%d", server.port);
     snprintf(head, sizeof head,
