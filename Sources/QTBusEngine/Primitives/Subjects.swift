@@ -15,6 +15,10 @@
 // patterns a type matches is found by SubjectTrie.swift, in one walk for all of them;
 // `subjectMatches` is its reference (the tests compare the two) and tests one pattern
 // against each type where that is the question (a REPLAY subscription's kept events).
+//
+// The NATS bridge, a C library over qtbus.h, has its own copy of this grammar and
+// matching (nats/subjects.c; nats/bridge.h says why), which also tells whether two
+// patterns overlap; CTests/nats/test_nats_pattern_rule.c compares it with this one.
 import CQtbusLibc
 
 /// The grammar's bytes: the token separator and the two wildcards (SubjectTrie.swift
