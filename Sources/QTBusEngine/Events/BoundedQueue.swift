@@ -37,22 +37,6 @@
 import CQtbusShims
 import CQtbusLibc
 
-/// qtbus_overflow.
-enum Overflow: UInt32 {
-    case grow = 0, block, dropNewest, dropOldest, latest
-
-    /// The `function` of the DROP records this rule makes.
-    var name: StaticString {
-        switch self {
-        case .grow: "QTBUS_OVERFLOW_GROW"
-        case .block: "QTBUS_OVERFLOW_BLOCK"
-        case .dropNewest: "QTBUS_OVERFLOW_DROP_NEWEST"
-        case .dropOldest: "QTBUS_OVERFLOW_DROP_OLDEST"
-        case .latest: "QTBUS_OVERFLOW_LATEST"
-        }
-    }
-}
-
 /// One piece of waiting work: a delivery (`sub` set), other work (`work` set), or the
 /// place of a delivery dropped from the middle (neither).
 struct Slot {
