@@ -34,6 +34,8 @@
 //
 // The dispatcher side (what a dropped delivery does: its trace record, its payload's
 // release) is in Dispatch/QueuedDelivery.swift: this file only decides and hands back.
+// What each rule decides is in Overflow.swift, which the Swift API's buffered
+// subscriptions ask too (QTEventBus's _HopBuffer.swift); this file applies it to the ring.
 import CQtbusShims
 import CQtbusLibc
 
@@ -271,7 +273,7 @@ extension UnsafeMutablePointer where Pointee == Queue {
         while true {
             // Field by field: a copy of the whole Ring would read the lock word too.
             let rule = ring.pointee.rule
-            if rule == .latest, let i = ring.sameKey(as: slot) {
+            if rule.replacesSameKey, let i = ring.sameKey(as: slot) {
                 let old = ring.pointee.slots[i]
                 ring.pointee.slots[i] = slot
                 countDropped()
@@ -283,14 +285,14 @@ extension UnsafeMutablePointer where Pointee == Queue {
                 accept(ring, slot)
                 return Offered(accepted: true, dropped: nil, why: rule.name)
             }
-            switch rule {
-            case .grow:
+            switch rule.whenFull(mayWait: mayWait && !mayNotWait(ring)) {
+            case .accept:
                 accept(ring, slot)
                 return Offered(accepted: true, dropped: nil, why: rule.name)
-            case .dropNewest:
+            case .dropOffered:
                 countDropped()
                 return Offered(accepted: false, dropped: slot, why: rule.name)
-            case .dropOldest, .latest:
+            case .dropOldest:
                 // The oldest waiting delivery: out of the ring's reach while any is
                 // (they are older than the ring's), else the ring's first.
                 if ring.doomOldest(rule) {
@@ -306,11 +308,7 @@ extension UnsafeMutablePointer where Pointee == Queue {
                 if old != nil { countDropped() }
                 accept(ring, slot)
                 return Offered(accepted: true, dropped: old, why: rule.name)
-            case .block:
-                if !mayWait || mayNotWait(ring) {
-                    accept(ring, slot)
-                    return Offered(accepted: true, dropped: nil, why: rule.name)
-                }
+            case .waitForRoom:
                 let (released, timeoutMs) = (ring.pointee.released, ring.pointee.blockTimeoutMs)
                 if released || timeoutMs == 0 {
                     countDropped()
