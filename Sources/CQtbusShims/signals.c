@@ -10,7 +10,10 @@
  * keeps each type's signature (Features/Signals.swift: set once, read without a lock,
  * freed with its bus) and calls in here for what needs C: libffi, and reading a
  * va_list.  qtbus_signal_emit itself is here, since Swift cannot define a variadic
- * function: it hands its va_list to the engine in one call.
+ * function: it hands its va_list to the engine in one call.  So is qtbus_signal_check,
+ * beside the one reader of signal bytes it calls (unpack): a query of bytes with no bus
+ * and nothing to report, which C++'s slots call for every delivery they did not pack
+ * themselves, so it skips the entry-point frame every other function needs.
  *
  * How a typed handler is called.  libffi calls a function of any signature, but
  * ffi_call classifies the arguments on every call, at many times a plain handler's
@@ -152,10 +155,13 @@ static void pack(unsigned char *out, const struct qtshim_signature *s, const qtb
 }
 
 /* Reads packed arguments into values[0..count) and returns count, or -1 when `data` is
- * not a well-formed signal payload (or, with `expect`, not one of that signature).
- * Everything is bounds-checked, since any dispatch of the type can carry any bytes;
- * read with memcpy, since a plain dispatch's bytes need not be aligned. */
-static int unpack(const unsigned char *data, size_t size, const struct qtshim_signature *expect,
+ * not a well-formed signal payload (or, with `expect`, not one of the `expect_count`
+ * kinds `expect`).  Everything is bounds-checked, since any dispatch of the type can
+ * carry any bytes; read with memcpy, since a plain dispatch's bytes need not be aligned.
+ * The one reader of untrusted signal bytes: qtbus_event_args, C's connected handlers,
+ * qtbus_signal_check (C++'s slots, qtbus_signal.hpp) and Swift's signalArguments
+ * (QTSignalArgument.swift, through qtshim_signal_unpack) all come here. */
+static int unpack(const unsigned char *data, size_t size, const uint8_t *expect, size_t expect_count,
                   qtbus_value values[QTBUS_SIGNAL_MAX_ARGS])
 {
     if (data == NULL || size < HEAD || memcmp(data, MAGIC, 4) != 0 || data[4] != QTBUS_SIGNAL_LAYOUT_VERSION)
@@ -164,7 +170,7 @@ static int unpack(const unsigned char *data, size_t size, const struct qtshim_si
     if (count > QTBUS_SIGNAL_MAX_ARGS || size < slots_at(count) + 8u * count) return -1;
     const unsigned char *kinds = data + HEAD;
     if (expect) {
-        if (expect->count != count || memcmp(expect->kinds, kinds, count) != 0) return -1;
+        if (expect_count != count || memcmp(expect, kinds, count) != 0) return -1;
     } else {
         for (size_t i = 0; i < count; i++)
             if (!known_kind(kinds[i])) return -1;
@@ -429,7 +435,7 @@ __attribute__((noinline)) static void call_unpacked(const struct connection *c, 
                                                     size_t size)
 {
     qtbus_value values[QTBUS_SIGNAL_MAX_ARGS];
-    if (unpack(data, size, c->signature, values) < 0) return;
+    if (unpack(data, size, c->signature->kinds, c->signature->count, values) < 0) return;
     struct prepared call;
     prepare(c->signature, values, &call);
     c->signature->caller(c->signature, c->fn, &call, c->userdata);
@@ -537,7 +543,7 @@ int qtshim_event_args(const void *data, size_t size, qtbus_value *args_out, size
 {
     /* Unpacked into a copy first: args_out stays untouched when count is too small. */
     qtbus_value values[QTBUS_SIGNAL_MAX_ARGS];
-    int n = unpack(data, size, NULL, values);
+    int n = unpack(data, size, NULL, 0, values);
     if (n < 0) return refuse("the event's bytes are not a typed signal's arguments");
     if ((size_t)n > count) {
         qtshim_fail_value(QTBUS_EINVAL, "the event has %llu arguments, more than count", (unsigned long long)n);
@@ -545,4 +551,22 @@ int qtshim_event_args(const void *data, size_t size, qtbus_value *args_out, size
     }
     if (n > 0) memcpy(args_out, values, (size_t)n * sizeof *values);
     return n;
+}
+
+int qtshim_signal_unpack(const void *data, size_t size, qtbus_value values_out[QTBUS_SIGNAL_MAX_ARGS])
+{
+    return unpack(data, size, NULL, 0, values_out);
+}
+
+int qtbus_signal_check(const void *data, size_t size, const qtbus_arg *kinds, size_t count)
+{
+    if (count > QTBUS_SIGNAL_MAX_ARGS || (kinds == NULL && count > 0)) return 0;
+    uint8_t expect[QTBUS_SIGNAL_MAX_ARGS];
+    for (size_t i = 0; i < count; i++) {
+        /* An unknown kind is no signature: no bytes are its arguments. */
+        if (!known_kind((unsigned)kinds[i])) return 0;
+        expect[i] = (uint8_t)kinds[i];
+    }
+    qtbus_value values[QTBUS_SIGNAL_MAX_ARGS];
+    return unpack(data, size, expect, count, values) >= 0;
 }
