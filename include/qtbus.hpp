@@ -1452,6 +1452,10 @@ class signal<void(Args...)> {
     using args_list = detail::type_list<Args...>;
     using layout = detail::signal_layout<detail::signal_kind<Args>::kind...>;
     static constexpr std::size_t count = sizeof...(Args);
+    /* The signature as qtbus_signal_define and qtbus_signal_check take it (one element
+     * more: an array may not be empty). */
+    static constexpr qtbus_arg c_kinds[count + 1] = {static_cast<qtbus_arg>(detail::signal_kind<Args>::kind)...,
+                                                     QTBUS_ARG_INT32};
 
 public:
     static constexpr std::size_t arity = count;
@@ -1461,10 +1465,8 @@ public:
      * another signature on this bus already"). */
     signal(bus_ref bus, std::string_view type) : bus_(bus), type_(type)
     {
-        static constexpr qtbus_arg kinds[count + 1] = {static_cast<qtbus_arg>(detail::signal_kind<Args>::kind)...,
-                                                       QTBUS_ARG_INT32};
         detail::name t(type, "qtbus_signal_define", "type name", bus_.c_bus());
-        detail::check(qtbus_signal_define(bus_.c_bus(), t.c_str(), count ? kinds : nullptr, count),
+        detail::check(qtbus_signal_define(bus_.c_bus(), t.c_str(), count ? c_kinds : nullptr, count),
                       "qtbus_signal_define");
         id_ = bus_.type_id(type);
     }
@@ -1621,31 +1623,12 @@ private:
         return pack_and_send(subtype, args..., std::index_sequence_for<Args...>());
     }
 
-    /* Whether `bytes` are arguments of this signature, checked as qtbus_event_args
-     * checks them (any bytes are safe to hand over). */
+    /* Whether `bytes` are arguments of this signature: the library's reader decides
+     * (qtbus_signal_check, the one qtbus_event_args and C's connected handlers use), so
+     * that no copy of it here can come to read differently. */
     static bool valid(const unsigned char *bytes, std::size_t size) noexcept
     {
-        if (!bytes || size < layout::fixed || std::memcmp(bytes, layout::bytes.data(), layout::slots_at) != 0)
-            return false;
-        if constexpr (layout::any_string) {
-            // Strings follow one another after the slots, each ending with a NUL before
-            // the next begins, the last one at the end of the bytes.
-            static constexpr uint8_t kinds[count] = {detail::signal_kind<Args>::kind...};
-            std::size_t floor = layout::fixed;
-            bool any = false;
-            for (std::size_t i = 0; i < count; i++) {
-                if (kinds[i] != QTBUS_ARG_STRING) continue;
-                uint64_t offset;
-                std::memcpy(&offset, bytes + layout::slots_at + 8 * i, sizeof offset);
-                if (offset == 0) continue;
-                if (offset < floor || offset >= size) return false;
-                if (any && bytes[offset - 1] != 0) return false;
-                floor = static_cast<std::size_t>(offset) + 1;
-                any = true;
-            }
-            if (any && bytes[size - 1] != 0) return false;
-        }
-        return true;
+        return qtbus_signal_check(bytes, size, count ? c_kinds : nullptr, count) == 1;
     }
 
     template <class G, class Params, std::size_t... I>
