@@ -1387,7 +1387,13 @@ struct signal_layout {
  * handler of a dispatch the same event, which lives as long as the dispatch (so no
  * other event can have its address meanwhile), and the later slots of the emit then
  * skip qtbus_event_data too, a call into the library that costs a delivery about as
- * much as the rest of it (docs/performance.md, "Typed signals in C++"). */
+ * much as the rest of it (docs/performance.md, "Typed signals in C++").
+ * The twin of signals.c's struct emit_frame, which does the same for C's connected
+ * handlers: this header packs its own bytes and dispatches them with
+ * qtbus_dispatch_id, so the library never sees a C++ emit as one, and a slot needs
+ * the bytes, not the prepared libffi call the library's frame holds.  Both keep one
+ * rule: skip the check only for the very bytes (address and size) of the innermost
+ * emit on this thread, of the slot's own signature.  Change one, change the other. */
 struct emit_frame {
     const unsigned char *bytes;
     std::size_t size;

@@ -351,7 +351,13 @@ static void prepare(const struct qtshim_signature *s, const qtbus_value *v, stru
  * receive: they use its prepared call instead of unpacking the bytes each.  Events
  * whose bytes are anything else (a queued copy, a plain dispatch, another thread's
  * emit) are unpacked and checked.  It lives in the engine's frame (QTSHIM_EMIT_SIZE
- * bytes), which the emit's dispatch runs in. */
+ * bytes), which the emit's dispatch runs in.
+ * qtbus_signal.hpp keeps a twin (detail::emit_frame) for C++'s emits, which are packed
+ * at compile time and dispatched with qtbus_dispatch_id, never through here, and whose
+ * slots want the bytes, not a prepared libffi call: neither frame can serve the other's
+ * handlers.  The rule both keep: skip the check only for the very bytes (address and
+ * size) of the innermost emit on this thread, of the handler's own signature; every
+ * other delivery goes through unpack.  Change one, change the other. */
 struct emit_frame {
     const unsigned char *bytes;
     size_t size;
