@@ -39,8 +39,10 @@
  *     qtbus_signal_connect, plain handlers reading qtbus_event_args, Swift's
  *     on(named:) (signalArguments) and this signal's slots all receive one emission,
  *     whichever language made it.  A slot reads the event's bytes after checking them
- *     as qtbus_event_args does: bytes that are not this signature's (a plain dispatch
- *     of the type) skip the slot, as they skip qtbus_signal_connect's handlers.
+ *     with qtbus_signal_check, the library's reader, which qtbus_event_args uses too
+ *     (a slot of this header's own emit skips it: it reads what it packed): bytes that
+ *     are not this signature's (a plain dispatch of the type) skip the slot, as they
+ *     skip qtbus_signal_connect's handlers.
  *   - Strings are copied into the event (on the emitter's stack up to 512 bytes of
  *     arguments, and once more for a queued delivery); a slot's std::string_view or
  *     const char * is valid during its call.  A null const char * stays NULL: nullptr

@@ -72,8 +72,7 @@ extension QTSignalArgument {
 extension QTNamedEvent {
     /// The arguments, in signature order, when the bytes are a typed signal's (emitted
     /// by C, C++ or ``QTEventBus/QTEventBus/emitSignal(named:subType:_:)``); nil for any
-    /// other bytes.  Checked as
-    /// `qtbus_event_args` checks them: any bytes are safe.
+    /// other bytes.  Checked by the reader `qtbus_event_args` uses: any bytes are safe.
     public var signalArguments: [QTSignalArgument]? {
         bytes.withUnsafeBytes { QTSignalArgument.read($0) }
     }
