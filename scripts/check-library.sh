@@ -17,7 +17,8 @@
 #   - it carries the USDT probes qtbus:dispatch, deliver, subscribe, dispose, release and drop
 #     (readelf -n), each with a semaphore;
 #   - the header compiles alone as C99, C11 (and C++17 when c++ exists), -Wall -Wextra -pedantic -Werror;
-#     qtbus.hpp beside it compiles alone as C++17 and C++20 the same way.
+#     qtbus.hpp beside it compiles alone as C++17 and C++20 the same way, and so does
+#     qtbus_signal.hpp (included first, it brings in qtbus.hpp).
 # usage: scripts/check-library.sh path/to/libqtbus.so path/to/qtbus.h embedded|static|shared [static-libffi|shared-libffi]
 set -euo pipefail
 
@@ -117,9 +118,15 @@ if command -v "${CXX:-c++}" >/dev/null 2>&1; then
   hpp=$(dirname "$header")/qtbus.hpp
   if [ -f "$hpp" ]; then
     printf '#include <qtbus.hpp>\nint main() { return qtbus::shared().c_bus() == nullptr; }\n' >"$tmp/hpp.cpp"
+    # qtbus_signal.hpp, which qtbus.hpp includes at its end, also included first: it
+    # must then bring in the whole of qtbus.hpp before its own part.
+    printf '#include <qtbus_signal.hpp>\nint main() { return qtbus::signal<void(int32_t)>(qtbus::shared(), "T").arity != 1; }\n' \
+      >"$tmp/signal.cpp"
     for std in c++17 c++20; do
       "${CXX:-c++}" -std=$std -Wall -Wextra -pedantic -Werror -fsyntax-only -I"$(dirname "$header")" "$tmp/hpp.cpp" \
         || bad "qtbus.hpp does not compile cleanly as $std"
+      "${CXX:-c++}" -std=$std -Wall -Wextra -pedantic -Werror -fsyntax-only -I"$(dirname "$header")" "$tmp/signal.cpp" \
+        || bad "qtbus_signal.hpp does not compile cleanly alone as $std"
     done
   else
     bad "no qtbus.hpp beside $header"
