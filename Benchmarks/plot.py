@@ -4,8 +4,8 @@
 against handler count (0, 1, 10, 100), log-log (symlog x so 0 handlers has a place), one
 line per library, min-max as error bars.
 
-    python3 Benchmarks/plot.py docs/bench-c.json docs/bench-c.png
-    python3 Benchmarks/plot.py docs/bench-swift.json docs/bench-swift.png
+    python3 Benchmarks/plot.py docs/bench/bench-c.json docs/bench/bench-c.png
+    python3 Benchmarks/plot.py docs/bench/bench-swift.json docs/bench/bench-swift.png
 
 Needs matplotlib (Debian: python3-matplotlib, for /usr/bin/python3).
 """

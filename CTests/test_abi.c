@@ -106,6 +106,7 @@ int main(void)
     int (*p_qtbus_signal_requestv)(qtbus_bus *, const char *, const char *, const qtbus_value *, size_t,
                                    qtbus_reply_handler, void *, qtbus_release) = qtbus_signal_requestv;
     int (*p_qtbus_event_args)(const qtbus_event *, qtbus_value *, size_t) = qtbus_event_args;
+    int (*p_qtbus_signal_check)(const void *, size_t, const qtbus_arg *, size_t) = qtbus_signal_check;
 
     const fn_entry fns[] = {
         FN(qtbus_strerror),         FN(qtbus_version),
@@ -139,10 +140,11 @@ int main(void)
         FN(qtbus_deferred_finish),  FN(qtbus_type_lookup),
         FN(qtbus_dispatch_id),
         FN(qtbus_token_block),      FN(qtbus_token_unblock),
+        FN(qtbus_signal_check),
     };
     const int count = (int)(sizeof fns / sizeof fns[0]);
-    /* 60 QTBUS_API functions of the header (scripts/check-exports.sh checks them all). */
-    CHECK_EQ_INT(count, 60);
+    /* 61 QTBUS_API functions of the header (scripts/check-exports.sh checks them all). */
+    CHECK_EQ_INT(count, 61);
     for (int i = 0; i < count; i++) {
         CHECK_MSG(fns[i].address != NULL, "%s has no address", fns[i].name);
         for (int j = 0; j < i; j++)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_dispatch_names.c -- qtbus_dispatch by name, where the name's address says
- * nothing: a per-thread cache keyed by the address (tried for issue 17, not kept) or
- * any other shortcut must keep these true:
+ * nothing.  The engine keeps, per thread, the type it last dispatched by name, keyed
+ * by the caller's pointer and the bus's serial, and takes it only when the name's
+ * bytes match too (Dispatch/LastTypeByName.swift, dispatchNamed; docs/perf-notes.md, "The
+ * last type by name"); that cache, or any other shortcut, must keep these true:
  *   - one buffer reused for other names (longer, shorter, a prefix) reaches each
  *     name's own handlers;
  *   - a bus destroyed and another made (often at the same address) never reaches the

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Installs <libdir>/libqtbus.so.0.3.0 and its SONAME link (component Runtime), and the
-# namelink, include/qtbus.h and qtbus.hpp (the C++ API), <libdir>/pkgconfig/qtbus.pc and <libdir>/cmake/qtbus/
+# namelink, include/qtbus.h, qtbus.hpp and qtbus_signal.hpp (the C++ API), <libdir>/pkgconfig/qtbus.pc and
+# <libdir>/cmake/qtbus/
 # (component Development: find_package(qtbus) -> qtbus::qtbus), and
 # <datadir>/qtbus/valgrind/qtbus.supp (Development).  Every installed file
 # works from wherever the prefix ends up: `cmake --install --prefix P`, DESTDIR staging
@@ -28,6 +29,7 @@ install(TARGETS qtbus EXPORT qtbusTargets
     NAMELINK_COMPONENT Development)
 qtbus_install_strip_comment(qtbus Runtime)
 install(FILES ${PROJECT_SOURCE_DIR}/include/qtbus.h ${PROJECT_SOURCE_DIR}/include/qtbus.hpp
+              ${PROJECT_SOURCE_DIR}/include/qtbus_signal.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   COMPONENT Development)
 # Memcheck suppressions for users' programs (what the Swift runtime and libdispatch

@@ -126,7 +126,7 @@ else()
 endif()
 
 # signals.c defines C ABI functions (qtbus_signal_emit takes varargs, which Swift cannot
-# define), so it is compiled into the library itself: the shims' archive would have its
+# define; qtbus_signal_check is its reader's query), so it is compiled into the library itself: the shims' archive would have its
 # symbols made local by --exclude-libs ALL (the embedded and static variants).
 add_library(qtbus SHARED ${QTBUS_SWIFT_SOURCES} ${_shims}/signals.c)
 set_source_files_properties(${_shims}/signals.c PROPERTIES

@@ -990,6 +990,17 @@ QTBUS_API int qtbus_signal_requestv(qtbus_bus *bus, const char *type, const char
  * string. */
 QTBUS_API int qtbus_event_args(const qtbus_event *event, qtbus_value *args_out, size_t count);
 
+/* Whether `data` (`size` bytes; NULL is none) are arguments of exactly the signature
+ * `kinds` (`count` of them; NULL when count is 0): 1 when they are, 0 when they are not.
+ * Checked as qtbus_event_args() and connected handlers check them, every offset and NUL
+ * included, so any bytes are safe to pass, and a 1 means every string offset in them
+ * points at a NUL-terminated string inside them.  For code that reads a signal event's
+ * bytes itself (a plain handler that must not trust the kinds, a binding: qtbus.hpp's
+ * slots call it).  A query: a 0 is an answer, not a failure, so it reports nothing
+ * (qtbus_errmsg() unchanged); an unknown kind or a count over QTBUS_SIGNAL_MAX_ARGS
+ * is a signature no bytes match.  Any thread; no bus. */
+QTBUS_API int qtbus_signal_check(const void *data, size_t size, const qtbus_arg *kinds, size_t count);
+
 /* ---------------------------------------------------------------------------------
  * Commands
  *

@@ -62,7 +62,15 @@ QTBUS_NATS_INTERNAL const char *qn_name_problem(const char *name);
 /* Writes the encoding of `name` (NUL-terminated) to out (QN_TOKEN_MAX + 1 bytes);
  * returns its length. */
 QTBUS_NATS_INTERNAL size_t qn_encode(const char *name, char *out);
-/* Whether `type` (a qtbus name) is a pattern for the bridge: a whole token of it is "*"
+/* The pattern grammar and matching below are the engine's (Primitives/Subjects.swift,
+ * qtbus.h QTBUS_SUB_PATTERN), written again: the engine exports no call that only
+ * checks or matches a pattern (qtbus_subscribe() makes a subscription, and reports a
+ * refusal as its own), the bridge matches NATS subjects with the same rule, and it
+ * needs overlap, which the engine never asks.  test_nats_pattern_rule compares the two
+ * over thousands of generated patterns and types: validity and the kind of reason,
+ * every (pattern, type) match, and overlap both ways.
+ *
+ * Whether `type` (a qtbus name) is a pattern for the bridge: a whole token of it is "*"
  * or ">". */
 QTBUS_NATS_INTERNAL bool qn_is_pattern(const char *type);
 /* Why the pattern `type` is not one (an empty token, a '>' before the last token), as

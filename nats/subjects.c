@@ -56,6 +56,8 @@ size_t qn_encode(const char *name, char *out)
     return encode_bytes(name, strlen(name), out);
 }
 
+/* The pattern rule, from here to qn_overlap: the engine's, copied (bridge.h says why). */
+
 /* Whether the whole token [p, end) is "*" or ">". */
 static bool wildcard_token(const char *p, const char *end)
 {

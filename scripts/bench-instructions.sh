@@ -9,7 +9,7 @@
 #
 #   --prefix DIR   count the libqtbus installed in DIR (its lib/pkgconfig); without it,
 #                  libqtbus is built and installed into _install/ as scripts/bench.sh does
-#   --out FILE     the Markdown table (default docs/bench-instructions.md; --smoke: none)
+#   --out FILE     the Markdown table (default docs/bench/bench-instructions.md; --smoke: none)
 #   --build DIR    where the workload is built (default build/bench-instructions)
 #   --smoke        tiny counts, every row run and checked, nothing written
 #
@@ -18,7 +18,8 @@
 # only the measured call (--toggle-collect), and each figure is the difference of the two
 # counts over N, so set-up and what the measured call does once cancel.  "each further
 # handler" is (100 handlers - 10 handlers) / 90.  scripts/bench.sh runs this and writes
-# docs/bench-instructions.md; the targets are issue 32's.
+# docs/bench/bench-instructions.md, whose Targets table is what the dispatch path is
+# held to.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -45,7 +46,7 @@ if [ -z "$prefix" ]; then
 fi
 prefix=$(cd "$prefix" && pwd)
 build=$(realpath -m "$build")   # make -C runs in Benchmarks/C/callgrind/
-[ "$smoke" -eq 1 ] || out=${out:-$ROOT/docs/bench-instructions.md}
+[ "$smoke" -eq 1 ] || out=${out:-$ROOT/docs/bench/bench-instructions.md}
 
 log "build Benchmarks/C/callgrind/ into $build (pkg-config qtbus from $prefix)"
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig" make -C "$ROOT/Benchmarks/C/callgrind" --no-print-directory OUT="$build"
@@ -140,7 +141,7 @@ targets = [
     ("dispatch, 10 handlers", f"<= 2x the fn-ptr array's ({f(2 * fn10)})", q10, q10 <= 2 * fn10),
     ("subscribe + dispose, 100 present", f"<= 1.3x the safe limit's ({f(1.3 * msd)})", sd, sd <= 1.3 * msd),
 ]
-w("## Targets (issue 32)")
+w("## Targets")
 w("")
 w("| figure | target | qtbus | met |")
 w("|---|---|---:|---|")

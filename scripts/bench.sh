@@ -6,10 +6,10 @@
 # machine.
 #
 #   scripts/bench.sh            full run (about 4 minutes; run it on an otherwise idle
-#                               machine): prints the tables, writes docs/bench-c.json,
-#                               docs/bench-c.md, docs/bench-c.png, docs/bench-instructions.md
-#                               (scripts/bench-instructions.sh: callgrind), then docs/bench-swift.json,
-#                               docs/bench-swift.md and docs/bench-swift.png (each set only
+#                               machine): prints the tables, writes docs/bench/bench-c.json,
+#                               docs/bench/bench-c.md, docs/bench/bench-c.png, docs/bench/bench-instructions.md
+#                               (scripts/bench-instructions.sh: callgrind), then docs/bench/bench-swift.json,
+#                               docs/bench/bench-swift.md and docs/bench/bench-swift.png (each set only
 #                               when its benchmark succeeded)
 #   scripts/bench.sh --smoke    every case of both with tiny counts (seconds, plus the
 #                               builds), every handler count checked, the JSON/Markdown/PNG
@@ -17,7 +17,7 @@
 #   scripts/bench.sh --only c|swift|nats   one of the benchmarks (with or without --smoke);
 #                               nats: bench-nats (Benchmarks/NATS/, about 1 minute), one
 #                               process to another through a nats-server it starts, raw
-#                               nats.c beside the qtbus bridge; writes docs/bench-nats.json
+#                               nats.c beside the qtbus bridge; writes docs/bench/bench-nats.json
 #                               and .md
 #   scripts/bench.sh [--smoke] -- ARGS   passes ARGS to bench-c (e.g. --reps 11 --rep-ms 200);
 #                               BENCH_SWIFT_ARGS="..." does the same for swift-bench
@@ -29,7 +29,7 @@
 # builds Benchmarks/Swift/ (its own package: the root package by path, OpenCombine from the
 # package mirror) with `swift build -c release` into Benchmarks/Swift/.build/, then runs
 # bench-c and swift-bench.  See Benchmarks/C/main.c and Benchmarks/Swift/Sources/swift-bench/Bench.swift
-# for the method, docs/bench-c.md and docs/bench-swift.md for the latest results.
+# for the method, docs/bench/bench-c.md and docs/bench/bench-swift.md for the latest results.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
@@ -61,7 +61,7 @@ read -r -a swift_extra <<<"${BENCH_SWIFT_ARGS:-}"
 
 PREFIX=$ROOT/_install
 OUT=$ROOT/build/bench
-DOCS=$ROOT/docs
+DOCS=$ROOT/docs/bench
 PYTHON=${BENCH_PYTHON:-/usr/bin/python3}  # Debian's python3, where python3-matplotlib lives
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 
@@ -158,11 +158,11 @@ if [ "$run_c" -eq 1 ]; then
   else
     mkdir -p "$DOCS"
     cp "$work/bench-c.json" "$work/bench-c.md" "$work/bench-c.png" "$DOCS/"
-    echo "wrote docs/bench-c.json, docs/bench-c.md, docs/bench-c.png"
+    echo "wrote docs/bench/bench-c.json, docs/bench/bench-c.md, docs/bench/bench-c.png"
   fi
 
   # The same dispatch path counted in instructions (callgrind), which the machine's load
-  # does not move: docs/bench-instructions.md.
+  # does not move: docs/bench/bench-instructions.md.
   log "run bench-instructions (callgrind)"
   if [ "$smoke" -eq 1 ]; then
     bash "$ROOT/scripts/bench-instructions.sh" --smoke --prefix "$PREFIX" --build "$ROOT/build/bench-instructions"
@@ -170,7 +170,7 @@ if [ "$run_c" -eq 1 ]; then
     bash "$ROOT/scripts/bench-instructions.sh" --prefix "$PREFIX" --build "$ROOT/build/bench-instructions" \
       --out "$work/bench-instructions.md"
     cp "$work/bench-instructions.md" "$DOCS/"
-    echo "wrote docs/bench-instructions.md"
+    echo "wrote docs/bench/bench-instructions.md"
   fi
 fi
 
@@ -192,7 +192,7 @@ if [ "$run_swift" -eq 1 ]; then
   else
     mkdir -p "$DOCS"
     cp "$work/bench-swift.json" "$work/bench-swift.md" "$work/bench-swift.png" "$DOCS/"
-    echo "wrote docs/bench-swift.json, docs/bench-swift.md, docs/bench-swift.png"
+    echo "wrote docs/bench/bench-swift.json, docs/bench/bench-swift.md, docs/bench/bench-swift.png"
   fi
 fi
 if [ "$run_nats" -eq 1 ]; then
@@ -210,7 +210,7 @@ if [ "$run_nats" -eq 1 ]; then
   else
     mkdir -p "$DOCS"
     cp "$work/bench-nats.json" "$work/bench-nats.md" "$DOCS/"
-    echo "wrote docs/bench-nats.json, docs/bench-nats.md"
+    echo "wrote docs/bench/bench-nats.json, docs/bench/bench-nats.md"
   fi
 fi
 log "done"

@@ -17,7 +17,8 @@
 #   - it carries the USDT probes qtbus:dispatch, deliver, subscribe, dispose, release and drop
 #     (readelf -n), each with a semaphore;
 #   - the header compiles alone as C99, C11 (and C++17 when c++ exists), -Wall -Wextra -pedantic -Werror;
-#     qtbus.hpp beside it compiles alone as C++17 and C++20 the same way.
+#     qtbus.hpp beside it compiles alone as C++17 and C++20 the same way, and so does
+#     qtbus_signal.hpp (included first, it brings in qtbus.hpp).
 # usage: scripts/check-library.sh path/to/libqtbus.so path/to/qtbus.h embedded|static|shared [static-libffi|shared-libffi]
 set -euo pipefail
 
@@ -36,11 +37,16 @@ bash "$(dirname "${BASH_SOURCE[0]}")/check-exports.sh" "$lib" "$header" || fail=
 probes=$(readelf -n "$lib" | awk '/Provider: qtbus/ { getline; print $2 }' | sort | tr '\n' ' ')
 echo "probes: ${probes:-(none)}"
 [ "$probes" = "deliver dispatch dispose drop release subscribe " ] || bad "USDT probes: '$probes' (want deliver dispatch dispose drop release subscribe)"
-if readelf -n "$lib" | grep -A3 "Provider: qtbus" | grep -q "Semaphore: 0x0*$"; then bad "a USDT probe without a semaphore"; fi
+# (Tools' output is read into a variable before grep -q: with pipefail, `producer |
+# grep -q` fails at random when grep exits at its first match and the producer dies of
+# SIGPIPE, and a check that then takes the failure for "absent" cannot fail.)
+notes=$(readelf -n "$lib")
+semaphores=$(grep -A3 "Provider: qtbus" <<<"$notes" || true)
+if grep -q "Semaphore: 0x0*$" <<<"$semaphores"; then bad "a USDT probe without a semaphore"; fi
 
 needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 echo "needed: $(echo $needed)"
-if echo "$needed" | grep -qi foundation; then bad "links Foundation"; fi
+if grep -qi foundation <<<"$needed"; then bad "links Foundation"; fi
 
 runpath=$(readelf -d "$lib" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
 echo "runpath: ${runpath:-(none)}"
@@ -66,7 +72,8 @@ case $runtime in
     if [ "$sancov" != 0 ]; then
       echo "tls: not checked (a build with sanitizer coverage, whose runtime's thread-local is initial-exec)"
     else
-      if readelf -d "$lib" | grep -q STATIC_TLS; then bad "embedded: FLAGS STATIC_TLS (an initial-exec thread-local: it needs static TLS)"; fi
+      dynamic=$(readelf -d "$lib")
+      if grep -q STATIC_TLS <<<"$dynamic"; then bad "embedded: FLAGS STATIC_TLS (an initial-exec thread-local: it needs static TLS)"; fi
       tpoff=$(readelf -rW "$lib" | grep -c 'R_X86_64_TPOFF\|R_AARCH64_TLS_TPREL' || true)
       [ "$tpoff" = 0 ] || bad "embedded: $tpoff initial-exec TLS relocations (TPOFF)"
       echo "tls: $(readelf -lW "$lib" | awk '$1 == "TLS" {print $6}') bytes of thread-locals"
@@ -92,9 +99,9 @@ case $runtime in
 esac
 case $libffi in
   static-libffi)
-    if echo "$needed" | grep -q '^libffi'; then bad "NEEDED libffi: it should be linked in (QTBUS_STATIC_LIBFFI=ON)"; fi ;;
+    if grep -q '^libffi' <<<"$needed"; then bad "NEEDED libffi: it should be linked in (QTBUS_STATIC_LIBFFI=ON)"; fi ;;
   shared-libffi)
-    echo "$needed" | grep -q '^libffi\.so' || bad "shared-libffi: libffi is not in NEEDED" ;;
+    grep -q '^libffi\.so' <<<"$needed" || bad "shared-libffi: libffi is not in NEEDED" ;;
   *) bad "libffi must be static-libffi or shared-libffi, got '$libffi'" ;;
 esac
 
@@ -111,9 +118,15 @@ if command -v "${CXX:-c++}" >/dev/null 2>&1; then
   hpp=$(dirname "$header")/qtbus.hpp
   if [ -f "$hpp" ]; then
     printf '#include <qtbus.hpp>\nint main() { return qtbus::shared().c_bus() == nullptr; }\n' >"$tmp/hpp.cpp"
+    # qtbus_signal.hpp, which qtbus.hpp includes at its end, also included first: it
+    # must then bring in the whole of qtbus.hpp before its own part.
+    printf '#include <qtbus_signal.hpp>\nint main() { return qtbus::signal<void(int32_t)>(qtbus::shared(), "T").arity != 1; }\n' \
+      >"$tmp/signal.cpp"
     for std in c++17 c++20; do
       "${CXX:-c++}" -std=$std -Wall -Wextra -pedantic -Werror -fsyntax-only -I"$(dirname "$header")" "$tmp/hpp.cpp" \
         || bad "qtbus.hpp does not compile cleanly as $std"
+      "${CXX:-c++}" -std=$std -Wall -Wextra -pedantic -Werror -fsyntax-only -I"$(dirname "$header")" "$tmp/signal.cpp" \
+        || bad "qtbus_signal.hpp does not compile cleanly alone as $std"
     done
   else
     bad "no qtbus.hpp beside $header"

@@ -31,7 +31,7 @@ esac
 build_packages=(cmake ninja-build pkg-config binutils libffi-dev systemtap-sdt-dev)
 # Testing it: valgrind; libc6-dbg gives valgrind glibc's symbols (readable stacks, and the
 # frames scripts/valgrind.supp names); libnats-dev (nats.c) for libqtbus-nats, and
-# nats-server, which its tests start themselves; openssl, with which test_nats_secure
+# nats-server, which its tests start themselves; openssl, with which test_nats_tls
 # makes its CA and certificates.
 test_packages=(valgrind libc6-dbg libnats-dev nats-server openssl)
 if [ "$build_only" = 1 ]; then
@@ -57,7 +57,7 @@ if [ "$build_only" = 1 ]; then
 fi
 
 # The bridge's tests' Python packages, in the virtual environment $QTBUS_VENV:
-#   nkeys    test_nats_secure makes an NKey pair with it;
+#   nkeys    test_nats_auth and _credentials make NKey pairs with it;
 #   nats-py  test_nats_interop's plain NATS client (CTests/nats/plain_client.py).
 # A package added here is checked by importing venv_modules.  Python runs from / so that
 # the source tree's nats/ directory is not taken for the nats package.

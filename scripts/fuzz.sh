@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The fuzzer (issue 11, part 5): Tests/Fuzz/fuzz_api.c, a libFuzzer harness over the C
-# ABI, built with the Swift toolchain's clang (-fsanitize=fuzzer,address,undefined)
-# against an AddressSanitizer build of libqtbus (the shipped, Embedded Swift library:
+# The fuzzer (docs/operations.md, "Reliability"): Tests/Fuzz/fuzz_api.c, a libFuzzer
+# harness over the C ABI, built with the Swift toolchain's clang
+# (-fsanitize=fuzzer,address,undefined) against an AddressSanitizer build of libqtbus (the shipped, Embedded Swift library:
 # no Swift runtime inside) with libFuzzer's coverage instrumentation
 # (swiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp, and
 # -fsanitize=fuzzer-no-link for the C glue) in build-fuzz/lib, so that the fuzzer is
 # guided by the library's edges, not only the harness's; run on a copy of the
-# committed corpus (Tests/Fuzz/corpus/ seeds and Tests/Fuzz/corpus.tar.gz, merged from
-# the runs so far: refresh it with -merge=1, as docs/operations.md says).
+# committed corpus, Tests/Fuzz/corpus.tar.gz (the hand-written seeds and regression
+# inputs by name, and the inputs merged from the runs so far by their SHA-1: refresh it
+# with -merge=1, as docs/operations.md says).
 #
 #   scripts/fuzz.sh [SECONDS]      (default 60)
 #
@@ -32,9 +33,8 @@ build_install "$dir/lib" "$dir/_install" \
 bash "$ROOT/scripts/check-library.sh" "$dir/_install/lib/libqtbus.so" "$ROOT/include/qtbus.h" embedded
 
 mkdir -p "$out/corpus"
-# The hand-written seeds, and the corpus merged from earlier runs (libFuzzer -merge=1,
-# inputs named by their SHA-1, so extracting over a grown corpus adds nothing twice).
-cp -n Tests/Fuzz/corpus/* "$out/corpus/" 2>/dev/null || true
+# Extracting over a corpus grown by earlier runs adds nothing twice: libFuzzer names
+# what it adds by its SHA-1, and the seeds keep their names.
 tar -xzf Tests/Fuzz/corpus.tar.gz -C "$out/corpus"
 # shellcheck disable=SC2046
 "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -fuse-ld=lld \

@@ -36,7 +36,8 @@ shift
 if command -v swiftc >/dev/null 2>&1 && swiftc --version >/dev/null 2>&1; then
   echo "no-toolchain-test: swiftc still runs" >&2; exit 1
 fi
-if ldconfig -p 2>/dev/null | grep -q "libswiftCore\.so"; then
+cache=$(ldconfig -p 2>/dev/null || true)
+if grep -q "libswiftCore\.so" <<<"$cache"; then
   echo "no-toolchain-test: the loader cache still knows libswiftCore.so" >&2; exit 1
 fi
 echo "toolchain hidden: swiftc gone, no libswiftCore.so known to the loader"

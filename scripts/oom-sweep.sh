@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The out-of-memory sweep (issue 11, part 2): runs Tests/OOM/workload.c (every call of
-# qtbus.h, statuses checked against the header, then every call again with memory
-# back, and release hooks counted) once per allocation, failing exactly that one
-# (Tests/OOM/failmalloc.c, LD_PRELOAD), and prints per call what the runs whose failed
-# allocation happened in it ended with: clean (every status documented, the process
+# The out-of-memory sweep (docs/operations.md, "Reliability"): runs Tests/OOM/workload.c
+# (every call of qtbus.h, statuses checked against the header, then every call again
+# with memory back, and release hooks counted) once per allocation, failing exactly
+# that one (Tests/OOM/failmalloc.c, LD_PRELOAD), and prints per call what the runs whose
+# failed allocation happened in it ended with: clean (every status documented, the process
 # went on working), wrong (an undocumented status or a wrong release count), crash (a
 # signal), trap (SIGILL/SIGTRAP from a Swift precondition), hang.
 #

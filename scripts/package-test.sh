@@ -4,7 +4,7 @@
 #   1. configures build/package for /usr (multiarch libdir), builds, `cpack -G DEB`:
 #      libqtbus0 and libqtbus-dev, and libqtbus-nats0 and libqtbus-nats-dev;
 #   2. prints each package's `dpkg-deb -I` and `-c`, checks what is where (the library,
-#      0644 and stripped, alone in libqtbus0 with its shlibs file; qtbus.h, qtbus.hpp,
+#      0644 and stripped, alone in libqtbus0 with its shlibs file; qtbus.h, qtbus.hpp, qtbus_signal.hpp,
 #      the namelink, qtbus.pc and the CMake package in libqtbus-dev, which depends on
 #      exactly this libqtbus0; the bridge's qtbus_nats.h and qtbus_nats.hpp in
 #      libqtbus-nats-dev), checks the control fields (Installed-Size as dpkg-gencontrol
@@ -110,7 +110,7 @@ dpkg-deb -e "$runtime" "$work/runtime-control"
 echo "shlibs: $(cat "$work/runtime-control/shlibs")"
 [ "$(dpkg-deb -f "$dev" Depends)" = "libqtbus0 (= $version)" ] \
   || die "libqtbus-dev Depends: $(dpkg-deb -f "$dev" Depends), not libqtbus0 (= $version)"
-for header in include/qtbus.h include/qtbus.hpp; do expect "$dev" "usr/$header" -rw-r--r--; done
+for header in include/qtbus.h include/qtbus.hpp include/qtbus_signal.hpp; do expect "$dev" "usr/$header" -rw-r--r--; done
 absent "$dev" 'qtbus_nats|qtbus-nats|Nats'
 expect "$dev" "$libdir/libqtbus.so" lrwxrwxrwx
 expect "$dev" "$libdir/pkgconfig/qtbus.pc" -rw-r--r--
@@ -121,7 +121,7 @@ absent "$dev" '/libqtbus\.so\.'
 expect "$runtime" usr/share/doc/libqtbus0/copyright -rw-r--r--
 expect "$dev" usr/share/doc/libqtbus-dev/copyright -rw-r--r--
 echo "ok: libqtbus0 $version holds $libdir/libqtbus.so.{0,${version%-*}} (0644, stripped, shlibs);" \
-  "libqtbus-dev holds qtbus.h, qtbus.hpp, the namelink, qtbus.pc, the CMake package"
+  "libqtbus-dev holds qtbus.h, qtbus.hpp, qtbus_signal.hpp, the namelink, qtbus.pc, the CMake package"
 
 # The bridge: its library alone in libqtbus-nats0 (depending on this libqtbus0 and on
 # nats.c), its development files in libqtbus-nats-dev.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The soak (issue 11, part 6): Tests/Soak/soak.c, 4 threads of random calls of every
-# family on buses destroyed and created again meanwhile, checking rules 1 and 2 with a
-# global ticket clock, object_release exactly once and a flat RSS.
+# The soak (docs/operations.md, "Reliability"): Tests/Soak/soak.c, 4 threads of random
+# calls of every family on buses destroyed and created again meanwhile, checking rules 1
+# and 2 with a global ticket clock, object_release exactly once and a flat RSS.
 #
 #   scripts/soak.sh [SECONDS]      (default 60)
 #

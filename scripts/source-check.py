@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Two habits of the source tree (DEVELOPERS.md), checked:
+"""Three habits of the source tree (DEVELOPERS.md), checked:
 
   1. every source file carries an SPDX licence line in its first lines;
   2. no measured figure sits in a code comment of the library's sources (Sources/,
      nats/, include/): comments say why and name the section of docs/perf-notes.md that
-     holds the measurement, so that it is kept and corrected in one place.
+     holds the measurement, so that it is kept and corrected in one place;
+  3. README.md stays a front page: at most README_MAX_LINES lines.  It regrew by 75
+     lines in one round once, a section at a time; what goes past the budget belongs
+     in a guide under docs/, linked from README's Guides.
 
-    scripts/source-check.py          check both; exit 1 and list what is wrong
+    scripts/source-check.py          check all three; exit 1 and list what is wrong
     scripts/source-check.py --spdx   add the missing SPDX lines (after a shebang)
 """
 import pathlib
@@ -20,6 +23,7 @@ SPDX = "SPDX-License-Identifier: MIT"
 COMMENT = {".swift": "//", ".c": "//", ".h": "//", ".cpp": "//", ".hpp": "//",
            ".py": "#", ".sh": "#", ".cmake": "#"}
 # A measurement: a profiler's name, a count of instructions, a time in ns, a ratio to raw.
+README_MAX_LINES = 320
 FIGURE = re.compile(r"callgrind|perf stat|\d (more )?instructions|\d[\d.,]* ?ns\b|[\d.]+x raw|per million")
 
 
@@ -73,6 +77,15 @@ def figures():
     return problems
 
 
+def readme_length():
+    lines = len((ROOT / "README.md").read_text().splitlines())
+    if lines <= README_MAX_LINES:
+        return []
+    return [f"README.md: {lines} lines, over its budget of {README_MAX_LINES} "
+            f"(scripts/source-check.py, README_MAX_LINES): move a section into a guide under "
+            f"docs/ and link it from README's Guides, rather than raise the budget"]
+
+
 def main(argv):
     if "--spdx" in argv:
         added = [p for p in source_files() if not has_spdx(p)]
@@ -84,13 +97,14 @@ def main(argv):
     problems = [f"{p.relative_to(ROOT)}: no '{SPDX}' line in its first three lines"
                 for p in sources if not has_spdx(p)]
     problems += figures()
+    problems += readme_length()
     for p in problems:
         print(p)
     if problems:
         print(f"source-check: {len(problems)} problem(s); `scripts/source-check.py --spdx` adds SPDX lines")
         return 1
     print(f"source-check: {len(sources)} source files carry the SPDX line; "
-          "no measured figure in the library's comments")
+          f"no measured figure in the library's comments; README.md within {README_MAX_LINES} lines")
     return 0
 
 

@@ -42,7 +42,7 @@ if typecheck >"$tmp/out" 2>&1; then
 fi
 grep -q "cannot find '_qtbus_shared' in scope" "$tmp/out" || { cat "$tmp/out"; die "unexpected error (above)"; }
 # The package name SwiftPM gave this package's modules (from its directory's name).
-name=$(grep -o '"-package-name","[^"]*"' "$ROOT/.build/debug.yaml" | head -1 | cut -d'"' -f4)
+name=$(grep -o -m1 '"-package-name","[^"]*"' "$ROOT/.build/debug.yaml" | cut -d'"' -f4 || true)
 [ -n "$name" ] || die "no -package-name in .build/debug.yaml"
 typecheck -package-name "$name" >"$tmp/out" 2>&1 || { cat "$tmp/out"; die "control: inside the package it should type-check"; }
 log "QTBusEngine's entry points: not reachable from another package (reachable from this one: the control)"

@@ -3,6 +3,8 @@
 # The test command.  From any directory:
 #   scripts/test.sh          run every step
 #   scripts/test.sh --list   print the steps: the table STEPS below, in the order they run
+#   scripts/test.sh STEP...  run only those steps (ids from --list), in the table's order;
+#                            a step they need but do not name counts as passed (run earlier)
 #
 # STEPS is the one list of the steps: the run, the skips and --list all read it, and
 # .ci/run and the docs point here rather than copying it.  A row is
@@ -120,7 +122,7 @@ do_shared_runtime() {
     echo "the shared-runtime demo ran with the toolchain hidden: the hiding proves nothing"
     return 1
   fi
-  echo "$out" | grep -q "libswiftCore.so: cannot open shared object file" \
+  grep -q "libswiftCore.so: cannot open shared object file" <<<"$out" \
     || { echo "$out"; echo "the shared-runtime demo failed for another reason"; return 1; }
   echo "control: the shared-runtime demo does not start without the toolchain (libswiftCore.so: cannot open shared object file), as expected"
 }
@@ -143,7 +145,7 @@ STEPS=(
   "deps           | -           | do_deps               | dependencies (scripts/deps.sh)"
   "layers         | -           | do_layers             | engine layers: calls go down but for the hooks, docs/layout.md draws the tree (scripts/layers.py)"
   "nats-layers    | -           | do_nats_layers        | NATS bridge layers: each nats/*.c calls only files below it in bridge.h's table (scripts/nats-layers.py)"
-  "source-check   | -           | do_source_check       | source habits: an SPDX line in every source file, no measured figure in the library's comments (scripts/source-check.py)"
+  "source-check   | -           | do_source_check       | source habits: an SPDX line in every source file, no measured figure in the library's comments, README.md within 320 lines (scripts/source-check.py)"
   "build          | -           | do_build              | build + install libqtbus and libqtbus-nats (build/, _install/), as scripts/quickstart.sh does"
   "library        | build       | do_library_checks     | library checks: exports, no Foundation, NEEDED and RUNPATH, header hygiene, demo (ctest in build/)"
   "abi            | build       | do_abi_check          | ABI check: abidiff against abi/ (scripts/abi-check.sh)"
@@ -180,6 +182,7 @@ row() {
   what=${what#"${what%%[![:space:]]*}"}
 }
 
+declare -A only=() known=()
 case "${1:-}" in
   "") ;;
   --list)
@@ -189,12 +192,22 @@ case "${1:-}" in
       printf '%-15s %-12s %s\n' "$id" "$needs" "$what"
     done
     exit 0 ;;
-  *) die "usage: scripts/test.sh [--list]" ;;
+  -*) die "usage: scripts/test.sh [--list | STEP...]" ;;
+  *)
+    for r in "${STEPS[@]}"; do row "$r"; known[$id]=1; done
+    for a in "$@"; do
+      [ -n "${known[$a]:-}" ] || die "unknown step '$a' (scripts/test.sh --list names them)"
+      only[$a]=1
+    done ;;
 esac
 
 declare -A passed=()
 for r in "${STEPS[@]}"; do
   row "$r"
+  if [ ${#only[@]} -gt 0 ]; then
+    [ -n "${only[$id]:-}" ] || continue
+    [ "$needs" = - ] || [ "$needs" = installed ] || [ -n "${only[$needs]:-}" ] || passed[$needs]=1
+  fi
   case "$needs" in
     -) ;;
     installed)

@@ -186,7 +186,7 @@ static void write_md(FILE *md, const config *cfg, const row *rows, const summary
             cfg->reps, rows[0].throughput_count, rows[1].throughput_count, cfg->latency_count, cfg->pace_us,
             sums[0].pace[PAIR_RAW].median, cfg->warmup);
 
-    fprintf(md, "Target (issue 16): the bridge at least %.1fx raw nats.c's events/s and at most %.1fx its p50 latency: "
+    fprintf(md, "Target: the bridge at least %.1fx raw nats.c's events/s and at most %.1fx its p50 latency: "
                 "**%s**. A ratio is the bridge's median over raw's (in bold: what the target is judged on), then "
                 "the median and range of the ratios rep by rep (the two runs of a rep are next to each other in "
                 "time, so those ratios show how much of a difference is the machine's drift).\n\n",

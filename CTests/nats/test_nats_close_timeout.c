@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_nats_close_timeout.c -- qtbus_nats_close_timeout closes within the caller's
- * time, and says what that time cut (issue 40: with the server gone, qtbus_nats_close
- * took 8 s, its 5 s flush and 3 s drain, with no way to shorten them):
+ * time, and says what that time cut (with the server gone, qtbus_nats_close takes
+ * 8 s, its 5 s flush and 3 s drain, with no way to shorten them):
  *   - the server killed, an import and an event waiting in the reconnect buffer:
  *     qtbus_nats_close takes its 8 s (QTBUS_EIO, as before); close_timeout(0) returns
  *     at once and close_timeout(500) within 500 ms (a margin of 300 ms), both

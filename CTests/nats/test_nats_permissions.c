@@ -20,7 +20,8 @@
  *     come, up to 2 s, then stands), and receives;
  *   - a refusal that no call waits for (a publish the user may not make) is reported
  *     asynchronously with the server's words, naming the subject;
- *   - each refusal's MISUSE record has the status QTBUS_EACCES (issue 40).
+ *   - each refusal's MISUSE record has the status QTBUS_EACCES (docs/errors.md: a refusal
+ *     by the server's permissions is EACCES, not EIO).
  */
 #include "nats_server.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_nats_thread_names.c -- the bridge's threads carry the name "qtbus-nats"
- * (qtbus_nats.h, THREADS), so that top -H and gdb tell them apart (issue 40):
+ * (qtbus_nats.h, THREADS), so that top -H and gdb tell them apart:
  *   - no thread of the process has the name before a bridge is connected; one does
  *     while a bridge is, two while two are (read from /proc/self/task/<tid>/comm);
  *   - a handler of an imported event runs on a thread of that name (its own comm);

@@ -10,7 +10,10 @@
  * keeps each type's signature (Features/Signals.swift: set once, read without a lock,
  * freed with its bus) and calls in here for what needs C: libffi, and reading a
  * va_list.  qtbus_signal_emit itself is here, since Swift cannot define a variadic
- * function: it hands its va_list to the engine in one call.
+ * function: it hands its va_list to the engine in one call.  So is qtbus_signal_check,
+ * beside the one reader of signal bytes it calls (unpack): a query of bytes with no bus
+ * and nothing to report, which C++'s slots call for every delivery they did not pack
+ * themselves, so it skips the entry-point frame every other function needs.
  *
  * How a typed handler is called.  libffi calls a function of any signature, but
  * ffi_call classifies the arguments on every call, at many times a plain handler's
@@ -151,12 +154,21 @@ static void pack(unsigned char *out, const struct qtshim_signature *s, const qtb
     }
 }
 
-/* Reads packed arguments into values[0..count) and returns count, or -1 when `data` is
- * not a well-formed signal payload (or, with `expect`, not one of that signature).
- * Everything is bounds-checked, since any dispatch of the type can carry any bytes;
- * read with memcpy, since a plain dispatch's bytes need not be aligned. */
-static int unpack(const unsigned char *data, size_t size, const struct qtshim_signature *expect,
-                  qtbus_value values[QTBUS_SIGNAL_MAX_ARGS])
+/* Reads packed arguments into values[0..count) (when `values` is not NULL) and returns
+ * count, or -1 when `data` is not a well-formed signal payload, or, with an expected
+ * signature of `expect_count` kinds (`expect`, a signature's bytes, or `expect_args`, a
+ * caller's qtbus_arg values), not one of it.  Everything is bounds-checked, since any
+ * dispatch of the type can carry any bytes; read with memcpy, since a plain dispatch's
+ * bytes need not be aligned.
+ * The one reader of untrusted signal bytes: qtbus_event_args, C's connected handlers,
+ * qtbus_signal_check (C++'s slots, qtbus_signal.hpp) and Swift's signalArguments
+ * (QTSignalArgument.swift, through qtshim_signal_unpack) all come here.  Inlined into
+ * each of them, so that the arguments each passes as constants (no values, one kind of
+ * expectation) cost nothing: C++'s slots used to inline a reader of their own. */
+static inline __attribute__((always_inline)) int unpack(const unsigned char *data, size_t size,
+                                                        const uint8_t *expect, const qtbus_arg *expect_args,
+                                                        size_t expect_count,
+                                                        qtbus_value values[QTBUS_SIGNAL_MAX_ARGS])
 {
     if (data == NULL || size < HEAD || memcmp(data, MAGIC, 4) != 0 || data[4] != QTBUS_SIGNAL_LAYOUT_VERSION)
         return -1;
@@ -164,7 +176,12 @@ static int unpack(const unsigned char *data, size_t size, const struct qtshim_si
     if (count > QTBUS_SIGNAL_MAX_ARGS || size < slots_at(count) + 8u * count) return -1;
     const unsigned char *kinds = data + HEAD;
     if (expect) {
-        if (expect->count != count || memcmp(expect->kinds, kinds, count) != 0) return -1;
+        if (expect_count != count || memcmp(expect, kinds, count) != 0) return -1;
+    } else if (expect_args) {
+        if (expect_count != count) return -1;
+        /* A caller's kinds may be any int: an unknown one matches no bytes. */
+        for (size_t i = 0; i < count; i++)
+            if (kinds[i] != (unsigned)expect_args[i] || !known_kind(kinds[i])) return -1;
     } else {
         for (size_t i = 0; i < count; i++)
             if (!known_kind(kinds[i])) return -1;
@@ -175,17 +192,17 @@ static int unpack(const unsigned char *data, size_t size, const struct qtshim_si
     size_t floor = slots_at(count) + 8u * count;
     int last_string = -1;
     for (size_t i = 0; i < count; i++) {
-        memcpy(&values[i], slots + 8u * i, 8);
+        if (values) memcpy(&values[i], slots + 8u * i, 8);
         if (kinds[i] != QTBUS_ARG_STRING) continue;
         uint64_t offset;
-        memcpy(&offset, &values[i], sizeof offset);
+        memcpy(&offset, slots + 8u * i, sizeof offset);
         if (offset == 0) {
-            values[i].str = NULL;
+            if (values) values[i].str = NULL;
             continue;
         }
         if (offset < floor || offset >= size) return -1;
         if (last_string >= 0 && data[offset - 1] != 0) return -1;
-        values[i].str = (const char *)data + offset;
+        if (values) values[i].str = (const char *)data + offset;
         floor = (size_t)offset + 1u;
         last_string = (int)i;
     }
@@ -334,7 +351,13 @@ static void prepare(const struct qtshim_signature *s, const qtbus_value *v, stru
  * receive: they use its prepared call instead of unpacking the bytes each.  Events
  * whose bytes are anything else (a queued copy, a plain dispatch, another thread's
  * emit) are unpacked and checked.  It lives in the engine's frame (QTSHIM_EMIT_SIZE
- * bytes), which the emit's dispatch runs in. */
+ * bytes), which the emit's dispatch runs in.
+ * qtbus_signal.hpp keeps a twin (detail::emit_frame) for C++'s emits, which are packed
+ * at compile time and dispatched with qtbus_dispatch_id, never through here, and whose
+ * slots want the bytes, not a prepared libffi call: neither frame can serve the other's
+ * handlers.  The rule both keep: skip the check only for the very bytes (address and
+ * size) of the innermost emit on this thread, of the handler's own signature; every
+ * other delivery goes through unpack.  Change one, change the other. */
 struct emit_frame {
     const unsigned char *bytes;
     size_t size;
@@ -429,7 +452,7 @@ __attribute__((noinline)) static void call_unpacked(const struct connection *c, 
                                                     size_t size)
 {
     qtbus_value values[QTBUS_SIGNAL_MAX_ARGS];
-    if (unpack(data, size, c->signature, values) < 0) return;
+    if (unpack(data, size, c->signature->kinds, NULL, c->signature->count, values) < 0) return;
     struct prepared call;
     prepare(c->signature, values, &call);
     c->signature->caller(c->signature, c->fn, &call, c->userdata);
@@ -537,7 +560,7 @@ int qtshim_event_args(const void *data, size_t size, qtbus_value *args_out, size
 {
     /* Unpacked into a copy first: args_out stays untouched when count is too small. */
     qtbus_value values[QTBUS_SIGNAL_MAX_ARGS];
-    int n = unpack(data, size, NULL, values);
+    int n = unpack(data, size, NULL, NULL, 0, values);
     if (n < 0) return refuse("the event's bytes are not a typed signal's arguments");
     if ((size_t)n > count) {
         qtshim_fail_value(QTBUS_EINVAL, "the event has %llu arguments, more than count", (unsigned long long)n);
@@ -545,4 +568,20 @@ int qtshim_event_args(const void *data, size_t size, qtbus_value *args_out, size
     }
     if (n > 0) memcpy(args_out, values, (size_t)n * sizeof *values);
     return n;
+}
+
+int qtshim_signal_unpack(const void *data, size_t size, qtbus_value values_out[QTBUS_SIGNAL_MAX_ARGS])
+{
+    return unpack(data, size, NULL, NULL, 0, values_out);
+}
+
+int qtbus_signal_check(const void *data, size_t size, const qtbus_arg *kinds, size_t count)
+{
+    /* NULL kinds is the signature of no arguments, not "any signature". */
+    static const qtbus_arg none[1] = { QTBUS_ARG_INT32 };
+    if (kinds == NULL) {
+        if (count > 0) return 0;
+        kinds = none;
+    }
+    return unpack(data, size, NULL, kinds, count, NULL) >= 0;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What a buffered queued subscription does when its buffer is full: C's qtbus_overflow
 // for one subscription (QTEventSubscriberMaker.buffer(_:whenFull:)).
+import QTBusEngine
 
 /// What a subscription's buffer does with a delivery that finds it full
 /// (``QTEventSubscriberMaker/buffer(_:whenFull:)``), the rules of C's
@@ -19,13 +20,17 @@ public enum QTOverflow: Sendable, Equatable {
     /// not), keeping its place; when full with nothing to replace, as ``dropOldest``.
     case latest
 
-    /// The rule's C name, the `function` of the DROP trace records it makes.
-    var name: StaticString {
+    /// The engine's rule of the same name (QTBusEngine's Events/Overflow.swift), which
+    /// decides for a buffered subscription as for a bounded queue.
+    var engineRule: Overflow {
         switch self {
-        case .block: "QTBUS_OVERFLOW_BLOCK"
-        case .dropNewest: "QTBUS_OVERFLOW_DROP_NEWEST"
-        case .dropOldest: "QTBUS_OVERFLOW_DROP_OLDEST"
-        case .latest: "QTBUS_OVERFLOW_LATEST"
+        case .block: .block
+        case .dropNewest: .dropNewest
+        case .dropOldest: .dropOldest
+        case .latest: .latest
         }
     }
+
+    /// The rule's C name, the `function` of the DROP trace records it makes.
+    var name: StaticString { engineRule.name }
 }

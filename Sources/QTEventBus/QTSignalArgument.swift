@@ -72,56 +72,39 @@ extension QTSignalArgument {
 extension QTNamedEvent {
     /// The arguments, in signature order, when the bytes are a typed signal's (emitted
     /// by C, C++ or ``QTEventBus/QTEventBus/emitSignal(named:subType:_:)``); nil for any
-    /// other bytes.  Checked as
-    /// `qtbus_event_args` checks them: any bytes are safe.
+    /// other bytes.  Checked by the reader `qtbus_event_args` uses: any bytes are safe.
     public var signalArguments: [QTSignalArgument]? {
         bytes.withUnsafeBytes { QTSignalArgument.read($0) }
     }
 }
 
 extension QTSignalArgument {
-    /// Reads the layout qtbus.h documents: magic, version, count, kinds (padded to 8),
-    /// one 8-byte slot per argument (a string's holds the offset of its bytes, 0 for
-    /// NULL), then the strings one after the other, each NUL-terminated.
+    /// Reads the layout qtbus.h documents (magic, version, count, kinds, one 8-byte slot
+    /// per argument, then the strings) with the library's own reader, `unpack` in
+    /// signals.c, which qtbus_event_args, C's connected handlers and C++'s slots use too:
+    /// these bytes are untrusted, and a second reader here could come to accept what
+    /// that one refuses.  Its values hold each string as a pointer into `b`, checked to
+    /// be NUL-terminated inside it.
     static func read(_ b: UnsafeRawBufferPointer) -> [QTSignalArgument]? {
-        guard b.count >= 8, b[0] == 0x51, b[1] == 0x54, b[2] == 0x53, b[3] == 0x47,  // "QTSG"
-              b[4] == UInt8(QTBUS_SIGNAL_LAYOUT_VERSION) else { return nil }
-        let count = Int(b[5])
-        let slots = 8 + (count + 7) / 8 * 8
-        guard count <= Int(QTBUS_SIGNAL_MAX_ARGS), b.count >= slots + 8 * count else { return nil }
-        // Strings follow one another after the slots, each ending before the next
-        // begins, the last one at the end of the bytes.
-        var floor = slots + 8 * count
-        var sawString = false
-        var result: [QTSignalArgument] = []
-        result.reserveCapacity(count)
-        for i in 0..<count {
-            let at = slots + 8 * i
-            switch UInt32(b[8 + i]) {
-            case QTBUS_ARG_INT32.rawValue: result.append(.int32(b.loadUnaligned(fromByteOffset: at, as: Int32.self)))
-            case QTBUS_ARG_UINT32.rawValue: result.append(.uint32(b.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
-            case QTBUS_ARG_INT64.rawValue: result.append(.int64(b.loadUnaligned(fromByteOffset: at, as: Int64.self)))
-            case QTBUS_ARG_UINT64.rawValue: result.append(.uint64(b.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
-            case QTBUS_ARG_DOUBLE.rawValue: result.append(.double(b.loadUnaligned(fromByteOffset: at, as: Double.self)))
-            case QTBUS_ARG_POINTER.rawValue: result.append(.pointer(b.loadUnaligned(fromByteOffset: at, as: UInt.self)))
-            case QTBUS_ARG_STRING.rawValue:
-                let offset = b.loadUnaligned(fromByteOffset: at, as: UInt64.self)
-                if offset == 0 {
-                    result.append(.string(nil))
-                    continue
+        withUnsafeTemporaryAllocation(of: qtbus_value.self, capacity: Int(QTBUS_SIGNAL_MAX_ARGS)) { values in
+            let count = Int(qtshim_signal_unpack(b.baseAddress, b.count, values.baseAddress))
+            guard count >= 0 else { return nil }
+            var result: [QTSignalArgument] = []
+            result.reserveCapacity(count)
+            for i in 0..<count {
+                let v = values[i]
+                // The kinds are the ones the reader accepted, at bytes 8..<8 + count.
+                switch UInt32(b[8 + i]) {
+                case QTBUS_ARG_INT32.rawValue: result.append(.int32(v.i32))
+                case QTBUS_ARG_UINT32.rawValue: result.append(.uint32(v.u32))
+                case QTBUS_ARG_INT64.rawValue: result.append(.int64(v.i64))
+                case QTBUS_ARG_UINT64.rawValue: result.append(.uint64(v.u64))
+                case QTBUS_ARG_DOUBLE.rawValue: result.append(.double(v.f64))
+                case QTBUS_ARG_STRING.rawValue: result.append(.string(v.str.map { String(cString: $0) }))
+                default: result.append(.pointer(UInt(bitPattern: v.ptr)))
                 }
-                guard offset >= UInt64(floor), offset < UInt64(b.count) else { return nil }
-                let start = Int(offset)
-                if sawString && b[start - 1] != 0 { return nil }
-                guard let end = b[start...].firstIndex(of: 0) else { return nil }
-                result.append(.string(String(decoding: b[start..<end], as: UTF8.self)))
-                floor = start + 1
-                sawString = true
-            default:
-                return nil
             }
+            return result
         }
-        if sawString && b[b.count - 1] != 0 { return nil }
-        return result
     }
 }

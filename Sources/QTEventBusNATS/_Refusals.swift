@@ -22,7 +22,9 @@ func _qtnRefused(_ call: String, _ status: Int32, since before: UInt32) -> Never
 }
 
 /// Whether `name` has a whole token "*" or ">", which makes it a pattern for the bridge
-/// (qtbus_nats.h, PATTERNS).
+/// (qtbus_nats.h, PATTERNS).  The bridge's `qn_is_pattern` (nats/subjects.c) in Swift:
+/// that one is hidden in the C library, and this one decides before any C call, to trap
+/// with the Swift call's name.
 func _qtnIsPattern(_ name: String) -> Bool {
     name.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).contains { token in
         token.count == 1 && (token.first == UInt8(ascii: "*") || token.first == UInt8(ascii: ">"))

@@ -58,8 +58,9 @@ extension QTBusTests {
         }
 
         /// C's bounded queue once let a delivery its thread had taken to run next escape
-        /// the count (issue 39); the buffer has no such stage: whatever two producers
-        /// send, no more than the capacity ever waits, so no more is delivered.
+        /// the count (docs/perf-notes.md, "A limit counts what waited before it"); the
+        /// buffer has no such stage: whatever two producers send, no more than the
+        /// capacity ever waits, so no more is delivered.
         @Test(arguments: [QTOverflow.dropOldest, .dropNewest])
         func twoProducersNeverPassTheCapacity(_ whenFull: QTOverflow) async {
             let got = await values(QTEventBus(), whenFull, capacity: 5) { bus in

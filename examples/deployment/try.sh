@@ -83,13 +83,13 @@ if out=$(SSL_CERT_FILE=/dev/null env -u LD_LIBRARY_PATH ./publisher "tls://order
   die "a client that does not trust the CA connected: $out"
 fi
 echo "without the CA: $out"
-echo "$out" | grep -q "unable to get local issuer certificate" || die "not the expected refusal"
+grep -q "unable to get local issuer certificate" <<<"$out" || die "not the expected refusal"
 if out=$(env -u LD_LIBRARY_PATH ./publisher "tls://orders:guessed@localhost:$port" 2>&1); then
   die "a wrong password connected: $out"
 fi
 echo "wrong password: $out"
-echo "$out" | grep -q "was reached and refused access: .*Authorization Violation" || die "not the expected refusal"
+grep -q "was reached and refused access: .*Authorization Violation" <<<"$out" || die "not the expected refusal"
 out=$(QTBUS_DEBUG=misuse env -u LD_LIBRARY_PATH ./publisher "tls://billing:billing-s3cret@localhost:$port" 2>&1 || true)
 echo "$out" | sed 's/^/billing as publisher: /'
-echo "$out" | grep -q 'Permissions Violation for Publish to "qtbus.e._.Order' || die "the denied publish was not reported"
+grep -q 'Permissions Violation for Publish to "qtbus.e._.Order' <<<"$out" || die "the denied publish was not reported"
 echo "try.sh: the orders crossed over TLS between the two accounts; the refusals are as expected"

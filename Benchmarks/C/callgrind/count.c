@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * count.c -- bench-instructions: the workload whose instructions callgrind counts
- * (scripts/bench-instructions.sh runs it; docs/bench-instructions.md has the results).
+ * (scripts/bench-instructions.sh runs it; docs/bench/bench-instructions.md has the results).
  *
  *   count LIB CASE HANDLERS ITERS
  *     LIB       qtbus (qtbus_dispatch, the type as a string), qtbus_id (qtbus_dispatch_id),

@@ -346,6 +346,10 @@ QTBUS_INTERNAL void qtshim_emit_end(void *emit);
 QTBUS_INTERNAL void qtshim_signals_forget_emits(void);
 /* qtbus_event_args of an event's bytes: the count, or QTBUS_EINVAL with its reason. */
 QTBUS_INTERNAL int qtshim_event_args(const void *data, size_t size, qtbus_value *args_out, size_t count);
+/* The same, silent: the count, or -1 for bytes that are not a signal's (nothing
+ * reported).  For Swift's QTNamedEvent.signalArguments, which reads with signals.c's
+ * reader instead of a copy of it. */
+QTBUS_INTERNAL int qtshim_signal_unpack(const void *data, size_t size, qtbus_value values_out[QTBUS_SIGNAL_MAX_ARGS]);
 /* Implemented by the engine: qtbus_signal_emit, with its va_list (a `varargs`). */
 QTBUS_INTERNAL int qtshim_signal_emit_va(qtbus_bus *bus, const char *type, const char *subtype, void *varargs);
 

@@ -34,24 +34,10 @@
 //
 // The dispatcher side (what a dropped delivery does: its trace record, its payload's
 // release) is in Dispatch/QueuedDelivery.swift: this file only decides and hands back.
+// What each rule decides is in Overflow.swift, which the Swift API's buffered
+// subscriptions ask too (QTEventBus's _HopBuffer.swift); this file applies it to the ring.
 import CQtbusShims
 import CQtbusLibc
-
-/// qtbus_overflow.
-enum Overflow: UInt32 {
-    case grow = 0, block, dropNewest, dropOldest, latest
-
-    /// The `function` of the DROP records this rule makes.
-    var name: StaticString {
-        switch self {
-        case .grow: "QTBUS_OVERFLOW_GROW"
-        case .block: "QTBUS_OVERFLOW_BLOCK"
-        case .dropNewest: "QTBUS_OVERFLOW_DROP_NEWEST"
-        case .dropOldest: "QTBUS_OVERFLOW_DROP_OLDEST"
-        case .latest: "QTBUS_OVERFLOW_LATEST"
-        }
-    }
-}
 
 /// One piece of waiting work: a delivery (`sub` set), other work (`work` set), or the
 /// place of a delivery dropped from the middle (neither).
@@ -287,7 +273,7 @@ extension UnsafeMutablePointer where Pointee == Queue {
         while true {
             // Field by field: a copy of the whole Ring would read the lock word too.
             let rule = ring.pointee.rule
-            if rule == .latest, let i = ring.sameKey(as: slot) {
+            if rule.replacesSameKey, let i = ring.sameKey(as: slot) {
                 let old = ring.pointee.slots[i]
                 ring.pointee.slots[i] = slot
                 countDropped()
@@ -299,14 +285,14 @@ extension UnsafeMutablePointer where Pointee == Queue {
                 accept(ring, slot)
                 return Offered(accepted: true, dropped: nil, why: rule.name)
             }
-            switch rule {
-            case .grow:
+            switch rule.whenFull(mayWait: mayWait && !mayNotWait(ring)) {
+            case .accept:
                 accept(ring, slot)
                 return Offered(accepted: true, dropped: nil, why: rule.name)
-            case .dropNewest:
+            case .dropOffered:
                 countDropped()
                 return Offered(accepted: false, dropped: slot, why: rule.name)
-            case .dropOldest, .latest:
+            case .dropOldest:
                 // The oldest waiting delivery: out of the ring's reach while any is
                 // (they are older than the ring's), else the ring's first.
                 if ring.doomOldest(rule) {
@@ -322,11 +308,7 @@ extension UnsafeMutablePointer where Pointee == Queue {
                 if old != nil { countDropped() }
                 accept(ring, slot)
                 return Offered(accepted: true, dropped: old, why: rule.name)
-            case .block:
-                if !mayWait || mayNotWait(ring) {
-                    accept(ring, slot)
-                    return Offered(accepted: true, dropped: nil, why: rule.name)
-                }
+            case .waitForRoom:
                 let (released, timeoutMs) = (ring.pointee.released, ring.pointee.blockTimeoutMs)
                 if released || timeoutMs == 0 {
                     countDropped()

@@ -22,10 +22,6 @@
 import CQtbusShims
 import CQtbusLibc
 
-private let dot = CChar(UInt8(ascii: "."))
-private let star = CChar(UInt8(ascii: "*"))
-private let greater = CChar(UInt8(ascii: ">"))
-
 /// A node of a SubjectTrie: one allocation, the node then its token's bytes.
 struct SubjectNode: NamedEntry {
     /// The token that leads here from its parent (the root's is empty); its bytes are
@@ -99,7 +95,7 @@ enum SubjectTrie {
     @inline(__always)
     private static func tokenEnd(_ s: UnsafePointer<CChar>, _ i: Int, _ length: Int) -> Int {
         var e = i
-        while e < length && s[e] != dot { e += 1 }
+        while e < length && s[e] != subjectDot { e += 1 }
         return e
     }
 
@@ -120,9 +116,9 @@ enum SubjectTrie {
         while true {
             let pe = tokenEnd(p, pi, pattern.length)
             let length = pe - pi
-            if length == 1 && p[pi] == greater { return node.field(&node.pointee.rest) }  // the last token
+            if length == 1 && p[pi] == subjectGreater { return node.field(&node.pointee.rest) }  // the last token
             let child: Node
-            if length == 1 && p[pi] == star {
+            if length == 1 && p[pi] == subjectStar {
                 if let s = node.pointee.star {
                     child = s.assumingMemoryBound(to: SubjectNode.self)
                 } else {

@@ -15,20 +15,26 @@
 // patterns a type matches is found by SubjectTrie.swift, in one walk for all of them;
 // `subjectMatches` is its reference (the tests compare the two) and tests one pattern
 // against each type where that is the question (a REPLAY subscription's kept events).
+//
+// The NATS bridge, a C library over qtbus.h, has its own copy of this grammar and
+// matching (nats/subjects.c; nats/bridge.h says why), which also tells whether two
+// patterns overlap; CTests/nats/test_nats_pattern_rule.c compares it with this one.
 import CQtbusLibc
 
-private let dot = CChar(UInt8(ascii: "."))
-private let star = CChar(UInt8(ascii: "*"))
-private let greater = CChar(UInt8(ascii: ">"))
+/// The grammar's bytes: the token separator and the two wildcards (SubjectTrie.swift
+/// reads them too, so that the trie and this reference cannot disagree on them).
+let subjectDot = CChar(UInt8(ascii: "."))
+let subjectStar = CChar(UInt8(ascii: "*"))
+let subjectGreater = CChar(UInt8(ascii: ">"))
 
 /// Whether `pattern` is a valid pattern; nil when it is, else why not.
 func patternProblem(_ pattern: CName) -> StaticString? {
     var start = 0
     let bytes = pattern.bytes
     for i in 0...pattern.length {
-        guard i == pattern.length || bytes[i] == dot else { continue }
+        guard i == pattern.length || bytes[i] == subjectDot else { continue }
         if i == start { return "has an empty token (a leading, trailing or doubled \".\")" }
-        if i - start == 1 && bytes[start] == greater && i != pattern.length {
+        if i - start == 1 && bytes[start] == subjectGreater && i != pattern.length {
             return "has \">\" before its last token (\">\" matches the rest: only as the last token)"
         }
         start = i + 1
@@ -43,13 +49,13 @@ func subjectMatches(_ pattern: CName, _ type: CName) -> Bool {
     while true {
         // The pattern's token [pi, pe), the type's [ti, te).
         var pe = pi
-        while pe < pattern.length && p[pe] != dot { pe += 1 }
+        while pe < pattern.length && p[pe] != subjectDot { pe += 1 }
         if ti > type.length { return false }  // the type has no token left
         var te = ti
-        while te < type.length && t[te] != dot { te += 1 }
+        while te < type.length && t[te] != subjectDot { te += 1 }
         let tokenLength = pe - pi
-        if tokenLength == 1 && p[pi] == greater { return true }  // the rest: at least this token
-        if !(tokenLength == 1 && p[pi] == star) {
+        if tokenLength == 1 && p[pi] == subjectGreater { return true }  // the rest: at least this token
+        if !(tokenLength == 1 && p[pi] == subjectStar) {
             guard te - ti == tokenLength, memcmp(p + pi, t + ti, tokenLength) == 0 else { return false }
         }
         let patternDone = pe >= pattern.length, typeDone = te >= type.length

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // A buffered subscription's hops (QTEventSubscriberMaker.buffer(_:whenFull:)): at most
 // `capacity` deliveries wait for the subscription's DispatchQueue, and QTOverflow says
-// what happens to one more -- C's bounded queue rules, for one subscription.
+// what happens to one more -- C's bounded queue rules, for one subscription: `offer`
+// asks the engine's rules (QTBusEngine's Events/Overflow.swift, which BoundedQueue.swift
+// asks too) and applies the answer to this buffer.
 //
 // A DispatchQueue is not an engine queue (its owner posts to it too), so the bound is
 // kept here: the waiting deliveries sit in this buffer, and one queue item is posted
@@ -34,6 +36,9 @@ final class _QTHopBuffer: @unchecked Sendable {
 
     let capacity: Int
     let rule: QTOverflow
+    /// The engine's rule of `rule`, and BLOCK's timeout (nil: no limit).
+    private let overflow: Overflow
+    private let blockTimeout: Duration?
     private let queue: DispatchQueue
     let isMain: Bool
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
@@ -50,6 +55,8 @@ final class _QTHopBuffer: @unchecked Sendable {
     init(capacity: Int, rule: QTOverflow, queue: DispatchQueue) {
         self.capacity = capacity
         self.rule = rule
+        overflow = rule.engineRule
+        if case .block(let timeout) = rule { blockTimeout = timeout } else { blockTimeout = nil }
         self.queue = queue
         isMain = queue.label == DispatchQueue.main.label
         mutex = .allocate(capacity: 1)
@@ -87,7 +94,7 @@ final class _QTHopBuffer: @unchecked Sendable {
             pthread_mutex_unlock(mutex)
             dropped?.drop(why)
         }
-        if rule == .latest, let i = waiting[head...].lastIndex(where: { $0?.subType == new.subType }) {
+        if overflow.replacesSameKey, let i = waiting[head...].lastIndex(where: { $0?.subType == new.subType }) {
             dropped = waiting[i]
             waiting[i] = new
             return
@@ -96,20 +103,18 @@ final class _QTHopBuffer: @unchecked Sendable {
             append(new)
             return
         }
-        switch rule {
-        case .dropNewest:
+        switch overflow.whenFull(mayWait: !onOwnQueue()) {
+        case .accept:
+            append(new)
+        case .dropOffered:
             dropped = new
-        case .dropOldest, .latest:
+        case .dropOldest:
             dropped = takeOldest()
             append(new)
-        case .block(let timeout):
-            if onOwnQueue() {
-                append(new)
-                return
-            }
+        case .waitForRoom:
             let ticket = nextTicket
             nextTicket &+= 1
-            if !waitForRoom(ticket, timeout) {
+            if !waitForRoom(ticket, blockTimeout) {
                 dropped = new
                 why = rule.name
                 return
