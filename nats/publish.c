@@ -15,10 +15,11 @@
 
 void qn_origin_init(qtbus_nats *bridge)
 {
-    unsigned char bytes[8] = { 0 };
+    unsigned char bytes[8] = {0};
     /* Two bridges of one connection must differ; failing that, the address differs. */
     if (getrandom(bytes, sizeof bytes, 0) != (ssize_t)sizeof bytes) memcpy(bytes, &bridge, sizeof bridge);
-    for (size_t i = 0; i < sizeof bytes; i++) snprintf(bridge->origin + 2 * i, 3, "%02x", bytes[i]);
+    for (size_t i = 0; i < sizeof bytes; i++)
+        snprintf(bridge->origin + 2 * i, 3, "%02x", bytes[i]);
 }
 
 natsStatus qn_publish(qtbus_nats *bridge, const char *subject, const char *reply, const void *data, int size,
@@ -40,8 +41,8 @@ natsStatus qn_publish(qtbus_nats *bridge, const char *subject, const char *reply
 bool qn_is_own(const qtbus_nats *bridge, natsMsg *msg)
 {
     const char *origin = NULL;
-    return bridge->attached && natsMsgHeader_Get(msg, QN_HEADER_ORIGIN, &origin) == NATS_OK && origin
-           && strcmp(origin, bridge->origin) == 0;
+    return bridge->attached && natsMsgHeader_Get(msg, QN_HEADER_ORIGIN, &origin) == NATS_OK && origin &&
+           strcmp(origin, bridge->origin) == 0;
 }
 
 const char *qn_header(natsMsg *msg, const char *key)
