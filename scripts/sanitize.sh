@@ -101,6 +101,7 @@ sanitized_ctests() {
   cmake -G Ninja -S "$ROOT/CTests" -B "$dir/ctests" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_PREFIX_PATH="$dir/_install" \
+    -DQTBUS_PYTHON3="$QTBUS_VENV/bin/python3" \
     -DCMAKE_C_COMPILER="$CLANG" \
     -DCMAKE_C_FLAGS="$cflags -fno-omit-frame-pointer" \
     -DCMAKE_EXE_LINKER_FLAGS="$cflags -fuse-ld=lld $extra_libs" \
