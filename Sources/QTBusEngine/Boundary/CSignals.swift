@@ -80,7 +80,7 @@ func _qtbus_signal_emit(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ 
     entryPoint("qtbus_signal_requestv", bus: bus, .dispatch, nested: true, checks: try scannedName(type, .type)) {
         withPackedArguments($0, $1, .values(args, count)) { _, bytes, size in
             var desc = qtbus_event_desc(type: type, subtype: subtype, data: bytes, size: size, object: nil,
-                                        object_release: nil, flags: 0)
+                                        object_release: nil, flags: 0, headers: nil, header_count: 0)
             return _qtbus_request(bus, &desc, onReply, userdata, release)
         }
     }
