@@ -109,14 +109,18 @@ let package = Package(
         ),
         .testTarget(
             name: "QTEventBusTests",
-            dependencies: ["QTEventBus", "QTBusEngine", "CQtbusShims", "QTEventBusCTestSupport", "QTEventBusTestSupport",
-                           "RxSwiftNames"],
+            dependencies: [
+                "QTEventBus", "QTBusEngine", "CQtbusShims", "QTEventBusCTestSupport", "QTEventBusTestSupport",
+                "RxSwiftNames",
+            ],
             path: "Tests/QTEventBusTests"
         ),
         .testTarget(
             name: "QTEventBusFoundationTests",
-            dependencies: ["QTEventBusFoundation", "QTEventBus", "QTBusEngine", "QTEventBusCTestSupport",
-                           "QTEventBusTestSupport"],
+            dependencies: [
+                "QTEventBusFoundation", "QTEventBus", "QTBusEngine", "QTEventBusCTestSupport",
+                "QTEventBusTestSupport",
+            ],
             path: "Tests/QTEventBusFoundationTests"
         ),
         // Against nats-servers the tests start themselves (nats-server on PATH or in

@@ -30,12 +30,12 @@ struct Seen {
 };
 } // namespace
 
-#define CHECK_CXX(cond)                                                                \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            std::fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond);     \
-            return 1;                                                                  \
-        }                                                                              \
+#define CHECK_CXX(cond)                                                                                                \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            std::fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond);                                    \
+            return 1;                                                                                                  \
+        }                                                                                                              \
     } while (0)
 
 int main()
@@ -85,8 +85,8 @@ int main()
     o.bag = bag;
     o.priority = -1;
     qtbus_token t{};
-    CHECK_CXX(qtbus_subscribe(qtbus_shared(), "HeaderCheckCxx", &o, h, &plain,
-                              [](void *) { released++; }, &t) == QTBUS_OK);
+    CHECK_CXX(qtbus_subscribe(
+                  qtbus_shared(), "HeaderCheckCxx", &o, h, &plain, [](void *) { released++; }, &t) == QTBUS_OK);
     CHECK_CXX(std::strcmp(kind(t), "token") == 0);
     CHECK_CXX(qtbus_token_is_active(t) == 1);
 
@@ -99,8 +99,8 @@ int main()
     CHECK_CXX(qtbus_signal_define(qtbus_shared(), "HeaderCheckSignalCxx", args, 2) == QTBUS_OK);
     auto on_signal = +[](const char *text, int32_t number, void *) { typed += text[0] == 'x' && number == -1; };
     qtbus_token st{};
-    CHECK_CXX(qtbus_signal_connect(qtbus_shared(), "HeaderCheckSignalCxx", nullptr, QTBUS_CALLBACK(on_signal),
-                                   nullptr, nullptr, &st) == QTBUS_OK);
+    CHECK_CXX(qtbus_signal_connect(qtbus_shared(), "HeaderCheckSignalCxx", nullptr, QTBUS_CALLBACK(on_signal), nullptr,
+                                   nullptr, &st) == QTBUS_OK);
     CHECK_CXX(qtbus_signal_emit(qtbus_shared(), "HeaderCheckSignalCxx", nullptr, "x", int32_t{-1}) == 1);
     CHECK_CXX(typed == 1);
     CHECK_CXX(qtbus_token_dispose(st) == QTBUS_OK);

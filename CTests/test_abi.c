@@ -22,7 +22,10 @@ typedef struct fn_entry {
     void (*address)(void); /* any function pointer type, for counting and NULL checks */
 } fn_entry;
 
-#define FN(name) {#name, (void (*)(void))p_##name}
+#define FN(name)                                                                                                       \
+    {                                                                                                                  \
+#name, (void (*)(void))p_##name                                                                                \
+    }
 
 int main(void)
 {
@@ -48,18 +51,16 @@ int main(void)
     int (*p_qtbus_bag_add)(qtbus_bag, qtbus_token) = qtbus_bag_add;
     int (*p_qtbus_bag_dispose)(qtbus_bag) = qtbus_bag_dispose;
     /* Subscribing */
-    int (*p_qtbus_subscribe)(qtbus_bus *, const char *, const qtbus_sub_options *, qtbus_handler,
-                             void *, qtbus_release, qtbus_token *) = qtbus_subscribe;
+    int (*p_qtbus_subscribe)(qtbus_bus *, const char *, const qtbus_sub_options *, qtbus_handler, void *, qtbus_release,
+                             qtbus_token *) = qtbus_subscribe;
     int (*p_qtbus_token_dispose)(qtbus_token) = qtbus_token_dispose;
     int (*p_qtbus_token_is_active)(qtbus_token) = qtbus_token_is_active;
     int (*p_qtbus_token_block)(qtbus_token) = qtbus_token_block;
     int (*p_qtbus_token_unblock)(qtbus_token) = qtbus_token_unblock;
-    int (*p_qtbus_subscriber_count)(qtbus_bus *, const char *, const char *) =
-        qtbus_subscriber_count;
+    int (*p_qtbus_subscriber_count)(qtbus_bus *, const char *, const char *) = qtbus_subscriber_count;
     /* Dispatching */
     int (*p_qtbus_dispatch)(qtbus_bus *, const qtbus_event_desc *) = qtbus_dispatch;
-    int (*p_qtbus_dispatch_on_bus_queue)(qtbus_bus *, const qtbus_event_desc *) =
-        qtbus_dispatch_on_bus_queue;
+    int (*p_qtbus_dispatch_on_bus_queue)(qtbus_bus *, const qtbus_event_desc *) = qtbus_dispatch_on_bus_queue;
     int (*p_qtbus_dispatch_on_main)(qtbus_bus *, const qtbus_event_desc *) = qtbus_dispatch_on_main;
     int (*p_qtbus_dispatch_json)(qtbus_bus *, const char *, const char *) = qtbus_dispatch_json;
     int (*p_qtbus_sticky_clear)(qtbus_bus *, const char *, const char *) = qtbus_sticky_clear;
@@ -110,43 +111,72 @@ int main(void)
     /* Event headers */
     const char *(*p_qtbus_event_header)(const qtbus_event *, const char *) = qtbus_event_header;
     size_t (*p_qtbus_event_header_count)(const qtbus_event *) = qtbus_event_header_count;
-    int (*p_qtbus_event_header_at)(const qtbus_event *, size_t, const char **, const char **) =
-        qtbus_event_header_at;
+    int (*p_qtbus_event_header_at)(const qtbus_event *, size_t, const char **, const char **) = qtbus_event_header_at;
 
     const fn_entry fns[] = {
-        FN(qtbus_strerror),         FN(qtbus_version),
-        FN(qtbus_errmsg),           FN(qtbus_bus_foreach),
+        FN(qtbus_strerror),
+        FN(qtbus_version),
+        FN(qtbus_errmsg),
+        FN(qtbus_bus_foreach),
         FN(qtbus_trace_set),
-        FN(qtbus_shared),           FN(qtbus_bus_create),
-        FN(qtbus_bus_destroy),      FN(qtbus_queue_main),
-        FN(qtbus_queue_create),     FN(qtbus_queue_release),
-        FN(qtbus_main_fd),          FN(qtbus_main_drain),
-        FN(qtbus_main_wait),        FN(qtbus_bag_create),
-        FN(qtbus_bag_add),          FN(qtbus_bag_dispose),
-        FN(qtbus_subscribe),        FN(qtbus_token_dispose),
-        FN(qtbus_token_is_active),  FN(qtbus_subscriber_count),
-        FN(qtbus_dispatch),         FN(qtbus_dispatch_on_bus_queue),
-        FN(qtbus_dispatch_on_main), FN(qtbus_dispatch_json),
-        FN(qtbus_sticky_clear),     FN(qtbus_event_type),
-        FN(qtbus_event_subtype),    FN(qtbus_event_data),
-        FN(qtbus_event_object),     FN(qtbus_event_stop),
-        FN(qtbus_request),          FN(qtbus_event_reply),
-        FN(qtbus_command_create),   FN(qtbus_command_execute),
-        FN(qtbus_command_set_enabled), FN(qtbus_command_is_executing),
-        FN(qtbus_command_is_enabled),  FN(qtbus_execution_send),
-        FN(qtbus_execution_finish), FN(qtbus_command_dispose),
-        FN(qtbus_source_create),    FN(qtbus_source_connect),
-        FN(qtbus_source_disconnect), FN(qtbus_source_dispose),
-        FN(qtbus_signal_define),    FN(qtbus_signal_connect),
-        FN(qtbus_signal_emit),      FN(qtbus_signal_emitv),
-        FN(qtbus_signal_requestv),  FN(qtbus_event_args),
-        FN(qtbus_report),           FN(qtbus_event_flags),
-        FN(qtbus_event_defer),      FN(qtbus_deferred_reply),
-        FN(qtbus_deferred_finish),  FN(qtbus_type_lookup),
+        FN(qtbus_shared),
+        FN(qtbus_bus_create),
+        FN(qtbus_bus_destroy),
+        FN(qtbus_queue_main),
+        FN(qtbus_queue_create),
+        FN(qtbus_queue_release),
+        FN(qtbus_main_fd),
+        FN(qtbus_main_drain),
+        FN(qtbus_main_wait),
+        FN(qtbus_bag_create),
+        FN(qtbus_bag_add),
+        FN(qtbus_bag_dispose),
+        FN(qtbus_subscribe),
+        FN(qtbus_token_dispose),
+        FN(qtbus_token_is_active),
+        FN(qtbus_subscriber_count),
+        FN(qtbus_dispatch),
+        FN(qtbus_dispatch_on_bus_queue),
+        FN(qtbus_dispatch_on_main),
+        FN(qtbus_dispatch_json),
+        FN(qtbus_sticky_clear),
+        FN(qtbus_event_type),
+        FN(qtbus_event_subtype),
+        FN(qtbus_event_data),
+        FN(qtbus_event_object),
+        FN(qtbus_event_stop),
+        FN(qtbus_request),
+        FN(qtbus_event_reply),
+        FN(qtbus_command_create),
+        FN(qtbus_command_execute),
+        FN(qtbus_command_set_enabled),
+        FN(qtbus_command_is_executing),
+        FN(qtbus_command_is_enabled),
+        FN(qtbus_execution_send),
+        FN(qtbus_execution_finish),
+        FN(qtbus_command_dispose),
+        FN(qtbus_source_create),
+        FN(qtbus_source_connect),
+        FN(qtbus_source_disconnect),
+        FN(qtbus_source_dispose),
+        FN(qtbus_signal_define),
+        FN(qtbus_signal_connect),
+        FN(qtbus_signal_emit),
+        FN(qtbus_signal_emitv),
+        FN(qtbus_signal_requestv),
+        FN(qtbus_event_args),
+        FN(qtbus_report),
+        FN(qtbus_event_flags),
+        FN(qtbus_event_defer),
+        FN(qtbus_deferred_reply),
+        FN(qtbus_deferred_finish),
+        FN(qtbus_type_lookup),
         FN(qtbus_dispatch_id),
-        FN(qtbus_token_block),      FN(qtbus_token_unblock),
+        FN(qtbus_token_block),
+        FN(qtbus_token_unblock),
         FN(qtbus_signal_check),
-        FN(qtbus_event_header),     FN(qtbus_event_header_count),
+        FN(qtbus_event_header),
+        FN(qtbus_event_header_count),
         FN(qtbus_event_header_at),
     };
     const int count = (int)(sizeof fns / sizeof fns[0]);
@@ -155,8 +185,7 @@ int main(void)
     for (int i = 0; i < count; i++) {
         CHECK_MSG(fns[i].address != NULL, "%s has no address", fns[i].name);
         for (int j = 0; j < i; j++)
-            CHECK_MSG(fns[i].address != fns[j].address, "%s and %s are one function", fns[i].name,
-                      fns[j].name);
+            CHECK_MSG(fns[i].address != fns[j].address, "%s and %s are one function", fns[i].name, fns[j].name);
     }
 
     /* Call through the pointers. */
@@ -165,11 +194,11 @@ int main(void)
     CHECK(p_qtbus_shared() == qtbus_shared());
 
     /* Handles are distinct single-member structs of 64 bits. */
-    CHECK_EQ_INT(_Generic((qtbus_bag){0}, qtbus_token: 1, default: 0), 0);
-    CHECK_EQ_INT(_Generic((qtbus_token){0}, qtbus_bag: 1, default: 0), 0);
-    CHECK_EQ_INT(_Generic((qtbus_command){0}, qtbus_token: 1, qtbus_bag: 1, default: 0), 0);
-    CHECK_EQ_INT(_Generic((qtbus_execution){0}, qtbus_command: 1, default: 0), 0);
-    CHECK_EQ_INT(_Generic((qtbus_source){0}, qtbus_token: 1, default: 0), 0);
+    CHECK_EQ_INT(_Generic((qtbus_bag){0}, qtbus_token : 1, default : 0), 0);
+    CHECK_EQ_INT(_Generic((qtbus_token){0}, qtbus_bag : 1, default : 0), 0);
+    CHECK_EQ_INT(_Generic((qtbus_command){0}, qtbus_token : 1, qtbus_bag : 1, default : 0), 0);
+    CHECK_EQ_INT(_Generic((qtbus_execution){0}, qtbus_command : 1, default : 0), 0);
+    CHECK_EQ_INT(_Generic((qtbus_source){0}, qtbus_token : 1, default : 0), 0);
     _Static_assert(sizeof(qtbus_token) == 8, "token is 64 bits");
     _Static_assert(sizeof(qtbus_bag) == 8, "bag is 64 bits");
     _Static_assert(sizeof(qtbus_deferred) == 8, "deferred reply is 64 bits");

@@ -10,7 +10,7 @@
 #include "test_util.h"
 
 static qtbus_bus *bus;
-static tu_rec victim;            /* userdata of every subscribe that must fail */
+static tu_rec victim;              /* userdata of every subscribe that must fail */
 static atomic_int object_releases; /* object of every dispatch that must fail */
 static int failures_checked;
 
@@ -45,14 +45,14 @@ static void nop_handler(const qtbus_event *ev, void *userdata)
 }
 
 /* A subscribe that must fail with `expect`, set *token_out to {0}, call no callback. */
-static void sub_fails(qtbus_bus *b, const char *type, const qtbus_sub_options *o,
-                      qtbus_handler h, int expect, const char *what)
+static void sub_fails(qtbus_bus *b, const char *type, const qtbus_sub_options *o, qtbus_handler h, int expect,
+                      const char *what)
 {
     qtbus_token t;
     t.id = 0x5151515151515151ull;
     int rc = qtbus_subscribe(b, type, o, h, &victim, tu_rec_release, &t);
-    CHECK_MSG(rc == expect, "subscribe (%s): %d %s, expected %d %s", what, rc, tu_status_name(rc),
-              expect, tu_status_name(expect));
+    CHECK_MSG(rc == expect, "subscribe (%s): %d %s, expected %d %s", what, rc, tu_status_name(rc), expect,
+              tu_status_name(expect));
     CHECK_MSG(t.id == 0, "subscribe (%s): token_out not reset", what);
     /* token_out NULL: same result. */
     CHECK_EQ_INT(qtbus_subscribe(b, type, o, h, &victim, tu_rec_release, NULL), expect);
@@ -85,8 +85,10 @@ int main(void)
     atomic_init(&object_releases, 0);
     memset(long255, 'n', 255);
     memset(long256, 'n', 256);
-    for (int i = 0; i < 85; i++) memcpy(euro85 + 3 * i, "\xe2\x82\xac", 3);
-    for (int i = 0; i < 86; i++) memcpy(euro86 + 3 * i, "\xe2\x82\xac", 3);
+    for (int i = 0; i < 85; i++)
+        memcpy(euro85 + 3 * i, "\xe2\x82\xac", 3);
+    for (int i = 0; i < 86; i++)
+        memcpy(euro86 + 3 * i, "\xe2\x82\xac", 3);
     CHECK(qtbus_main_drain() >= 0); /* start with an empty main queue */
 
     /* ---- Buses and bags ---- */
@@ -123,8 +125,8 @@ int main(void)
     sub_fails(NULL, "T", NULL, nop_handler, QTBUS_EINVAL, "NULL bus");
     sub_fails(bus, NULL, NULL, nop_handler, QTBUS_EINVAL, "NULL type");
     sub_fails(bus, "T", NULL, NULL, QTBUS_EINVAL, "NULL handler");
-    for (int i = 0; i < N_BAD; i++) sub_fails(bus, bad_names[i].name, NULL, nop_handler,
-                                              QTBUS_EINVAL, bad_names[i].label);
+    for (int i = 0; i < N_BAD; i++)
+        sub_fails(bus, bad_names[i].name, NULL, nop_handler, QTBUS_EINVAL, bad_names[i].label);
     /* subtypes NULL with a count */
     o = tu_options();
     o.subtype_count = 1;
@@ -145,7 +147,10 @@ int main(void)
     }
     /* unknown flag bits */
     {
-        const uint32_t bad_flags[] = {1u << 3, 1u << 4, 1u << 16, 1u << 31,
+        const uint32_t bad_flags[] = {1u << 3,
+                                      1u << 4,
+                                      1u << 16,
+                                      1u << 31,
                                       QTBUS_SUB_ONCE | (1u << 5),
                                       QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY | (1u << 30)};
         for (size_t i = 0; i < sizeof bad_flags / sizeof bad_flags[0]; i++) {
@@ -224,14 +229,10 @@ int main(void)
     failures_checked += 4;
     for (int i = 0; i < N_BAD; i++) {
         const char *n = bad_names[i].name;
-        CHECK_MSG(qtbus_subscriber_count(bus, n, NULL) == QTBUS_EINVAL, "count type %s",
-                  bad_names[i].label);
-        CHECK_MSG(qtbus_subscriber_count(bus, "T", n) == QTBUS_EINVAL, "count subtype %s",
-                  bad_names[i].label);
-        CHECK_MSG(qtbus_sticky_clear(bus, n, NULL) == QTBUS_EINVAL, "clear type %s",
-                  bad_names[i].label);
-        CHECK_MSG(qtbus_sticky_clear(bus, "T", n) == QTBUS_EINVAL, "clear subtype %s",
-                  bad_names[i].label);
+        CHECK_MSG(qtbus_subscriber_count(bus, n, NULL) == QTBUS_EINVAL, "count type %s", bad_names[i].label);
+        CHECK_MSG(qtbus_subscriber_count(bus, "T", n) == QTBUS_EINVAL, "count subtype %s", bad_names[i].label);
+        CHECK_MSG(qtbus_sticky_clear(bus, n, NULL) == QTBUS_EINVAL, "clear type %s", bad_names[i].label);
+        CHECK_MSG(qtbus_sticky_clear(bus, "T", n) == QTBUS_EINVAL, "clear subtype %s", bad_names[i].label);
         failures_checked += 4;
     }
 
@@ -259,8 +260,7 @@ int main(void)
     d.size = SIZE_MAX;
     dispatch_fails(bus, &d, "data NULL with size SIZE_MAX");
     {
-        const uint32_t bad_flags[] = {1u << 1, 1u << 8, 1u << 31,
-                                      QTBUS_EVENT_STICKY | (1u << 4)};
+        const uint32_t bad_flags[] = {1u << 1, 1u << 8, 1u << 31, QTBUS_EVENT_STICKY | (1u << 4)};
         for (size_t i = 0; i < sizeof bad_flags / sizeof bad_flags[0]; i++) {
             d = tu_event("T", NULL);
             d.data = "x";
@@ -274,8 +274,8 @@ int main(void)
     CHECK_EQ_INT(qtbus_dispatch_json(bus, NULL, "{}"), QTBUS_EINVAL);
     CHECK_EQ_INT(qtbus_dispatch_json(bus, "n", NULL), QTBUS_EINVAL);
     for (int i = 0; i < N_BAD; i++)
-        CHECK_MSG(qtbus_dispatch_json(bus, bad_names[i].name, "{}") == QTBUS_EINVAL,
-                  "dispatch_json name %s", bad_names[i].label);
+        CHECK_MSG(qtbus_dispatch_json(bus, bad_names[i].name, "{}") == QTBUS_EINVAL, "dispatch_json name %s",
+                  bad_names[i].label);
     failures_checked += 3 + N_BAD;
 
     /* Nothing was delivered, nothing kept (a REPLAY subscriber gets nothing from the

@@ -125,7 +125,8 @@ int main(void)
             tu_rec_init(&r[i]);
             CHECK_EQ_INT(tu_sub_rec(bus, "Bagged", &o, &r[i], &t[i]), QTBUS_OK);
         }
-        for (int i = 0; i < N; i += 2) CHECK_EQ_INT(qtbus_token_dispose(t[i]), QTBUS_OK);
+        for (int i = 0; i < N; i += 2)
+            CHECK_EQ_INT(qtbus_token_dispose(t[i]), QTBUS_OK);
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), N / 2);
         CHECK_EQ_INT(qtbus_bag_dispose(b), QTBUS_OK);
         for (int i = 0; i < N; i++) {
@@ -214,8 +215,7 @@ int main(void)
         tu_rec first, later;
         tu_rec_init(&first);
         tu_rec_init(&later);
-        CHECK_EQ_INT(qtbus_subscribe(bus, "BagSelf", &o, bag_disposing_handler, &first,
-                                     tu_rec_release, NULL),
+        CHECK_EQ_INT(qtbus_subscribe(bus, "BagSelf", &o, bag_disposing_handler, &first, tu_rec_release, NULL),
                      QTBUS_OK);
         o.priority = 0;
         CHECK_EQ_INT(tu_sub_rec(bus, "BagSelf", &o, &later, NULL), QTBUS_OK);

@@ -23,7 +23,7 @@
 #define MAGIC_DEAD 0xDEADDEADDEADDEADull
 
 typedef struct guarded {
-    uint64_t pad[2];  /* keep the magic out of the allocator's free-list words */
+    uint64_t pad[2]; /* keep the magic out of the allocator's free-list words */
     uint64_t magic;
     int index;
 } guarded;
@@ -76,13 +76,13 @@ static guarded *new_guarded(int index)
 
 typedef struct race {
     qtbus_bus *bus;
-    pthread_barrier_t warmed;   /* warm-up over (main then turns blocking on) */
-    pthread_barrier_t armed;    /* blocking is on: make the last call */
-    atomic_int blocking;        /* 1: the first handler waits for destroy_begun */
-    atomic_int entered;         /* dispatchers inside the first handler */
+    pthread_barrier_t warmed; /* warm-up over (main then turns blocking on) */
+    pthread_barrier_t armed;  /* blocking is on: make the last call */
+    atomic_int blocking;      /* 1: the first handler waits for destroy_begun */
+    atomic_int entered;       /* dispatchers inside the first handler */
     atomic_int destroy_begun;
     atomic_int errors;
-    atomic_int closed;          /* QTBUS_ECLOSED results (allowed) */
+    atomic_int closed; /* QTBUS_ECLOSED results (allowed) */
 } race;
 
 static void first_handler(const qtbus_event *ev, void *userdata)
@@ -111,8 +111,10 @@ static void dispatcher(int index, void *ctx)
     pthread_barrier_wait(&r->armed);
     /* The one call that overlaps destroy.  After it returns, r->bus is never used. */
     int rc = qtbus_dispatch(r->bus, &d);
-    if (rc == QTBUS_ECLOSED) atomic_fetch_add(&r->closed, 1);
-    else if (rc < 0) atomic_fetch_add(&r->errors, 1);
+    if (rc == QTBUS_ECLOSED)
+        atomic_fetch_add(&r->closed, 1);
+    else if (rc < 0)
+        atomic_fetch_add(&r->errors, 1);
 }
 
 static void destroy_race_round(int round)
@@ -130,8 +132,7 @@ static void destroy_race_round(int round)
     CHECK_EQ_INT(qtbus_subscribe(r.bus, "Race", &o, first_handler, &r, NULL, NULL), QTBUS_OK);
     for (int i = 0; i < GUARDED_SUBS; i++) {
         o.priority = i % 3;
-        CHECK_EQ_INT(qtbus_subscribe(r.bus, "Race", &o, guarded_handler, new_guarded(i),
-                                     guarded_release, NULL),
+        CHECK_EQ_INT(qtbus_subscribe(r.bus, "Race", &o, guarded_handler, new_guarded(i), guarded_release, NULL),
                      QTBUS_OK);
     }
     CHECK(pthread_barrier_init(&r.warmed, NULL, DISPATCHERS + 1) == 0);
@@ -154,8 +155,8 @@ static void destroy_race_round(int round)
     /* Destroy returned and the in-progress dispatches returned: every release ran,
      * exactly once. */
     for (int i = 0; i < GUARDED_SUBS; i++) {
-        CHECK_MSG(atomic_load(&g_released[i]) == 1, "round %d: subscription %d released %d times",
-                  round, i, atomic_load(&g_released[i]));
+        CHECK_MSG(atomic_load(&g_released[i]) == 1, "round %d: subscription %d released %d times", round, i,
+                  atomic_load(&g_released[i]));
         CHECK(atomic_load(&g_calls[i]) >= DISPATCHERS * WARMUP);
     }
 }
@@ -220,7 +221,8 @@ int main(void)
         enum { N = 6 };
         tu_rec r[N];
         qtbus_token t[N];
-        for (int i = 0; i < N; i++) tu_rec_init(&r[i]);
+        for (int i = 0; i < N; i++)
+            tu_rec_init(&r[i]);
         qtbus_sub_options o = tu_options();
         CHECK_EQ_INT(tu_sub_rec(bus, "E", &o, &r[0], &t[0]), QTBUS_OK);
         CHECK_EQ_INT(tu_sub_rec(bus, "E", &o, &r[1], NULL), QTBUS_OK);
@@ -292,7 +294,8 @@ int main(void)
         CHECK_EQ_INT(qtbus_bus_destroy(bus), QTBUS_OK);
         atomic_store(&g.open, 1);
         CHECK_WAIT(atomic_load(&r.releases) == 1, TU_WAIT_MS);
-        for (int i = 0; i < K; i++) CHECK_WAIT(atomic_load(&objs[i]) == 1, TU_WAIT_MS);
+        for (int i = 0; i < K; i++)
+            CHECK_WAIT(atomic_load(&objs[i]) == 1, TU_WAIT_MS);
         CHECK_EQ_INT(atomic_load(&r.calls), 0);
         CHECK_REC_SANE(&r);
         qtbus_queue_release(q);
@@ -307,8 +310,7 @@ int main(void)
         atomic_init(&c.late_object, 0);
         c.bus = qtbus_bus_create();
         CHECK(c.bus != NULL);
-        CHECK_EQ_INT(qtbus_subscribe(c.bus, "Closing", NULL, nop_handler, &c, closing_release, NULL),
-                     QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscribe(c.bus, "Closing", NULL, nop_handler, &c, closing_release, NULL), QTBUS_OK);
         CHECK_EQ_INT(qtbus_bus_destroy(c.bus), QTBUS_OK);
         CHECK_EQ_INT(c.ran, 1);
         CHECK_EQ_INT(c.sub_rc, QTBUS_ECLOSED);
@@ -373,7 +375,8 @@ int main(void)
     }
 
     /* Destroy while other threads are inside dispatches on the bus. */
-    for (int round = 0; round < ROUNDS; round++) destroy_race_round(round);
+    for (int round = 0; round < ROUNDS; round++)
+        destroy_race_round(round);
 
     /* Many create/destroy cycles: nothing leaks into the next bus. */
     for (int i = 0; i < 200; i++) {
@@ -401,10 +404,12 @@ int main(void)
         qtbus_source sources[N];
         atomic_int command_releases = 0, source_releases = 0;
         for (int i = 0; i < N; i++) {
-            CHECK_EQ_INT(qtbus_command_create(b, "Cmd", 0, destroy_execute, &command_releases, count_release,
-                                              &commands[i]), QTBUS_OK);
-            CHECK_EQ_INT(qtbus_source_create(b, "Src", 0, destroy_source_start, NULL, &source_releases,
-                                             count_release, &sources[i]), QTBUS_OK);
+            CHECK_EQ_INT(
+                qtbus_command_create(b, "Cmd", 0, destroy_execute, &command_releases, count_release, &commands[i]),
+                QTBUS_OK);
+            CHECK_EQ_INT(qtbus_source_create(b, "Src", 0, destroy_source_start, NULL, &source_releases, count_release,
+                                             &sources[i]),
+                         QTBUS_OK);
         }
         CHECK_EQ_INT(qtbus_bus_destroy(b), QTBUS_OK);
         for (int i = 0; i < N; i++) {

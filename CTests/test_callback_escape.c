@@ -89,8 +89,10 @@ __attribute__((noinline)) static void emit_deep(int32_t value, int levels)
 {
     volatile char frame[256];
     frame[0] = (char)levels;
-    if (levels > 0) emit_deep(value, levels - 1);
-    else qtbus_signal_emit(bus, "Typed", NULL, value);
+    if (levels > 0)
+        emit_deep(value, levels - 1);
+    else
+        qtbus_signal_emit(bus, "Typed", NULL, value);
     (void)frame[0];
 }
 

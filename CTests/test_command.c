@@ -55,14 +55,18 @@ static void log_expect(int line, const char *const *expected)
 {
     pthread_mutex_lock(&elog.lock);
     int n = 0;
-    while (expected[n]) n++;
+    while (expected[n])
+        n++;
     int ok = n == elog.count;
-    for (int i = 0; ok && i < n; i++) ok = strcmp(expected[i], elog.entries[i]) == 0;
+    for (int i = 0; ok && i < n; i++)
+        ok = strcmp(expected[i], elog.entries[i]) == 0;
     if (!ok) {
         fprintf(stderr, "line %d: command events:", line);
-        for (int i = 0; i < elog.count; i++) fprintf(stderr, " %s", elog.entries[i]);
+        for (int i = 0; i < elog.count; i++)
+            fprintf(stderr, " %s", elog.entries[i]);
         fprintf(stderr, "\n  expected:");
-        for (int i = 0; i < n; i++) fprintf(stderr, " %s", expected[i]);
+        for (int i = 0; i < n; i++)
+            fprintf(stderr, " %s", expected[i]);
         fprintf(stderr, "\n");
     }
     pthread_mutex_unlock(&elog.lock);
@@ -108,16 +112,16 @@ typedef struct job {
     qtbus_command self;
     atomic_int calls;
     atomic_int releases;
-    atomic_int running;          /* execute calls in progress */
+    atomic_int running; /* execute calls in progress */
     atomic_int release_while_running;
     atomic_int executing_inside; /* qtbus_command_is_executing seen inside */
     atomic_int enabled_inside;
-    atomic_int again_rc;         /* a second execute from inside */
+    atomic_int again_rc; /* a second execute from inside */
     atomic_int on_main;
     char input[64];
     atomic_int had_input;
-    int mode;                    /* what execute does, see job_execute */
-    qtbus_execution kept;        /* mode 1: finished later by the test */
+    int mode;             /* what execute does, see job_execute */
+    qtbus_execution kept; /* mode 1: finished later by the test */
     atomic_int kept_set;
 } job;
 
@@ -163,9 +167,7 @@ static void job_execute(const qtbus_event *input, qtbus_execution execution, voi
         j->kept = execution;
         atomic_store(&j->kept_set, 1);
         break;
-    case 2: /* fails at once */
-        CHECK_EQ_INT(qtbus_execution_finish(execution, 42, "bad credentials"), QTBUS_OK);
-        break;
+    case 2: /* fails at once */ CHECK_EQ_INT(qtbus_execution_finish(execution, 42, "bad credentials"), QTBUS_OK); break;
     case 3: /* records its input byte in the queue order log */
         order_record(j->input[0]);
         CHECK_EQ_INT(qtbus_execution_finish(execution, 0, NULL), QTBUS_OK);
@@ -335,7 +337,8 @@ int main(void)
         static job ordered;
         job_init(&ordered, 3);
         CHECK_EQ_INT(qtbus_command_create(bus, "ordered", QTBUS_COMMAND_CONCURRENT, job_execute, &ordered, job_release,
-                                          &ordered.self), QTBUS_OK);
+                                          &ordered.self),
+                     QTBUS_OK);
         for (int i = 0; i < ORDER_N; i++) {
             char c = (char)('a' + i % 26);
             qtbus_event_desc d = tu_event("Order", NULL);
@@ -349,7 +352,8 @@ int main(void)
             }
         }
         CHECK_WAIT(atomic_load(&order_n) == ORDER_N, TU_WAIT_MS);
-        for (int i = 0; i < ORDER_N; i++) CHECK_MSG(order_seen[i] == 'a' + i % 26, "position %d", i);
+        for (int i = 0; i < ORDER_N; i++)
+            CHECK_MSG(order_seen[i] == 'a' + i % 26, "position %d", i);
         CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_OK);
         CHECK_EQ_INT(qtbus_command_dispose(ordered.self), QTBUS_OK);
         CHECK_WAIT(atomic_load(&ordered.releases) == 1, TU_WAIT_MS);

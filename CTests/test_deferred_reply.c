@@ -22,7 +22,7 @@ static void on_reply(const qtbus_event *reply, void *userdata)
     CHECK_EQ_STR(qtbus_event_subtype(reply), "users");
     CHECK_EQ_INT(qtbus_event_flags(reply), 0);
     if (size < sizeof s->last) {
-        if (size) memcpy(s->last, data, size);  /* a reply of no bytes has data NULL */
+        if (size) memcpy(s->last, data, size); /* a reply of no bytes has data NULL */
         s->last[size] = '\0';
     }
     atomic_fetch_add(&s->replies, 1);
@@ -47,7 +47,7 @@ static void deferring_handler(const qtbus_event *e, void *userdata)
 static void plain_handler(const qtbus_event *e, void *userdata)
 {
     (void)userdata;
-    qtbus_deferred d = { 7 };
+    qtbus_deferred d = {7};
     CHECK_EQ_INT(qtbus_event_flags(e), 0);
     CHECK_EQ_INT(qtbus_event_defer(e, &d), QTBUS_EINVAL);
     CHECK_EQ_U64(d.id, 0);
@@ -132,12 +132,12 @@ int main(void)
         CHECK_EQ_INT(qtbus_subscribe(bus, "Plain", NULL, plain_handler, NULL, NULL, &t), QTBUS_OK);
         qtbus_event_desc d = tu_event("Plain", NULL);
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
-        qtbus_deferred d0 = { 5 };
+        qtbus_deferred d0 = {5};
         CHECK_EQ_INT(qtbus_event_defer(NULL, &d0), QTBUS_EINVAL);
         CHECK_EQ_U64(d0.id, 0);
-        CHECK_EQ_INT(qtbus_deferred_finish((qtbus_deferred){ 0 }), QTBUS_ESTALE);
-        CHECK_EQ_INT(qtbus_deferred_finish((qtbus_deferred){ 0x123456789ull }), QTBUS_ESTALE);
-        CHECK_EQ_INT(qtbus_deferred_reply((qtbus_deferred){ ~0ull }, "x", 1), QTBUS_ESTALE);
+        CHECK_EQ_INT(qtbus_deferred_finish((qtbus_deferred){0}), QTBUS_ESTALE);
+        CHECK_EQ_INT(qtbus_deferred_finish((qtbus_deferred){0x123456789ull}), QTBUS_ESTALE);
+        CHECK_EQ_INT(qtbus_deferred_reply((qtbus_deferred){~0ull}, "x", 1), QTBUS_ESTALE);
         CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_OK);
     }
 

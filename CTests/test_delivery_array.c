@@ -22,7 +22,7 @@ static int order[64], norder;
 static atomic_int calls[N + 2];
 static atomic_int releases[N + 2];
 static int stop_at = -1, dispose_at = -1, dispose_which = -1, subscribe_at = -1;
-static int record = 1;                  /* order[] is written by one thread only */
+static int record = 1; /* order[] is written by one thread only */
 static _Thread_local int in_handler;
 
 static void on(const qtbus_event *e, void *userdata)
@@ -33,7 +33,7 @@ static void on(const qtbus_event *e, void *userdata)
     if (record && norder < 64) order[norder++] = i;
     if (i == dispose_at) CHECK_EQ_INT(qtbus_token_dispose(tokens[dispose_which]), QTBUS_OK);
     if (i == subscribe_at) {
-        qtbus_sub_options o = { .priority = -100 };
+        qtbus_sub_options o = {.priority = -100};
         CHECK_EQ_INT(qtbus_subscribe(bus, "Arr", &o, on, (void *)(intptr_t)(N + 1), NULL, &tokens[N + 1]), QTBUS_OK);
         subscribe_at = -1;
     }
@@ -44,20 +44,21 @@ static void on(const qtbus_event *e, void *userdata)
 static void on_release(void *userdata)
 {
     int i = (int)(intptr_t)userdata;
-    CHECK(!in_handler);  /* lifetime rule 1: once the dispatch's handlers returned */
+    CHECK(!in_handler); /* lifetime rule 1: once the dispatch's handlers returned */
     atomic_fetch_add(&releases[i], 1);
 }
 
 static int dispatch(void)
 {
-    qtbus_event_desc d = { .type = "Arr" };
+    qtbus_event_desc d = {.type = "Arr"};
     norder = 0;
     return qtbus_dispatch(bus, &d);
 }
 
 static void reset(void)
 {
-    for (int i = 0; i < N + 2; i++) atomic_store(&calls[i], 0);
+    for (int i = 0; i < N + 2; i++)
+        atomic_store(&calls[i], 0);
     stop_at = dispose_at = dispose_which = subscribe_at = -1;
 }
 
@@ -65,17 +66,18 @@ static void reset(void)
 static void subscribe_all(void)
 {
     for (int i = 0; i < N; i++) {
-        qtbus_sub_options o = { .priority = i % 2 ? 5 : 0 };
+        qtbus_sub_options o = {.priority = i % 2 ? 5 : 0};
         CHECK_EQ_INT(qtbus_subscribe(bus, "Arr", &o, on, (void *)(intptr_t)i, on_release, &tokens[i]), QTBUS_OK);
     }
 }
 
 static void warm(int expected)
 {
-    for (int k = 0; k < 3; k++) CHECK_EQ_INT(dispatch(), expected);
+    for (int k = 0; k < 3; k++)
+        CHECK_EQ_INT(dispatch(), expected);
 }
 
-static const int expected_order[N] = { 1, 3, 5, 0, 2, 4 };
+static const int expected_order[N] = {1, 3, 5, 0, 2, 4};
 
 static void dispose_rest(void)
 {
@@ -84,7 +86,9 @@ static void dispose_rest(void)
     memset(tokens, 0, sizeof tokens);
 }
 
-typedef struct { atomic_int stop; } churn_ctx;
+typedef struct {
+    atomic_int stop;
+} churn_ctx;
 static void churn(int index, void *p)
 {
     churn_ctx *c = p;
@@ -98,7 +102,7 @@ static void churn(int index, void *p)
         }
         atomic_store(&c->stop, 1);
     } else {
-        qtbus_event_desc d = { .type = "Arr" };
+        qtbus_event_desc d = {.type = "Arr"};
         while (!atomic_load(&c->stop)) {
             int n = qtbus_dispatch(bus, &d);
             CHECK(n == N || n == N + 1);
@@ -116,7 +120,8 @@ int main(void)
     for (int k = 0; k < 3; k++) {
         CHECK_EQ_INT(dispatch(), N);
         CHECK_EQ_INT(norder, N);
-        for (int i = 0; i < N; i++) CHECK_EQ_INT(order[i], expected_order[i]);
+        for (int i = 0; i < N; i++)
+            CHECK_EQ_INT(order[i], expected_order[i]);
     }
 
     /* Stop at the third handler (5): three ran. */
@@ -162,10 +167,11 @@ int main(void)
 
     /* A ONCE subscription among them: once; the others every time. */
     reset();
-    qtbus_sub_options once = { .flags = QTBUS_SUB_ONCE, .priority = 1 };
+    qtbus_sub_options once = {.flags = QTBUS_SUB_ONCE, .priority = 1};
     CHECK_EQ_INT(qtbus_subscribe(bus, "Arr", &once, on, (void *)(intptr_t)N, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(dispatch(), N);
-    for (int k = 0; k < 4; k++) CHECK_EQ_INT(dispatch(), N - 1);
+    for (int k = 0; k < 4; k++)
+        CHECK_EQ_INT(dispatch(), N - 1);
     CHECK_EQ_INT(atomic_load(&calls[N]), 1);
     CHECK_EQ_INT(atomic_load(&calls[1]), 5);
 
@@ -173,7 +179,7 @@ int main(void)
     dispose_rest();
     subscribe_all();
     warm(N);
-    churn_ctx c = { 0 };
+    churn_ctx c = {0};
     record = 0;
     tu_run_threads(4, churn, &c);
     record = 1;
@@ -182,7 +188,8 @@ int main(void)
     dispose_rest();
     CHECK_EQ_INT(dispatch(), 0);
     qtbus_bus_destroy(bus);
-    for (int i = 0; i < N; i++) CHECK(atomic_load(&releases[i]) >= 1);
+    for (int i = 0; i < N; i++)
+        CHECK(atomic_load(&releases[i]) >= 1);
     puts("test_delivery_array: ok");
     return 0;
 }

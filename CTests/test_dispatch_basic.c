@@ -143,7 +143,8 @@ int main(void)
     CHECK(t1.id != 0 && t2.id != 0 && t1.id != t2.id && t1.id != t.id && t2.id != t.id);
     CHECK_EQ_INT(qtbus_subscriber_count(bus, "Basic", NULL), 3);
     d = tu_event("Basic", NULL);
-    for (int i = 0; i < 10; i++) CHECK_EQ_INT(qtbus_dispatch(bus, &d), 3);
+    for (int i = 0; i < 10; i++)
+        CHECK_EQ_INT(qtbus_dispatch(bus, &d), 3);
     CHECK_EQ_INT(s.calls, 15);
     CHECK_EQ_INT(atomic_load(&r1.calls), 10);
     CHECK_EQ_INT(atomic_load(&r2.calls), 10);

@@ -33,7 +33,8 @@ static int sub(qtbus_bus *bus, const char *type, intptr_t slot)
 
 static void reset(void)
 {
-    for (int i = 0; i < 8; i++) atomic_store(&hits[i], 0);
+    for (int i = 0; i < 8; i++)
+        atomic_store(&hits[i], 0);
 }
 
 enum { THREADS = 4, ROUNDS = 20000 };
@@ -45,9 +46,9 @@ static void dispatcher(int index, void *ctx)
     char buf[16];
     for (int i = 0; i < ROUNDS; i++) {
         strcpy(buf, (i + index) % 2 ? "Alpha" : "Beta");
-        qtbus_event_desc d = { .type = buf };
+        qtbus_event_desc d = {.type = buf};
         CHECK_EQ_INT(qtbus_dispatch(shared_bus, &d), 1);
-        qtbus_event_desc g = { .type = "Gamma" };
+        qtbus_event_desc g = {.type = "Gamma"};
         CHECK_EQ_INT(qtbus_dispatch(shared_bus, &g), 1);
     }
 }
@@ -61,7 +62,7 @@ int main(void)
 
     /* One buffer, three names: each dispatch reaches its own name's handler. */
     char buf[32];
-    qtbus_event_desc d = { .type = buf };
+    qtbus_event_desc d = {.type = buf};
     for (int round = 0; round < 3; round++) {
         strcpy(buf, "Login");
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
@@ -70,7 +71,7 @@ int main(void)
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
         strcpy(buf, "Log");
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
-        strcpy(buf, "Logout");  /* nobody's */
+        strcpy(buf, "Logout"); /* nobody's */
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 0);
         strcpy(buf, "Lo");
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 0);
@@ -82,13 +83,13 @@ int main(void)
     /* A remembered name with a bad subtype, flags or data is refused, and says why. */
     strcpy(buf, "Login");
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
-    qtbus_event_desc bad = { .type = buf, .subtype = "" };
+    qtbus_event_desc bad = {.type = buf, .subtype = ""};
     CHECK_EQ_INT(qtbus_dispatch(bus, &bad), QTBUS_EINVAL);
     CHECK(strstr(qtbus_errmsg(), "subtype") != NULL);
-    bad = (qtbus_event_desc){ .type = buf, .flags = 0x40 };
+    bad = (qtbus_event_desc){.type = buf, .flags = 0x40};
     CHECK_EQ_INT(qtbus_dispatch(bus, &bad), QTBUS_EINVAL);
     CHECK(strstr(qtbus_errmsg(), "flag") != NULL);
-    bad = (qtbus_event_desc){ .type = buf, .size = 4 };
+    bad = (qtbus_event_desc){.type = buf, .size = 4};
     CHECK_EQ_INT(qtbus_dispatch(bus, &bad), QTBUS_EINVAL);
     CHECK_EQ_INT(atomic_load(&hits[0]), 4);
 
@@ -97,7 +98,7 @@ int main(void)
     for (int i = 0; i < 50; i++) {
         qtbus_bus *b = qtbus_bus_create();
         CHECK_EQ_INT(sub(b, "Login", 3), QTBUS_OK);
-        qtbus_event_desc e = { .type = "Login" };
+        qtbus_event_desc e = {.type = "Login"};
         CHECK_EQ_INT(qtbus_dispatch(b, &e), 1);
         CHECK_EQ_INT(qtbus_bus_destroy(b), QTBUS_OK);
         b = qtbus_bus_create();
@@ -112,16 +113,18 @@ int main(void)
 
     /* More names than the cache's ways, alternated. */
     reset();
-    static const char *names[] = { "N0", "N1", "N2", "N3", "N4", "N5", "N6", "N7" };
-    for (int i = 0; i < 8; i++) CHECK_EQ_INT(sub(bus, names[i], i), QTBUS_OK);
+    static const char *names[] = {"N0", "N1", "N2", "N3", "N4", "N5", "N6", "N7"};
+    for (int i = 0; i < 8; i++)
+        CHECK_EQ_INT(sub(bus, names[i], i), QTBUS_OK);
     for (int round = 0; round < 100; round++) {
         for (int i = 0; i < 8; i++) {
-            qtbus_event_desc e = { .type = names[(i * 3 + round) % 8] };
+            qtbus_event_desc e = {.type = names[(i * 3 + round) % 8]};
             CHECK_EQ_INT(qtbus_dispatch(bus, &e), 1);
             CHECK(seen_type == e.type);
         }
     }
-    for (int i = 0; i < 8; i++) CHECK_EQ_INT(atomic_load(&hits[i]), 100);
+    for (int i = 0; i < 8; i++)
+        CHECK_EQ_INT(atomic_load(&hits[i]), 100);
     CHECK_EQ_INT(qtbus_bus_destroy(bus), QTBUS_OK);
 
     /* Four threads, each with its own cache, on one bus. */

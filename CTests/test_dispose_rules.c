@@ -65,7 +65,8 @@ int main(void)
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
         CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_OK);
         CHECK_EQ_INT(qtbus_token_is_active(t), 0);
-        for (int i = 0; i < 10; i++) CHECK_EQ_INT(qtbus_dispatch(bus, &d), 0);
+        for (int i = 0; i < 10; i++)
+            CHECK_EQ_INT(qtbus_dispatch(bus, &d), 0);
         CHECK_EQ_INT(atomic_load(&r.calls), 1);
         /* Double dispose: ESTALE, nothing else happens. */
         CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_ESTALE);
@@ -138,7 +139,8 @@ int main(void)
         /* Ids are never reissued: all 65 differ. */
         for (int i = 0; i < REUSE; i++) {
             CHECK(old[i].id != live.id);
-            for (int j = 0; j < i; j++) CHECK(old[i].id != old[j].id);
+            for (int j = 0; j < i; j++)
+                CHECK(old[i].id != old[j].id);
         }
 
         int stale = 0;
@@ -169,8 +171,8 @@ int main(void)
         forged[n++] = live.id + (1ull << 32);
         forged[n++] = live.id - (1ull << 32);
         forged[n++] = live.id ^ 0xffffffff00000000ull;
-        forged[n++] = live.id & 0xffffffffull;          /* generation 0 */
-        forged[n++] = live.id & 0xffffffff00000000ull;  /* slot 0 */
+        forged[n++] = live.id & 0xffffffffull;         /* generation 0 */
+        forged[n++] = live.id & 0xffffffff00000000ull; /* slot 0 */
         forged[n++] = live.id ^ 1u;
         forged[n++] = live.id + 1000;
         while (n < 40) {

@@ -25,19 +25,19 @@
 #define TUNABLES "glibc.rtld.nns=1:glibc.rtld.optional_static_tls=0"
 
 static int failed;
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond);          \
-            failed = 1;                                                                \
-        }                                                                              \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond);                                         \
+            failed = 1;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 static struct {
     qtbus_bus *(*bus_create)(void);
     int (*bus_destroy)(qtbus_bus *);
-    int (*subscribe)(qtbus_bus *, const char *, const qtbus_sub_options *, qtbus_handler, void *,
-                     void (*)(void *), qtbus_token *);
+    int (*subscribe)(qtbus_bus *, const char *, const qtbus_sub_options *, qtbus_handler, void *, void (*)(void *),
+                     qtbus_token *);
     int (*dispatch)(qtbus_bus *, const qtbus_event_desc *);
     qtbus_queue *(*queue_create)(const char *);
     void (*queue_release)(qtbus_queue *);
@@ -61,7 +61,8 @@ static void *dispatch_from_thread(void *unused)
     qtbus_event_desc d;
     memset(&d, 0, sizeof d);
     d.type = "E";
-    for (int i = 0; i < 100; i++) CHECK(api.dispatch(bus, &d) == 2);
+    for (int i = 0; i < 100; i++)
+        CHECK(api.dispatch(bus, &d) == 2);
     return NULL;
 }
 

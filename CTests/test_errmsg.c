@@ -9,19 +9,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void nop(const qtbus_event *event, void *userdata) { (void)event; (void)userdata; }
+static void nop(const qtbus_event *event, void *userdata)
+{
+    (void)event;
+    (void)userdata;
+}
 
-#define CHECK_ERR(call, status, text)                                                  \
-    do {                                                                               \
-        CHECK_EQ_INT((call), (status));                                                \
-        CHECK_EQ_STR(qtbus_errmsg(), (text));                                          \
+#define CHECK_ERR(call, status, text)                                                                                  \
+    do {                                                                                                               \
+        CHECK_EQ_INT((call), (status));                                                                                \
+        CHECK_EQ_STR(qtbus_errmsg(), (text));                                                                          \
     } while (0)
 
 static void *other_thread(void *arg)
 {
     (void)arg;
-    CHECK_EQ_STR(qtbus_errmsg(), "");  /* a new thread starts with none */
-    CHECK_EQ_INT(qtbus_token_dispose((qtbus_token){ 12345 }), QTBUS_ESTALE);
+    CHECK_EQ_STR(qtbus_errmsg(), ""); /* a new thread starts with none */
+    CHECK_EQ_INT(qtbus_token_dispose((qtbus_token){12345}), QTBUS_ESTALE);
     CHECK(strstr(qtbus_errmsg(), "qtbus_token_dispose: the token is not live") == qtbus_errmsg());
     return NULL;
 }
@@ -67,30 +71,28 @@ int main(int argc, char **argv)
               "is longer than 255 bytes");
     CHECK_ERR(qtbus_subscribe(bus, "Caf\xc3", NULL, nop, NULL, NULL, NULL), QTBUS_EINVAL,
               "qtbus_subscribe: the type name \"Caf\\xc3\" is not valid UTF-8");
-    const char *subtypes[] = { "ok", "bad\xff" };
-    qtbus_sub_options options = { .subtypes = subtypes, .subtype_count = 2 };
+    const char *subtypes[] = {"ok", "bad\xff"};
+    qtbus_sub_options options = {.subtypes = subtypes, .subtype_count = 2};
     CHECK_ERR(qtbus_subscribe(bus, "T", &options, nop, NULL, NULL, NULL), QTBUS_EINVAL,
               "qtbus_subscribe: the subtype \"bad\\xff\" is not valid UTF-8");
-    options = (qtbus_sub_options){ .flags = 0x40 | QTBUS_SUB_ONCE };
+    options = (qtbus_sub_options){.flags = 0x40 | QTBUS_SUB_ONCE};
     CHECK_ERR(qtbus_subscribe(bus, "T", &options, nop, NULL, NULL, NULL), QTBUS_EINVAL,
               "qtbus_subscribe: unknown flag bits 0x40 in options->flags");
-    CHECK_EQ_INT(qtbus_subscriber_count(bus, "T", NULL), 0);  /* none of those subscribed */
+    CHECK_EQ_INT(qtbus_subscriber_count(bus, "T", NULL), 0); /* none of those subscribed */
 
-    qtbus_event_desc event = { .type = "T", .size = 3 };
-    CHECK_ERR(qtbus_dispatch(bus, &event), QTBUS_EINVAL,
-              "qtbus_dispatch: event->data is NULL with a size of 3");
+    qtbus_event_desc event = {.type = "T", .size = 3};
+    CHECK_ERR(qtbus_dispatch(bus, &event), QTBUS_EINVAL, "qtbus_dispatch: event->data is NULL with a size of 3");
     CHECK_ERR(qtbus_dispatch(bus, NULL), QTBUS_EINVAL, "qtbus_dispatch: the event is NULL");
-    event = (qtbus_event_desc){ .type = "T", .subtype = "x\x80" };
-    CHECK_ERR(qtbus_dispatch(bus, &event), QTBUS_EINVAL,
-              "qtbus_dispatch: the subtype \"x\\x80\" is not valid UTF-8");
+    event = (qtbus_event_desc){.type = "T", .subtype = "x\x80"};
+    CHECK_ERR(qtbus_dispatch(bus, &event), QTBUS_EINVAL, "qtbus_dispatch: the subtype \"x\\x80\" is not valid UTF-8");
     CHECK_ERR(qtbus_dispatch_json(bus, "N", "{"), QTBUS_EJSON,
               "qtbus_dispatch_json: the text is not JSON (RFC 8259, nesting up to QTBUS_JSON_MAX_DEPTH)");
-    event = (qtbus_event_desc){ .type = "T", .flags = QTBUS_EVENT_STICKY };
+    event = (qtbus_event_desc){.type = "T", .flags = QTBUS_EVENT_STICKY};
     CHECK_ERR(qtbus_request(bus, &event, NULL, NULL, NULL), QTBUS_EINVAL,
               "qtbus_request: a request cannot be sticky (QTBUS_EVENT_STICKY)");
 
     /* Typed signals; a failure inside the qtbus_subscribe a connect makes names both. */
-    qtbus_arg kinds[17] = { QTBUS_ARG_INT32 };
+    qtbus_arg kinds[17] = {QTBUS_ARG_INT32};
     CHECK_ERR(qtbus_signal_define(bus, "S", kinds, 17), QTBUS_EINVAL,
               "qtbus_signal_define: count is 17 (QTBUS_SIGNAL_MAX_ARGS is 16)");
     kinds[0] = (qtbus_arg)9;
@@ -103,11 +105,11 @@ int main(int argc, char **argv)
               "qtbus_signal_define: the type has another signature on this bus already");
     CHECK_ERR(qtbus_signal_emit(bus, "Undefined", NULL), QTBUS_EINVAL,
               "qtbus_signal_emit: the type has no signature on this bus (qtbus_signal_define)");
-    qtbus_value values[2] = { { .i32 = 1 }, { .i32 = 2 } };
+    qtbus_value values[2] = {{.i32 = 1}, {.i32 = 2}};
     CHECK_ERR(qtbus_signal_emitv(bus, "S", NULL, 0, values, 2), QTBUS_EINVAL,
               "qtbus_signal_emitv: count does not match the type's signature (1 arguments)");
-    const char *bad[] = { "\xff" };
-    options = (qtbus_sub_options){ .subtypes = bad, .subtype_count = 1 };
+    const char *bad[] = {"\xff"};
+    options = (qtbus_sub_options){.subtypes = bad, .subtype_count = 1};
     CHECK_ERR(qtbus_signal_connect(bus, "S", &options, (void (*)(void))nop, NULL, NULL, NULL), QTBUS_EINVAL,
               "qtbus_signal_connect: qtbus_subscribe: the subtype \"\\xff\" is not valid UTF-8");
 
@@ -151,10 +153,11 @@ int main(int argc, char **argv)
         _exit(127);
     }
     close(fds[1]);
-    char out[1024] = { 0 };
+    char out[1024] = {0};
     size_t got = 0;
     ssize_t n;
-    while (got < sizeof out - 1 && (n = read(fds[0], out + got, sizeof out - 1 - got)) > 0) got += (size_t)n;
+    while (got < sizeof out - 1 && (n = read(fds[0], out + got, sizeof out - 1 - got)) > 0)
+        got += (size_t)n;
     close(fds[0]);
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);

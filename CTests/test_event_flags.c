@@ -8,7 +8,7 @@
 
 typedef struct seen {
     atomic_int calls;
-    atomic_uint flags;   /* of the last call */
+    atomic_uint flags; /* of the last call */
 } seen;
 
 static void record(const qtbus_event *e, void *userdata)
@@ -28,7 +28,7 @@ int main(void)
     static seen sync_seen, queued_seen;
     qtbus_token ts, tq;
     CHECK_EQ_INT(qtbus_subscribe(bus, "State", NULL, record, &sync_seen, NULL, &ts), QTBUS_OK);
-    qtbus_sub_options on_queue = { .queue = queue };
+    qtbus_sub_options on_queue = {.queue = queue};
     CHECK_EQ_INT(qtbus_subscribe(bus, "State", &on_queue, record, &queued_seen, NULL, &tq), QTBUS_OK);
 
     /* Plain, then sticky: synchronous and queued deliveries both tell. */
@@ -54,7 +54,7 @@ int main(void)
     /* The replay of the kept event is sticky. */
     static seen replay_seen;
     qtbus_token tr;
-    qtbus_sub_options replay = { .flags = QTBUS_SUB_REPLAY };
+    qtbus_sub_options replay = {.flags = QTBUS_SUB_REPLAY};
     CHECK_EQ_INT(qtbus_subscribe(bus, "State", &replay, record, &replay_seen, NULL, &tr), QTBUS_OK);
     CHECK_EQ_INT(atomic_load(&replay_seen.calls), 1);
     CHECK_EQ_INT(atomic_load(&replay_seen.flags), QTBUS_EVENT_STICKY);
@@ -68,7 +68,7 @@ int main(void)
     /* A request, synchronous and queued. */
     d.flags = 0;
     CHECK_IDLE(bus);
-    CHECK_EQ_INT(atomic_load(&queued_seen.calls), 4);  /* the posted one too */
+    CHECK_EQ_INT(atomic_load(&queued_seen.calls), 4); /* the posted one too */
     CHECK_EQ_INT(qtbus_request(bus, &d, NULL, NULL, NULL), 3);
     CHECK_EQ_INT(atomic_load(&sync_seen.flags), QTBUS_EVENT_REQUEST);
     CHECK_IDLE(bus);

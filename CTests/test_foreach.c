@@ -6,12 +6,16 @@
  */
 #include "test_util.h"
 
-static void nop(const qtbus_event *event, void *userdata) { (void)event; (void)userdata; }
+static void nop(const qtbus_event *event, void *userdata)
+{
+    (void)event;
+    (void)userdata;
+}
 
 typedef struct {
     int n;
     qtbus_sub_info info[16];
-    char text[16][128];   /* type|subtype,subtype|priority|flags|queued|in_bag */
+    char text[16][128]; /* type|subtype,subtype|priority|flags|queued|in_bag */
 } seen;
 
 static void record(const qtbus_sub_info *info, void *userdata)
@@ -61,8 +65,8 @@ static void churn_thread(int index, void *ctx)
 {
     churn *c = ctx;
     (void)index;
-    const char *subtypes[] = { "a", "b" };
-    qtbus_sub_options options = { .subtypes = subtypes, .subtype_count = 2 };
+    const char *subtypes[] = {"a", "b"};
+    qtbus_sub_options options = {.subtypes = subtypes, .subtype_count = 2};
     for (unsigned n = 1; !atomic_load(&c->stop); n++) {
         qtbus_token token;
         CHECK_EQ_INT(qtbus_subscribe(c->bus, "Churn", &options, nop, NULL, NULL, &token), QTBUS_OK);
@@ -88,7 +92,7 @@ int main(void)
 {
     qtbus_bus *bus = qtbus_bus_create();
     CHECK(bus != NULL);
-    seen s = { 0 };
+    seen s = {0};
     CHECK_EQ_INT(qtbus_bus_foreach(bus, record, &s), 0);
     CHECK_EQ_INT(s.n, 0);
 
@@ -96,26 +100,31 @@ int main(void)
     qtbus_queue *queue = qtbus_queue_create("foreach");
     qtbus_bag bag;
     CHECK_EQ_INT(qtbus_bag_create(&bag), QTBUS_OK);
-    const char *a[] = { "a" }, *ab[] = { "a", "b" };
+    const char *a[] = {"a"}, *ab[] = {"a", "b"};
     CHECK_EQ_INT(qtbus_subscribe(bus, "T", NULL, nop, NULL, NULL, NULL), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_subscribe(bus, "T", &(qtbus_sub_options){ .subtypes = a, .subtype_count = 1, .priority = 5 },
-                                 nop, NULL, NULL, NULL), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_subscribe(bus, "T", &(qtbus_sub_options){ .subtypes = ab, .subtype_count = 2,
-                                 .flags = QTBUS_SUB_ONCE }, nop, NULL, NULL, NULL), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_subscribe(bus, "U", &(qtbus_sub_options){ .queue = queue, .bag = bag, .priority = -3 },
-                                 nop, NULL, NULL, NULL), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_subscribe(bus, "T", &(qtbus_sub_options){.subtypes = a, .subtype_count = 1, .priority = 5}, nop,
+                                 NULL, NULL, NULL),
+                 QTBUS_OK);
+    CHECK_EQ_INT(qtbus_subscribe(bus, "T",
+                                 &(qtbus_sub_options){.subtypes = ab, .subtype_count = 2, .flags = QTBUS_SUB_ONCE}, nop,
+                                 NULL, NULL, NULL),
+                 QTBUS_OK);
+    CHECK_EQ_INT(qtbus_subscribe(bus, "U", &(qtbus_sub_options){.queue = queue, .bag = bag, .priority = -3}, nop, NULL,
+                                 NULL, NULL),
+                 QTBUS_OK);
     CHECK_EQ_INT(qtbus_bus_foreach(bus, record, &s), 4);
     CHECK_EQ_INT(s.n, 4);
     int b = find(&s, "T|a|5|0|0|0"), w = find(&s, "T||0|0|0|0"), o = find(&s, "T|a,b|0|1|0|0");
     CHECK(b >= 0 && w >= 0 && o >= 0);
-    CHECK(b < w && w < o);  /* one type's entries in dispatch order */
+    CHECK(b < w && w < o); /* one type's entries in dispatch order */
     CHECK(find(&s, "U||-3|0|1|1") >= 0);
-    for (int i = 0; i < s.n; i++) CHECK_EQ_INT(qtbus_token_is_active(s.info[i].token), 1);
+    for (int i = 0; i < s.n; i++)
+        CHECK_EQ_INT(qtbus_token_is_active(s.info[i].token), 1);
 
     /* A snapshot: the callback disposes each one and subscribes another type. */
     CHECK_EQ_INT(qtbus_bus_foreach(bus, dispose_each, bus), 4);
     int n = 0;
-    CHECK_EQ_INT(qtbus_bus_foreach(bus, count_only, &n), 4);  /* the four "Later" */
+    CHECK_EQ_INT(qtbus_bus_foreach(bus, count_only, &n), 4); /* the four "Later" */
     CHECK_EQ_INT(n, 4);
 
     /* Bad input */
@@ -126,12 +135,12 @@ int main(void)
 
     /* Snapshots while two threads subscribe and dispose. */
     CHECK_EQ_INT(qtbus_subscribe(bus, "Steady", NULL, nop, NULL, NULL, NULL), QTBUS_OK);
-    churn c = { .bus = bus };
+    churn c = {.bus = bus};
     tu_threads threads;
     tu_threads_start(&threads, 2, churn_thread, &c);
     for (int i = 0; i < 2000; i++) {
         int got = qtbus_bus_foreach(bus, check_churn, NULL);
-        CHECK(got >= 5 && got <= 7);  /* the four Later, Steady, and 0 to 2 Churn */
+        CHECK(got >= 5 && got <= 7); /* the four Later, Steady, and 0 to 2 Churn */
     }
     atomic_store(&c.stop, 1);
     tu_threads_join(&threads);

@@ -21,14 +21,14 @@
 
 #include <stdbool.h>
 
-#define TH_MAX_HEADERS     32
-#define TH_MAX_NAME        64
-#define TH_MAX_VALUE       4096
+#define TH_MAX_HEADERS 32
+#define TH_MAX_NAME 64
+#define TH_MAX_VALUE 4096
 #define TH_MAX_TOTAL_BYTES 16384
 
-#define TH_TP  "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+#define TH_TP "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 #define TH_TP2 "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-#define TH_TS  "congo=t61rcWkgMzE"
+#define TH_TS "congo=t61rcWkgMzE"
 #define TH_BAG "userId=alice"
 
 static inline qtbus_event_desc th_desc(const char *type, const qtbus_header *headers, size_t count)
@@ -44,11 +44,11 @@ static inline qtbus_event_desc th_desc(const char *type, const qtbus_header *hea
 #define TH_SNAP_MAX (TH_MAX_HEADERS + 3)
 
 typedef struct th_snap {
-    atomic_int taken;              /* handler calls that took it */
+    atomic_int taken; /* handler calls that took it */
     size_t count;
     char *name[TH_SNAP_MAX];
     char *value[TH_SNAP_MAX];
-    pthread_t thread;              /* of the last call */
+    pthread_t thread; /* of the last call */
 } th_snap;
 
 static inline void th_snap_clear(th_snap *s)
@@ -94,10 +94,7 @@ static inline void th_take(th_snap *s, const qtbus_event *event)
     atomic_fetch_add(&s->taken, 1);
 }
 
-static inline void th_snap_handler(const qtbus_event *event, void *userdata)
-{
-    th_take((th_snap *)userdata, event);
-}
+static inline void th_snap_handler(const qtbus_event *event, void *userdata) { th_take((th_snap *)userdata, event); }
 
 /* The value `s` holds for `name`, or NULL. */
 static inline const char *th_value(const th_snap *s, const char *name)
@@ -109,8 +106,7 @@ static inline const char *th_value(const th_snap *s, const char *name)
 }
 
 /* `s` holds exactly these headers, in this order. */
-static inline void th_check_exact(const th_snap *s, const qtbus_header *expected, size_t n, const char *file,
-                                  int line)
+static inline void th_check_exact(const th_snap *s, const qtbus_header *expected, size_t n, const char *file, int line)
 {
     if (s->count != n) {
         fprintf(stderr, "%s:%d: %zu headers, expected %zu\n", file, line, s->count, n);
@@ -118,27 +114,26 @@ static inline void th_check_exact(const th_snap *s, const qtbus_header *expected
     }
     for (size_t i = 0; i < n; i++) {
         if (strcmp(s->name[i], expected[i].name) != 0 || strcmp(s->value[i], expected[i].value) != 0) {
-            fprintf(stderr, "%s:%d: header %zu is %s: %s, expected %s: %s\n", file, line, i, s->name[i],
-                    s->value[i], expected[i].name, expected[i].value);
+            fprintf(stderr, "%s:%d: header %zu is %s: %s, expected %s: %s\n", file, line, i, s->name[i], s->value[i],
+                    expected[i].name, expected[i].value);
             tu_fail(file, line, "header differs");
         }
     }
 }
-#define TH_CHECK_EXACT(snap, ...)                                                       \
-    do {                                                                                \
-        const qtbus_header th_expected_[] = { __VA_ARGS__ };                            \
-        th_check_exact((snap), th_expected_, sizeof th_expected_ / sizeof th_expected_[0], \
-                       __FILE__, __LINE__);                                             \
+#define TH_CHECK_EXACT(snap, ...)                                                                                      \
+    do {                                                                                                               \
+        const qtbus_header th_expected_[] = {__VA_ARGS__};                                                             \
+        th_check_exact((snap), th_expected_, sizeof th_expected_ / sizeof th_expected_[0], __FILE__, __LINE__);        \
     } while (0)
 #define TH_CHECK_NONE(snap) CHECK_EQ_INT((snap)->count, 0)
 
 /* The last failure's message names `function` first and gives a reason after it. */
-#define TH_CHECK_ERRMSG(function)                                                       \
-    do {                                                                                \
-        const char *th_msg_ = qtbus_errmsg();                                           \
-        CHECK_MSG(strncmp(th_msg_, function ": ", strlen(function ": ")) == 0             \
-                      && strlen(th_msg_) > strlen(function ": "),                       \
-                  "errmsg \"%s\" does not name %s and a reason", th_msg_, function);    \
+#define TH_CHECK_ERRMSG(function)                                                                                      \
+    do {                                                                                                               \
+        const char *th_msg_ = qtbus_errmsg();                                                                          \
+        CHECK_MSG(strncmp(th_msg_, function ": ", strlen(function ": ")) == 0 &&                                       \
+                      strlen(th_msg_) > strlen(function ": "),                                                         \
+                  "errmsg \"%s\" does not name %s and a reason", th_msg_, function);                                   \
     } while (0)
 
 #endif /* QTBUS_TEST_HEADERS_H */

@@ -31,7 +31,7 @@ static void dispatch_numbered(qtbus_bus *bus, int n)
 {
     char id[16];
     snprintf(id, sizeof id, "%d", n);
-    qtbus_header h[] = { { "x-id", id } };
+    qtbus_header h[] = {{"x-id", id}};
     qtbus_event_desc d = th_desc("T", h, 1);
     d.data = id;
     d.size = strlen(id);
@@ -43,7 +43,7 @@ static void run(uint32_t overflow, int dispatched)
     qtbus_bus *bus = qtbus_bus_create();
     qtbus_queue *queue = qtbus_queue_create("bounded");
     CHECK_EQ_INT(qtbus_queue_set_limit(queue, 2, overflow, 0), QTBUS_OK);
-    tu_gate gate = { 0 };
+    tu_gate gate = {0};
     qtbus_sub_options on_queue = tu_options();
     on_queue.queue = queue;
     CHECK_EQ_INT(qtbus_subscribe(bus, "Gate", &on_queue, tu_gate_handler, &gate, NULL, NULL), QTBUS_OK);
@@ -52,7 +52,8 @@ static void run(uint32_t overflow, int dispatched)
     CHECK_EQ_INT(qtbus_dispatch(bus, &g), 1);
     CHECK_WAIT(atomic_load(&gate.entered) == 1, TU_WAIT_MS);
     atomic_store(&seen_count, 0);
-    for (int n = 1; n <= dispatched; n++) dispatch_numbered(bus, n);
+    for (int n = 1; n <= dispatched; n++)
+        dispatch_numbered(bus, n);
     atomic_store(&gate.open, 1);
     CHECK_IDLE(bus);
     qtbus_bus_destroy(bus);
@@ -64,7 +65,8 @@ int main(void)
     /* DROP_OLDEST, room for 2 with the gate's delivery running: 4 and 5 are kept. */
     run(QTBUS_OVERFLOW_DROP_OLDEST, 5);
     CHECK_EQ_INT(atomic_load(&seen_count), 2);
-    for (int i = 0; i < 2; i++) CHECK_EQ_STR(seen_id[i], seen_data[i]);
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ_STR(seen_id[i], seen_data[i]);
     CHECK_EQ_STR(seen_id[1], "5");
 
     /* LATEST: one waiting delivery of T, replaced by each newer event. */

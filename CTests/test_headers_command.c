@@ -24,18 +24,18 @@ int main(void)
     qtbus_command command;
     CHECK_EQ_INT(qtbus_command_create(bus, "Save", QTBUS_COMMAND_CONCURRENT, execute, NULL, NULL, &command), QTBUS_OK);
 
-    qtbus_header h[] = { { "traceparent", TH_TP }, { "x-user", "alice" } };
+    qtbus_header h[] = {{"traceparent", TH_TP}, {"x-user", "alice"}};
     qtbus_event_desc d = th_desc("Page", h, 2);
     CHECK_EQ_INT(qtbus_command_execute(command, &d, NULL), QTBUS_OK);
     CHECK_EQ_INT(atomic_load(&snap.taken), 1);
-    TH_CHECK_EXACT(&snap, { "traceparent", TH_TP }, { "x-user", "alice" });
+    TH_CHECK_EXACT(&snap, {"traceparent", TH_TP}, {"x-user", "alice"});
 
     char value[] = "bob";
     h[1].value = value;
     CHECK_EQ_INT(qtbus_command_execute(command, &d, queue), QTBUS_OK);
-    memcpy(value, "eve", 4);  /* the queued execution reads the copy */
+    memcpy(value, "eve", 4); /* the queued execution reads the copy */
     CHECK_WAIT(atomic_load(&snap.taken) == 2, TU_WAIT_MS);
-    TH_CHECK_EXACT(&snap, { "traceparent", TH_TP }, { "x-user", "bob" });
+    TH_CHECK_EXACT(&snap, {"traceparent", TH_TP}, {"x-user", "bob"});
 
     qtbus_command_dispose(command);
     qtbus_bus_destroy(bus);

@@ -33,7 +33,7 @@ int main(void)
 {
     qtbus_bus *bus = qtbus_bus_create();
     qtbus_queue *queue = qtbus_queue_create("headers");
-    tu_gate gate = { 0 };
+    tu_gate gate = {0};
     qtbus_sub_options queued = tu_options();
     queued.queue = queue;
     /* The gate holds the queue until every dispatch below has returned. */
@@ -47,14 +47,14 @@ int main(void)
 
     /* The strings and the array live on the heap, and are scribbled over and freed as
      * soon as each call returns. */
-    const char *types[] = { "T", "P", "S", "R" };
+    const char *types[] = {"T", "P", "S", "R"};
     for (int k = 0; k < 4; k++) {
         char *name = th_strdup("traceparent"), *value = th_strdup(TH_TP);
         char *other = th_strdup("x-other"), *other_value = th_strdup("kept");
         qtbus_header *h = malloc(2 * sizeof *h);
         CHECK(h != NULL);
-        h[0] = (qtbus_header){ name, value };
-        h[1] = (qtbus_header){ other, other_value };
+        h[0] = (qtbus_header){name, value};
+        h[1] = (qtbus_header){other, other_value};
         qtbus_event_desc d = th_desc(types[k], h, 2);
         if (k == 1) {
             CHECK_EQ_INT(qtbus_dispatch_on_bus_queue(bus, &d), QTBUS_OK);
@@ -65,7 +65,7 @@ int main(void)
         memset(name, 'X', strlen(name));
         memset(value, 'X', strlen(value));
         memset(other_value, 'X', strlen(other_value));
-        h[0] = (qtbus_header){ "junk", "junk" };
+        h[0] = (qtbus_header){"junk", "junk"};
         free(name);
         free(value);
         free(other);
@@ -80,10 +80,10 @@ int main(void)
     CHECK_EQ_INT(qtbus_subscribe(bus, "S", &replay, th_snap_handler, &replay_snap, NULL, NULL), QTBUS_OK);
     CHECK_IDLE(bus);
 
-    th_snap *snaps[] = { &queued_snap, &posted_snap, &replay_snap };
+    th_snap *snaps[] = {&queued_snap, &posted_snap, &replay_snap};
     for (int k = 0; k < 3; k++) {
         CHECK_EQ_INT(atomic_load(&snaps[k]->taken), 1);
-        TH_CHECK_EXACT(snaps[k], { "traceparent", TH_TP }, { "x-other", "kept" });
+        TH_CHECK_EXACT(snaps[k], {"traceparent", TH_TP}, {"x-other", "kept"});
         th_snap_clear(snaps[k]);
     }
     CHECK_EQ_INT(atomic_load(&stable), 1);

@@ -17,7 +17,7 @@ static void check_all(int deliveries)
 {
     for (int k = 0; k < COUNT; k++) {
         CHECK_EQ_INT(atomic_load(&snaps[k].taken), deliveries);
-        TH_CHECK_EXACT(&snaps[k], { "traceparent", TH_TP }, { "x-id", "42" });
+        TH_CHECK_EXACT(&snaps[k], {"traceparent", TH_TP}, {"x-id", "42"});
         th_snap_clear(&snaps[k]);
     }
 }
@@ -37,7 +37,7 @@ int main(void)
     qtbus_type_id id;
     CHECK_EQ_INT(qtbus_type_lookup(bus, "a.T", &id), QTBUS_OK);
 
-    qtbus_header h[] = { { "traceparent", TH_TP }, { "x-id", "42" } };
+    qtbus_header h[] = {{"traceparent", TH_TP}, {"x-id", "42"}};
     qtbus_event_desc d = th_desc("a.T", h, 2);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 4);
     CHECK_IDLE(bus);

@@ -11,8 +11,8 @@
 #include "test_headers.h"
 
 enum { DISPATCH, BY_ID, BUS_QUEUE, MAIN, REQUEST, EMIT, EMITV, COMMAND, FORMS };
-static const char *const form_names[FORMS] = { "dispatch", "dispatch_id", "on_bus_queue", "on_main", "request",
-                                               "signal_emit", "signal_emitv", "command_execute" };
+static const char *const form_names[FORMS] = {"dispatch", "dispatch_id", "on_bus_queue", "on_main",
+                                              "request",  "signal_emit", "signal_emitv", "command_execute"};
 static th_snap snaps[FORMS];
 static qtbus_bus *bus;
 static qtbus_command command;
@@ -40,7 +40,7 @@ static void every_form(const qtbus_event *event, void *userdata)
     d.subtype = "request";
     CHECK_EQ_INT(qtbus_request(bus, &d, NULL, NULL, NULL), 1);
     CHECK_EQ_INT(qtbus_signal_emit(bus, "Sig", "signal_emit", (int32_t)1), 1);
-    qtbus_value v = { .i32 = 2 };
+    qtbus_value v = {.i32 = 2};
     CHECK_EQ_INT(qtbus_signal_emitv(bus, "Sig", "signal_emitv", 0, &v, 1), 1);
     d = tu_event("Input", NULL);
     CHECK_EQ_INT(qtbus_command_execute(command, &d, NULL), QTBUS_OK);
@@ -58,7 +58,7 @@ static void record(const qtbus_event *event, void *userdata)
 int main(void)
 {
     bus = qtbus_bus_create();
-    static const qtbus_arg args[] = { QTBUS_ARG_INT32 };
+    static const qtbus_arg args[] = {QTBUS_ARG_INT32};
     CHECK_EQ_INT(qtbus_signal_define(bus, "Sig", args, 1), QTBUS_OK);
     CHECK_EQ_INT(qtbus_type_lookup(bus, "T", &by_id), QTBUS_OK);
     CHECK_EQ_INT(qtbus_command_create(bus, "cmd", 0, execute, NULL, NULL, &command), QTBUS_OK);
@@ -66,17 +66,16 @@ int main(void)
     CHECK_EQ_INT(qtbus_subscribe(bus, "T", NULL, record, NULL, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, "Sig", NULL, record, NULL, NULL, NULL), QTBUS_OK);
 
-    const qtbus_header outer[] = { { "traceparent", TH_TP }, { "tracestate", TH_TS }, { "baggage", TH_BAG },
-                                   { "x-not", "inherited" } };
+    const qtbus_header outer[] = {
+        {"traceparent", TH_TP}, {"tracestate", TH_TS}, {"baggage", TH_BAG}, {"x-not", "inherited"}};
     qtbus_event_desc d = th_desc("Outer", outer, 4);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
-    CHECK_IDLE(bus);  /* the main thread: runs the dispatch posted on the main queue */
+    CHECK_IDLE(bus); /* the main thread: runs the dispatch posted on the main queue */
 
     for (int k = 0; k < FORMS; k++) {
-        CHECK_MSG(atomic_load(&snaps[k].taken) == 1, "%s: %d deliveries", form_names[k],
-                  atomic_load(&snaps[k].taken));
+        CHECK_MSG(atomic_load(&snaps[k].taken) == 1, "%s: %d deliveries", form_names[k], atomic_load(&snaps[k].taken));
         CHECK_MSG(snaps[k].count == 3, "%s: %zu headers", form_names[k], snaps[k].count);
-        TH_CHECK_EXACT(&snaps[k], { "traceparent", TH_TP }, { "tracestate", TH_TS }, { "baggage", TH_BAG });
+        TH_CHECK_EXACT(&snaps[k], {"traceparent", TH_TP}, {"tracestate", TH_TS}, {"baggage", TH_BAG});
         th_snap_clear(&snaps[k]);
     }
 

@@ -13,8 +13,8 @@
 #include "test_headers.h"
 
 enum { QUEUED, MAIN, REPLAY, SIGNAL, REQUEST, COMMAND, COMMAND_QUEUED, KINDS };
-static const char *const kind_names[KINDS] = { "queued", "main", "replay", "signal", "request", "command",
-                                               "command_queued" };
+static const char *const kind_names[KINDS] = {"queued",  "main",    "replay",        "signal",
+                                              "request", "command", "command_queued"};
 static th_snap snaps[KINDS];
 static qtbus_bus *bus;
 static pthread_t main_thread;
@@ -75,7 +75,7 @@ int main(void)
     o.queue = qtbus_queue_main();
     CHECK_EQ_INT(qtbus_subscribe(bus, "E", &o, handler, (void *)(intptr_t)MAIN, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, "Q", NULL, handler, (void *)(intptr_t)REQUEST, NULL, NULL), QTBUS_OK);
-    static const qtbus_arg args[] = { QTBUS_ARG_INT32 };
+    static const qtbus_arg args[] = {QTBUS_ARG_INT32};
     CHECK_EQ_INT(qtbus_signal_define(bus, "Sig", args, 1), QTBUS_OK);
     CHECK_EQ_INT(qtbus_signal_connect(bus, "Sig", NULL, QTBUS_CALLBACK(signal_handler), NULL, NULL, NULL), QTBUS_OK);
     qtbus_command now, later;
@@ -84,7 +84,7 @@ int main(void)
                  QTBUS_OK);
 
     /* Each event below is dispatched outside any handler, with the three W3C headers. */
-    const qtbus_header h[] = { { "traceparent", TH_TP }, { "tracestate", TH_TS }, { "baggage", TH_BAG } };
+    const qtbus_header h[] = {{"traceparent", TH_TP}, {"tracestate", TH_TS}, {"baggage", TH_BAG}};
     qtbus_event_desc d = th_desc("E", h, 3);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 2);
     d = th_desc("Q", h, 3);
@@ -110,7 +110,7 @@ int main(void)
     CHECK_EQ_INT(atomic_load(&queued_thread_differs), 1);
     for (int k = 0; k < KINDS; k++) {
         CHECK_MSG(atomic_load(&snaps[k].taken) == 1, "%s: %d", kind_names[k], atomic_load(&snaps[k].taken));
-        TH_CHECK_EXACT(&snaps[k], { "traceparent", TH_TP }, { "tracestate", TH_TS }, { "baggage", TH_BAG });
+        TH_CHECK_EXACT(&snaps[k], {"traceparent", TH_TP}, {"tracestate", TH_TS}, {"baggage", TH_BAG});
         th_snap_clear(&snaps[k]);
     }
 

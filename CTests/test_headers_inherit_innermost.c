@@ -42,19 +42,19 @@ int main(void)
     CHECK_EQ_INT(qtbus_subscribe(bus, "FromInner", NULL, th_snap_handler, &from_inner, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, "FromOuter", NULL, th_snap_handler, &from_outer_after, NULL, NULL), QTBUS_OK);
 
-    const qtbus_header kept[] = { { "traceparent", TH_TP2 } };
+    const qtbus_header kept[] = {{"traceparent", TH_TP2}};
     qtbus_event_desc k = th_desc("Kept", kept, 1);
     k.flags |= QTBUS_EVENT_STICKY;
     CHECK_EQ_INT(qtbus_dispatch(bus, &k), 0);
 
-    const qtbus_header outer[] = { { "traceparent", TH_TP }, { "tracestate", TH_TS }, { "baggage", TH_BAG } };
+    const qtbus_header outer[] = {{"traceparent", TH_TP}, {"tracestate", TH_TS}, {"baggage", TH_BAG}};
     qtbus_event_desc d = th_desc("Outer", outer, 3);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
 
     CHECK_EQ_INT(atomic_load(&from_inner.taken), 1);
-    TH_CHECK_EXACT(&from_inner, { "traceparent", TH_TP2 });  /* no tracestate, no baggage from outside */
+    TH_CHECK_EXACT(&from_inner, {"traceparent", TH_TP2}); /* no tracestate, no baggage from outside */
     CHECK_EQ_INT(atomic_load(&from_outer_after.taken), 1);
-    TH_CHECK_EXACT(&from_outer_after, { "traceparent", TH_TP }, { "tracestate", TH_TS }, { "baggage", TH_BAG });
+    TH_CHECK_EXACT(&from_outer_after, {"traceparent", TH_TP}, {"tracestate", TH_TS}, {"baggage", TH_BAG});
 
     qtbus_bus_destroy(bus);
     th_snap_clear(&from_inner);

@@ -48,7 +48,7 @@ int main(void)
     bus = qtbus_bus_create();
     CHECK_EQ_INT(qtbus_subscribe(bus, "Seen", NULL, th_snap_handler, &seen, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, "Hold", NULL, holding, NULL, NULL, NULL), QTBUS_OK);
-    const qtbus_header h[] = { { "traceparent", TH_TP }, { "tracestate", TH_TS }, { "baggage", TH_BAG } };
+    const qtbus_header h[] = {{"traceparent", TH_TP}, {"tracestate", TH_TS}, {"baggage", TH_BAG}};
 
     qtbus_event_desc d = tu_event("Seen", NULL);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
@@ -76,7 +76,7 @@ int main(void)
     d = th_desc("Q", h, 3);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
     CHECK_IDLE(bus);
-    TH_CHECK_EXACT(&seen, { "traceparent", TH_TP }, { "tracestate", TH_TS }, { "baggage", TH_BAG });
+    TH_CHECK_EXACT(&seen, {"traceparent", TH_TP}, {"tracestate", TH_TS}, {"baggage", TH_BAG});
     d = tu_event("Q", NULL);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
     CHECK_IDLE(bus);

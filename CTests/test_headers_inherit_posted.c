@@ -44,15 +44,15 @@ int main(void)
     CHECK_EQ_INT(qtbus_subscribe(bus, "Posted", NULL, on_posted, NULL, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, "Chained", NULL, th_snap_handler, &chained, NULL, NULL), QTBUS_OK);
 
-    const qtbus_header h[] = { { "traceparent", TH_TP }, { "baggage", TH_BAG }, { "x-local", "no" } };
+    const qtbus_header h[] = {{"traceparent", TH_TP}, {"baggage", TH_BAG}, {"x-local", "no"}};
     qtbus_event_desc d = th_desc("Origin", h, 3);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
     /* Now outside the handler: the posted dispatches run (the main one on this drain). */
     CHECK_IDLE(bus);
 
-    TH_CHECK_EXACT(&posted_bus, { "traceparent", TH_TP }, { "baggage", TH_BAG });
-    TH_CHECK_EXACT(&posted_main, { "traceparent", TH_TP }, { "baggage", TH_BAG });
-    TH_CHECK_EXACT(&chained, { "traceparent", TH_TP }, { "baggage", TH_BAG });
+    TH_CHECK_EXACT(&posted_bus, {"traceparent", TH_TP}, {"baggage", TH_BAG});
+    TH_CHECK_EXACT(&posted_main, {"traceparent", TH_TP}, {"baggage", TH_BAG});
+    TH_CHECK_EXACT(&chained, {"traceparent", TH_TP}, {"baggage", TH_BAG});
 
     qtbus_bus_destroy(bus);
     th_snap_clear(&posted_bus);

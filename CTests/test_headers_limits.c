@@ -25,7 +25,7 @@ static const qtbus_header *numbered(size_t n, const char *value)
 {
     for (size_t i = 0; i < n; i++) {
         snprintf(names[i], sizeof names[i], "h%zu", i);
-        many[i] = (qtbus_header){ names[i], value };
+        many[i] = (qtbus_header){names[i], value};
     }
     return many;
 }
@@ -65,22 +65,22 @@ int main(void)
 
     /* 33 given, one name twice: 32 after the merge. */
     numbered(TH_MAX_HEADERS + 1, "x");
-    many[TH_MAX_HEADERS] = (qtbus_header){ "h0", "y" };
+    many[TH_MAX_HEADERS] = (qtbus_header){"h0", "y"};
     CHECK_EQ_INT(dispatch(many, TH_MAX_HEADERS + 1), 1);
     CHECK_EQ_INT(snap.count, TH_MAX_HEADERS);
     CHECK_EQ_STR(th_value(&snap, "h0"), "y");
 
     /* Bytes: four headers of 2-byte names ("h0".."h3") and values that fill 16,384. */
     static char big[4][TH_MAX_VALUE + 1];
-    size_t each = TH_MAX_VALUE - 2;  /* 4 * (2 + 4094) = 16,384 */
+    size_t each = TH_MAX_VALUE - 2; /* 4 * (2 + 4094) = 16,384 */
     for (int i = 0; i < 4; i++) {
         memset(big[i], 'a' + i, each);
         big[i][each] = '\0';
     }
-    qtbus_header full[5] = { { "h0", big[0] }, { "h1", big[1] }, { "h2", big[2] }, { "h3", big[3] } };
+    qtbus_header full[5] = {{"h0", big[0]}, {"h1", big[1]}, {"h2", big[2]}, {"h3", big[3]}};
     CHECK_EQ_INT(dispatch(full, 4), 1);
     CHECK_EQ_INT(snap.count, 4);
-    full[4] = (qtbus_header){ "z", "" };  /* one byte more */
+    full[4] = (qtbus_header){"z", ""}; /* one byte more */
     refused(full, 5);
     big[3][each] = 'd';
     big[3][each + 1] = '\0';
@@ -89,14 +89,13 @@ int main(void)
 
     /* A value replaced by a later one of its name does not count: 16,384 after the
      * merge, 16,384 + 4,094 before it. */
-    qtbus_header replaced[5] = { { "h0", big[0] }, { "h1", big[1] }, { "h2", big[2] }, { "h3", big[3] },
-                                 { "h0", big[0] } };
+    qtbus_header replaced[5] = {{"h0", big[0]}, {"h1", big[1]}, {"h2", big[2]}, {"h3", big[3]}, {"h0", big[0]}};
     CHECK_EQ_INT(dispatch(replaced, 5), 1);
     CHECK_EQ_INT(snap.count, 4);
 
     /* Inherited headers do not count. */
     CHECK_EQ_INT(qtbus_subscribe(bus, "Outer", NULL, dispatch_32_inside, NULL, NULL, NULL), QTBUS_OK);
-    qtbus_header context[] = { { "traceparent", TH_TP }, { "tracestate", TH_TS }, { "baggage", TH_BAG } };
+    qtbus_header context[] = {{"traceparent", TH_TP}, {"tracestate", TH_TS}, {"baggage", TH_BAG}};
     qtbus_event_desc outer = th_desc("Outer", context, 3);
     CHECK_EQ_INT(qtbus_dispatch(bus, &outer), 1);
     CHECK_EQ_INT(atomic_load(&inner_status), 1);

@@ -17,7 +17,7 @@ static atomic_int released;
 
 static int dispatch_named(const char *name)
 {
-    qtbus_header h[] = { { name, "v" } };
+    qtbus_header h[] = {{name, "v"}};
     qtbus_event_desc d = th_desc("T", h, 1);
     d.object = &released;
     d.object_release = tu_count_release;
@@ -30,7 +30,7 @@ static void refused(const char *name)
     CHECK_EQ_INT(dispatch_named(name), QTBUS_EINVAL);
     TH_CHECK_ERRMSG("qtbus_dispatch");
     CHECK_EQ_INT(atomic_load(&rec.calls), calls);
-    CHECK_EQ_INT(atomic_load(&released), before);  /* the object is not taken */
+    CHECK_EQ_INT(atomic_load(&released), before); /* the object is not taken */
 }
 
 static void accepted(const char *name)
@@ -49,9 +49,9 @@ int main(void)
 
     static const char specials[] = "!#$%&'*+-.^_`|~";
     for (int c = 1; c < 256; c++) {
-        char name[3] = { 'x', (char)c, '\0' };
-        bool token_char = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                          || strchr(specials, c) != NULL;
+        char name[3] = {'x', (char)c, '\0'};
+        bool token_char =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr(specials, c) != NULL;
         if (token_char) {
             accepted(name);
         } else {
@@ -60,7 +60,7 @@ int main(void)
     }
     accepted("traceparent");
     accepted("X-Request-Id");
-    accepted("Qtbus");      /* only the prefix with its dash is the bridge's */
+    accepted("Qtbus"); /* only the prefix with its dash is the bridge's */
     accepted("Qtbusx-a");
     accepted("x-Qtbus-a");
 
@@ -81,12 +81,12 @@ int main(void)
     refused("qTbUs-x");
 
     /* Case is kept: the two names are two headers, and a lookup finds only its own. */
-    th_snap snap = { 0 };
+    th_snap snap = {0};
     CHECK_EQ_INT(qtbus_subscribe(bus, "C", NULL, th_snap_handler, &snap, NULL, NULL), QTBUS_OK);
-    qtbus_header h[] = { { "traceparent", "a" }, { "Traceparent", "b" } };
+    qtbus_header h[] = {{"traceparent", "a"}, {"Traceparent", "b"}};
     qtbus_event_desc d = th_desc("C", h, 2);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
-    TH_CHECK_EXACT(&snap, { "traceparent", "a" }, { "Traceparent", "b" });
+    TH_CHECK_EXACT(&snap, {"traceparent", "a"}, {"Traceparent", "b"});
     th_snap_clear(&snap);
 
     qtbus_token_dispose(token);

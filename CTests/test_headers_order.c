@@ -40,7 +40,7 @@ static void check_reading(const qtbus_event *event, void *userdata)
 static void dispatch_inner(const qtbus_event *event, void *userdata)
 {
     (void)event;
-    qtbus_header h[] = { { "b", "1" }, { "a", "2" } };
+    qtbus_header h[] = {{"b", "1"}, {"a", "2"}};
     qtbus_event_desc d = th_desc("Inner", h, 2);
     CHECK_EQ_INT(qtbus_dispatch((qtbus_bus *)userdata, &d), 1);
 }
@@ -53,22 +53,22 @@ int main(void)
     CHECK_EQ_INT(qtbus_subscribe(bus, "Outer", NULL, dispatch_inner, bus, NULL, NULL), QTBUS_OK);
 
     /* Given order, not sorted. */
-    qtbus_header given[] = { { "zeta", "1" }, { "alpha", "2" }, { "mid", "3" } };
+    qtbus_header given[] = {{"zeta", "1"}, {"alpha", "2"}, {"mid", "3"}};
     qtbus_event_desc d = th_desc("T", given, 3);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
-    TH_CHECK_EXACT(&snap, { "zeta", "1" }, { "alpha", "2" }, { "mid", "3" });
+    TH_CHECK_EXACT(&snap, {"zeta", "1"}, {"alpha", "2"}, {"mid", "3"});
 
     /* A repeated name: once, its last value, at its first place. */
-    qtbus_header repeated[] = { { "a", "1" }, { "b", "2" }, { "a", "3" }, { "c", "4" }, { "b", "5" }, { "a", "6" } };
+    qtbus_header repeated[] = {{"a", "1"}, {"b", "2"}, {"a", "3"}, {"c", "4"}, {"b", "5"}, {"a", "6"}};
     d = th_desc("T", repeated, 6);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
-    TH_CHECK_EXACT(&snap, { "a", "6" }, { "b", "5" }, { "c", "4" });
+    TH_CHECK_EXACT(&snap, {"a", "6"}, {"b", "5"}, {"c", "4"});
 
     /* Inherited ones after the given ones, in the outer event's order. */
-    qtbus_header outer[] = { { "baggage", TH_BAG }, { "x", "not inherited" }, { "traceparent", TH_TP } };
+    qtbus_header outer[] = {{"baggage", TH_BAG}, {"x", "not inherited"}, {"traceparent", TH_TP}};
     d = th_desc("Outer", outer, 3);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
-    TH_CHECK_EXACT(&snap, { "b", "1" }, { "a", "2" }, { "baggage", TH_BAG }, { "traceparent", TH_TP });
+    TH_CHECK_EXACT(&snap, {"b", "1"}, {"a", "2"}, {"baggage", TH_BAG}, {"traceparent", TH_TP});
 
     /* No headers: none given, the flag without any, the flag not set. */
     d = tu_event("T", NULL);
@@ -78,7 +78,7 @@ int main(void)
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
     TH_CHECK_NONE(&snap);
     d = th_desc("T", given, 3);
-    d.flags = 0;  /* the fields are set but not read */
+    d.flags = 0; /* the fields are set but not read */
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
     TH_CHECK_NONE(&snap);
 

@@ -45,10 +45,10 @@ int main(void)
     CHECK_EQ_INT(qtbus_command_create(bus, "cmd", 0, execute, NULL, NULL, &command), QTBUS_OK);
 
     const qtbus_header bad[][1] = {
-        { { "bad name", "v" } },
-        { { "v", "a\nb" } },
-        { { "Qtbus-Origin", "v" } },
-        { { NULL, "v" } },
+        {{"bad name", "v"}},
+        {{"v", "a\nb"}},
+        {{"Qtbus-Origin", "v"}},
+        {{NULL, "v"}},
     };
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
         qtbus_event_desc d = th_desc("T", bad[b], 1);
@@ -67,14 +67,14 @@ int main(void)
         CHECK_EQ_INT(qtbus_command_execute(command, &d, NULL), QTBUS_EINVAL);
         TH_CHECK_ERRMSG("qtbus_command_execute");
     }
-    CHECK_IDLE(bus);  /* on the main thread: runs the main queue's work too */
+    CHECK_IDLE(bus); /* on the main thread: runs the main queue's work too */
     CHECK_EQ_INT(atomic_load(&rec.calls), 0);
     CHECK_EQ_INT(atomic_load(&released), 0);
     CHECK_EQ_INT(atomic_load(&completions), 0);
     CHECK_EQ_INT(atomic_load(&executions), 0);
 
     /* The same calls with a good header: each accepted. */
-    const qtbus_header good[] = { { "traceparent", TH_TP } };
+    const qtbus_header good[] = {{"traceparent", TH_TP}};
     qtbus_event_desc d = th_desc("T", good, 1);
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 2);
     CHECK_EQ_INT(qtbus_dispatch_id(bus, id, &d), 2);

@@ -54,13 +54,13 @@ int main(void)
     CHECK_EQ_INT(qtbus_subscribe(bus, "Q", &on_queue, answer, &queued_snap, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, "D", NULL, defer, NULL, NULL, NULL), QTBUS_OK);
 
-    qtbus_header h[] = { { "traceparent", TH_TP }, { "baggage", TH_BAG } };
+    qtbus_header h[] = {{"traceparent", TH_TP}, {"baggage", TH_BAG}};
     qtbus_event_desc d = th_desc("Q", h, 2);
     CHECK_EQ_INT(qtbus_request(bus, &d, on_reply, NULL, NULL), 2);
     CHECK_IDLE(bus);
     CHECK_EQ_INT(atomic_load(&replies), 2);
-    TH_CHECK_EXACT(&sync_snap, { "traceparent", TH_TP }, { "baggage", TH_BAG });
-    TH_CHECK_EXACT(&queued_snap, { "traceparent", TH_TP }, { "baggage", TH_BAG });
+    TH_CHECK_EXACT(&sync_snap, {"traceparent", TH_TP}, {"baggage", TH_BAG});
+    TH_CHECK_EXACT(&queued_snap, {"traceparent", TH_TP}, {"baggage", TH_BAG});
     TH_CHECK_NONE(&reply_snap);
 
     d = th_desc("D", h, 2);
@@ -72,12 +72,12 @@ int main(void)
     TH_CHECK_NONE(&reply_snap);
 
     /* Nobody subscribes to the request's type: the redirected event has them. */
-    th_snap redirected = { 0 };
+    th_snap redirected = {0};
     CHECK_EQ_INT(qtbus_subscribe(bus, QTBUS_NO_SUBSCRIBER_TYPE, NULL, th_snap_handler, &redirected, NULL, NULL),
                  QTBUS_OK);
     d = th_desc("Nobody", h, 2);
     CHECK_EQ_INT(qtbus_request(bus, &d, on_reply, NULL, NULL), 0);
-    TH_CHECK_EXACT(&redirected, { "traceparent", TH_TP }, { "baggage", TH_BAG });
+    TH_CHECK_EXACT(&redirected, {"traceparent", TH_TP}, {"baggage", TH_BAG});
 
     qtbus_bus_destroy(bus);
     qtbus_queue_release(queue);

@@ -11,7 +11,7 @@
  * qtbus_request, qtbus_command_execute (now and queued).  Also: a new-size desc without
  * the flag whose headers field is garbage is not read (the event has no headers).
  */
-#define _DEFAULT_SOURCE  /* MAP_ANONYMOUS */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "test_util.h"
 
 #include <stddef.h>
@@ -79,8 +79,8 @@ int main(void)
     CHECK_EQ_INT(qtbus_command_create(bus, "cmd", QTBUS_COMMAND_CONCURRENT, execute, NULL, NULL, &command), QTBUS_OK);
 
     atomic_int released = 0;
-    desc_v020 d = { .type = "T", .subtype = "s", .data = "abc", .size = 3, .object = &released,
-                    .object_release = tu_count_release };
+    desc_v020 d = {
+        .type = "T", .subtype = "s", .data = "abc", .size = 3, .object = &released, .object_release = tu_count_release};
     CHECK_EQ_INT(qtbus_dispatch(bus, guarded(&d)), 2);
     CHECK_EQ_INT(qtbus_dispatch_id(bus, id, guarded(&d)), 2);
     CHECK_EQ_INT(qtbus_dispatch_on_bus_queue(bus, guarded(&d)), QTBUS_OK);
@@ -106,7 +106,7 @@ int main(void)
 
     /* The new-size desc without the flag: its headers field is not read. */
     qtbus_event_desc full = tu_event("T", NULL);
-    full.headers = (const qtbus_header *)(uintptr_t)1;  /* would fault if read */
+    full.headers = (const qtbus_header *)(uintptr_t)1; /* would fault if read */
     full.header_count = 5;
     CHECK_EQ_INT(qtbus_dispatch(bus, &full), 2);
     CHECK_IDLE(bus);
@@ -114,7 +114,7 @@ int main(void)
     qtbus_command_dispose(command);
     qtbus_bus_destroy(bus);
     qtbus_queue_release(queue);
-    CHECK_EQ_INT(atomic_load(&released), 8);  /* six dispatches, two executions */
+    CHECK_EQ_INT(atomic_load(&released), 8); /* six dispatches, two executions */
     munmap(page, (size_t)page_size * 2);
     printf("test_headers_v020_desc: 0.2.0-sized descs at a page's end, never read past\n");
     return 0;

@@ -19,7 +19,7 @@ static atomic_int released;
 
 static int dispatch_value(const char *value)
 {
-    qtbus_header h[] = { { "v", value } };
+    qtbus_header h[] = {{"v", value}};
     qtbus_event_desc d = th_desc("T", h, 1);
     d.object = &released;
     d.object_release = tu_count_release;

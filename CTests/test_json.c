@@ -14,7 +14,7 @@ typedef struct jseen {
     int calls;
     char type[32];
     char subtype[32];
-    char *text;      /* malloc'ed copy of the data */
+    char *text; /* malloc'ed copy of the data */
     size_t size;
     int nul_terminated;
 } jseen;
@@ -63,18 +63,18 @@ static const char *const valid[] = {
 
 /* Not JSON: each must be QTBUS_EJSON and deliver nothing. */
 static const char *const invalid[] = {
-    "",                  /* empty */
-    "   ",               /* only whitespace */
-    "{",                 /* unterminated */
+    "",    /* empty */
+    "   ", /* only whitespace */
+    "{",   /* unterminated */
     "[1, 2",
-    "[1,]",              /* trailing comma */
+    "[1,]", /* trailing comma */
     "{\"a\":1,}",
-    "{\"a\" 1}",         /* missing colon */
-    "{a:1}",             /* unquoted key */
+    "{\"a\" 1}", /* missing colon */
+    "{a:1}",     /* unquoted key */
     "{1:2}",
-    "'single'",          /* wrong quotes */
-    "01",                /* leading zero */
-    "1.",                /* no fraction digits */
+    "'single'", /* wrong quotes */
+    "01",       /* leading zero */
+    "1.",       /* no fraction digits */
     ".5",
     "+1",
     "1e",
@@ -85,19 +85,19 @@ static const char *const invalid[] = {
     "nul",
     "True",
     "\"unterminated",
-    "\"tab\tinside\"",   /* unescaped control character */
+    "\"tab\tinside\"", /* unescaped control character */
     "\"nl\ninside\"",
     "\"bad escape \\x41\"",
     "\"short \\u12\"",
-    "[1] [2]",           /* two values */
+    "[1] [2]", /* two values */
     "1 2",
     "{} x",
     "// comment\n1",
     "/* c */ 1",
-    "\"\xff\"",          /* invalid UTF-8 */
-    "\"\xc3\x28\"",      /* bad continuation */
-    "\"\xc0\xaf\"",      /* overlong */
-    "\"\xed\xa0\x80\"",  /* UTF-16 surrogate encoded in UTF-8 */
+    "\"\xff\"",             /* invalid UTF-8 */
+    "\"\xc3\x28\"",         /* bad continuation */
+    "\"\xc0\xaf\"",         /* overlong */
+    "\"\xed\xa0\x80\"",     /* UTF-16 surrogate encoded in UTF-8 */
     "\"\xf4\x90\x80\x80\"", /* beyond U+10FFFF */
     "\"trunc \xe2\x82\"",
     "[\"ok\", \x80]",
@@ -122,14 +122,12 @@ int main(void)
     qtbus_token tc, ta, tl;
     CHECK_EQ_INT(qtbus_subscribe(bus, QTBUS_JSON_TYPE, &o, json_handler, &cfg, NULL, &tc), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, QTBUS_JSON_TYPE, NULL, json_handler, &any, NULL, &ta), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_subscribe(bus, QTBUS_NO_SUBSCRIBER_TYPE, NULL, json_handler, &lost, NULL, &tl),
-                 QTBUS_OK);
+    CHECK_EQ_INT(qtbus_subscribe(bus, QTBUS_NO_SUBSCRIBER_TYPE, NULL, json_handler, &lost, NULL, &tl), QTBUS_OK);
 
     int n_valid = 0;
     for (size_t i = 0; i < sizeof valid / sizeof valid[0]; i++) {
         int rc = qtbus_dispatch_json(bus, "cfg", valid[i]);
-        CHECK_MSG(rc == 2, "valid JSON #%zu <%s>: dispatch_json returned %d (%s)", i, valid[i], rc,
-                  qtbus_strerror(rc));
+        CHECK_MSG(rc == 2, "valid JSON #%zu <%s>: dispatch_json returned %d (%s)", i, valid[i], rc, qtbus_strerror(rc));
         CHECK_EQ_INT(cfg.calls, n_valid + 1);
         CHECK_EQ_INT(any.calls, n_valid + 1);
         CHECK_EQ_STR(cfg.type, QTBUS_JSON_TYPE);
@@ -171,8 +169,8 @@ int main(void)
     int n_invalid = 0;
     for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
         int rc = qtbus_dispatch_json(bus, "cfg", invalid[i]);
-        CHECK_MSG(rc == QTBUS_EJSON, "invalid JSON #%zu <%s>: dispatch_json returned %d (%s)", i,
-                  invalid[i], rc, qtbus_strerror(rc));
+        CHECK_MSG(rc == QTBUS_EJSON, "invalid JSON #%zu <%s>: dispatch_json returned %d (%s)", i, invalid[i], rc,
+                  qtbus_strerror(rc));
         n_invalid++;
     }
     /* A deep but unclosed nesting, and a text ending in a lone backslash. */

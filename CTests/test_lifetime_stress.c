@@ -43,7 +43,7 @@ typedef struct userdata {
 } userdata;
 
 static atomic_int sub_next;
-static atomic_int subscribed;       /* successful subscribes */
+static atomic_int subscribed; /* successful subscribes */
 static atomic_int released_total;
 static atomic_int unowned;
 static atomic_uchar sub_ok[MAX_SUBS];
@@ -60,13 +60,13 @@ typedef struct object {
 } object;
 
 static atomic_int obj_next;
-static atomic_int obj_owned_total;  /* objects handed to a successful dispatch */
+static atomic_int obj_owned_total; /* objects handed to a successful dispatch */
 static atomic_int obj_released_total;
 static atomic_uchar obj_owned[MAX_OBJS];
 static atomic_int obj_released[MAX_OBJS];
 
 /* ---- violations (must all stay 0) ---- */
-static atomic_int v_bad_magic;           /* handler saw a released (or garbage) userdata */
+static atomic_int v_bad_magic; /* handler saw a released (or garbage) userdata */
 static atomic_int v_call_after_release;
 static atomic_int v_release_while_running;
 static atomic_int v_double_release;
@@ -256,8 +256,7 @@ static void worker(int index, void *p)
             u->id = (uint32_t)id;
             atomic_store(&sub_once[id], (o.flags & QTBUS_SUB_ONCE) != 0);
             qtbus_token t = {0};
-            int rc = qtbus_subscribe(bus, types[(r >> 36) % 3], &o, handler, u, release,
-                                     want_token ? &t : NULL);
+            int rc = qtbus_subscribe(bus, types[(r >> 36) % 3], &o, handler, u, release, want_token ? &t : NULL);
             if (rc != QTBUS_OK) {
                 unexpected("qtbus_subscribe", rc);
                 free(u);
@@ -298,15 +297,13 @@ static void worker(int index, void *p)
             if (rc != QTBUS_OK) unexpected("qtbus_bag_dispose", rc);
             CHECK_EQ_INT(qtbus_bag_create(&bag), QTBUS_OK);
         } else {
-            int rc = qtbus_sticky_clear(bus, types[tu_rand(&rng) % 3],
-                                        tu_rand(&rng) % 2 ? NULL : "a");
+            int rc = qtbus_sticky_clear(bus, types[tu_rand(&rng) % 3], tu_rand(&rng) % 2 ? NULL : "a");
             if (rc < 0) unexpected("qtbus_sticky_clear", rc);
         }
     }
     for (int k = 0; k < ntok; k++) {
         int rc = qtbus_token_dispose(tokens[k].token);
-        if (!(rc == QTBUS_OK || (rc == QTBUS_ESTALE && tokens[k].may_be_stale)))
-            unexpected("qtbus_token_dispose", rc);
+        if (!(rc == QTBUS_OK || (rc == QTBUS_ESTALE && tokens[k].may_be_stale))) unexpected("qtbus_token_dispose", rc);
     }
     int rc = qtbus_bag_dispose(bag);
     if (rc != QTBUS_OK) unexpected("final qtbus_bag_dispose", rc);
@@ -363,13 +360,12 @@ int main(void)
            "%d objects\n",
            atomic_load(&subscribed), atomic_load(&dispatches), atomic_load(&handler_calls),
            atomic_load(&obj_owned_total));
-    printf("  releases missing %d, extra %d; objects missing %d, extra %d\n", missing, twice,
-           obj_missing, obj_twice);
+    printf("  releases missing %d, extra %d; objects missing %d, extra %d\n", missing, twice, obj_missing, obj_twice);
     printf("  bad magic %d, call after release %d, release while running %d, double release %d,"
            " ONCE twice %d, bad object %d, unexpected rc %d\n",
-           atomic_load(&v_bad_magic), atomic_load(&v_call_after_release),
-           atomic_load(&v_release_while_running), atomic_load(&v_double_release),
-           atomic_load(&v_once_twice), atomic_load(&v_object_bad), atomic_load(&v_unexpected_rc));
+           atomic_load(&v_bad_magic), atomic_load(&v_call_after_release), atomic_load(&v_release_while_running),
+           atomic_load(&v_double_release), atomic_load(&v_once_twice), atomic_load(&v_object_bad),
+           atomic_load(&v_unexpected_rc));
 
     CHECK(atomic_load(&subscribed) > 100);
     CHECK(atomic_load(&dispatches) > 100);

@@ -38,7 +38,7 @@ int main(void)
 
     /* ---- subtypes per subscription ---- */
     size_t n = QTBUS_MAX_SUBTYPES + 1;
-    char (*names)[16] = calloc(n, sizeof *names);
+    char(*names)[16] = calloc(n, sizeof *names);
     const char **list = calloc(n, sizeof *list);
     CHECK(names != NULL && list != NULL);
     for (size_t i = 0; i < n; i++) {

@@ -30,7 +30,7 @@ static int fd_readable(int timeout_ms)
 
 typedef struct on_main {
     atomic_int calls;
-    atomic_int off_main;   /* calls that ran on another thread: must stay 0 */
+    atomic_int off_main; /* calls that ran on another thread: must stay 0 */
     int order[64];
     atomic_int n;
 } on_main;
@@ -138,8 +138,7 @@ int main(void)
         static on_main sync_sub;
         memset(&sync_sub, 0, sizeof sync_sub);
         qtbus_token t;
-        CHECK_EQ_INT(qtbus_subscribe(shared, "Sync", NULL, main_handler, &sync_sub, NULL, &t),
-                     QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscribe(shared, "Sync", NULL, main_handler, &sync_sub, NULL, &t), QTBUS_OK);
         tu_run_threads(1, post_from_thread, &o);
         CHECK_EQ_INT(atomic_load(&sync_sub.calls), 0);
         CHECK(fd_readable(TU_WAIT_MS));
@@ -156,12 +155,14 @@ int main(void)
     memset(&sync_sub, 0, sizeof sync_sub);
     qtbus_token ts;
     CHECK_EQ_INT(qtbus_subscribe(bus, "OnMain", NULL, main_handler, &sync_sub, NULL, &ts), QTBUS_OK);
-    for (int i = 10; i < 15; i++) post_main(bus, "OnMain", i);
+    for (int i = 10; i < 15; i++)
+        post_main(bus, "OnMain", i);
     CHECK_EQ_INT(atomic_load(&sync_sub.calls), 0);
     CHECK(fd_readable(TU_WAIT_MS));
     CHECK_EQ_INT(qtbus_main_drain(), 5);
     CHECK_EQ_INT(atomic_load(&sync_sub.calls), 5);
-    for (int i = 0; i < 5; i++) CHECK_EQ_INT(sync_sub.order[i], 10 + i);
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(sync_sub.order[i], 10 + i);
     CHECK_EQ_INT(atomic_load(&sync_sub.off_main), 0);
     CHECK(!fd_readable(0));
 

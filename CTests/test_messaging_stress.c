@@ -156,9 +156,12 @@ static void worker(int index, void *ctx)
         }
         case 2: {
             int rc = qtbus_command_execute(command, NULL, (i & 1) ? queue : NULL);
-            if (rc == QTBUS_OK) atomic_fetch_add(&executes_ok, 1);
-            else if (rc == QTBUS_EBUSY) atomic_fetch_add(&executes_busy, 1);
-            else CHECK_EQ_INT(rc, QTBUS_OK);
+            if (rc == QTBUS_OK)
+                atomic_fetch_add(&executes_ok, 1);
+            else if (rc == QTBUS_EBUSY)
+                atomic_fetch_add(&executes_busy, 1);
+            else
+                CHECK_EQ_INT(rc, QTBUS_OK);
             finish_one_pending();
             break;
         }
@@ -192,8 +195,9 @@ int main(int argc, char **argv)
     jo.subtype_count = 1;
     CHECK_EQ_INT(qtbus_subscribe(bus, QTBUS_COMMAND_EXECUTING_TYPE, &jo, on_executing, NULL, NULL, &exec_observer),
                  QTBUS_OK);
-    CHECK_EQ_INT(qtbus_source_create(bus, "Feed", QTBUS_SOURCE_AUTOCONNECT, src_start, src_stop, NULL, src_release,
-                                     &source), QTBUS_OK);
+    CHECK_EQ_INT(
+        qtbus_source_create(bus, "Feed", QTBUS_SOURCE_AUTOCONNECT, src_start, src_stop, NULL, src_release, &source),
+        QTBUS_OK);
 
     tu_run_threads(THREADS, worker, NULL);
 

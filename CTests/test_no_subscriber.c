@@ -56,9 +56,7 @@ int main(void)
     lost all;
     memset(&all, 0, sizeof all);
     qtbus_token t_all;
-    CHECK_EQ_INT(qtbus_subscribe(bus, QTBUS_NO_SUBSCRIBER_TYPE, NULL, lost_handler, &all, NULL,
-                                 &t_all),
-                 QTBUS_OK);
+    CHECK_EQ_INT(qtbus_subscribe(bus, QTBUS_NO_SUBSCRIBER_TYPE, NULL, lost_handler, &all, NULL, &t_all), QTBUS_OK);
 
     /* A lost event: re-dispatched with subtype = its type and the same bytes (the
      * original subtype is not part of it). */
@@ -138,8 +136,7 @@ int main(void)
         qtbus_sub_options o = tu_options();
         o.subtypes = lonely;
         o.subtype_count = 1;
-        CHECK_EQ_INT(qtbus_subscribe(bus, QTBUS_NO_SUBSCRIBER_TYPE, &o, lost_handler, &only_lonely,
-                                     NULL, &t_only),
+        CHECK_EQ_INT(qtbus_subscribe(bus, QTBUS_NO_SUBSCRIBER_TYPE, &o, lost_handler, &only_lonely, NULL, &t_only),
                      QTBUS_OK);
         qtbus_event_desc d = tu_event("Lonely", NULL);
         qtbus_dispatch(bus, &d);
@@ -164,9 +161,7 @@ int main(void)
         o.subtypes = self;
         o.subtype_count = 1;
         qtbus_token t;
-        CHECK_EQ_INT(qtbus_subscribe(bus, QTBUS_NO_SUBSCRIBER_TYPE, &o, lost_handler, &recursion,
-                                     NULL, &t),
-                     QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscribe(bus, QTBUS_NO_SUBSCRIBER_TYPE, &o, lost_handler, &recursion, NULL, &t), QTBUS_OK);
         /* A QTNoSubscriberEvent nobody receives: not re-dispatched. */
         qtbus_event_desc d = tu_event(QTBUS_NO_SUBSCRIBER_TYPE, "Zed");
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 0);

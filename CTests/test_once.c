@@ -28,8 +28,10 @@ static void racer(int index, void *ctx)
     pthread_barrier_wait(&r->start);
     for (int i = 0; i < DISPATCHES_PER_THREAD; i++) {
         int rc = qtbus_dispatch(r->bus, &d);
-        if (rc < 0) atomic_fetch_add(&r->errors, 1);
-        else atomic_fetch_add(&r->returned_sum, rc);
+        if (rc < 0)
+            atomic_fetch_add(&r->errors, 1);
+        else
+            atomic_fetch_add(&r->returned_sum, rc);
     }
 }
 
@@ -124,11 +126,10 @@ int main(void)
         CHECK(pthread_barrier_init(&rc.start, NULL, THREADS) == 0);
         tu_run_threads(THREADS, racer, &rc);
         pthread_barrier_destroy(&rc.start);
-        CHECK_MSG(atomic_load(&r.calls) == 1, "round %d: ONCE handler ran %d times", round,
-                  atomic_load(&r.calls));
+        CHECK_MSG(atomic_load(&r.calls) == 1, "round %d: ONCE handler ran %d times", round, atomic_load(&r.calls));
         CHECK_EQ_INT(atomic_load(&rc.errors), 0);
-        CHECK_MSG(atomic_load(&rc.returned_sum) == 1, "round %d: dispatches reported %d deliveries",
-                  round, atomic_load(&rc.returned_sum));
+        CHECK_MSG(atomic_load(&rc.returned_sum) == 1, "round %d: dispatches reported %d deliveries", round,
+                  atomic_load(&rc.returned_sum));
         CHECK_EQ_INT(qtbus_token_is_active(t), 0);
         CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_ESTALE);
         /* All dispatches returned (joined): the release has run, once. */

@@ -39,16 +39,16 @@ static void logger(const qtbus_event *ev, void *userdata)
 
 static void log_reset(void) { atomic_store(&log_count, 0); }
 
-#define CHECK_LOG(...)                                                                 \
-    do {                                                                               \
-        const char *want_[] = {__VA_ARGS__};                                           \
-        int n_ = (int)(sizeof want_ / sizeof want_[0]);                                \
-        CHECK_EQ_INT(atomic_load(&log_count), n_);                                     \
-        for (int i_ = 0; i_ < n_; i_++) CHECK_EQ_STR(log_text[i_], want_[i_]);         \
+#define CHECK_LOG(...)                                                                                                 \
+    do {                                                                                                               \
+        const char *want_[] = {__VA_ARGS__};                                                                           \
+        int n_ = (int)(sizeof want_ / sizeof want_[0]);                                                                \
+        CHECK_EQ_INT(atomic_load(&log_count), n_);                                                                     \
+        for (int i_ = 0; i_ < n_; i_++)                                                                                \
+            CHECK_EQ_STR(log_text[i_], want_[i_]);                                                                     \
     } while (0)
 
-static qtbus_token sub_full(const char *type, const char *tag, uint32_t flags, int32_t priority,
-                            const char *subtype)
+static qtbus_token sub_full(const char *type, const char *tag, uint32_t flags, int32_t priority, const char *subtype)
 {
     qtbus_sub_options o = tu_options();
     o.flags = flags;
@@ -116,7 +116,7 @@ static void test_matching(void)
     pat("Order.>", "rest");
     pat(">", "all");
     pat("*", "one");
-    pat("Or*", "lit-star");                  /* a literal token "Or*" */
+    pat("Or*", "lit-star");                     /* a literal token "Or*" */
     sub_full("Order.*", "literal", 0, 0, NULL); /* no flag: the type "Order.*" */
     CHECK_EQ_INT(send("Order.created", NULL), 3);
     CHECK_LOG("star:Order.created", "rest:Order.created", "all:Order.created");
@@ -270,8 +270,8 @@ static void walk_actor(const qtbus_event *ev, void *userdata)
     CHECK_EQ_INT(qtbus_token_dispose(walk_second), QTBUS_OK);
     CHECK_EQ_INT(qtbus_token_dispose(walk_third), QTBUS_OK);
     sub_full("W.>", "new-high", QTBUS_SUB_PATTERN, 9, NULL); /* before the node that list's walk is on */
-    pat("W.*", "new-low");                                    /* right after this node, now */
-    sub_full("W.a", "new-lit", 0, 0, NULL);                   /* the type's list, empty when the walk began */
+    pat("W.*", "new-low");                                   /* right after this node, now */
+    sub_full("W.a", "new-lit", 0, 0, NULL);                  /* the type's list, empty when the walk began */
 }
 
 static void test_walk_changes(void)
@@ -426,10 +426,23 @@ static void test_cache(void)
 
 /* ---- queues and requests ---- */
 static atomic_int completed;
-static void on_done(void *u) { (void)u; atomic_fetch_add(&completed, 1); }
-static void answer(const qtbus_event *ev, void *u) { (void)u; qtbus_event_reply(ev, "ok", 2); }
+static void on_done(void *u)
+{
+    (void)u;
+    atomic_fetch_add(&completed, 1);
+}
+static void answer(const qtbus_event *ev, void *u)
+{
+    (void)u;
+    qtbus_event_reply(ev, "ok", 2);
+}
 static atomic_int replies;
-static void on_reply(const qtbus_event *ev, void *u) { (void)ev; (void)u; atomic_fetch_add(&replies, 1); }
+static void on_reply(const qtbus_event *ev, void *u)
+{
+    (void)ev;
+    (void)u;
+    atomic_fetch_add(&replies, 1);
+}
 
 static void test_queue_and_request(void)
 {
@@ -479,7 +492,11 @@ static void test_foreach(void)
 static atomic_int stress_stop;
 /* How many new pattern texts each subscribing worker has subscribed (never disposed). */
 static atomic_int stress_new[2];
-static void quiet(const qtbus_event *ev, void *u) { (void)ev; (void)u; }
+static void quiet(const qtbus_event *ev, void *u)
+{
+    (void)ev;
+    (void)u;
+}
 
 /* Worker w's new text k, and a type it matches: "N<w>_<k>.*" and "N<w>_<k>.x" for an
  * even k (the root's table grows), "S.a.n<w>_<k>" for an odd one (a deeper table). */

@@ -15,7 +15,7 @@
 /* A log of handler ids, single-threaded. */
 static int order_log[64];
 static int order_len;
-static int stop_at = -1;        /* id of the handler that calls qtbus_event_stop */
+static int stop_at = -1; /* id of the handler that calls qtbus_event_stop */
 static int stop_rc = 12345;
 
 typedef struct entry {
@@ -37,24 +37,26 @@ static void reset_log(void)
     stop_rc = 12345;
 }
 
-#define CHECK_ORDER(...)                                                               \
-    do {                                                                               \
-        const int expect_[] = {__VA_ARGS__};                                           \
-        const int n_ = (int)(sizeof expect_ / sizeof expect_[0]);                      \
-        int ok_ = order_len == n_;                                                     \
-        for (int i_ = 0; ok_ && i_ < n_; i_++) ok_ = order_log[i_] == expect_[i_];     \
-        if (!ok_) {                                                                    \
-            fprintf(stderr, "order: got");                                             \
-            for (int i_ = 0; i_ < order_len; i_++) fprintf(stderr, " %d", order_log[i_]); \
-            fprintf(stderr, ", expected");                                             \
-            for (int i_ = 0; i_ < n_; i_++) fprintf(stderr, " %d", expect_[i_]);       \
-            fprintf(stderr, "\n");                                                     \
-        }                                                                              \
-        CHECK(ok_);                                                                    \
+#define CHECK_ORDER(...)                                                                                               \
+    do {                                                                                                               \
+        const int expect_[] = {__VA_ARGS__};                                                                           \
+        const int n_ = (int)(sizeof expect_ / sizeof expect_[0]);                                                      \
+        int ok_ = order_len == n_;                                                                                     \
+        for (int i_ = 0; ok_ && i_ < n_; i_++)                                                                         \
+            ok_ = order_log[i_] == expect_[i_];                                                                        \
+        if (!ok_) {                                                                                                    \
+            fprintf(stderr, "order: got");                                                                             \
+            for (int i_ = 0; i_ < order_len; i_++)                                                                     \
+                fprintf(stderr, " %d", order_log[i_]);                                                                 \
+            fprintf(stderr, ", expected");                                                                             \
+            for (int i_ = 0; i_ < n_; i_++)                                                                            \
+                fprintf(stderr, " %d", expect_[i_]);                                                                   \
+            fprintf(stderr, "\n");                                                                                     \
+        }                                                                                                              \
+        CHECK(ok_);                                                                                                    \
     } while (0)
 
-static qtbus_token sub(qtbus_bus *bus, const char *type, const char *subtype, int32_t priority,
-                       entry *e)
+static qtbus_token sub(qtbus_bus *bus, const char *type, const char *subtype, int32_t priority, entry *e)
 {
     const char *subtypes[1] = {subtype};
     qtbus_sub_options o = tu_options();
@@ -100,7 +102,8 @@ int main(void)
     qtbus_bus *bus = qtbus_bus_create();
     CHECK(bus != NULL);
     entry e[16];
-    for (int i = 0; i < 16; i++) e[i].id = i;
+    for (int i = 0; i < 16; i++)
+        e[i].id = i;
 
     /* Subscription order:       id  priority  subtype */
     qtbus_token t1 = sub(bus, "T", NULL, 0, &e[1]);
@@ -185,8 +188,7 @@ int main(void)
     /* A stop inside a nested dispatch ends the nested one only. */
     nested_bus = bus;
     qtbus_token o1, o2, i1, i2;
-    CHECK_EQ_INT(qtbus_subscribe(bus, "Outer", &(qtbus_sub_options){.priority = 1}, outer_first,
-                                 &e[1], NULL, &o1),
+    CHECK_EQ_INT(qtbus_subscribe(bus, "Outer", &(qtbus_sub_options){.priority = 1}, outer_first, &e[1], NULL, &o1),
                  QTBUS_OK);
     o2 = sub(bus, "Outer", NULL, 0, &e[2]);
     i1 = sub(bus, "Inner", NULL, 1, &e[3]);
@@ -213,8 +215,7 @@ int main(void)
     qo.priority = -1;
     qtbus_token tq, tmark, tstop;
     CHECK_EQ_INT(qtbus_subscribe(bus, "Stopped", &qo, queued_handler, NULL, NULL, &tq), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_subscribe(bus, "Marker", &qo, queued_handler, NULL, NULL, &tmark),
-                 QTBUS_OK);
+    CHECK_EQ_INT(qtbus_subscribe(bus, "Marker", &qo, queued_handler, NULL, NULL, &tmark), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, "Stopped", NULL, stopper, NULL, NULL, &tstop), QTBUS_OK);
     stop_rc = 12345;
     d = tu_event("Stopped", NULL);

@@ -61,12 +61,13 @@ static qtbus_queue_stats stats_of(qtbus_queue *q)
     return s;
 }
 
-#define CHECK_SEEN(...)                                                                \
-    do {                                                                               \
-        int want_[] = {__VA_ARGS__};                                                   \
-        int n_ = (int)(sizeof want_ / sizeof want_[0]);                                \
-        CHECK_EQ_INT(atomic_load(&seen_count), n_);                                    \
-        for (int i_ = 0; i_ < n_; i_++) CHECK_EQ_INT(seen[i_], want_[i_]);             \
+#define CHECK_SEEN(...)                                                                                                \
+    do {                                                                                                               \
+        int want_[] = {__VA_ARGS__};                                                                                   \
+        int n_ = (int)(sizeof want_ / sizeof want_[0]);                                                                \
+        CHECK_EQ_INT(atomic_load(&seen_count), n_);                                                                    \
+        for (int i_ = 0; i_ < n_; i_++)                                                                                \
+            CHECK_EQ_INT(seen[i_], want_[i_]);                                                                         \
     } while (0)
 
 /* A queue with a gate subscription (type "Gate") and a recording one (type "E"),
@@ -129,7 +130,8 @@ static void test_bad_input(void)
     qtbus_event_desc d = tu_event("Gate", NULL);
     CHECK_EQ_INT(qtbus_dispatch(f.bus, &d), 1);
     CHECK_WAIT(atomic_load(&f.gate.entered) == 1, TU_WAIT_MS);
-    for (int i = 0; i < 200; i++) CHECK_EQ_INT(send(f.bus, "E", NULL, i), 1);
+    for (int i = 0; i < 200; i++)
+        CHECK_EQ_INT(send(f.bus, "E", NULL, i), 1);
     CHECK_EQ_U64(stats_of(q).pending, 200);
     CHECK_EQ_U64(stats_of(q).dropped, 0);
     fixture_close(&f);
@@ -146,7 +148,8 @@ static void test_drop_newest(void)
 {
     fixture f;
     fixture_open(&f, 3, QTBUS_OVERFLOW_DROP_NEWEST, -1);
-    for (int i = 0; i < 6; i++) CHECK_EQ_INT(send(f.bus, "E", NULL, i), i < 3 ? 1 : 0);
+    for (int i = 0; i < 6; i++)
+        CHECK_EQ_INT(send(f.bus, "E", NULL, i), i < 3 ? 1 : 0);
     qtbus_queue_stats s = stats_of(f.queue);
     CHECK_EQ_U64(s.pending, 3);
     CHECK_EQ_U64(s.dropped, 3);
@@ -166,7 +169,8 @@ static void test_drop_oldest(void)
 {
     fixture f;
     fixture_open(&f, 3, QTBUS_OVERFLOW_DROP_OLDEST, -1);
-    for (int i = 0; i < 7; i++) CHECK_EQ_INT(send(f.bus, "E", NULL, i), 1);
+    for (int i = 0; i < 7; i++)
+        CHECK_EQ_INT(send(f.bus, "E", NULL, i), 1);
     qtbus_queue_stats s = stats_of(f.queue);
     CHECK_EQ_U64(s.pending, 3);
     CHECK_EQ_U64(s.dropped, 4);
@@ -186,17 +190,17 @@ static void test_latest(void)
     /* A second subscription of "E" on the same queue: its deliveries are its own key. */
     qtbus_token other = tu_sub_on_queue(f.bus, f.queue, "E", record_handler, NULL);
     /* s: f.sub's delivery, o: other's.  Capacity 3. */
-    CHECK_EQ_INT(send(f.bus, "E", "a", 1), 2);   /* [a1s a1o] */
-    CHECK_EQ_INT(send(f.bus, "E", "b", 2), 2);   /* b2o finds it full: [a1o b2s b2o] */
+    CHECK_EQ_INT(send(f.bus, "E", "a", 1), 2); /* [a1s a1o] */
+    CHECK_EQ_INT(send(f.bus, "E", "b", 2), 2); /* b2o finds it full: [a1o b2s b2o] */
     CHECK_EQ_INT(qtbus_token_dispose(other), QTBUS_OK);
     /* other's deliveries still wait (lifetime rule 2 drops them when they come up,
      * without a handler call) and still count against the capacity. */
-    CHECK_EQ_INT(send(f.bus, "E", "a", 3), 1);   /* full: [b2s b2o a3s] */
-    CHECK_EQ_INT(send(f.bus, "E", "c", 4), 1);   /* full: [b2o a3s c4s] */
-    CHECK_EQ_INT(send(f.bus, "E", "a", 5), 1);   /* replaces a3 in place: [b2o a5s c4s] */
-    CHECK_EQ_INT(send(f.bus, "E", NULL, 6), 1);  /* full: [a5s c4s 6s] */
-    CHECK_EQ_INT(send(f.bus, "E", "c", 7), 1);   /* replaces c4 in place */
-    CHECK_EQ_INT(send(f.bus, "E", NULL, 8), 1);  /* replaces 6 (no subtype is a key too) */
+    CHECK_EQ_INT(send(f.bus, "E", "a", 3), 1);  /* full: [b2s b2o a3s] */
+    CHECK_EQ_INT(send(f.bus, "E", "c", 4), 1);  /* full: [b2o a3s c4s] */
+    CHECK_EQ_INT(send(f.bus, "E", "a", 5), 1);  /* replaces a3 in place: [b2o a5s c4s] */
+    CHECK_EQ_INT(send(f.bus, "E", NULL, 6), 1); /* full: [a5s c4s 6s] */
+    CHECK_EQ_INT(send(f.bus, "E", "c", 7), 1);  /* replaces c4 in place */
+    CHECK_EQ_INT(send(f.bus, "E", NULL, 8), 1); /* replaces 6 (no subtype is a key too) */
     qtbus_queue_stats s = stats_of(f.queue);
     CHECK_EQ_U64(s.pending, 3);
     CHECK_EQ_U64(s.dropped, 7);
@@ -205,7 +209,8 @@ static void test_latest(void)
     CHECK_EQ_INT(atomic_load(&released), 8);
     /* Not full: a new delivery replaces a waiting one all the same. */
     fixture_open(&f, 100, QTBUS_OVERFLOW_LATEST, -1);
-    for (int i = 0; i < 50; i++) CHECK_EQ_INT(send(f.bus, "E", (i % 2) ? "odd" : "even", i), 1);
+    for (int i = 0; i < 50; i++)
+        CHECK_EQ_INT(send(f.bus, "E", (i % 2) ? "odd" : "even", i), 1);
     CHECK_EQ_U64(stats_of(f.queue).pending, 2);
     fixture_close(&f);
     CHECK_SEEN(48, 49);
@@ -252,7 +257,8 @@ static void test_block(void)
     CHECK_EQ_U64(stats_of(f.queue).pending, 2);
     atomic_store(&f.gate.open, 1);
     pthread_join(t, NULL);
-    for (int i = 0; i < 10; i++) CHECK_EQ_INT(pr.results[i], 1);
+    for (int i = 0; i < 10; i++)
+        CHECK_EQ_INT(pr.results[i], 1);
     CHECK_IDLE(f.bus);
     CHECK_SEEN(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
     CHECK_EQ_U64(stats_of(f.queue).high_water, 2);
@@ -267,10 +273,12 @@ static void test_block_many(void)
     fixture_open(&f, 4, QTBUS_OVERFLOW_BLOCK, -1);
     producer pr[4];
     pthread_t t[4];
-    for (int i = 0; i < 4; i++) start_producer(&pr[i], &t[i], f.bus, i * 1000, 50);
+    for (int i = 0; i < 4; i++)
+        start_producer(&pr[i], &t[i], f.bus, i * 1000, 50);
     CHECK_WAIT(stats_of(f.queue).pending == 4, TU_WAIT_MS);
     atomic_store(&f.gate.open, 1);
-    for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
     CHECK_IDLE(f.bus);
     CHECK_EQ_INT(atomic_load(&seen_count), 200);
     int next[4] = {0, 1000, 2000, 3000};
@@ -309,7 +317,8 @@ static void own_handler(const qtbus_event *ev, void *userdata)
 {
     (void)ev;
     (void)userdata;
-    for (int i = 0; i < 5; i++) atomic_fetch_add(&own_results, send(own_bus, "E", NULL, 100 + i));
+    for (int i = 0; i < 5; i++)
+        atomic_fetch_add(&own_results, send(own_bus, "E", NULL, 100 + i));
 }
 
 static void test_block_own_thread(void)
@@ -417,7 +426,10 @@ static void on_trace(const qtbus_trace_record *r, void *userdata)
 
 static void test_trace(void)
 {
-    static const struct { uint32_t rule; const char *name; } rules[] = {
+    static const struct {
+        uint32_t rule;
+        const char *name;
+    } rules[] = {
         {QTBUS_OVERFLOW_DROP_NEWEST, "QTBUS_OVERFLOW_DROP_NEWEST"},
         {QTBUS_OVERFLOW_DROP_OLDEST, "QTBUS_OVERFLOW_DROP_OLDEST"},
         {QTBUS_OVERFLOW_LATEST, "QTBUS_OVERFLOW_LATEST"},
@@ -445,7 +457,8 @@ static void test_unbound_again(void)
     fixture f;
     fixture_open(&f, 2, QTBUS_OVERFLOW_DROP_NEWEST, -1);
     CHECK_EQ_INT(qtbus_queue_set_limit(f.queue, 0, QTBUS_OVERFLOW_GROW, -1), QTBUS_OK);
-    for (int i = 0; i < 100; i++) CHECK_EQ_INT(send(f.bus, "E", NULL, i), 1);
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ_INT(send(f.bus, "E", NULL, i), 1);
     CHECK_EQ_U64(stats_of(f.queue).pending, 100);
     /* Lowered below what waits: nothing already waiting is dropped. */
     CHECK_EQ_INT(qtbus_queue_set_limit(f.queue, 10, QTBUS_OVERFLOW_DROP_NEWEST, -1), QTBUS_OK);
@@ -453,7 +466,8 @@ static void test_unbound_again(void)
     CHECK_EQ_INT(send(f.bus, "E", NULL, 100), 0);
     fixture_close(&f);
     CHECK_EQ_INT(atomic_load(&seen_count), 100);
-    for (int i = 0; i < 100; i++) CHECK_EQ_INT(seen[i], i);
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ_INT(seen[i], i);
 }
 
 /* ---- the main queue ---- */
@@ -465,14 +479,16 @@ static void test_main_queue(void)
     qtbus_token t = tu_sub_on_queue(bus, main_q, "E", record_handler, NULL);
     reset();
     uint64_t dropped_before = stats_of(main_q).dropped;
-    for (int i = 0; i < 5; i++) CHECK_EQ_INT(send(bus, "E", NULL, i), 1);
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(send(bus, "E", NULL, i), 1);
     CHECK_EQ_U64(stats_of(main_q).dropped - dropped_before, 3);
     CHECK_IDLE(bus); /* on the main thread it drains */
     CHECK_SEEN(3, 4);
     /* BLOCK on the main thread never waits for the main queue. */
     CHECK_EQ_INT(qtbus_queue_set_limit(main_q, 1, QTBUS_OVERFLOW_BLOCK, -1), QTBUS_OK);
     reset();
-    for (int i = 0; i < 3; i++) CHECK_EQ_INT(send(bus, "E", NULL, i), 1);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(send(bus, "E", NULL, i), 1);
     CHECK_IDLE(bus);
     CHECK_SEEN(0, 1, 2);
     CHECK_EQ_INT(qtbus_queue_set_limit(main_q, 0, QTBUS_OVERFLOW_GROW, -1), QTBUS_OK);
@@ -492,10 +508,12 @@ static void test_drop_after_dispose(void)
     o.queue = f.queue;
     qtbus_token xt;
     CHECK_EQ_INT(qtbus_subscribe(f.bus, "X", &o, tu_rec_handler, &x, tu_rec_release, &xt), QTBUS_OK);
-    for (int i = 0; i < 4; i++) CHECK_EQ_INT(send(f.bus, "X", NULL, i), 1);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(send(f.bus, "X", NULL, i), 1);
     CHECK_EQ_INT(qtbus_token_dispose(xt), QTBUS_OK);
     CHECK_EQ_INT(atomic_load(&x.releases), 0); /* its deliveries are still queued */
-    for (int i = 0; i < 10; i++) CHECK_EQ_INT(send(f.bus, "E", NULL, i), 1);
+    for (int i = 0; i < 10; i++)
+        CHECK_EQ_INT(send(f.bus, "E", NULL, i), 1);
     fixture_close(&f);
     CHECK_EQ_INT(atomic_load(&x.calls), 0);
     CHECK_EQ_INT(atomic_load(&x.releases), 1);
@@ -516,9 +534,11 @@ static void test_drop_after_dispose(void)
         CHECK_EQ_INT(qtbus_subscribe(bus, "X", &qo, tu_rec_handler, &r, tu_rec_release, &rt), QTBUS_OK);
         CHECK_EQ_INT(qtbus_subscribe(bus, "E", &qo, tu_rec_handler, &r, NULL, &et), QTBUS_OK);
         reset();
-        for (int i = 0; i < 8; i++) send(bus, "X", NULL, i);
+        for (int i = 0; i < 8; i++)
+            send(bus, "X", NULL, i);
         CHECK_EQ_INT(qtbus_token_dispose(rt), QTBUS_OK);
-        for (int i = 0; i < 8; i++) send(bus, "E", NULL, i);
+        for (int i = 0; i < 8; i++)
+            send(bus, "E", NULL, i);
         CHECK_IDLE(bus);
         /* The release runs on the queue after the deliveries: not waited for by idle. */
         CHECK_WAIT(atomic_load(&r.releases) == 1, TU_WAIT_MS);

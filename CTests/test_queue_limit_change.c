@@ -56,12 +56,13 @@ static qtbus_queue_stats stats_of(qtbus_queue *q)
     return s;
 }
 
-#define CHECK_SEEN(...)                                                                \
-    do {                                                                               \
-        int want_[] = {__VA_ARGS__};                                                   \
-        int n_ = (int)(sizeof want_ / sizeof want_[0]);                                \
-        CHECK_EQ_INT(atomic_load(&seen_count), n_);                                    \
-        for (int i_ = 0; i_ < n_; i_++) CHECK_EQ_INT(seen[i_], want_[i_]);             \
+#define CHECK_SEEN(...)                                                                                                \
+    do {                                                                                                               \
+        int want_[] = {__VA_ARGS__};                                                                                   \
+        int n_ = (int)(sizeof want_ / sizeof want_[0]);                                                                \
+        CHECK_EQ_INT(atomic_load(&seen_count), n_);                                                                    \
+        for (int i_ = 0; i_ < n_; i_++)                                                                                \
+            CHECK_EQ_INT(seen[i_], want_[i_]);                                                                         \
     } while (0)
 
 /* ---- DROP records: which rule dropped which subscription's delivery ---- */
@@ -101,7 +102,8 @@ static void fixture_open(fixture *f, int waiting)
     qtbus_event_desc d = tu_event("Gate", NULL);
     CHECK_EQ_INT(qtbus_dispatch(f->bus, &d), 1);
     CHECK_WAIT(atomic_load(&f->gate.entered) == 1, TU_WAIT_MS);
-    for (int i = 0; i < waiting; i++) CHECK_EQ_INT(send(f->bus, NULL, i), 1);
+    for (int i = 0; i < waiting; i++)
+        CHECK_EQ_INT(send(f->bus, NULL, i), 1);
     CHECK_EQ_U64(stats_of(f->queue).pending, (uint64_t)waiting);
 }
 
@@ -188,7 +190,8 @@ static void test_drop_oldest(void)
     fixture_open(&f, 5);
     CHECK_EQ_INT(qtbus_queue_set_limit(f.queue, 2, QTBUS_OVERFLOW_DROP_OLDEST, -1), QTBUS_OK);
     /* Seven more: the five from before the limit go first, then the oldest of the new. */
-    for (int i = 5; i < 12; i++) CHECK_EQ_INT(send(f.bus, NULL, i), 1);
+    for (int i = 5; i < 12; i++)
+        CHECK_EQ_INT(send(f.bus, NULL, i), 1);
     qtbus_queue_stats s = stats_of(f.queue);
     CHECK_EQ_U64(s.pending, 5); /* never more than waited when the limit was set */
     CHECK_EQ_U64(s.high_water, 5);
@@ -207,9 +210,9 @@ static void test_latest(void)
     fixture f;
     fixture_open(&f, 5);
     CHECK_EQ_INT(qtbus_queue_set_limit(f.queue, 2, QTBUS_OVERFLOW_LATEST, -1), QTBUS_OK);
-    CHECK_EQ_INT(send(f.bus, NULL, 5), 1);  /* full, nothing to replace: 0 is dropped */
-    CHECK_EQ_INT(send(f.bus, NULL, 6), 1);  /* replaces 5 */
-    CHECK_EQ_INT(send(f.bus, "x", 7), 1);   /* full, nothing to replace: 1 is dropped */
+    CHECK_EQ_INT(send(f.bus, NULL, 5), 1); /* full, nothing to replace: 0 is dropped */
+    CHECK_EQ_INT(send(f.bus, NULL, 6), 1); /* replaces 5 */
+    CHECK_EQ_INT(send(f.bus, "x", 7), 1);  /* full, nothing to replace: 1 is dropped */
     qtbus_queue_stats s = stats_of(f.queue);
     CHECK_EQ_U64(s.pending, 5);
     CHECK_EQ_U64(s.high_water, 5);
@@ -233,7 +236,8 @@ static void test_raised_then_grow(void)
     CHECK_EQ_INT(send(f.bus, NULL, 8), 1);
     CHECK_EQ_INT(send(f.bus, NULL, 9), 0);
     CHECK_EQ_INT(qtbus_queue_set_limit(f.queue, 0, QTBUS_OVERFLOW_GROW, -1), QTBUS_OK);
-    for (int i = 10; i < 13; i++) CHECK_EQ_INT(send(f.bus, NULL, i), 1);
+    for (int i = 10; i < 13; i++)
+        CHECK_EQ_INT(send(f.bus, NULL, i), 1);
     qtbus_queue_stats s = stats_of(f.queue);
     CHECK_EQ_U64(s.pending, 11);
     CHECK_EQ_U64(s.high_water, 11);
@@ -265,7 +269,8 @@ static void test_taken_to_run_next(void)
     CHECK_EQ_INT(qtbus_dispatch(f.bus, &gate), 1);
     CHECK_WAIT(atomic_load(&f.gate.entered) == 1, TU_WAIT_MS);
     CHECK_EQ_INT(qtbus_dispatch(f.bus, &gate2), 1);
-    for (int i = 0; i < 5; i++) CHECK_EQ_INT(send(f.bus, NULL, i), 1);
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(send(f.bus, NULL, i), 1);
     atomic_store(&f.gate.open, 1);
     CHECK_WAIT(atomic_load(&second.entered) == 1, TU_WAIT_MS);
     /* 0..4 wait, taken; the limit comes down to exactly what waits. */
@@ -294,7 +299,8 @@ static void test_main_queue(void)
     atomic_store(&released, 0);
     qtbus_queue_stats before = stats_of(main_q);
     /* On the main thread, nothing runs until it drains. */
-    for (int i = 0; i < 5; i++) CHECK_EQ_INT(send(bus, NULL, i), 1);
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(send(bus, NULL, i), 1);
     CHECK_EQ_INT(qtbus_queue_set_limit(main_q, 2, QTBUS_OVERFLOW_DROP_NEWEST, -1), QTBUS_OK);
     CHECK_EQ_INT(send(bus, NULL, 5), 0);
     CHECK_EQ_INT(qtbus_queue_set_limit(main_q, 2, QTBUS_OVERFLOW_DROP_OLDEST, -1), QTBUS_OK);
@@ -337,8 +343,9 @@ static void *flood_read(void *p)
     flood *fl = p;
     do {
         qtbus_queue_stats s = stats_of(fl->queue);
-        if (fl->capacity) CHECK_MSG(s.high_water <= fl->capacity, "high_water %llu, capacity %llu",
-                                    (unsigned long long)s.high_water, (unsigned long long)fl->capacity);
+        if (fl->capacity)
+            CHECK_MSG(s.high_water <= fl->capacity, "high_water %llu, capacity %llu", (unsigned long long)s.high_water,
+                      (unsigned long long)fl->capacity);
         /* Not a spin: under valgrind, whose threads take turns, one would starve the
          * producers and the queue. */
         sched_yield();

@@ -32,13 +32,13 @@ static qtbus_queue_stats stats_of(qtbus_queue *q)
     return s;
 }
 
-#define CHECK_STATS(q, p, hw, d)                                                       \
-    do {                                                                               \
-        qtbus_queue_stats s_ = stats_of(q);                                            \
-        CHECK_EQ_U64(s_.pending, (p));                                                 \
-        CHECK_EQ_U64(s_.high_water, (hw));                                             \
-        CHECK_EQ_U64(s_.delivered, (d));                                               \
-        CHECK_EQ_U64(s_.dropped, 0);                                                   \
+#define CHECK_STATS(q, p, hw, d)                                                                                       \
+    do {                                                                                                               \
+        qtbus_queue_stats s_ = stats_of(q);                                                                            \
+        CHECK_EQ_U64(s_.pending, (p));                                                                                 \
+        CHECK_EQ_U64(s_.high_water, (hw));                                                                             \
+        CHECK_EQ_U64(s_.delivered, (d));                                                                               \
+        CHECK_EQ_U64(s_.dropped, 0);                                                                                   \
     } while (0)
 
 static void dispatch_n(const char *type, int n, int reached)
@@ -170,7 +170,8 @@ static void test_sizes(void)
     memset(&newer, 0xAB, sizeof newer);
     CHECK_EQ_INT(qtbus_queue_stats_get_sized(q, &newer.known, sizeof newer), QTBUS_OK);
     CHECK_EQ_U64(newer.known.delivered, 1);
-    for (int i = 0; i < 3; i++) CHECK_EQ_U64(newer.later[i], 0);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_U64(newer.later[i], 0);
     /* A program built against 0.2.0 calls the plain-name function: 32 bytes, no more. */
     memset(&newer, 0xAB, sizeof newer);
     CHECK_EQ_INT((qtbus_queue_stats_get)(q, &newer.known), QTBUS_OK);

@@ -66,7 +66,7 @@ static void look(const qtbus_event *e, void *userdata)
 
 static qtbus_token on(qtbus_bus *bus, const char *type, qtbus_queue *q, seen *s)
 {
-    qtbus_sub_options o = { .queue = q };
+    qtbus_sub_options o = {.queue = q};
     qtbus_token t;
     CHECK_EQ_INT(qtbus_subscribe(bus, type, &o, look, s, NULL, &t), QTBUS_OK);
     return t;
@@ -83,7 +83,7 @@ static void one(qtbus_bus *bus, const char *label, const char *want)
 {
     qtbus_queue *q = qtbus_queue_create(label);
     CHECK(q != NULL);
-    seen s = { .want = want };
+    seen s = {.want = want};
     qtbus_token t = on(bus, "Named", q, &s);
     send(bus, "Named");
     CHECK_IDLE(bus);
@@ -118,7 +118,7 @@ int main(void)
      * move between them, and are renamed as they do. */
     {
         qtbus_queue *qa = qtbus_queue_create("queue-a"), *qb = qtbus_queue_create("queue-b");
-        seen sa = { .want = "queue-a" }, sb = { .want = "queue-b" };
+        seen sa = {.want = "queue-a"}, sb = {.want = "queue-b"};
         qtbus_token ta = on(bus, "A", qa, &sa), tb = on(bus, "B", qb, &sb);
         for (int i = 0; i < 200; i++) {
             send(bus, "A");
@@ -148,9 +148,10 @@ int main(void)
     {
         qtbus_queue *q = qtbus_queue_create("bounded-queue");
         CHECK_EQ_INT(qtbus_queue_set_limit(q, 8, QTBUS_OVERFLOW_BLOCK, -1), QTBUS_OK);
-        seen s = { .want = "bounded-queue" };
+        seen s = {.want = "bounded-queue"};
         qtbus_token t = on(bus, "Bounded", q, &s);
-        for (int i = 0; i < 100; i++) send(bus, "Bounded");
+        for (int i = 0; i < 100; i++)
+            send(bus, "Bounded");
         CHECK_IDLE(bus);
         printf("bounded queue: %d deliveries, wrong names %d\n", atomic_load(&s.calls), atomic_load(&s.wrong));
         CHECK_EQ_INT(atomic_load(&s.calls), 100);
@@ -163,13 +164,12 @@ int main(void)
     {
         char before[32];
         comm_of(my_tid(), before, sizeof before);
-        seen s = { .want = before };
+        seen s = {.want = before};
         qtbus_token t = on(bus, "Main", qtbus_queue_main(), &s);
         send(bus, "Main");
         CHECK_WAIT((qtbus_main_drain(), atomic_load(&s.calls) == 1), TU_WAIT_MS);
         CHECK(atomic_load(&s.tid) == my_tid());
-        CHECK_MSG(atomic_load(&s.wrong) == 0, "the main queue's handler saw \"%s\", not \"%s\"", s.first_wrong,
-                  before);
+        CHECK_MSG(atomic_load(&s.wrong) == 0, "the main queue's handler saw \"%s\", not \"%s\"", s.first_wrong, before);
         printf("main queue: the main thread, still \"%s\"\n", before);
         CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_OK);
     }

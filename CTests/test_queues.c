@@ -103,10 +103,7 @@ static void running_handler(const qtbus_event *ev, void *userdata)
     if (atomic_load(&r->rec.releases) != 0) atomic_fetch_add(&r->rec.calls_after_release, 1);
 }
 
-static void running_release(void *userdata)
-{
-    tu_rec_release(&((running_sub *)userdata)->rec);
-}
+static void running_release(void *userdata) { tu_rec_release(&((running_sub *)userdata)->rec); }
 
 int main(void)
 {
@@ -194,8 +191,7 @@ int main(void)
         o.queue = q2;
         CHECK_EQ_INT(qtbus_subscribe(bus, "Payload", &o, payload_handler, &p2, NULL, &t2), QTBUS_OK);
         o.queue = NULL;
-        CHECK_EQ_INT(qtbus_subscribe(bus, "Payload", &o, payload_handler, &psync, NULL, &tsync),
-                     QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscribe(bus, "Payload", &o, payload_handler, &psync, NULL, &tsync), QTBUS_OK);
         close_queue_with("Gate1", &g1);
         close_queue_with("Gate2", &g2);
 
@@ -226,7 +222,8 @@ int main(void)
         CHECK_WAIT(atomic_load(&object_releases) == 1, TU_WAIT_MS);
 
         qtbus_token all[] = {tg1, tg2, t1, t2, tsync};
-        for (int i = 0; i < 5; i++) CHECK_EQ_INT(qtbus_token_dispose(all[i]), QTBUS_OK);
+        for (int i = 0; i < 5; i++)
+            CHECK_EQ_INT(qtbus_token_dispose(all[i]), QTBUS_OK);
         qtbus_queue_release(q1);
         qtbus_queue_release(q2);
         CHECK_EQ_INT(atomic_load(&object_releases), 1);
@@ -266,13 +263,15 @@ int main(void)
         CHECK_WAIT(atomic_load(&marker.calls) == 1, TU_WAIT_MS);
         CHECK_WAIT(atomic_load(&r.releases) == 1, TU_WAIT_MS);
         CHECK_EQ_INT(atomic_load(&r.calls), 0);
-        for (int i = 0; i < K; i++) CHECK_WAIT(atomic_load(&objs[i]) == 1, TU_WAIT_MS);
+        for (int i = 0; i < K; i++)
+            CHECK_WAIT(atomic_load(&objs[i]) == 1, TU_WAIT_MS);
         CHECK_REC_SANE(&r);
         CHECK_EQ_INT(qtbus_token_dispose(tm), QTBUS_OK);
         CHECK_EQ_INT(qtbus_token_dispose(tg), QTBUS_OK);
         CHECK_WAIT(atomic_load(&marker.releases) == 1, TU_WAIT_MS);
         qtbus_queue_release(q);
-        for (int i = 0; i < K; i++) CHECK_EQ_INT(atomic_load(&objs[i]), 1);
+        for (int i = 0; i < K; i++)
+            CHECK_EQ_INT(atomic_load(&objs[i]), 1);
         CHECK_EQ_INT(atomic_load(&r.releases), 1);
     }
 
@@ -289,10 +288,10 @@ int main(void)
         qtbus_sub_options o = tu_options();
         o.queue = q;
         qtbus_token t;
-        CHECK_EQ_INT(qtbus_subscribe(bus, "Running", &o, running_handler, &r, running_release, &t),
-                     QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscribe(bus, "Running", &o, running_handler, &r, running_release, &t), QTBUS_OK);
         qtbus_event_desc d = tu_event("Running", NULL);
-        for (int i = 0; i < 3; i++) CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
+        for (int i = 0; i < 3; i++)
+            CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
         CHECK_WAIT(atomic_load(&r.gate.entered) == 1, TU_WAIT_MS);
         CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_OK);
         CHECK_EQ_INT(atomic_load(&r.rec.releases), 0); /* the handler is running */
@@ -318,11 +317,13 @@ int main(void)
         CHECK_EQ_INT(tu_sub_rec(bus, "Pending", &o, &r, &t), QTBUS_OK);
         close_queue_with("GateR", &g);
         qtbus_event_desc d = tu_event("Pending", NULL);
-        for (int i = 0; i < 5; i++) CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
+        for (int i = 0; i < 5; i++)
+            CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
         qtbus_queue_release(q); /* the caller's reference is gone; q is not used again */
         atomic_store(&g.open, 1);
         CHECK_WAIT(atomic_load(&r.calls) == 5, TU_WAIT_MS);
-        for (int i = 0; i < 3; i++) CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
+        for (int i = 0; i < 3; i++)
+            CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
         CHECK_WAIT(atomic_load(&r.calls) == 8, TU_WAIT_MS);
         CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_OK);
         CHECK_EQ_INT(qtbus_token_dispose(tg), QTBUS_OK);

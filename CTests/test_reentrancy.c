@@ -20,20 +20,23 @@ static void log_push(const char *s)
     CHECK(ev_len < 128);
     ev_log[ev_len++] = s;
 }
-#define CHECK_LOG(...)                                                                 \
-    do {                                                                               \
-        const char *expect_[] = {__VA_ARGS__};                                         \
-        int n_ = (int)(sizeof expect_ / sizeof expect_[0]);                            \
-        int ok_ = ev_len == n_;                                                        \
-        for (int i_ = 0; ok_ && i_ < n_; i_++) ok_ = strcmp(ev_log[i_], expect_[i_]) == 0; \
-        if (!ok_) {                                                                    \
-            fprintf(stderr, "log:");                                                   \
-            for (int i_ = 0; i_ < ev_len; i_++) fprintf(stderr, " %s", ev_log[i_]);    \
-            fprintf(stderr, "\nexpected:");                                            \
-            for (int i_ = 0; i_ < n_; i_++) fprintf(stderr, " %s", expect_[i_]);       \
-            fprintf(stderr, "\n");                                                     \
-        }                                                                              \
-        CHECK(ok_);                                                                    \
+#define CHECK_LOG(...)                                                                                                 \
+    do {                                                                                                               \
+        const char *expect_[] = {__VA_ARGS__};                                                                         \
+        int n_ = (int)(sizeof expect_ / sizeof expect_[0]);                                                            \
+        int ok_ = ev_len == n_;                                                                                        \
+        for (int i_ = 0; ok_ && i_ < n_; i_++)                                                                         \
+            ok_ = strcmp(ev_log[i_], expect_[i_]) == 0;                                                                \
+        if (!ok_) {                                                                                                    \
+            fprintf(stderr, "log:");                                                                                   \
+            for (int i_ = 0; i_ < ev_len; i_++)                                                                        \
+                fprintf(stderr, " %s", ev_log[i_]);                                                                    \
+            fprintf(stderr, "\nexpected:");                                                                            \
+            for (int i_ = 0; i_ < n_; i_++)                                                                            \
+                fprintf(stderr, " %s", expect_[i_]);                                                                   \
+            fprintf(stderr, "\n");                                                                                     \
+        }                                                                                                              \
+        CHECK(ok_);                                                                                                    \
     } while (0)
 
 /* ---- depth-first ---- */
@@ -173,7 +176,8 @@ int main(void)
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 2);
         CHECK_EQ_INT(nested_rc, 2);
         CHECK_LOG("A1-begin", "B1", "B2", "A1-end", "A2");
-        for (int i = 0; i < 4; i++) CHECK_EQ_INT(qtbus_token_dispose(t[i]), QTBUS_OK);
+        for (int i = 0; i < 4; i++)
+            CHECK_EQ_INT(qtbus_token_dispose(t[i]), QTBUS_OK);
     }
 
     /* Recursion: the same type dispatched 50 levels deep. */
@@ -244,8 +248,7 @@ int main(void)
 
     /* A handler disposes itself then dispatches its own type: not reached again. */
     {
-        CHECK_EQ_INT(qtbus_subscribe(bus, "SelfRe", NULL, self_killer, NULL, NULL, &self_tok),
-                     QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscribe(bus, "SelfRe", NULL, self_killer, NULL, NULL, &self_tok), QTBUS_OK);
         qtbus_event_desc d = tu_event("SelfRe", NULL);
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
         CHECK_EQ_INT(self_calls, 1);

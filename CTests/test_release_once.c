@@ -17,7 +17,7 @@ static qtbus_bus *bus;
 /* ---- A handler that disposes its own token. ---- */
 typedef struct self_disposer {
     tu_rec rec;
-    qtbus_token token;    /* set after subscribe returns (single thread) */
+    qtbus_token token; /* set after subscribe returns (single thread) */
     int dispose_rc;
     int releases_seen_after_dispose;
 } self_disposer;
@@ -30,10 +30,7 @@ static void self_dispose_handler(const qtbus_event *ev, void *userdata)
     /* Still inside the handler: release must wait until the handler returns. */
     s->releases_seen_after_dispose = atomic_load(&s->rec.releases);
 }
-static void self_disposer_release(void *userdata)
-{
-    tu_rec_release(&((self_disposer *)userdata)->rec);
-}
+static void self_disposer_release(void *userdata) { tu_rec_release(&((self_disposer *)userdata)->rec); }
 
 /* ---- An outer handler that dispatches an inner event (nested self-dispose). ---- */
 static int inner_dispatch_rc = -100;
@@ -122,7 +119,8 @@ int main(void)
         qtbus_sub_options o = tu_options();
         o.bag = bag;
         qtbus_token t0, t1;
-        for (int i = 0; i < 3; i++) tu_rec_init(&r[i]);
+        for (int i = 0; i < 3; i++)
+            tu_rec_init(&r[i]);
         CHECK_EQ_INT(tu_sub_rec(bus, "B", &o, &r[0], &t0), QTBUS_OK);
         CHECK_EQ_INT(tu_sub_rec(bus, "B", &o, &r[1], NULL), QTBUS_OK);
         CHECK_EQ_INT(tu_sub_rec(bus, "B", NULL, &r[2], &t1), QTBUS_OK);
@@ -185,7 +183,8 @@ int main(void)
         qtbus_queue *q = qtbus_queue_create("release.destroy");
         CHECK(q != NULL);
         tu_rec r[5];
-        for (int i = 0; i < 5; i++) tu_rec_init(&r[i]);
+        for (int i = 0; i < 5; i++)
+            tu_rec_init(&r[i]);
         qtbus_bag bag;
         CHECK_EQ_INT(qtbus_bag_create(&bag), QTBUS_OK);
         qtbus_token t[5];
@@ -222,8 +221,7 @@ int main(void)
         memset(&s, 0, sizeof s);
         tu_rec_init(&s.rec);
         s.releases_seen_after_dispose = -1;
-        CHECK_EQ_INT(qtbus_subscribe(bus, "Self", NULL, self_dispose_handler, &s,
-                                     self_disposer_release, &s.token),
+        CHECK_EQ_INT(qtbus_subscribe(bus, "Self", NULL, self_dispose_handler, &s, self_disposer_release, &s.token),
                      QTBUS_OK);
         qtbus_event_desc d = tu_event("Self", NULL);
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
@@ -245,12 +243,10 @@ int main(void)
         tu_rec_init(&s.rec);
         s.releases_seen_after_dispose = -1;
         nested_target = &s;
-        CHECK_EQ_INT(qtbus_subscribe(bus, "InnerSelf", NULL, self_dispose_handler, &s,
-                                     self_disposer_release, &s.token),
+        CHECK_EQ_INT(qtbus_subscribe(bus, "InnerSelf", NULL, self_dispose_handler, &s, self_disposer_release, &s.token),
                      QTBUS_OK);
         qtbus_token outer;
-        CHECK_EQ_INT(qtbus_subscribe(bus, "OuterSelf", NULL, outer_handler, NULL, NULL, &outer),
-                     QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscribe(bus, "OuterSelf", NULL, outer_handler, NULL, NULL, &outer), QTBUS_OK);
         qtbus_event_desc d = tu_event("OuterSelf", NULL);
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
         CHECK_EQ_INT(inner_dispatch_rc, 1);
@@ -271,9 +267,7 @@ int main(void)
         tu_rec_init(&victim);
         qtbus_token killer;
         CHECK_EQ_INT(tu_sub_rec(bus, "Victim", NULL, &victim, &victim_token), QTBUS_OK);
-        CHECK_EQ_INT(qtbus_subscribe(bus, "Killer", NULL, dispose_other_handler, NULL, NULL,
-                                     &killer),
-                     QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscribe(bus, "Killer", NULL, dispose_other_handler, NULL, NULL, &killer), QTBUS_OK);
         qtbus_event_desc d = tu_event("Killer", NULL);
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
         CHECK_EQ_INT(victim_dispose_rc, QTBUS_OK);
@@ -291,8 +285,7 @@ int main(void)
         tu_rec_init(&s.rec);
         qtbus_sub_options o = tu_options();
         o.flags = QTBUS_SUB_ONCE;
-        CHECK_EQ_INT(qtbus_subscribe(bus, "OnceSelf", &o, self_dispose_handler, &s,
-                                     self_disposer_release, &s.token),
+        CHECK_EQ_INT(qtbus_subscribe(bus, "OnceSelf", &o, self_dispose_handler, &s, self_disposer_release, &s.token),
                      QTBUS_OK);
         qtbus_event_desc d = tu_event("OnceSelf", NULL);
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
@@ -308,9 +301,7 @@ int main(void)
     {
         qtbus_token t;
         tu_rec_init(&reentrant_new_rec);
-        CHECK_EQ_INT(qtbus_subscribe(bus, "Reentrant", NULL, nop_handler, NULL, reentrant_release,
-                                     &t),
-                     QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscribe(bus, "Reentrant", NULL, nop_handler, NULL, reentrant_release, &t), QTBUS_OK);
         CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_OK);
         CHECK_EQ_INT(atomic_load(&reentrant_release_ran), 1);
         CHECK_EQ_INT(reentrant_count_rc, 0);
@@ -339,8 +330,7 @@ int main(void)
         CHECK_EQ_INT(tu_sub_rec(NULL, "Fail", NULL, &r, &t), QTBUS_EINVAL);
         CHECK_EQ_U64(t.id, 0);
         t.id = 0xdeadbeef;
-        CHECK_EQ_INT(qtbus_subscribe(bus, "Fail", NULL, NULL, &r, tu_rec_release, &t),
-                     QTBUS_EINVAL);
+        CHECK_EQ_INT(qtbus_subscribe(bus, "Fail", NULL, NULL, &r, tu_rec_release, &t), QTBUS_EINVAL);
         CHECK_EQ_U64(t.id, 0);
         o = tu_options();
         o.flags = 1u << 7;
@@ -388,8 +378,10 @@ int main(void)
         }
         qtbus_event_desc d = tu_event("Many", NULL);
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), N);
-        for (int i = 0; i < N; i += 2) CHECK_EQ_INT(qtbus_token_dispose(t[i]), QTBUS_OK);
-        for (int i = N - 1; i > 0; i -= 2) CHECK_EQ_INT(qtbus_token_dispose(t[i]), QTBUS_OK);
+        for (int i = 0; i < N; i += 2)
+            CHECK_EQ_INT(qtbus_token_dispose(t[i]), QTBUS_OK);
+        for (int i = N - 1; i > 0; i -= 2)
+            CHECK_EQ_INT(qtbus_token_dispose(t[i]), QTBUS_OK);
         for (int i = 0; i < N; i++) {
             CHECK_EQ_INT(atomic_load(&r[i].releases), 1);
             CHECK_EQ_INT(atomic_load(&r[i].calls), 1);

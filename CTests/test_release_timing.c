@@ -14,10 +14,10 @@
 /* ---- one subscription whose release says when and where it ran ---- */
 
 typedef struct probe {
-    atomic_int released;       /* the release hook ran */
-    atomic_int disposing;      /* the disposing call is in progress */
-    atomic_int late;           /* ran after the disposing call returned */
-    atomic_int foreign;        /* ran on another thread than the disposing one */
+    atomic_int released;  /* the release hook ran */
+    atomic_int disposing; /* the disposing call is in progress */
+    atomic_int late;      /* ran after the disposing call returned */
+    atomic_int foreign;   /* ran on another thread than the disposing one */
     pthread_t disposer;
 } probe;
 
@@ -95,7 +95,8 @@ static void count_loop(int index, void *ctx)
 {
     (void)index;
     (void)ctx;
-    while (!atomic_load(&stop_counting)) CHECK(qtbus_subscriber_count(other_bus, "Else", NULL) >= 0);
+    while (!atomic_load(&stop_counting))
+        CHECK(qtbus_subscriber_count(other_bus, "Else", NULL) >= 0);
 }
 
 int main(void)
@@ -113,8 +114,8 @@ int main(void)
     /* Neither is an object_release run by qtbus_sticky_clear. */
     victim = subscribe_probe(bus, &victim_probe);
     int object = 0;
-    qtbus_event_desc sticky = {.type = "Kept", .object = &object, .object_release = object_release_disposes,
-                               .flags = QTBUS_EVENT_STICKY};
+    qtbus_event_desc sticky = {
+        .type = "Kept", .object = &object, .object_release = object_release_disposes, .flags = QTBUS_EVENT_STICKY};
     CHECK_EQ_INT(qtbus_dispatch(bus, &sticky), 0);
     CHECK_EQ_INT(qtbus_sticky_clear(bus, "Kept", NULL), 1);
     CHECK_EQ_INT(atomic_load(&victim_probe.released), 1);
@@ -142,7 +143,8 @@ int main(void)
         atomic_store(&p.disposing, 0);
         if (atomic_load(&p.released) != 1) {
             /* Late: wait for it, so `p` outlives its release, and count it. */
-            while (atomic_load(&p.released) != 1) sched_yield();
+            while (atomic_load(&p.released) != 1)
+                sched_yield();
         }
         late += atomic_load(&p.late);
         foreign += atomic_load(&p.foreign);

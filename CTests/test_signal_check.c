@@ -20,11 +20,11 @@
 #include "test_util.h"
 
 #define SIGNATURES 64
-#define MUTATIONS 120   /* per captured payload */
+#define MUTATIONS 120 /* per captured payload */
 #define RANDOM_INPUTS 4000
 
-static const qtbus_arg all_kinds[] = { QTBUS_ARG_INT32,  QTBUS_ARG_UINT32, QTBUS_ARG_INT64,  QTBUS_ARG_UINT64,
-                                       QTBUS_ARG_DOUBLE, QTBUS_ARG_STRING, QTBUS_ARG_POINTER };
+static const qtbus_arg all_kinds[] = {QTBUS_ARG_INT32,  QTBUS_ARG_UINT32, QTBUS_ARG_INT64,  QTBUS_ARG_UINT64,
+                                      QTBUS_ARG_DOUBLE, QTBUS_ARG_STRING, QTBUS_ARG_POINTER};
 
 /* ---------------------------------------------------------------------------------
  * The reference: qtbus.h's layout, read slowly
@@ -93,7 +93,7 @@ static void capture(const qtbus_event *event, void *userdata)
     s->size = size;
 }
 
-static const char *const texts[] = { "", "a", "alice", "h\xc3\xa9llo", "a longer string of some forty bytes..." };
+static const char *const texts[] = {"", "a", "alice", "h\xc3\xa9llo", "a longer string of some forty bytes..."};
 
 static void make_samples(qtbus_bus *bus, uint64_t *seed)
 {
@@ -144,8 +144,7 @@ static void compare(qtbus_bus *bus, const unsigned char *b, size_t n, const qtbu
     if (n) memcpy(copy, b, n);
     int got = qtbus_signal_check(n ? copy : NULL, n, count ? kinds : NULL, count);
     int want = reference(n ? copy : NULL, n, kinds, count);
-    CHECK_MSG(got == want, "qtbus_signal_check says %d, the reference %d (%zu bytes, %zu kinds)", got, want, n,
-              count);
+    CHECK_MSG(got == want, "qtbus_signal_check says %d, the reference %d (%zu bytes, %zu kinds)", got, want, n, count);
     if (got) {
         accepted++;
         size_t slots = 8 + (count + 7) / 8 * 8;
@@ -164,7 +163,8 @@ static void compare(qtbus_bus *bus, const unsigned char *b, size_t n, const qtbu
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
     int args = atomic_load(&args_result);
     int same_kinds = n >= 8 + count && copy[5] == count;
-    for (size_t i = 0; same_kinds && i < count; i++) same_kinds = copy[8 + i] == (unsigned char)kinds[i];
+    for (size_t i = 0; same_kinds && i < count; i++)
+        same_kinds = copy[8 + i] == (unsigned char)kinds[i];
     CHECK_MSG((args >= 0 && same_kinds) == got, "qtbus_event_args says %d, qtbus_signal_check %d", args, got);
     free(copy);
     compared++;
@@ -184,11 +184,10 @@ static size_t mutate(const sample *s, unsigned char *out, size_t room, uint64_t 
     for (int e = 0; e < edits; e++) {
         size_t slots = 8 + (s->count + 7) / 8 * 8;
         switch (tu_rand(seed) % 7) {
-        case 0: /* truncated */
-            n = n ? (size_t)(tu_rand(seed) % n) : 0;
-            break;
+        case 0: /* truncated */ n = n ? (size_t)(tu_rand(seed) % n) : 0; break;
         case 1: /* extended with random bytes or NULs */
-            while (n < room && tu_rand(seed) % 8) out[n++] = tu_rand(seed) % 2 ? 0 : (unsigned char)tu_rand(seed);
+            while (n < room && tu_rand(seed) % 8)
+                out[n++] = tu_rand(seed) % 2 ? 0 : (unsigned char)tu_rand(seed);
             break;
         case 2: /* a random byte overwritten */
             if (n) out[tu_rand(seed) % n] = (unsigned char)tu_rand(seed);
@@ -201,8 +200,8 @@ static size_t mutate(const sample *s, unsigned char *out, size_t room, uint64_t 
             break;
         case 4: /* a slot's offset at an edge: the slots' end, the size, one either side */
             if (s->count && n >= slots + 8 * s->count) {
-                uint64_t edges[] = { 0, 1, slots + 8 * s->count - 1, slots + 8 * s->count, n - 1, n, n + 1,
-                                     UINT64_MAX, (uint64_t)tu_rand(seed) % (n + 8) };
+                uint64_t edges[] = {0,     1,          slots + 8 * s->count - 1,         slots + 8 * s->count, n - 1, n,
+                                    n + 1, UINT64_MAX, (uint64_t)tu_rand(seed) % (n + 8)};
                 uint64_t v = edges[tu_rand(seed) % (sizeof edges / sizeof edges[0])];
                 memcpy(out + slots + 8 * (tu_rand(seed) % s->count), &v, 8);
             }
@@ -245,24 +244,26 @@ static void test_generated(qtbus_bus *bus)
             kinds[i] = tu_rand(&seed) % 2 ? QTBUS_ARG_STRING : all_kinds[tu_rand(&seed) % 7];
         size_t slots = 8 + (count + 7) / 8 * 8;
         size_t n = slots + 8 * count + (size_t)(tu_rand(&seed) % 24);
-        for (size_t i = 0; i < n; i++) buffer[i] = tu_rand(&seed) % 3 ? (unsigned char)tu_rand(&seed) : 0;
+        for (size_t i = 0; i < n; i++)
+            buffer[i] = tu_rand(&seed) % 3 ? (unsigned char)tu_rand(&seed) : 0;
         memcpy(buffer, "QTSG", 4);
         buffer[4] = QTBUS_SIGNAL_LAYOUT_VERSION;
         buffer[5] = (unsigned char)count;
         for (size_t i = 0; i < count; i++) {
             buffer[8 + i] = (unsigned char)kinds[i];
             if (kinds[i] == QTBUS_ARG_STRING) {
-                uint64_t offset = tu_rand(&seed) % 4 ? slots + 8 * count + tu_rand(&seed) % (n - slots - 8 * count + 2)
-                                                     : 0;
+                uint64_t offset =
+                    tu_rand(&seed) % 4 ? slots + 8 * count + tu_rand(&seed) % (n - slots - 8 * count + 2) : 0;
                 memcpy(buffer + slots + 8 * i, &offset, 8);
             }
         }
         compare(bus, buffer, n, kinds, count);
     }
     CHECK(compared >= SIGNATURES * (MUTATIONS + 2) + RANDOM_INPUTS);
-    CHECK(accepted > compared / 20);  /* the inputs reach the accepting side too */
+    CHECK(accepted > compared / 20); /* the inputs reach the accepting side too */
     printf("test_signal_check: %ld inputs compared, %ld accepted\n", compared, accepted);
-    for (int k = 0; k < SIGNATURES; k++) free(samples[k].bytes);
+    for (int k = 0; k < SIGNATURES; k++)
+        free(samples[k].bytes);
 }
 
 /* ---------------------------------------------------------------------------------
@@ -271,8 +272,8 @@ static void test_generated(qtbus_bus *bus)
 
 static void test_arguments(void)
 {
-    static const qtbus_arg text_number[] = { QTBUS_ARG_STRING, QTBUS_ARG_INT32 };
-    static const qtbus_arg unknown[] = { QTBUS_ARG_STRING, (qtbus_arg)8 };
+    static const qtbus_arg text_number[] = {QTBUS_ARG_STRING, QTBUS_ARG_INT32};
+    static const qtbus_arg unknown[] = {QTBUS_ARG_STRING, (qtbus_arg)8};
     unsigned char b[40];
     memset(b, 0, sizeof b);
     memcpy(b, "QTSG", 4);
@@ -291,15 +292,15 @@ static void test_arguments(void)
     snprintf(before, sizeof before, "%s", qtbus_errmsg());
     CHECK(before[0] != 0);
     CHECK_EQ_INT(qtbus_signal_check(NULL, 0, NULL, 0), 0);
-    CHECK_EQ_INT(qtbus_signal_check(b, sizeof b, NULL, 2), 0);                    /* kinds NULL with a count */
-    CHECK_EQ_INT(qtbus_signal_check(b, sizeof b, text_number, 1), 0);             /* another count */
-    CHECK_EQ_INT(qtbus_signal_check(b, sizeof b, unknown, 2), 0);                 /* an unknown kind */
+    CHECK_EQ_INT(qtbus_signal_check(b, sizeof b, NULL, 2), 0);        /* kinds NULL with a count */
+    CHECK_EQ_INT(qtbus_signal_check(b, sizeof b, text_number, 1), 0); /* another count */
+    CHECK_EQ_INT(qtbus_signal_check(b, sizeof b, unknown, 2), 0);     /* an unknown kind */
     CHECK_EQ_INT(qtbus_signal_check(b, sizeof b, text_number, QTBUS_SIGNAL_MAX_ARGS + 1), 0);
-    CHECK_EQ_INT(qtbus_signal_check(b, sizeof b - 1, text_number, 2), 0);         /* the last NUL cut */
+    CHECK_EQ_INT(qtbus_signal_check(b, sizeof b - 1, text_number, 2), 0); /* the last NUL cut */
     CHECK_EQ_STR(qtbus_errmsg(), before);
 
     /* No arguments: the head alone, and NULL kinds. */
-    unsigned char empty[8] = { 'Q', 'T', 'S', 'G', QTBUS_SIGNAL_LAYOUT_VERSION, 0, 0, 0 };
+    unsigned char empty[8] = {'Q', 'T', 'S', 'G', QTBUS_SIGNAL_LAYOUT_VERSION, 0, 0, 0};
     CHECK_EQ_INT(qtbus_signal_check(empty, sizeof empty, NULL, 0), 1);
     CHECK_EQ_INT(qtbus_signal_check(empty, sizeof empty - 1, NULL, 0), 0);
 }

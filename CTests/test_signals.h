@@ -10,8 +10,7 @@
 
 #include "test_util.h"
 
-__attribute__((unused))
-static atomic_int calls;
+__attribute__((unused)) static atomic_int calls;
 
 /* A connection's userdata that counts calls and releases (tu_rec's checks). */
 typedef struct counted {
@@ -26,19 +25,14 @@ static inline void on_counted(const char *text, int32_t number, void *userdata)
     tu_rec_handler(NULL, &c->rec);
 }
 
-static inline void counted_release(void *userdata)
-{
-    tu_rec_release(&((counted *)userdata)->rec);
-}
+static inline void counted_release(void *userdata) { tu_rec_release(&((counted *)userdata)->rec); }
 
 /* (int32, uint32, int64, uint64, double): 5 integer registers with the userdata, 1 vector
  * register: called directly on x86-64 and AArch64. */
-__attribute__((unused))
-static const qtbus_arg numbers_args[] = { QTBUS_ARG_INT32, QTBUS_ARG_UINT32, QTBUS_ARG_INT64, QTBUS_ARG_UINT64,
-                                          QTBUS_ARG_DOUBLE };
+__attribute__((unused)) static const qtbus_arg numbers_args[] = {QTBUS_ARG_INT32, QTBUS_ARG_UINT32, QTBUS_ARG_INT64,
+                                                                 QTBUS_ARG_UINT64, QTBUS_ARG_DOUBLE};
 
-__attribute__((unused))
-static const qtbus_arg text_number_args[] = { QTBUS_ARG_STRING, QTBUS_ARG_INT32 };
+__attribute__((unused)) static const qtbus_arg text_number_args[] = {QTBUS_ARG_STRING, QTBUS_ARG_INT32};
 
 static inline void on_count_text(const char *text, int32_t number, void *userdata)
 {
@@ -47,14 +41,8 @@ static inline void on_count_text(const char *text, int32_t number, void *userdat
     atomic_fetch_add((atomic_int *)userdata, 1);
 }
 
-static inline void on_nothing(void *userdata)
-{
-    atomic_fetch_add((atomic_int *)userdata, 1);
-}
+static inline void on_nothing(void *userdata) { atomic_fetch_add((atomic_int *)userdata, 1); }
 
-static inline int same_double(double a, double b)
-{
-    return memcmp(&a, &b, sizeof a) == 0;
-}
+static inline int same_double(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
 
 #endif

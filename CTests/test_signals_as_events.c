@@ -22,8 +22,7 @@ static void test_once(qtbus_bus *bus)
     memset(&o, 0, sizeof o);
     o.flags = QTBUS_SUB_ONCE;
     qtbus_token t;
-    CHECK_EQ_INT(qtbus_signal_connect(bus, "Once", &o, QTBUS_CALLBACK(on_counted), &c, counted_release, &t),
-                 QTBUS_OK);
+    CHECK_EQ_INT(qtbus_signal_connect(bus, "Once", &o, QTBUS_CALLBACK(on_counted), &c, counted_release, &t), QTBUS_OK);
     CHECK_EQ_INT(qtbus_signal_emit(bus, "Once", NULL, "a", (int32_t)1), 1);
     CHECK_EQ_INT(qtbus_signal_emit(bus, "Once", NULL, "b", (int32_t)2), 0);
     CHECK_EQ_INT(atomic_load(&c.rec.calls), 1);
@@ -83,7 +82,7 @@ static void on_nest(const char *label, int32_t depth, void *userdata)
     nest *n = userdata;
     n->order[n->used++] = label[0];
     if (depth < 3) {
-        char next[2] = { (char)(label[0] + 1), 0 };
+        char next[2] = {(char)(label[0] + 1), 0};
         CHECK_EQ_INT(qtbus_signal_emit(n->bus, "Nest", NULL, next, depth + 1), 2);
     }
     n->order[n->used++] = (char)(label[0] - 'a' + 'A');
@@ -137,7 +136,7 @@ static void test_ordinary_event(void)
 
     /* Subtypes: a connection with subtypes gets only those. */
     atomic_int alice = 0, all = 0;
-    const char *subtypes[] = { "alice" };
+    const char *subtypes[] = {"alice"};
     qtbus_sub_options o;
     memset(&o, 0, sizeof o);
     o.subtypes = subtypes;
@@ -200,10 +199,7 @@ static void on_reply(const qtbus_event *reply, void *userdata)
     r->count++;
 }
 
-static void on_replies_done(void *userdata)
-{
-    atomic_fetch_add(&((replies *)userdata)->done, 1);
-}
+static void on_replies_done(void *userdata) { atomic_fetch_add(&((replies *)userdata)->done, 1); }
 
 static void test_request(qtbus_bus *bus)
 {
@@ -213,8 +209,7 @@ static void test_request(qtbus_bus *bus)
     CHECK_EQ_INT(qtbus_signal_define(bus, "Ask", text_number_args, 2), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, "Ask", NULL, answer, NULL, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, "Ask", NULL, answer, NULL, NULL, NULL), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_signal_connect(bus, "Ask", NULL, QTBUS_CALLBACK(on_count_text), &typed, NULL, NULL),
-                 QTBUS_OK);
+    CHECK_EQ_INT(qtbus_signal_connect(bus, "Ask", NULL, QTBUS_CALLBACK(on_count_text), &typed, NULL, NULL), QTBUS_OK);
     qtbus_value v[2];
     v[0].str = "ping";
     v[1].i32 = 3;

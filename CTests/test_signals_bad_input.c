@@ -19,10 +19,11 @@ static void test_bad_input(qtbus_bus *bus)
     tu_rec_init(&c.rec);
     tu_rec rec;
     tu_rec_init(&rec);
-    const qtbus_arg bad_kind0[] = { QTBUS_ARG_INT32, (qtbus_arg)0 };
-    const qtbus_arg bad_kind8[] = { (qtbus_arg)8 };
+    const qtbus_arg bad_kind0[] = {QTBUS_ARG_INT32, (qtbus_arg)0};
+    const qtbus_arg bad_kind8[] = {(qtbus_arg)8};
     qtbus_arg seventeen[17];
-    for (int i = 0; i < 17; i++) seventeen[i] = QTBUS_ARG_INT32;
+    for (int i = 0; i < 17; i++)
+        seventeen[i] = QTBUS_ARG_INT32;
     char long_name[300];
     memset(long_name, 'n', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = 0;
@@ -47,12 +48,11 @@ static void test_bad_input(qtbus_bus *bus)
     CHECK_EQ_INT(qtbus_signal_define(bus, "Def", text_number_args, 1), QTBUS_EINVAL);
     CHECK_EQ_INT(qtbus_signal_define(bus, "Def", numbers_args, 2), QTBUS_EINVAL);
     CHECK_EQ_INT(qtbus_signal_define(bus, "Def", NULL, 0), QTBUS_EINVAL);
-    qtbus_arg copy[2] = { QTBUS_ARG_STRING, QTBUS_ARG_INT32 };
+    qtbus_arg copy[2] = {QTBUS_ARG_STRING, QTBUS_ARG_INT32};
     CHECK_EQ_INT(qtbus_signal_define(bus, "Def", copy, 2), QTBUS_OK);
     copy[1] = QTBUS_ARG_INT64; /* the signature was copied */
     qtbus_token t;
-    CHECK_EQ_INT(qtbus_signal_connect(bus, "Def", NULL, QTBUS_CALLBACK(on_counted), &c, counted_release, &t),
-                 QTBUS_OK);
+    CHECK_EQ_INT(qtbus_signal_connect(bus, "Def", NULL, QTBUS_CALLBACK(on_counted), &c, counted_release, &t), QTBUS_OK);
     CHECK_EQ_INT(qtbus_signal_emit(bus, "Def", NULL, "x", (int32_t)1), 1);
     CHECK_EQ_INT(atomic_load(&c.rec.calls), 1);
     /* Signatures are per bus: another bus has none for "Def". */
@@ -65,15 +65,15 @@ static void test_bad_input(qtbus_bus *bus)
     /* connect */
     int count = qtbus_subscriber_count(bus, "Def", NULL);
     CHECK_EQ_INT(count, 1);
-    qtbus_token out = { 77 };
+    qtbus_token out = {77};
     CHECK_EQ_INT(qtbus_signal_connect(NULL, "Def", NULL, QTBUS_CALLBACK(on_counted), &c, counted_release, &out),
                  QTBUS_EINVAL);
     CHECK_EQ_U64(out.id, 0);
     out.id = 77;
     CHECK_EQ_INT(qtbus_signal_connect(bus, "Def", NULL, NULL, &n, tu_rec_release, &out), QTBUS_EINVAL);
     CHECK_EQ_U64(out.id, 0);
-    CHECK_EQ_INT(qtbus_signal_connect(bus, "Undefined", NULL, QTBUS_CALLBACK(on_counted), &c, counted_release,
-                                      &out), QTBUS_EINVAL);
+    CHECK_EQ_INT(qtbus_signal_connect(bus, "Undefined", NULL, QTBUS_CALLBACK(on_counted), &c, counted_release, &out),
+                 QTBUS_EINVAL);
     CHECK_EQ_INT(qtbus_signal_connect(bus, NULL, NULL, QTBUS_CALLBACK(on_counted), &c, counted_release, &out),
                  QTBUS_EINVAL);
     CHECK_EQ_INT(qtbus_signal_connect(bus, "", NULL, QTBUS_CALLBACK(on_counted), &c, counted_release, &out),

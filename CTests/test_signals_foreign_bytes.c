@@ -19,7 +19,8 @@ static char args_first_text[32]; /* the first argument's string, copied during t
 static void plain_reader(const qtbus_event *event, void *userdata)
 {
     (void)userdata;
-    for (int i = 0; i < QTBUS_SIGNAL_MAX_ARGS; i++) args_values[i].u64 = 0xA5A5A5A5A5A5A5A5ull;
+    for (int i = 0; i < QTBUS_SIGNAL_MAX_ARGS; i++)
+        args_values[i].u64 = 0xA5A5A5A5A5A5A5A5ull;
     int n = qtbus_event_args(event, args_values, QTBUS_SIGNAL_MAX_ARGS);
     args_first_text[0] = 0;
     /* "Foreign" is (string, int32): its first argument is a string. */
@@ -83,33 +84,98 @@ static void test_foreign_bytes(qtbus_bus *bus)
 
     /* Each of these is not a payload: the plain handler gets EINVAL, the typed one is
      * not called, and nothing is read outside the bytes (ASan/valgrind). */
-    struct { const char *what; unsigned char bytes[64]; size_t size; } bad[16];
+    struct {
+        const char *what;
+        unsigned char bytes[64];
+        size_t size;
+    } bad[16];
     int count = 0;
 #define BAD(label, len) (bad[count].what = (label), bad[count].size = (len), bad[count++].bytes)
     memcpy(BAD("plain text", 5), "hello", 5);
     BAD("empty", 0);
     memcpy(BAD("magic only", 4), "QTSG", 4);
-    { unsigned char *p = BAD("header, 7 bytes", 7); put_header(p, 0); }
-    { unsigned char *p = BAD("wrong version", 8); put_header(p, 0); p[4] = 99; }
-    { unsigned char *p = BAD("17 arguments", 64); put_header(p, 17); }
-    { unsigned char *p = BAD("slots cut off", 20); put_header(p, 2); p[8] = QTBUS_ARG_INT32; p[9] = QTBUS_ARG_INT32; }
-    { unsigned char *p = BAD("kind 0", 24); put_header(p, 1); p[8] = 0; }
-    { unsigned char *p = BAD("kind 8", 24); put_header(p, 1); p[8] = 8; }
+    {
+        unsigned char *p = BAD("header, 7 bytes", 7);
+        put_header(p, 0);
+    }
+    {
+        unsigned char *p = BAD("wrong version", 8);
+        put_header(p, 0);
+        p[4] = 99;
+    }
+    {
+        unsigned char *p = BAD("17 arguments", 64);
+        put_header(p, 17);
+    }
+    {
+        unsigned char *p = BAD("slots cut off", 20);
+        put_header(p, 2);
+        p[8] = QTBUS_ARG_INT32;
+        p[9] = QTBUS_ARG_INT32;
+    }
+    {
+        unsigned char *p = BAD("kind 0", 24);
+        put_header(p, 1);
+        p[8] = 0;
+    }
+    {
+        unsigned char *p = BAD("kind 8", 24);
+        put_header(p, 1);
+        p[8] = 8;
+    }
     /* A string whose offset is past the end, inside the slots, or whose bytes have no NUL. */
-    { unsigned char *p = BAD("offset past end", 26); put_header(p, 1); p[8] = QTBUS_ARG_STRING;
-      uint64_t o = 1000; memcpy(p + 16, &o, 8); }
-    { unsigned char *p = BAD("offset into slots", 26); put_header(p, 1); p[8] = QTBUS_ARG_STRING;
-      uint64_t o = 17; memcpy(p + 16, &o, 8); p[25] = 0; }
-    { unsigned char *p = BAD("no NUL", 28); put_header(p, 1); p[8] = QTBUS_ARG_STRING;
-      uint64_t o = 24; memcpy(p + 16, &o, 8); memcpy(p + 24, "abcd", 4); }
-    { unsigned char *p = BAD("offset huge", 26); put_header(p, 1); p[8] = QTBUS_ARG_STRING;
-      uint64_t o = UINT64_MAX; memcpy(p + 16, &o, 8); }
-    { unsigned char *p = BAD("strings out of order", 40); put_header(p, 2); p[8] = QTBUS_ARG_STRING;
-      p[9] = QTBUS_ARG_STRING; uint64_t o1 = 36, o2 = 32; memcpy(p + 16, &o1, 8); memcpy(p + 24, &o2, 8);
-      memcpy(p + 32, "abc", 4); memcpy(p + 36, "xyz", 4); }
-    { unsigned char *p = BAD("first string without NUL", 40); put_header(p, 2); p[8] = QTBUS_ARG_STRING;
-      p[9] = QTBUS_ARG_STRING; uint64_t o1 = 32, o2 = 36; memcpy(p + 16, &o1, 8); memcpy(p + 24, &o2, 8);
-      memcpy(p + 32, "abcd", 4); memcpy(p + 36, "xyz", 4); }
+    {
+        unsigned char *p = BAD("offset past end", 26);
+        put_header(p, 1);
+        p[8] = QTBUS_ARG_STRING;
+        uint64_t o = 1000;
+        memcpy(p + 16, &o, 8);
+    }
+    {
+        unsigned char *p = BAD("offset into slots", 26);
+        put_header(p, 1);
+        p[8] = QTBUS_ARG_STRING;
+        uint64_t o = 17;
+        memcpy(p + 16, &o, 8);
+        p[25] = 0;
+    }
+    {
+        unsigned char *p = BAD("no NUL", 28);
+        put_header(p, 1);
+        p[8] = QTBUS_ARG_STRING;
+        uint64_t o = 24;
+        memcpy(p + 16, &o, 8);
+        memcpy(p + 24, "abcd", 4);
+    }
+    {
+        unsigned char *p = BAD("offset huge", 26);
+        put_header(p, 1);
+        p[8] = QTBUS_ARG_STRING;
+        uint64_t o = UINT64_MAX;
+        memcpy(p + 16, &o, 8);
+    }
+    {
+        unsigned char *p = BAD("strings out of order", 40);
+        put_header(p, 2);
+        p[8] = QTBUS_ARG_STRING;
+        p[9] = QTBUS_ARG_STRING;
+        uint64_t o1 = 36, o2 = 32;
+        memcpy(p + 16, &o1, 8);
+        memcpy(p + 24, &o2, 8);
+        memcpy(p + 32, "abc", 4);
+        memcpy(p + 36, "xyz", 4);
+    }
+    {
+        unsigned char *p = BAD("first string without NUL", 40);
+        put_header(p, 2);
+        p[8] = QTBUS_ARG_STRING;
+        p[9] = QTBUS_ARG_STRING;
+        uint64_t o1 = 32, o2 = 36;
+        memcpy(p + 16, &o1, 8);
+        memcpy(p + 24, &o2, 8);
+        memcpy(p + 32, "abcd", 4);
+        memcpy(p + 36, "xyz", 4);
+    }
 #undef BAD
     for (int i = 0; i < count; i++) {
         atomic_store(&args_result, 12345);

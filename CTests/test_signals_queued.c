@@ -32,10 +32,7 @@ static void on_queued(const char *text, int32_t number, void *userdata)
     atomic_fetch_add(&q->calls, 1);
 }
 
-static void queued_release(void *userdata)
-{
-    atomic_fetch_add(&((queued_seen *)userdata)->releases, 1);
-}
+static void queued_release(void *userdata) { atomic_fetch_add(&((queued_seen *)userdata)->releases, 1); }
 
 static void hold_queue(const qtbus_event *event, void *userdata)
 {
@@ -49,14 +46,13 @@ static void test_queued(qtbus_bus *bus)
     memset(&q, 0, sizeof q);
     qtbus_queue *queue = qtbus_queue_create("signals");
     CHECK(queue != NULL);
-    tu_gate gate = { 0, 0 };
+    tu_gate gate = {0, 0};
     CHECK_EQ_INT(qtbus_signal_define(bus, "Queued", text_number_args, 2), QTBUS_OK);
     qtbus_sub_options o;
     memset(&o, 0, sizeof o);
     o.queue = queue;
     qtbus_token t;
-    CHECK_EQ_INT(qtbus_signal_connect(bus, "Queued", &o, QTBUS_CALLBACK(on_queued), &q, queued_release, &t),
-                 QTBUS_OK);
+    CHECK_EQ_INT(qtbus_signal_connect(bus, "Queued", &o, QTBUS_CALLBACK(on_queued), &q, queued_release, &t), QTBUS_OK);
 
     /* Hold the queue so every delivery is still pending while the emitter reuses its
      * buffer. */

@@ -31,8 +31,8 @@ static void test_release_once(void)
     o.bag = bag;
     CHECK_EQ_INT(qtbus_signal_connect(bus, "Rel", &o, QTBUS_CALLBACK(on_counted), &by_bag, counted_release, NULL),
                  QTBUS_OK);
-    CHECK_EQ_INT(qtbus_signal_connect(bus, "Rel", NULL, QTBUS_CALLBACK(on_counted), &by_destroy, counted_release,
-                                      NULL), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_signal_connect(bus, "Rel", NULL, QTBUS_CALLBACK(on_counted), &by_destroy, counted_release, NULL),
+                 QTBUS_OK);
     CHECK_EQ_INT(qtbus_signal_emit(bus, "Rel", NULL, "r", (int32_t)0), 3);
     CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_OK);
     CHECK_EQ_INT(atomic_load(&by_token.rec.releases), 1);

@@ -19,7 +19,7 @@
 typedef struct stress {
     qtbus_bus *bus;
     pthread_barrier_t start;
-    atomic_llong sum;           /* of the numbers the fixed handler received */
+    atomic_llong sum; /* of the numbers the fixed handler received */
     atomic_int fixed_calls;
     atomic_int bad_strings;
     atomic_int errors;
@@ -27,7 +27,7 @@ typedef struct stress {
     tu_rec churn_rec;
 } stress;
 
-static const qtbus_arg stress_args[] = { QTBUS_ARG_STRING, QTBUS_ARG_INT64, QTBUS_ARG_DOUBLE };
+static const qtbus_arg stress_args[] = {QTBUS_ARG_STRING, QTBUS_ARG_INT64, QTBUS_ARG_DOUBLE};
 
 static void stress_fixed(const char *text, int64_t number, double half, void *userdata)
 {
@@ -98,8 +98,7 @@ static void test_stress(void)
     CHECK(s.bus != NULL);
     pthread_barrier_init(&s.start, NULL, STRESS_THREADS);
     CHECK_EQ_INT(qtbus_signal_define(s.bus, "Stress", stress_args, 3), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_signal_connect(s.bus, "Stress", NULL, QTBUS_CALLBACK(stress_fixed), &s, NULL, NULL),
-                 QTBUS_OK);
+    CHECK_EQ_INT(qtbus_signal_connect(s.bus, "Stress", NULL, QTBUS_CALLBACK(stress_fixed), &s, NULL, NULL), QTBUS_OK);
     tu_run_threads(STRESS_THREADS, stress_thread, &s);
     pthread_barrier_destroy(&s.start);
     long long n = (long long)STRESS_THREADS * STRESS_EMITS;

@@ -22,7 +22,6 @@ static char seen_text[QTBUS_SIGNAL_MAX_ARGS][1200]; /* copies of the strings */
 static int seen_null[QTBUS_SIGNAL_MAX_ARGS];
 static void *seen_userdata;
 
-
 static void keep_string(int i, const char *s)
 {
     seen_null[i] = s == NULL;
@@ -54,7 +53,7 @@ static void on_numbers(int32_t a, uint32_t b, int64_t c, uint64_t d, double e, v
 }
 
 /* (double, string, pointer, string): direct as well. */
-static const qtbus_arg mixed_args[] = { QTBUS_ARG_DOUBLE, QTBUS_ARG_STRING, QTBUS_ARG_POINTER, QTBUS_ARG_STRING };
+static const qtbus_arg mixed_args[] = {QTBUS_ARG_DOUBLE, QTBUS_ARG_STRING, QTBUS_ARG_POINTER, QTBUS_ARG_STRING};
 static void on_mixed(double a, const char *b, void *c, const char *d, void *userdata)
 {
     seen[0].f64 = a;
@@ -67,8 +66,8 @@ static void on_mixed(double a, const char *b, void *c, const char *d, void *user
 
 /* Every kind, 7 arguments: 7 integer-class values with the userdata, more than x86-64's
  * 6 argument registers, so libffi calls it there. */
-static const qtbus_arg all_args[] = { QTBUS_ARG_INT32, QTBUS_ARG_UINT32, QTBUS_ARG_INT64, QTBUS_ARG_UINT64,
-                                      QTBUS_ARG_DOUBLE, QTBUS_ARG_STRING, QTBUS_ARG_POINTER };
+static const qtbus_arg all_args[] = {QTBUS_ARG_INT32,  QTBUS_ARG_UINT32, QTBUS_ARG_INT64,  QTBUS_ARG_UINT64,
+                                     QTBUS_ARG_DOUBLE, QTBUS_ARG_STRING, QTBUS_ARG_POINTER};
 static void on_all(int32_t a, uint32_t b, int64_t c, uint64_t d, double e, const char *f, void *g, void *userdata)
 {
     seen[0].i32 = a;
@@ -83,23 +82,24 @@ static void on_all(int32_t a, uint32_t b, int64_t c, uint64_t d, double e, const
 }
 
 /* 9 doubles: one more than the vector argument registers (the ninth goes on the stack). */
-static const qtbus_arg nine_doubles_args[] = { QTBUS_ARG_DOUBLE, QTBUS_ARG_DOUBLE, QTBUS_ARG_DOUBLE,
-                                               QTBUS_ARG_DOUBLE, QTBUS_ARG_DOUBLE, QTBUS_ARG_DOUBLE,
-                                               QTBUS_ARG_DOUBLE, QTBUS_ARG_DOUBLE, QTBUS_ARG_DOUBLE };
-static void on_nine_doubles(double a, double b, double c, double d, double e, double f, double g, double h,
-                            double i, void *userdata)
+static const qtbus_arg nine_doubles_args[] = {QTBUS_ARG_DOUBLE, QTBUS_ARG_DOUBLE, QTBUS_ARG_DOUBLE,
+                                              QTBUS_ARG_DOUBLE, QTBUS_ARG_DOUBLE, QTBUS_ARG_DOUBLE,
+                                              QTBUS_ARG_DOUBLE, QTBUS_ARG_DOUBLE, QTBUS_ARG_DOUBLE};
+static void on_nine_doubles(double a, double b, double c, double d, double e, double f, double g, double h, double i,
+                            void *userdata)
 {
-    double v[9] = { a, b, c, d, e, f, g, h, i };
-    for (int k = 0; k < 9; k++) seen[k].f64 = v[k];
+    double v[9] = {a, b, c, d, e, f, g, h, i};
+    for (int k = 0; k < 9; k++)
+        seen[k].f64 = v[k];
     seen_userdata = userdata;
     atomic_fetch_add(&calls, 1);
 }
 
 /* 8 doubles and 5 integers interleaved: every argument register of both classes. */
-static const qtbus_arg full_registers_args[] = { QTBUS_ARG_DOUBLE, QTBUS_ARG_INT32, QTBUS_ARG_DOUBLE, QTBUS_ARG_DOUBLE,
-                                                 QTBUS_ARG_UINT64, QTBUS_ARG_DOUBLE, QTBUS_ARG_STRING, QTBUS_ARG_DOUBLE,
-                                                 QTBUS_ARG_DOUBLE, QTBUS_ARG_POINTER, QTBUS_ARG_DOUBLE, QTBUS_ARG_INT64,
-                                                 QTBUS_ARG_DOUBLE };
+static const qtbus_arg full_registers_args[] = {QTBUS_ARG_DOUBLE, QTBUS_ARG_INT32,   QTBUS_ARG_DOUBLE, QTBUS_ARG_DOUBLE,
+                                                QTBUS_ARG_UINT64, QTBUS_ARG_DOUBLE,  QTBUS_ARG_STRING, QTBUS_ARG_DOUBLE,
+                                                QTBUS_ARG_DOUBLE, QTBUS_ARG_POINTER, QTBUS_ARG_DOUBLE, QTBUS_ARG_INT64,
+                                                QTBUS_ARG_DOUBLE};
 static void on_full_registers(double a, int32_t b, double c, double d, uint64_t e, double f, const char *g, double h,
                               double i, void *j, double k, int64_t l, double m, void *userdata)
 {
@@ -122,14 +122,13 @@ static void on_full_registers(double a, int32_t b, double c, double d, uint64_t 
 
 /* 16 arguments mixing every kind: integer registers and then the stack, vector registers
  * and then the stack, interleaved. */
-static const qtbus_arg sixteen_args[] = {
-    QTBUS_ARG_INT32,  QTBUS_ARG_DOUBLE, QTBUS_ARG_STRING, QTBUS_ARG_UINT64, QTBUS_ARG_DOUBLE, QTBUS_ARG_UINT32,
-    QTBUS_ARG_POINTER, QTBUS_ARG_INT64, QTBUS_ARG_DOUBLE, QTBUS_ARG_STRING, QTBUS_ARG_INT32, QTBUS_ARG_DOUBLE,
-    QTBUS_ARG_UINT64, QTBUS_ARG_STRING, QTBUS_ARG_DOUBLE, QTBUS_ARG_INT32
-};
-static void on_sixteen(int32_t a0, double a1, const char *a2, uint64_t a3, double a4, uint32_t a5, void *a6,
-                       int64_t a7, double a8, const char *a9, int32_t a10, double a11, uint64_t a12,
-                       const char *a13, double a14, int32_t a15, void *userdata)
+static const qtbus_arg sixteen_args[] = {QTBUS_ARG_INT32,  QTBUS_ARG_DOUBLE, QTBUS_ARG_STRING,  QTBUS_ARG_UINT64,
+                                         QTBUS_ARG_DOUBLE, QTBUS_ARG_UINT32, QTBUS_ARG_POINTER, QTBUS_ARG_INT64,
+                                         QTBUS_ARG_DOUBLE, QTBUS_ARG_STRING, QTBUS_ARG_INT32,   QTBUS_ARG_DOUBLE,
+                                         QTBUS_ARG_UINT64, QTBUS_ARG_STRING, QTBUS_ARG_DOUBLE,  QTBUS_ARG_INT32};
+static void on_sixteen(int32_t a0, double a1, const char *a2, uint64_t a3, double a4, uint32_t a5, void *a6, int64_t a7,
+                       double a8, const char *a9, int32_t a10, double a11, uint64_t a12, const char *a13, double a14,
+                       int32_t a15, void *userdata)
 {
     seen[0].i32 = a0;
     seen[1].f64 = a1;
@@ -160,20 +159,25 @@ static void test_numbers(qtbus_bus *bus)
     int ud;
     CHECK_EQ_INT(qtbus_signal_define(bus, "Numbers", numbers_args, 5), QTBUS_OK);
     qtbus_token token;
-    CHECK_EQ_INT(qtbus_signal_connect(bus, "Numbers", NULL, QTBUS_CALLBACK(on_numbers), &ud, NULL, &token),
-                 QTBUS_OK);
+    CHECK_EQ_INT(qtbus_signal_connect(bus, "Numbers", NULL, QTBUS_CALLBACK(on_numbers), &ud, NULL, &token), QTBUS_OK);
 
-    struct { int32_t a; uint32_t b; int64_t c; uint64_t d; double e; } cases[] = {
-        { INT32_MIN, 0, INT64_MIN, 0, -0.0 },
-        { INT32_MAX, UINT32_MAX, INT64_MAX, UINT64_MAX, NAN },
-        { -1, 1, -1, 1, INFINITY },
-        { 0, 0x80000000u, 0, 0x8000000000000000ull, -INFINITY },
-        { 7, 42, 1234567890123ll, 9876543210987ull, 5e-324 },
+    struct {
+        int32_t a;
+        uint32_t b;
+        int64_t c;
+        uint64_t d;
+        double e;
+    } cases[] = {
+        {INT32_MIN, 0, INT64_MIN, 0, -0.0},
+        {INT32_MAX, UINT32_MAX, INT64_MAX, UINT64_MAX, NAN},
+        {-1, 1, -1, 1, INFINITY},
+        {0, 0x80000000u, 0, 0x8000000000000000ull, -INFINITY},
+        {7, 42, 1234567890123ll, 9876543210987ull, 5e-324},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         reset_seen();
-        CHECK_EQ_INT(qtbus_signal_emit(bus, "Numbers", NULL, cases[i].a, cases[i].b, cases[i].c, cases[i].d,
-                                       cases[i].e), 1);
+        CHECK_EQ_INT(
+            qtbus_signal_emit(bus, "Numbers", NULL, cases[i].a, cases[i].b, cases[i].c, cases[i].d, cases[i].e), 1);
         CHECK_EQ_INT(atomic_load(&calls), 1);
         CHECK_EQ_INT(seen[0].i32, cases[i].a);
         CHECK_EQ_U64(seen[1].u32, cases[i].b);
@@ -206,7 +210,7 @@ static void test_strings_and_pointers(qtbus_bus *bus)
     memset(big, 'x', sizeof big - 1);
     big[0] = 'B';
     big[sizeof big - 1] = 0;
-    const char *texts[] = { "", NULL, "h\xc3\xa9llo w\xc3\xb6rld", big, "a" };
+    const char *texts[] = {"", NULL, "h\xc3\xa9llo w\xc3\xb6rld", big, "a"};
     int object;
 
     CHECK_EQ_INT(qtbus_signal_define(bus, "Mixed", mixed_args, 4), QTBUS_OK);
@@ -229,8 +233,9 @@ static void test_strings_and_pointers(qtbus_bus *bus)
     CHECK_EQ_INT(qtbus_signal_connect(bus, "All", NULL, QTBUS_CALLBACK(on_all), &object, NULL, NULL), QTBUS_OK);
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         reset_seen();
-        CHECK_EQ_INT(qtbus_signal_emit(bus, "All", NULL, INT32_MIN, UINT32_MAX, INT64_MIN, UINT64_MAX, -0.0,
-                                       texts[i], (void *)NULL), 1);
+        CHECK_EQ_INT(qtbus_signal_emit(bus, "All", NULL, INT32_MIN, UINT32_MAX, INT64_MIN, UINT64_MAX, -0.0, texts[i],
+                                       (void *)NULL),
+                     1);
         CHECK_EQ_INT(atomic_load(&calls), 1);
         CHECK_EQ_INT(seen[0].i32, INT32_MIN);
         CHECK_EQ_U64(seen[1].u32, UINT32_MAX);
@@ -269,18 +274,20 @@ static void test_register_limits(qtbus_bus *bus)
     CHECK_EQ_INT(qtbus_signal_connect(bus, "NineDoubles", NULL, QTBUS_CALLBACK(on_nine_doubles), &calls, NULL, NULL),
                  QTBUS_OK);
     reset_seen();
-    CHECK_EQ_INT(qtbus_signal_emit(bus, "NineDoubles", NULL, 1.5, -2.5, 3.25, NAN, -0.0, 6e300, -7e-300, 8.0, 9.75),
-                 1);
-    double expect[9] = { 1.5, -2.5, 3.25, NAN, -0.0, 6e300, -7e-300, 8.0, 9.75 };
-    for (int k = 0; k < 9; k++) CHECK_MSG(same_double(seen[k].f64, expect[k]), "double %d", k);
+    CHECK_EQ_INT(qtbus_signal_emit(bus, "NineDoubles", NULL, 1.5, -2.5, 3.25, NAN, -0.0, 6e300, -7e-300, 8.0, 9.75), 1);
+    double expect[9] = {1.5, -2.5, 3.25, NAN, -0.0, 6e300, -7e-300, 8.0, 9.75};
+    for (int k = 0; k < 9; k++)
+        CHECK_MSG(same_double(seen[k].f64, expect[k]), "double %d", k);
     CHECK(seen_userdata == &calls);
 
     CHECK_EQ_INT(qtbus_signal_define(bus, "FullRegisters", full_registers_args, 13), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_signal_connect(bus, "FullRegisters", NULL, QTBUS_CALLBACK(on_full_registers), &calls, NULL,
-                                      NULL), QTBUS_OK);
+    CHECK_EQ_INT(
+        qtbus_signal_connect(bus, "FullRegisters", NULL, QTBUS_CALLBACK(on_full_registers), &calls, NULL, NULL),
+        QTBUS_OK);
     reset_seen();
-    CHECK_EQ_INT(qtbus_signal_emit(bus, "FullRegisters", NULL, 0.5, INT32_MIN, 1.5, 2.5, UINT64_MAX, 3.5, "reg",
-                                   4.5, 5.5, (void *)&seen, 6.5, INT64_MIN, 7.5), 1);
+    CHECK_EQ_INT(qtbus_signal_emit(bus, "FullRegisters", NULL, 0.5, INT32_MIN, 1.5, 2.5, UINT64_MAX, 3.5, "reg", 4.5,
+                                   5.5, (void *)&seen, 6.5, INT64_MIN, 7.5),
+                 1);
     CHECK(same_double(seen[0].f64, 0.5));
     CHECK_EQ_INT(seen[1].i32, INT32_MIN);
     CHECK(same_double(seen[2].f64, 1.5));
@@ -329,7 +336,7 @@ static void plain_sixteen(const qtbus_event *event, void *userdata)
     qtbus_value few[15];
     CHECK_EQ_INT(qtbus_event_args(event, few, 15), QTBUS_EINVAL); /* smaller than the signature */
     plain_count = qtbus_event_args(event, plain_seen, QTBUS_SIGNAL_MAX_ARGS);
-    const char *s[3] = { plain_seen[2].str, plain_seen[9].str, plain_seen[13].str };
+    const char *s[3] = {plain_seen[2].str, plain_seen[9].str, plain_seen[13].str};
     for (int i = 0; i < 3; i++) {
         plain_null[i] = s[i] == NULL;
         plain_text[i][0] = 0;
@@ -349,8 +356,9 @@ static void test_sixteen(qtbus_bus *bus)
     CHECK_EQ_INT(qtbus_subscribe(bus, "Sixteen", NULL, plain_sixteen, NULL, NULL, NULL), QTBUS_OK);
     reset_seen();
     CHECK_EQ_INT(qtbus_signal_emit(bus, "Sixteen", NULL, INT32_MIN, 1.25, "two", UINT64_MAX, -0.0, UINT32_MAX,
-                                   (void *)&seen, INT64_MIN, NAN, (const char *)NULL, INT32_MAX, 1e308,
-                                   (uint64_t)0, "", -3.0, (int32_t)-16), 2);
+                                   (void *)&seen, INT64_MIN, NAN, (const char *)NULL, INT32_MAX, 1e308, (uint64_t)0, "",
+                                   -3.0, (int32_t)-16),
+                 2);
     CHECK_EQ_INT(atomic_load(&calls), 1);
     CHECK(seen_userdata == &plain_calls);
     expect_sixteen(seen, seen_null[2] ? NULL : seen_text[2], seen_null[9] ? NULL : seen_text[9],
@@ -375,8 +383,9 @@ static void test_sixteen(qtbus_bus *bus)
     reset_seen();
     char two[8] = "two";
     CHECK_EQ_INT(qtbus_signal_emit(other, "Sixteen", NULL, INT32_MIN, 1.25, two, UINT64_MAX, -0.0, UINT32_MAX,
-                                   (void *)&seen, INT64_MIN, NAN, (const char *)NULL, INT32_MAX, 1e308,
-                                   (uint64_t)0, "", -3.0, (int32_t)-16), 1);
+                                   (void *)&seen, INT64_MIN, NAN, (const char *)NULL, INT32_MAX, 1e308, (uint64_t)0, "",
+                                   -3.0, (int32_t)-16),
+                 1);
     strcpy(two, "XXX");
     CHECK_WAIT(atomic_load(&calls) == 1, TU_WAIT_MS);
     CHECK(seen_userdata == &plain_calls);

@@ -20,17 +20,14 @@ typedef struct feed {
     atomic_int starts;
     atomic_int stops;
     atomic_int releases;
-    atomic_int active;     /* started and not stopped */
-    atomic_int overlap;    /* start while active, stop while inactive */
+    atomic_int active;  /* started and not stopped */
+    atomic_int overlap; /* start while active, stop while inactive */
     int disconnect_in_start;
     atomic_int disconnect_rc;
     int stops_seen_in_start;
 } feed;
 
-static void feed_init(feed *f)
-{
-    memset(f, 0, sizeof *f);
-}
+static void feed_init(feed *f) { memset(f, 0, sizeof *f); }
 
 /* The side effect: one "Price" event per start, dispatched synchronously. */
 static void feed_start(qtbus_bus *b, void *userdata)
@@ -64,11 +61,11 @@ static void feed_release(void *userdata)
     atomic_fetch_add(&f->releases, 1);
 }
 
-#define CHECK_FEED(f, s, p)                                                            \
-    do {                                                                               \
-        CHECK_EQ_INT(atomic_load(&(f)->starts), (s));                                  \
-        CHECK_EQ_INT(atomic_load(&(f)->stops), (p));                                   \
-        CHECK_EQ_INT(atomic_load(&(f)->overlap), 0);                                   \
+#define CHECK_FEED(f, s, p)                                                                                            \
+    do {                                                                                                               \
+        CHECK_EQ_INT(atomic_load(&(f)->starts), (s));                                                                  \
+        CHECK_EQ_INT(atomic_load(&(f)->stops), (p));                                                                   \
+        CHECK_EQ_INT(atomic_load(&(f)->overlap), 0);                                                                   \
     } while (0)
 
 int main(void)
@@ -120,7 +117,8 @@ int main(void)
         static feed f;
         feed_init(&f);
         CHECK_EQ_INT(qtbus_source_create(bus, "Price", QTBUS_SOURCE_AUTOCONNECT, feed_start, feed_stop, &f,
-                                         feed_release, &f.self), QTBUS_OK);
+                                         feed_release, &f.self),
+                     QTBUS_OK);
         CHECK_FEED(&f, 0, 0);
         static tu_rec a, b;
         tu_rec_init(&a);
@@ -233,7 +231,8 @@ int main(void)
         static feed on, off;
         feed_init(&on);
         feed_init(&off);
-        CHECK_EQ_INT(qtbus_source_create(bus, "Price", 0, feed_start, feed_stop, &on, feed_release, &on.self), QTBUS_OK);
+        CHECK_EQ_INT(qtbus_source_create(bus, "Price", 0, feed_start, feed_stop, &on, feed_release, &on.self),
+                     QTBUS_OK);
         CHECK_EQ_INT(qtbus_source_create(bus, "Volume", 0, feed_start, feed_stop, &off, feed_release, &off.self),
                      QTBUS_OK);
         CHECK_EQ_INT(qtbus_source_connect(on.self), QTBUS_OK);

@@ -51,24 +51,22 @@ int main(void)
         /* Static text: asking again gives the same text. */
         CHECK_EQ_STR(qtbus_strerror(known[i].value), s);
         for (int j = 0; j < i; j++) {
-            CHECK_MSG(strcmp(s, qtbus_strerror(known[j].value)) != 0,
-                      "QTBUS_%s and QTBUS_%s share the text \"%s\"", known[i].name,
-                      known[j].name, s);
+            CHECK_MSG(strcmp(s, qtbus_strerror(known[j].value)) != 0, "QTBUS_%s and QTBUS_%s share the text \"%s\"",
+                      known[i].name, known[j].name, s);
         }
         checked++;
     }
 
     /* Unknown ints (future codes, positive counts, extremes): never NULL, never empty,
      * never mistaken for a known code. */
-    const int unknown[] = {QTBUS__STATUS_LAST, -11, -100, -1000, 1, 2, 7, 42, 1000,
-                           INT_MIN, INT_MIN + 1, INT_MAX};
+    const int unknown[] = {QTBUS__STATUS_LAST, -11, -100, -1000, 1, 2, 7, 42, 1000, INT_MIN, INT_MIN + 1, INT_MAX};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         const char *s = qtbus_strerror(unknown[i]);
         CHECK_MSG(s != NULL, "qtbus_strerror(%d) is NULL", unknown[i]);
         CHECK(s[0] != '\0');
         for (int j = 0; j < KNOWN_COUNT; j++) {
-            CHECK_MSG(strcmp(s, known[j].text) != 0,
-                      "qtbus_strerror(%d) gives the text of QTBUS_%s", unknown[i], known[j].name);
+            CHECK_MSG(strcmp(s, known[j].text) != 0, "qtbus_strerror(%d) gives the text of QTBUS_%s", unknown[i],
+                      known[j].name);
         }
         checked++;
     }
@@ -79,11 +77,9 @@ int main(void)
     CHECK_EQ_STR(v, QTBUS_VERSION_STRING);
     CHECK(v == qtbus_version() || strcmp(v, qtbus_version()) == 0);
     char expect[64];
-    snprintf(expect, sizeof expect, "%d.%d.%d", QTBUS_VERSION_MAJOR, QTBUS_VERSION_MINOR,
-             QTBUS_VERSION_PATCH);
+    snprintf(expect, sizeof expect, "%d.%d.%d", QTBUS_VERSION_MAJOR, QTBUS_VERSION_MINOR, QTBUS_VERSION_PATCH);
     CHECK_EQ_STR(QTBUS_VERSION_STRING, expect);
-    CHECK_EQ_INT(QTBUS_VERSION_NUMBER,
-                 QTBUS_VERSION_MAJOR * 10000 + QTBUS_VERSION_MINOR * 100 + QTBUS_VERSION_PATCH);
+    CHECK_EQ_INT(QTBUS_VERSION_NUMBER, QTBUS_VERSION_MAJOR * 10000 + QTBUS_VERSION_MINOR * 100 + QTBUS_VERSION_PATCH);
     checked++;
 
     /* QTBUS_CHECK_VERSION: this version and older ones pass, newer ones do not, in
@@ -95,8 +91,7 @@ int main(void)
     CHECK(QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR, QTBUS_VERSION_MINOR, 0));
     CHECK(QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR, 0, 0));
     CHECK(QTBUS_CHECK_VERSION(0, 0, 9) || QTBUS_VERSION_NUMBER < 9);
-    if (QTBUS_VERSION_MINOR > 0)
-        CHECK(QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR, QTBUS_VERSION_MINOR - 1, 99));
+    if (QTBUS_VERSION_MINOR > 0) CHECK(QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR, QTBUS_VERSION_MINOR - 1, 99));
     CHECK(!QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR, QTBUS_VERSION_MINOR, QTBUS_VERSION_PATCH + 1));
     CHECK(!QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR, QTBUS_VERSION_MINOR + 1, 0));
     CHECK(!QTBUS_CHECK_VERSION(QTBUS_VERSION_MAJOR + 1, 0, 0));

@@ -51,26 +51,26 @@ static void rlog_handler(const qtbus_event *ev, void *userdata)
     atomic_store(&l->n, i + 1);
 }
 
-static void rlog_release(void *userdata)
-{
-    atomic_fetch_add(&((rlog *)userdata)->releases, 1);
-}
+static void rlog_release(void *userdata) { atomic_fetch_add(&((rlog *)userdata)->releases, 1); }
 
-#define CHECK_RLOG(l, ...)                                                             \
-    do {                                                                               \
-        const char *expect_[] = {__VA_ARGS__};                                         \
-        int n_ = (int)(sizeof expect_ / sizeof expect_[0]);                            \
-        int got_ = atomic_load(&(l)->n);                                               \
-        int ok_ = got_ == n_;                                                          \
-        for (int i_ = 0; ok_ && i_ < n_; i_++) ok_ = strcmp((l)->item[i_], expect_[i_]) == 0; \
-        if (!ok_) {                                                                    \
-            fprintf(stderr, "%s received:", #l);                                       \
-            for (int i_ = 0; i_ < got_; i_++) fprintf(stderr, " %s", (l)->item[i_]);   \
-            fprintf(stderr, "\nexpected:");                                            \
-            for (int i_ = 0; i_ < n_; i_++) fprintf(stderr, " %s", expect_[i_]);       \
-            fprintf(stderr, "\n");                                                     \
-        }                                                                              \
-        CHECK(ok_);                                                                    \
+#define CHECK_RLOG(l, ...)                                                                                             \
+    do {                                                                                                               \
+        const char *expect_[] = {__VA_ARGS__};                                                                         \
+        int n_ = (int)(sizeof expect_ / sizeof expect_[0]);                                                            \
+        int got_ = atomic_load(&(l)->n);                                                                               \
+        int ok_ = got_ == n_;                                                                                          \
+        for (int i_ = 0; ok_ && i_ < n_; i_++)                                                                         \
+            ok_ = strcmp((l)->item[i_], expect_[i_]) == 0;                                                             \
+        if (!ok_) {                                                                                                    \
+            fprintf(stderr, "%s received:", #l);                                                                       \
+            for (int i_ = 0; i_ < got_; i_++)                                                                          \
+                fprintf(stderr, " %s", (l)->item[i_]);                                                                 \
+            fprintf(stderr, "\nexpected:");                                                                            \
+            for (int i_ = 0; i_ < n_; i_++)                                                                            \
+                fprintf(stderr, " %s", expect_[i_]);                                                                   \
+            fprintf(stderr, "\n");                                                                                     \
+        }                                                                                                              \
+        CHECK(ok_);                                                                                                    \
     } while (0)
 #define CHECK_RLOG_EMPTY(l) CHECK_EQ_INT(atomic_load(&(l)->n), 0)
 
@@ -83,8 +83,8 @@ static void sticky(const char *type, const char *subtype, const char *text, int 
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), expect_rc);
 }
 
-static qtbus_token replay_sub(const char *type, const char *const *subtypes, size_t count,
-                              uint32_t flags, qtbus_queue *queue, rlog *l)
+static qtbus_token replay_sub(const char *type, const char *const *subtypes, size_t count, uint32_t flags,
+                              qtbus_queue *queue, rlog *l)
 {
     qtbus_sub_options o = tu_options();
     o.subtypes = subtypes;
@@ -119,15 +119,15 @@ static void seq_handler(const qtbus_event *ev, void *userdata)
     CHECK_EQ_INT(size, sizeof(uint32_t));
     uint32_t v = *p;
     unsigned prev = atomic_exchange(&r->last, v);
-    if (prev == 0) atomic_store(&r->first, v);
-    else if (v <= prev) atomic_fetch_add(&r->not_increasing, 1);
-    else if (v != prev + 1) atomic_fetch_add(&r->gaps, 1);
+    if (prev == 0)
+        atomic_store(&r->first, v);
+    else if (v <= prev)
+        atomic_fetch_add(&r->not_increasing, 1);
+    else if (v != prev + 1)
+        atomic_fetch_add(&r->gaps, 1);
     atomic_fetch_add(&r->count, 1);
 }
-static void seq_release(void *userdata)
-{
-    atomic_fetch_add(&((seqrec *)userdata)->releases, 1);
-}
+static void seq_release(void *userdata) { atomic_fetch_add(&((seqrec *)userdata)->releases, 1); }
 
 static atomic_uint seq_progress; /* last number whose dispatch returned */
 
@@ -171,8 +171,7 @@ static void test_replay_concurrent(void)
             o.subtypes = s_only;
             o.subtype_count = 1;
         }
-        CHECK_EQ_INT(qtbus_subscribe(bus, "Seq", &o, seq_handler, &rec[k], seq_release, &tok[k]),
-                     QTBUS_OK);
+        CHECK_EQ_INT(qtbus_subscribe(bus, "Seq", &o, seq_handler, &rec[k], seq_release, &tok[k]), QTBUS_OK);
         /* Whatever was kept when subscribe returned has been replayed already. */
         if (atomic_load(&seq_progress) > 0) CHECK(atomic_load(&rec[k].count) > 0);
     }
@@ -181,13 +180,12 @@ static void test_replay_concurrent(void)
     int total = 0;
     for (int k = 0; k < SEQ_SUBS; k++) {
         seqrec *r = &rec[k];
-        CHECK_MSG(atomic_load(&r->not_increasing) == 0,
-                  "subscription %d: %d duplicate/out-of-order events", k,
+        CHECK_MSG(atomic_load(&r->not_increasing) == 0, "subscription %d: %d duplicate/out-of-order events", k,
                   atomic_load(&r->not_increasing));
-        CHECK_MSG(atomic_load(&r->gaps) == 0, "subscription %d: %d gaps (first %u, count %d)", k,
-                  atomic_load(&r->gaps), atomic_load(&r->first), atomic_load(&r->count));
-        CHECK_MSG(atomic_load(&r->last) == SEQ_N, "subscription %d: last seen %u, not %d", k,
-                  atomic_load(&r->last), SEQ_N);
+        CHECK_MSG(atomic_load(&r->gaps) == 0, "subscription %d: %d gaps (first %u, count %d)", k, atomic_load(&r->gaps),
+                  atomic_load(&r->first), atomic_load(&r->count));
+        CHECK_MSG(atomic_load(&r->last) == SEQ_N, "subscription %d: last seen %u, not %d", k, atomic_load(&r->last),
+                  SEQ_N);
         CHECK_EQ_INT(atomic_load(&r->count), SEQ_N - (int)atomic_load(&r->first) + 1);
         total += atomic_load(&r->count);
         CHECK_EQ_INT(qtbus_token_dispose(tok[k]), QTBUS_OK);

@@ -83,11 +83,13 @@ static void nesting_and_statuses(void)
     CHECK_EQ_INT(dispatch("Nest", NULL), 1);
 
     /* The limit: QTBUS_MAX_BLOCKS blocks, one more refused, then as many unblocks. */
-    for (int i = 0; i < QTBUS_MAX_BLOCKS; i++) CHECK_EQ_INT(qtbus_token_block(t), QTBUS_OK);
+    for (int i = 0; i < QTBUS_MAX_BLOCKS; i++)
+        CHECK_EQ_INT(qtbus_token_block(t), QTBUS_OK);
     CHECK_EQ_INT(qtbus_token_block(t), QTBUS_EINVAL);
     CHECK(strstr(qtbus_errmsg(), "QTBUS_MAX_BLOCKS") != NULL);
     CHECK_EQ_INT(dispatch("Nest", NULL), 0);
-    for (int i = 0; i < QTBUS_MAX_BLOCKS - 1; i++) CHECK_EQ_INT(qtbus_token_unblock(t), QTBUS_OK);
+    for (int i = 0; i < QTBUS_MAX_BLOCKS - 1; i++)
+        CHECK_EQ_INT(qtbus_token_unblock(t), QTBUS_OK);
     CHECK_EQ_INT(dispatch("Nest", NULL), 0);
     CHECK_EQ_INT(qtbus_token_unblock(t), QTBUS_OK);
     CHECK_EQ_INT(qtbus_token_unblock(t), QTBUS_EINVAL);
@@ -129,22 +131,27 @@ static void skipped_in_place(void)
 {
     qtbus_token a = sub_logger("Arr", NULL, "a"), b = sub_logger("Arr", NULL, "b");
     qtbus_token c = sub_logger("Arr", NULL, "c"), d = sub_logger("Arr", NULL, "d");
-    for (int i = 0; i < 3; i++) CHECK_EQ_INT(dispatch("Arr", NULL), 4);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(dispatch("Arr", NULL), 4);
     log_reset();
     CHECK_EQ_INT(qtbus_token_block(b), QTBUS_OK);
-    for (int i = 0; i < 3; i++) CHECK_EQ_INT(dispatch("Arr", NULL), 3);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(dispatch("Arr", NULL), 3);
     CHECK_EQ_STR(log_text, "acdacdacd");
     CHECK_EQ_INT(qtbus_token_block(d), QTBUS_OK);
     CHECK_EQ_INT(qtbus_token_unblock(b), QTBUS_OK);
     log_reset();
-    for (int i = 0; i < 3; i++) CHECK_EQ_INT(dispatch("Arr", NULL), 3);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(dispatch("Arr", NULL), 3);
     CHECK_EQ_STR(log_text, "abcabcabc");
     CHECK_EQ_INT(qtbus_token_unblock(d), QTBUS_OK);
     log_reset();
-    for (int i = 0; i < 3; i++) CHECK_EQ_INT(dispatch("Arr", NULL), 4);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(dispatch("Arr", NULL), 4);
     CHECK_EQ_STR(log_text, "abcdabcdabcd");
     qtbus_token all[] = {a, b, c, d};
-    for (int i = 0; i < 4; i++) CHECK_EQ_INT(qtbus_token_dispose(all[i]), QTBUS_OK);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(qtbus_token_dispose(all[i]), QTBUS_OK);
 
     /* Subtype-specific before whole-type at equal priority; a subscription to two
      * subtypes is blocked in both lists. */
@@ -171,7 +178,8 @@ static void skipped_in_place(void)
     CHECK_EQ_INT(dispatch("Sub", "y"), 2);
     CHECK_EQ_STR(log_text, "mw");
     qtbus_token subs[] = {s, w, m};
-    for (int i = 0; i < 3; i++) CHECK_EQ_INT(qtbus_token_dispose(subs[i]), QTBUS_OK);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(qtbus_token_dispose(subs[i]), QTBUS_OK);
 
     /* Pattern subscriptions alike. */
     qtbus_sub_options po = tu_options();
@@ -237,7 +245,8 @@ static void queued(void)
 
     /* Blocked: no delivery queued at all. */
     CHECK_EQ_INT(qtbus_token_block(t), QTBUS_OK);
-    for (int i = 0; i < 5; i++) CHECK_EQ_INT(dispatch("Q", NULL), 0);
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(dispatch("Q", NULL), 0);
     CHECK_EQ_U64(stats_of(q).pending, 0);
     CHECK_IDLE(bus);
     CHECK_EQ_U64(stats_of(q).delivered, 0);
@@ -252,10 +261,12 @@ static void queued(void)
     qtbus_token hold = tu_sub_on_queue(bus, q, "Hold", tu_gate_handler, &gate);
     CHECK_EQ_INT(dispatch("Hold", NULL), 1);
     CHECK_WAIT(atomic_load(&gate.entered) == 1, TU_WAIT_MS);
-    for (int i = 0; i < 3; i++) CHECK_EQ_INT(dispatch("Q", NULL), 1);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(dispatch("Q", NULL), 1);
     CHECK_EQ_U64(stats_of(q).pending, 3);
     CHECK_EQ_INT(qtbus_token_block(t), QTBUS_OK);
-    for (int i = 0; i < 2; i++) CHECK_EQ_INT(dispatch("Q", NULL), 0);
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ_INT(dispatch("Q", NULL), 0);
     CHECK_EQ_U64(stats_of(q).pending, 3);
     atomic_store(&gate.open, 1);
     CHECK_IDLE(bus);
@@ -377,8 +388,10 @@ static void once_racer(int index, void *ctx)
 {
     once_race *r = (once_race *)ctx;
     pthread_barrier_wait(&r->start);
-    if (index == 0) r->dispatched = dispatch("OnceRace", NULL);
-    else r->blocked = qtbus_token_block(r->token);
+    if (index == 0)
+        r->dispatched = dispatch("OnceRace", NULL);
+    else
+        r->blocked = qtbus_token_block(r->token);
 }
 
 static void once(void)
@@ -461,8 +474,8 @@ static atomic_int phase;
 static atomic_int stop_dispatching;
 static atomic_int violations;
 static atomic_int wrong_counts;
-static atomic_int inside_blocked;  /* dispatches wholly inside a blocked time */
-static atomic_int blocked_calls;   /* calls of the blocked subscriptions */
+static atomic_int inside_blocked; /* dispatches wholly inside a blocked time */
+static atomic_int blocked_calls;  /* calls of the blocked subscriptions */
 static atomic_int dispatches;
 static qtbus_token blocked_tokens[3];
 
@@ -515,7 +528,8 @@ static void stress_dispatcher(int index, void *ctx)
 static void let_dispatch(int n)
 {
     int target = atomic_load(&dispatches) + n;
-    while (atomic_load(&dispatches) < target) sched_yield();
+    while (atomic_load(&dispatches) < target)
+        sched_yield();
 }
 
 static void stress_blocker(int index, void *ctx)
@@ -523,11 +537,13 @@ static void stress_blocker(int index, void *ctx)
     (void)index;
     (void)ctx;
     for (int round = 0; round < STRESS_ROUNDS; round++) {
-        for (int i = 0; i < 3; i++) CHECK_EQ_INT(qtbus_token_block(blocked_tokens[i]), QTBUS_OK);
+        for (int i = 0; i < 3; i++)
+            CHECK_EQ_INT(qtbus_token_block(blocked_tokens[i]), QTBUS_OK);
         atomic_store(&phase, 2 * round + 1);
         let_dispatch(1 + round % 4);
         atomic_store(&phase, 2 * round + 2);
-        for (int i = 0; i < 3; i++) CHECK_EQ_INT(qtbus_token_unblock(blocked_tokens[i]), QTBUS_OK);
+        for (int i = 0; i < 3; i++)
+            CHECK_EQ_INT(qtbus_token_unblock(blocked_tokens[i]), QTBUS_OK);
         let_dispatch(1 + round % 3);
     }
     atomic_store(&stop_dispatching, 1);
@@ -535,8 +551,10 @@ static void stress_blocker(int index, void *ctx)
 
 static void dispatcher_or_blocker(int index, void *ctx)
 {
-    if (index == DISPATCHERS) stress_blocker(index, ctx);
-    else stress_dispatcher(index, ctx);
+    if (index == DISPATCHERS)
+        stress_blocker(index, ctx);
+    else
+        stress_dispatcher(index, ctx);
 }
 
 static void stress(void)
@@ -559,8 +577,7 @@ static void stress(void)
     CHECK_EQ_INT(qtbus_subscribe(bus, "Stress", &xo, counting, NULL, NULL, &others[2]), QTBUS_OK);
     /* "StressArray": direct ones only, called by the handler array. */
     CHECK_EQ_INT(qtbus_subscribe(bus, "StressArray", NULL, counting, NULL, NULL, &others[3]), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_subscribe(bus, "StressArray", NULL, blocked_handler, NULL, NULL, &blocked_tokens[2]),
-                 QTBUS_OK);
+    CHECK_EQ_INT(qtbus_subscribe(bus, "StressArray", NULL, blocked_handler, NULL, NULL, &blocked_tokens[2]), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, "StressArray", NULL, counting, NULL, NULL, &others[4]), QTBUS_OK);
 
     tu_run_threads(DISPATCHERS + 1, dispatcher_or_blocker, NULL);
@@ -577,8 +594,10 @@ static void stress(void)
     d.data = &unblocked;
     d.size = sizeof unblocked;
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 3);
-    for (int i = 0; i < 3; i++) CHECK_EQ_INT(qtbus_token_dispose(blocked_tokens[i]), QTBUS_OK);
-    for (int i = 0; i < 5; i++) CHECK_EQ_INT(qtbus_token_dispose(others[i]), QTBUS_OK);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(qtbus_token_dispose(blocked_tokens[i]), QTBUS_OK);
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(qtbus_token_dispose(others[i]), QTBUS_OK);
     qtbus_queue_release(q);
 }
 

@@ -25,12 +25,15 @@ typedef struct {
     int n;
     entry e[256];
     atomic_int released;
-    qtbus_bus *bus;       /* set: the hook calls the library on each SUBSCRIBE record */
+    qtbus_bus *bus; /* set: the hook calls the library on each SUBSCRIBE record */
 } trace_log;
 
 static void copy(char *to, const char *from)
 {
-    if (from) snprintf(to, 48, "%s", from); else to[0] = '\0';
+    if (from)
+        snprintf(to, 48, "%s", from);
+    else
+        to[0] = '\0';
 }
 
 static void recorder(const qtbus_trace_record *r, void *userdata)
@@ -54,7 +57,7 @@ static void recorder(const qtbus_trace_record *r, void *userdata)
     if (bus && r->kind == QTBUS_TRACE_SUBSCRIBE) {
         /* The hook may call the library; what it does is not traced. */
         CHECK_EQ_INT(qtbus_subscriber_count(bus, r->type, NULL) >= 1, 1);
-        CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "FromHook" }), 0);
+        CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){.type = "FromHook"}), 0);
         CHECK_EQ_INT(qtbus_subscribe(bus, "", NULL, NULL, NULL, NULL, NULL), QTBUS_EINVAL);
     }
 }
@@ -96,33 +99,42 @@ static const char *kind_name(uint32_t kind)
 }
 
 /* Checks entry i of the log. */
-#define CHECK_ENTRY(log, i, k, fn, ty, tok)                                            \
-    do {                                                                               \
-        CHECK_MSG((i) < (log)->n, "no entry %d (%d)", (int)(i), (log)->n);             \
-        const entry *e_ = &(log)->e[i];                                                \
-        CHECK_EQ_STR(kind_name(e_->kind), kind_name(k));                               \
-        CHECK_EQ_STR(e_->function, fn);                                                \
-        CHECK_EQ_STR(e_->type, ty);                                                    \
-        CHECK_EQ_U64(e_->token, tok);                                                  \
+#define CHECK_ENTRY(log, i, k, fn, ty, tok)                                                                            \
+    do {                                                                                                               \
+        CHECK_MSG((i) < (log)->n, "no entry %d (%d)", (int)(i), (log)->n);                                             \
+        const entry *e_ = &(log)->e[i];                                                                                \
+        CHECK_EQ_STR(kind_name(e_->kind), kind_name(k));                                                               \
+        CHECK_EQ_STR(e_->function, fn);                                                                                \
+        CHECK_EQ_STR(e_->type, ty);                                                                                    \
+        CHECK_EQ_U64(e_->token, tok);                                                                                  \
     } while (0)
 
 static atomic_int releases;
-static void count_release(void *userdata) { (void)userdata; atomic_fetch_add(&releases, 1); }
+static void count_release(void *userdata)
+{
+    (void)userdata;
+    atomic_fetch_add(&releases, 1);
+}
 
 static void slow(const qtbus_event *event, void *userdata)
 {
-    (void)event; (void)userdata;
+    (void)event;
+    (void)userdata;
     tu_sleep_ms(2);
 }
 
-static void nop(const qtbus_event *event, void *userdata) { (void)event; (void)userdata; }
+static void nop(const qtbus_event *event, void *userdata)
+{
+    (void)event;
+    (void)userdata;
+}
 
 /* A handler that misuses the library. */
 static void misuser(const qtbus_event *event, void *userdata)
 {
     (void)event;
     qtbus_bus *bus = userdata;
-    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "T", .subtype = "" }), QTBUS_EINVAL);
+    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){.type = "T", .subtype = ""}), QTBUS_EINVAL);
 }
 
 static void every_kind(void)
@@ -135,24 +147,26 @@ static void every_kind(void)
 
     /* SUBSCRIBE */
     qtbus_token a, b;
-    const char *s[] = { "s" };
+    const char *s[] = {"s"};
     CHECK_EQ_INT(qtbus_subscribe(bus, "T", NULL, slow, NULL, count_release, &a), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_subscribe(bus, "T", &(qtbus_sub_options){ .subtypes = s, .subtype_count = 1,
-                                 .flags = QTBUS_SUB_ONCE }, nop, NULL, count_release, &b), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_subscribe(bus, "T",
+                                 &(qtbus_sub_options){.subtypes = s, .subtype_count = 1, .flags = QTBUS_SUB_ONCE}, nop,
+                                 NULL, count_release, &b),
+                 QTBUS_OK);
     CHECK_EQ_INT(log.n, 2);
     CHECK_ENTRY(&log, 0, QTBUS_TRACE_SUBSCRIBE, "", "T", a.id);
     CHECK_ENTRY(&log, 1, QTBUS_TRACE_SUBSCRIBE, "", "T", b.id);
 
     /* A dispatch reaching a ONCE subscription: it is disposed before its delivery, and
      * released once the dispatch is over (a deferred dispose). */
-    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "T", .subtype = "s" }), 2);
+    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){.type = "T", .subtype = "s"}), 2);
     CHECK_EQ_INT(log.n, 7);
     CHECK_ENTRY(&log, 2, QTBUS_TRACE_DISPOSE, "QTBUS_SUB_ONCE", "T", b.id);
     CHECK_ENTRY(&log, 3, QTBUS_TRACE_DELIVER, "", "T", b.id);
     CHECK_EQ_STR(log.e[3].subtype, "s");
     CHECK_EQ_INT(log.e[3].queued, 0);
     CHECK_ENTRY(&log, 4, QTBUS_TRACE_DELIVER, "", "T", a.id);
-    CHECK(log.e[4].duration_ns >= 2000000);  /* slow() sleeps 2 ms */
+    CHECK(log.e[4].duration_ns >= 2000000); /* slow() sleeps 2 ms */
     CHECK_ENTRY(&log, 5, QTBUS_TRACE_DISPATCH, "", "T", 0);
     CHECK_EQ_STR(log.e[5].subtype, "s");
     CHECK_EQ_INT(log.e[5].reached, 2);
@@ -177,7 +191,7 @@ static void every_kind(void)
     /* Bag dispose. */
     qtbus_bag bag;
     CHECK_EQ_INT(qtbus_bag_create(&bag), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_subscribe(bus, "V", &(qtbus_sub_options){ .bag = bag }, nop, NULL, count_release, &c), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_subscribe(bus, "V", &(qtbus_sub_options){.bag = bag}, nop, NULL, count_release, &c), QTBUS_OK);
     CHECK_EQ_INT(qtbus_bag_dispose(bag), QTBUS_OK);
     CHECK_EQ_INT(log.n, 14);
     CHECK_ENTRY(&log, 12, QTBUS_TRACE_DISPOSE, "qtbus_bag_dispose", "V", c.id);
@@ -189,7 +203,7 @@ static void every_kind(void)
     CHECK_ENTRY(&log, 14, QTBUS_TRACE_MISUSE, "qtbus_subscribe", "", 0);
     CHECK_EQ_INT(log.e[14].status, QTBUS_EINVAL);
     CHECK_EQ_INT(qtbus_subscribe(bus, "M", NULL, misuser, bus, NULL, &c), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "M" }), 1);
+    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){.type = "M"}), 1);
     CHECK_EQ_INT(log.n, 19);
     CHECK_ENTRY(&log, 16, QTBUS_TRACE_MISUSE, "qtbus_dispatch", "", 0);
     CHECK_ENTRY(&log, 17, QTBUS_TRACE_DELIVER, "", "M", c.id);
@@ -199,10 +213,10 @@ static void every_kind(void)
     CHECK_EQ_INT(log.n, 19);
 
     /* A replay delivers on the subscribing thread: queued 0, after its SUBSCRIBE. */
-    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "K", .flags = QTBUS_EVENT_STICKY }), 0);
+    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){.type = "K", .flags = QTBUS_EVENT_STICKY}), 0);
     CHECK_EQ_INT(log.n, 20);
     CHECK_ENTRY(&log, 19, QTBUS_TRACE_DISPATCH, "", "K", 0);
-    CHECK_EQ_INT(qtbus_subscribe(bus, "K", &(qtbus_sub_options){ .flags = QTBUS_SUB_REPLAY }, nop, NULL, NULL, &c),
+    CHECK_EQ_INT(qtbus_subscribe(bus, "K", &(qtbus_sub_options){.flags = QTBUS_SUB_REPLAY}, nop, NULL, NULL, &c),
                  QTBUS_OK);
     CHECK_EQ_INT(log.n, 22);
     CHECK_ENTRY(&log, 20, QTBUS_TRACE_SUBSCRIBE, "", "K", c.id);
@@ -214,8 +228,8 @@ static void every_kind(void)
      * in either order. */
     qtbus_queue *queue = qtbus_queue_create("trace");
     qtbus_token q;
-    CHECK_EQ_INT(qtbus_subscribe(bus, "Q", &(qtbus_sub_options){ .queue = queue }, nop, NULL, NULL, &q), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "Q", .data = "x", .size = 1 }), 1);
+    CHECK_EQ_INT(qtbus_subscribe(bus, "Q", &(qtbus_sub_options){.queue = queue}, nop, NULL, NULL, &q), QTBUS_OK);
+    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){.type = "Q", .data = "x", .size = 1}), 1);
     CHECK_WAIT(log_count(&log) == 25, TU_WAIT_MS);
     CHECK_ENTRY(&log, 22, QTBUS_TRACE_SUBSCRIBE, "", "Q", q.id);
     int delivered = log.e[23].kind == QTBUS_TRACE_DELIVER ? 23 : 24;
@@ -241,8 +255,8 @@ static void every_kind(void)
     CHECK_EQ_INT(atomic_load(&log.released), 1);
     int disposed = 0, released_d = 0;
     for (int i = before; i < log.n; i++) {
-        CHECK_MSG(log.e[i].kind == QTBUS_TRACE_DISPOSE || log.e[i].kind == QTBUS_TRACE_RELEASE,
-                  "entry %d is %s", i, kind_name(log.e[i].kind));
+        CHECK_MSG(log.e[i].kind == QTBUS_TRACE_DISPOSE || log.e[i].kind == QTBUS_TRACE_RELEASE, "entry %d is %s", i,
+                  kind_name(log.e[i].kind));
         if (log.e[i].kind == QTBUS_TRACE_DISPOSE) {
             CHECK_EQ_STR(log.e[i].function, "qtbus_bus_destroy");
             disposed++;
@@ -252,7 +266,7 @@ static void every_kind(void)
             released_d++;
         }
     }
-    CHECK_EQ_INT(disposed, 5);  /* M, K, Q, H, D */
+    CHECK_EQ_INT(disposed, 5); /* M, K, Q, H, D */
     CHECK_EQ_INT(released_d, 1);
     qtbus_queue_release(queue);
     pthread_mutex_destroy(&log.lock);
@@ -268,7 +282,7 @@ static void kinds_and_replacing(void)
 
     /* Only the kinds asked for. */
     CHECK_EQ_INT(qtbus_trace_set(bus, QTBUS_TRACE_DISPATCH, recorder, &one, log_release), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "T" }), 1);
+    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){.type = "T"}), 1);
     CHECK_EQ_INT(qtbus_subscribe(bus, "T", NULL, nop, NULL, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(one.n, 1);
     CHECK_EQ_INT(one.e[0].kind, QTBUS_TRACE_DISPATCH);
@@ -277,7 +291,7 @@ static void kinds_and_replacing(void)
      * more; the new one gets what follows. */
     CHECK_EQ_INT(qtbus_trace_set(bus, QTBUS_TRACE_DELIVER, recorder, &two, log_release), QTBUS_OK);
     CHECK_EQ_INT(atomic_load(&one.released), 1);
-    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "T" }), 2);
+    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){.type = "T"}), 2);
     CHECK_EQ_INT(one.n, 1);
     CHECK_EQ_INT(two.n, 2);
     CHECK_EQ_INT(two.e[0].kind, QTBUS_TRACE_DELIVER);
@@ -285,9 +299,9 @@ static void kinds_and_replacing(void)
     /* Removed. */
     CHECK_EQ_INT(qtbus_trace_set(bus, 0, NULL, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(atomic_load(&two.released), 1);
-    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "T" }), 2);
+    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){.type = "T"}), 2);
     CHECK_EQ_INT(two.n, 2);
-    CHECK_EQ_INT(qtbus_trace_set(bus, 0, NULL, NULL, NULL), QTBUS_OK);  /* none to remove */
+    CHECK_EQ_INT(qtbus_trace_set(bus, 0, NULL, NULL, NULL), QTBUS_OK); /* none to remove */
 
     /* Bad input changes nothing (and a refused hook's release is not called). */
     CHECK_EQ_INT(qtbus_trace_set(NULL, QTBUS_TRACE_ALL, recorder, &one, log_release), QTBUS_EINVAL);
@@ -297,7 +311,7 @@ static void kinds_and_replacing(void)
     CHECK_EQ_INT(qtbus_trace_set(bus, 0, NULL, &one, log_release), QTBUS_EINVAL);
     CHECK_EQ_STR(qtbus_errmsg(), "qtbus_trace_set: fn is NULL (removing the hook) with kinds, userdata or a release");
     CHECK_EQ_INT(atomic_load(&one.released), 1);
-    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "T" }), 2);
+    CHECK_EQ_INT(qtbus_dispatch(bus, &(qtbus_event_desc){.type = "T"}), 2);
     CHECK_EQ_INT(one.n, 1);
 
     /* A hook with MISUSE only sees its own bad set call too: it is the bus's call. */
@@ -334,10 +348,10 @@ static int under_valgrind(void)
 }
 
 typedef struct {
-    atomic_int removed;   /* set once qtbus_trace_set that replaced it returned */
+    atomic_int removed; /* set once qtbus_trace_set that replaced it returned */
     atomic_int running;
     atomic_int calls;
-    atomic_int late;      /* calls that started after `removed` */
+    atomic_int late; /* calls that started after `removed` */
     atomic_int released;
     atomic_int running_at_release;
 } counted_hook;
@@ -371,8 +385,8 @@ static void dispatch_thread(int index, void *ctx)
     dispatchers *d = ctx;
     const int pause = under_valgrind();
     while (!atomic_load(&d->stop)) {
-        CHECK_EQ_INT(qtbus_dispatch(d->bus, &(qtbus_event_desc){ .type = "T" }), 2);
-        if (pause) nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+        CHECK_EQ_INT(qtbus_dispatch(d->bus, &(qtbus_event_desc){.type = "T"}), 2);
+        if (pause) nanosleep(&(struct timespec){0, 100000}, NULL);
     }
 }
 
@@ -385,7 +399,7 @@ static void replaced_while_dispatching(void)
     CHECK_EQ_INT(qtbus_subscribe(bus, "T", NULL, nop, NULL, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, "T", NULL, nop, NULL, NULL, NULL), QTBUS_OK);
     static counted_hook hooks[HOOKS];
-    dispatchers d = { .bus = bus };
+    dispatchers d = {.bus = bus};
     tu_threads threads;
     tu_threads_start(&threads, 4, dispatch_thread, &d);
     long calls = 0;
@@ -400,7 +414,7 @@ static void replaced_while_dispatching(void)
             CHECK_EQ_INT(atomic_load(&old->running_at_release), 0);
             CHECK_EQ_INT(atomic_load(&old->running), 0);
         }
-        struct timespec ts = { 0, 200000 };
+        struct timespec ts = {0, 200000};
         nanosleep(&ts, NULL);
         if (i % 50 == 49) {
             /* Removed outright now and then. */
@@ -415,12 +429,13 @@ static void replaced_while_dispatching(void)
     atomic_store(&d.stop, 1);
     tu_threads_join(&threads);
     for (int i = 0; i < count; i++) {
-        CHECK_MSG(atomic_load(&hooks[i].released) == 1, "hook %d released %d times", i, atomic_load(&hooks[i].released));
+        CHECK_MSG(atomic_load(&hooks[i].released) == 1, "hook %d released %d times", i,
+                  atomic_load(&hooks[i].released));
         CHECK_MSG(atomic_load(&hooks[i].late) == 0, "hook %d: %d calls after it was replaced", i,
                   atomic_load(&hooks[i].late));
         calls += atomic_load(&hooks[i].calls);
     }
-    CHECK(calls > count);  /* the hooks did see the dispatches */
+    CHECK(calls > count); /* the hooks did see the dispatches */
     CHECK_EQ_INT(qtbus_bus_destroy(bus), QTBUS_OK);
     printf("  %d hooks replaced under 4 dispatching threads: %ld calls, none late, each released once\n", count, calls);
 }
@@ -442,7 +457,7 @@ static void replace_self(const qtbus_trace_record *r, void *userdata)
     if (atomic_exchange(&h->replaced, 1) == 0) {
         /* Inside a hook: cannot wait, so the release waits for the last running call. */
         CHECK_EQ_INT(qtbus_trace_set(h->bus, QTBUS_TRACE_DISPATCH, counted, h->next, counted_release), QTBUS_OK);
-        CHECK_EQ_INT(atomic_load(&h->base.released), 0);  /* this call is still running */
+        CHECK_EQ_INT(atomic_load(&h->base.released), 0); /* this call is still running */
     }
     atomic_fetch_sub(&h->base.running, 1);
 }
@@ -460,9 +475,9 @@ static void replaced_from_inside(void)
     CHECK_EQ_INT(qtbus_subscribe(bus, "T", NULL, nop, NULL, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, "T", NULL, nop, NULL, NULL, NULL), QTBUS_OK);
     for (int round = 0; round < 50; round++) {
-        counted_hook next = { 0 };
-        self_replacing h = { .bus = bus, .next = &next };
-        dispatchers d = { .bus = bus };
+        counted_hook next = {0};
+        self_replacing h = {.bus = bus, .next = &next};
+        dispatchers d = {.bus = bus};
         CHECK_EQ_INT(qtbus_trace_set(bus, QTBUS_TRACE_DISPATCH, replace_self, &h, self_release), QTBUS_OK);
         tu_threads threads;
         tu_threads_start(&threads, 4, dispatch_thread, &d);
@@ -491,7 +506,7 @@ static void misuse_thread(int index, void *ctx)
     misusers *m = ctx;
     pthread_barrier_wait(&m->go);
     /* Started before destroy (the barrier), so it may overlap it. */
-    int rc = index % 2 ? qtbus_dispatch(m->bus, &(qtbus_event_desc){ .type = "T", .subtype = "" })
+    int rc = index % 2 ? qtbus_dispatch(m->bus, &(qtbus_event_desc){.type = "T", .subtype = ""})
                        : qtbus_subscribe(m->bus, "", NULL, nop, NULL, NULL, NULL);
     CHECK(rc == QTBUS_EINVAL || rc == QTBUS_ECLOSED);
 }
@@ -499,8 +514,8 @@ static void misuse_thread(int index, void *ctx)
 static void misuse_during_destroy(void)
 {
     for (int round = 0; round < 100; round++) {
-        counted_hook h = { 0 };
-        misusers m = { .bus = qtbus_bus_create() };
+        counted_hook h = {0};
+        misusers m = {.bus = qtbus_bus_create()};
         CHECK(pthread_barrier_init(&m.go, NULL, 5) == 0);
         CHECK_EQ_INT(qtbus_trace_set(m.bus, QTBUS_TRACE_MISUSE, counted, &h, counted_release), QTBUS_OK);
         tu_threads threads;

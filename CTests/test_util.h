@@ -43,7 +43,8 @@
 static inline const char *tu_status_name(long long status)
 {
     switch (status) {
-#define TU__STATUS_NAME(name, value, text) case (value): return "QTBUS_" #name;
+#define TU__STATUS_NAME(name, value, text)                                                                             \
+    case (value): return "QTBUS_" #name;
         QTBUS_STATUS_MAP(TU__STATUS_NAME)
 #undef TU__STATUS_NAME
     default: return "";
@@ -57,50 +58,46 @@ static inline void tu_fail(const char *file, int line, const char *what)
     _Exit(1);
 }
 
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) tu_fail(__FILE__, __LINE__, "CHECK(" #cond ")");                  \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) tu_fail(__FILE__, __LINE__, "CHECK(" #cond ")");                                                  \
     } while (0)
 
-#define CHECK_MSG(cond, ...)                                                           \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                            \
-            fprintf(stderr, __VA_ARGS__);                                              \
-            fprintf(stderr, "\n");                                                     \
-            tu_fail(__FILE__, __LINE__, "CHECK(" #cond ")");                           \
-        }                                                                              \
+#define CHECK_MSG(cond, ...)                                                                                           \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                                            \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fprintf(stderr, "\n");                                                                                     \
+            tu_fail(__FILE__, __LINE__, "CHECK(" #cond ")");                                                           \
+        }                                                                                                              \
     } while (0)
 
-static inline void tu_check_eq_int(long long a, long long b, const char *sa, const char *sb,
-                                   const char *file, int line)
+static inline void tu_check_eq_int(long long a, long long b, const char *sa, const char *sb, const char *file, int line)
 {
     if (a == b) return;
-    fprintf(stderr, "%s:%d: CHECK_EQ_INT(%s, %s): %lld %s != %lld %s\n", file, line, sa, sb,
-            a, tu_status_name(a), b, tu_status_name(b));
+    fprintf(stderr, "%s:%d: CHECK_EQ_INT(%s, %s): %lld %s != %lld %s\n", file, line, sa, sb, a, tu_status_name(a), b,
+            tu_status_name(b));
     tu_fail(file, line, "values differ");
 }
-#define CHECK_EQ_INT(a, b) \
-    tu_check_eq_int((long long)(a), (long long)(b), #a, #b, __FILE__, __LINE__)
+#define CHECK_EQ_INT(a, b) tu_check_eq_int((long long)(a), (long long)(b), #a, #b, __FILE__, __LINE__)
 
-static inline void tu_check_eq_u64(uint64_t a, uint64_t b, const char *sa, const char *sb,
-                                   const char *file, int line)
+static inline void tu_check_eq_u64(uint64_t a, uint64_t b, const char *sa, const char *sb, const char *file, int line)
 {
     if (a == b) return;
-    fprintf(stderr, "%s:%d: CHECK_EQ_U64(%s, %s): %llu != %llu\n", file, line, sa, sb,
-            (unsigned long long)a, (unsigned long long)b);
+    fprintf(stderr, "%s:%d: CHECK_EQ_U64(%s, %s): %llu != %llu\n", file, line, sa, sb, (unsigned long long)a,
+            (unsigned long long)b);
     tu_fail(file, line, "values differ");
 }
-#define CHECK_EQ_U64(a, b) \
-    tu_check_eq_u64((uint64_t)(a), (uint64_t)(b), #a, #b, __FILE__, __LINE__)
+#define CHECK_EQ_U64(a, b) tu_check_eq_u64((uint64_t)(a), (uint64_t)(b), #a, #b, __FILE__, __LINE__)
 
-static inline void tu_check_eq_str(const char *a, const char *b, const char *sa,
-                                   const char *sb, const char *file, int line)
+static inline void tu_check_eq_str(const char *a, const char *b, const char *sa, const char *sb, const char *file,
+                                   int line)
 {
     if (a == b) return;
     if (a && b && strcmp(a, b) == 0) return;
-    fprintf(stderr, "%s:%d: CHECK_EQ_STR(%s, %s): \"%s\" != \"%s\"\n", file, line, sa, sb,
-            a ? a : "(null)", b ? b : "(null)");
+    fprintf(stderr, "%s:%d: CHECK_EQ_STR(%s, %s): \"%s\" != \"%s\"\n", file, line, sa, sb, a ? a : "(null)",
+            b ? b : "(null)");
     tu_fail(file, line, "strings differ");
 }
 #define CHECK_EQ_STR(a, b) tu_check_eq_str((a), (b), #a, #b, __FILE__, __LINE__)
@@ -125,14 +122,13 @@ static inline void tu_sleep_ms(int ms)
 }
 
 /* Waiting for work that runs on a queue: poll `cond` until it holds, fail after `ms`. */
-#define CHECK_WAIT(cond, ms)                                                           \
-    do {                                                                               \
-        int64_t tu_deadline_ = tu_now_ms() + (ms);                                     \
-        while (!(cond)) {                                                              \
-            if (tu_now_ms() > tu_deadline_)                                            \
-                tu_fail(__FILE__, __LINE__, "timed out waiting for: " #cond);          \
-            tu_sleep_ms(1);                                                            \
-        }                                                                              \
+#define CHECK_WAIT(cond, ms)                                                                                           \
+    do {                                                                                                               \
+        int64_t tu_deadline_ = tu_now_ms() + (ms);                                                                     \
+        while (!(cond)) {                                                                                              \
+            if (tu_now_ms() > tu_deadline_) tu_fail(__FILE__, __LINE__, "timed out waiting for: " #cond);              \
+            tu_sleep_ms(1);                                                                                            \
+        }                                                                                                              \
     } while (0)
 
 /* Waiting for a bus's queued work (deliveries on created queues, posted dispatches):
@@ -206,7 +202,8 @@ static inline void tu_threads_start(tu_threads *t, int n, tu_thread_fn fn, void 
 
 static inline void tu_threads_join(tu_threads *t)
 {
-    for (int i = 0; i < t->count; i++) pthread_join(t->thread[i], NULL);
+    for (int i = 0; i < t->count; i++)
+        pthread_join(t->thread[i], NULL);
     t->count = 0;
 }
 
@@ -238,7 +235,7 @@ typedef struct tu_rec {
     atomic_int calls;
     atomic_int releases;
     atomic_int calls_after_release;
-    atomic_int running;              /* handler invocations in progress */
+    atomic_int running; /* handler invocations in progress */
     atomic_int release_while_running;
 } tu_rec;
 
@@ -269,18 +266,15 @@ static inline void tu_rec_release(void *userdata)
 }
 
 /* The invariants every counted subscription must keep, whatever the test did. */
-#define CHECK_REC_SANE(r)                                                              \
-    do {                                                                               \
-        CHECK_EQ_INT(atomic_load(&(r)->calls_after_release), 0);                       \
-        CHECK_EQ_INT(atomic_load(&(r)->release_while_running), 0);                     \
-        CHECK(atomic_load(&(r)->releases) <= 1);                                       \
+#define CHECK_REC_SANE(r)                                                                                              \
+    do {                                                                                                               \
+        CHECK_EQ_INT(atomic_load(&(r)->calls_after_release), 0);                                                       \
+        CHECK_EQ_INT(atomic_load(&(r)->release_while_running), 0);                                                     \
+        CHECK(atomic_load(&(r)->releases) <= 1);                                                                       \
     } while (0)
 
 /* Counts object_release calls: the object is an atomic_int. */
-static inline void tu_count_release(void *object)
-{
-    atomic_fetch_add((atomic_int *)object, 1);
-}
+static inline void tu_count_release(void *object) { atomic_fetch_add((atomic_int *)object, 1); }
 
 /* A zeroed event description (every default) with a type and optional subtype. */
 static inline qtbus_event_desc tu_event(const char *type, const char *subtype)
@@ -301,8 +295,8 @@ static inline qtbus_sub_options tu_options(void)
 }
 
 /* Subscribes `handler` on `bus`, delivered on `queue`; the token must come back. */
-static inline qtbus_token tu_sub_on_queue(qtbus_bus *bus, qtbus_queue *queue, const char *type,
-                                          qtbus_handler handler, void *userdata)
+static inline qtbus_token tu_sub_on_queue(qtbus_bus *bus, qtbus_queue *queue, const char *type, qtbus_handler handler,
+                                          void *userdata)
 {
     qtbus_sub_options o = tu_options();
     o.queue = queue;
@@ -312,8 +306,8 @@ static inline qtbus_token tu_sub_on_queue(qtbus_bus *bus, qtbus_queue *queue, co
 }
 
 /* Subscribes a tu_rec with its counting handler and release hook. */
-static inline int tu_sub_rec(qtbus_bus *bus, const char *type, const qtbus_sub_options *options,
-                             tu_rec *rec, qtbus_token *token_out)
+static inline int tu_sub_rec(qtbus_bus *bus, const char *type, const qtbus_sub_options *options, tu_rec *rec,
+                             qtbus_token *token_out)
 {
     return qtbus_subscribe(bus, type, options, tu_rec_handler, rec, tu_rec_release, token_out);
 }

@@ -260,7 +260,8 @@ static void test_threads(void)
     tu_sleep_ms(5);
     atomic_store(&g.open, 1);
     tu_threads_join(&waiters);
-    for (int i = 0; i < WAITERS; i++) CHECK_EQ_INT(atomic_load(&seen_at_return[i]), 2 * PRODUCERS * PER_PRODUCER);
+    for (int i = 0; i < WAITERS; i++)
+        CHECK_EQ_INT(atomic_load(&seen_at_return[i]), 2 * PRODUCERS * PER_PRODUCER);
     CHECK_EQ_INT(qtbus_token_dispose(a), QTBUS_OK);
     CHECK_EQ_INT(qtbus_token_dispose(b), QTBUS_OK);
     qtbus_queue_release(q1);

@@ -17,12 +17,12 @@ static void subscribing_and_dispatching()
                       std::string(e.data()));
     });
     CHECK(s.active());
-    CHECK_EQ(bus.dispatch("Login", "alice"), 1);                       // const char *
-    CHECK_EQ(bus.dispatch(std::string_view("Login"), "bob"), 1);       // string_view
-    CHECK_EQ(bus.dispatch(std::string("Login"), "web", "carol"), 1);  // with a subtype
+    CHECK_EQ(bus.dispatch("Login", "alice"), 1);                     // const char *
+    CHECK_EQ(bus.dispatch(std::string_view("Login"), "bob"), 1);     // string_view
+    CHECK_EQ(bus.dispatch(std::string("Login"), "web", "carol"), 1); // with a subtype
     qtbus_event_desc d{};
     d.type = "Login";
-    CHECK_EQ(bus.dispatch(d), 1);                                      // the C description
+    CHECK_EQ(bus.dispatch(d), 1); // the C description
     CHECK_EQ(got.size(), 4u);
     CHECK_EQ(got[0], std::string("Login/-/alice"));
     CHECK_EQ(got[2], std::string("Login/web/carol"));
@@ -41,7 +41,7 @@ static void subscribing_and_dispatching()
     b.dispose();
     CHECK(!b.active());
     CHECK_EQ(bus.dispatch("Tick"), 0);
-    b.dispose();  // again: nothing
+    b.dispose(); // again: nothing
 
     // release() detaches: the subscription lives on after the object is gone.
     qtbus_token kept;
@@ -112,7 +112,7 @@ static void options_and_stop()
     });
     bus.dispatch("Q", "payload");
     wait_until([&] { return queued.load() == 1; });
-    CHECK(!stopped_there.load());  // a queued delivery cannot stop
+    CHECK(!stopped_there.load()); // a queued delivery cannot stop
 }
 
 static void bags()
@@ -126,7 +126,7 @@ static void bags()
         CHECK_EQ(bus.dispatch("B"), 2);
         qtbus::bag moved = std::move(bag);
         CHECK_EQ(bus.subscriber_count("B"), 2);
-    }  // the bag's destructor disposes both
+    } // the bag's destructor disposes both
     CHECK_EQ(bus.subscriber_count("B"), 0);
     CHECK_EQ(calls, 2);
     // A failed add leaves the subscription with its owner.
@@ -134,10 +134,10 @@ static void bags()
     qtbus::subscription s = bus.subscribe("B", [] {});
     qtbus_token t = s.c_token();
     first.add(std::move(s));
-    qtbus::subscription again(t);  // adopt the token (it is in `first`)
+    qtbus::subscription again(t); // adopt the token (it is in `first`)
     CHECK_THROWS(QTBUS_EINVAL, second.add(std::move(again)));
     CHECK(again.active());
-    again.release();  // `first` owns it
+    again.release(); // `first` owns it
     first.dispose();
     CHECK_EQ(bus.subscriber_count("B"), 0);
     // A subscription that already ended (a once that fired) is accepted, and dropped.
@@ -160,8 +160,9 @@ static void requests()
     auto responder = bus.subscribe("Ping", [](const qtbus::event &e) { e.reply(std::string(e.data()) + " pong"); });
     std::vector<std::string> replies;
     bool complete = false;
-    int reached = bus.request("Ping", "hi", [&](const qtbus::event &r) { replies.push_back(std::string(r.data())); },
-                              [&] { complete = true; });
+    int reached = bus.request(
+        "Ping", "hi", [&](const qtbus::event &r) { replies.push_back(std::string(r.data())); },
+        [&] { complete = true; });
     CHECK_EQ(reached, 1);
     CHECK_EQ(replies.size(), 1u);
     CHECK_EQ(replies[0], std::string("hi pong"));
@@ -193,17 +194,18 @@ static void deferred_flags_and_type_ids()
     });
     std::vector<std::string> replies;
     int completions = 0;
-    CHECK_EQ(bus.request("Later", "", [&](const qtbus::event &r) { replies.push_back(std::string(r.data())); },
-                         [&] { completions++; }),
+    CHECK_EQ(bus.request(
+                 "Later", "", [&](const qtbus::event &r) { replies.push_back(std::string(r.data())); },
+                 [&] { completions++; }),
              1);
     CHECK_EQ(completions, 0);
     held[0].reply("one");
     CHECK_EQ(replies.size(), 1u);
     CHECK_EQ(replies[0], std::string("one"));
-    held.clear();  // the destructor finishes it
+    held.clear(); // the destructor finishes it
     CHECK_EQ(completions, 1);
     qtbus::deferred_reply gone;
-    gone.finish();  // an empty one: nothing to finish
+    gone.finish(); // an empty one: nothing to finish
 
     bool sticky_seen = false;
     auto s = bus.subscribe("Kept", [&](const qtbus::event &e) { sticky_seen = e.sticky() && !e.is_request(); });
@@ -222,7 +224,8 @@ static void deferred_flags_and_type_ids()
     });
     qtbus_type_id tick = bus.type_id("Tick");
     CHECK_EQ(bus.type_id("Tick").id, tick.id);
-    for (int i = 0; i < 3; i++) CHECK_EQ(bus.dispatch(tick, "t"), 1);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(bus.dispatch(tick, "t"), 1);
     CHECK_EQ(ticks, 3);
     CHECK_EQ(last, std::string("t"));
     CHECK_THROWS(QTBUS_EINVAL, bus.dispatch(qtbus_type_id{0}));
@@ -233,7 +236,8 @@ static void commands_and_sources()
 {
     qtbus::bus bus;
     std::vector<std::string> values;
-    auto watch = bus.subscribe(QTBUS_COMMAND_VALUE_TYPE, [&](const qtbus::event &e) { values.push_back(std::string(e.data())); });
+    auto watch = bus.subscribe(QTBUS_COMMAND_VALUE_TYPE,
+                               [&](const qtbus::event &e) { values.push_back(std::string(e.data())); });
     std::string input_seen;
     qtbus::command save = bus.command("save", [&](qtbus::execution x, const qtbus::event *input) {
         if (input) input_seen = std::string(input->data());
@@ -247,7 +251,7 @@ static void commands_and_sources()
     CHECK_EQ(values.size(), 2u);
     save.set_enabled(false);
     CHECK(!save.enabled());
-    CHECK(!save.execute());  // disabled: false, nothing run
+    CHECK(!save.execute()); // disabled: false, nothing run
     save.set_enabled(true);
 
     // An execution finished later, with an error, from another thread.
@@ -255,14 +259,19 @@ static void commands_and_sources()
     qtbus::command slow = bus.command("slow", [&](qtbus::execution x) { pending = x.c_execution(); });
     CHECK(slow.execute());
     CHECK(slow.executing());
-    CHECK(!slow.execute());  // busy (not concurrent)
+    CHECK(!slow.execute()); // busy (not concurrent)
     std::thread([&] { qtbus::execution(pending).fail(7, "disk full"); }).join();
     CHECK(!slow.executing());
 
     // A source: autoconnect follows the subscribers.
     int starts = 0, stops = 0;
-    qtbus::source ticks = bus.source("Tick", [&](qtbus::bus_ref b) { starts++; b.dispatch("Tick", "first"); },
-                                     [&] { stops++; }, true);
+    qtbus::source ticks = bus.source(
+        "Tick",
+        [&](qtbus::bus_ref b) {
+            starts++;
+            b.dispatch("Tick", "first");
+        },
+        [&] { stops++; }, true);
     std::string first;
     {
         auto s = bus.subscribe("Tick", [&](const qtbus::event &e) { first = std::string(e.data()); });

@@ -69,7 +69,7 @@ static void block_and_unblock()
     CHECK_THROWS(QTBUS_ESTALE, empty.unblock());
     qtbus::subscription moved = bus.subscribe("Login", [] {});
     qtbus::subscription to(std::move(moved));
-    CHECK_THROWS(QTBUS_ESTALE, moved.block());  // NOLINT(bugprone-use-after-move): the point
+    CHECK_THROWS(QTBUS_ESTALE, moved.block()); // NOLINT(bugprone-use-after-move): the point
     to.dispose();
     CHECK_THROWS(QTBUS_ESTALE, to.block());
 }
@@ -87,11 +87,11 @@ static void scoped()
             qtbus::scoped_block quieter(s);
             CHECK_EQ(bus.dispatch("Tick"), 0);
         }
-        CHECK_EQ(bus.dispatch("Tick"), 0);  // still blocked once
+        CHECK_EQ(bus.dispatch("Tick"), 0); // still blocked once
     }
     CHECK_EQ(bus.dispatch("Tick"), 1);
     CHECK_EQ(calls, 1);
-    CHECK_THROWS(QTBUS_EINVAL, s.unblock());  // the scopes unblocked exactly as often
+    CHECK_THROWS(QTBUS_EINVAL, s.unblock()); // the scopes unblocked exactly as often
 
     // A scope left by an exception unblocks too.
     try {
@@ -115,7 +115,7 @@ static void scoped()
     CHECK_EQ(std::string(qtbus_errmsg()), "cxx_block: marker");
     {
         qtbus::scoped_block quiet(s);
-        qtbus::subscription gone = std::move(s);  // the token is held, not the object
+        qtbus::subscription gone = std::move(s); // the token is held, not the object
         CHECK_EQ(bus.dispatch("Tick"), 0);
     }
     CHECK_EQ(calls, 2);

@@ -27,7 +27,8 @@ static std::string reason(int status, const char *call, F run, int line)
     } catch (const qtbus::error &e) {
         const std::string what = e.what();
         if (e.status() != status || what != qtbus_errmsg() || what.rfind(std::string(call) + ": ", 0) != 0) {
-            std::fprintf(stderr, "cxx_errors.cpp:%d: status %d (expected %d), what() \"%s\", qtbus_errmsg() \"%s\", "
+            std::fprintf(stderr,
+                         "cxx_errors.cpp:%d: status %d (expected %d), what() \"%s\", qtbus_errmsg() \"%s\", "
                          "expected to start with \"%s: \"\n",
                          line, e.status(), status, what.c_str(), qtbus_errmsg(), call);
             std::_Exit(1);
@@ -37,7 +38,9 @@ static std::string reason(int status, const char *call, F run, int line)
     std::fprintf(stderr, "cxx_errors.cpp:%d: did not throw\n", line);
     std::_Exit(1);
 }
-#define REASON(status, call, expr) reason(status, call, [&] { (void)(expr); }, __LINE__)
+#define REASON(status, call, expr)                                                                                     \
+    reason(                                                                                                            \
+        status, call, [&] { (void)(expr); }, __LINE__)
 
 // MISUSE records of one bus, by its trace hook.
 struct misuse_log {
@@ -81,14 +84,17 @@ static void bad_names()
     CHECK(has(w, "empty"));
     w = REASON(QTBUS_EINVAL, "qtbus_command_create", bus.command("", [](qtbus::execution) {}));
     CHECK(has(w, "name") && has(w, "empty"));
-    w = REASON(QTBUS_EINVAL, "qtbus_source_create", bus.source("", [] {}, [] {}));
+    w = REASON(QTBUS_EINVAL, "qtbus_source_create",
+               bus.source(
+                   "", [] {}, [] {}));
     CHECK(has(w, "empty"));
 }
 
 static void stale_handles()
 {
     qtbus::bus bus;
-    qtbus::source src = bus.source("S", [] {}, [] {});
+    qtbus::source src = bus.source(
+        "S", [] {}, [] {});
     src.dispose();
     std::string w = REASON(QTBUS_ESTALE, "qtbus_source_connect", src.connect());
     CHECK(has(w, "source"));
@@ -103,7 +109,7 @@ static void stale_handles()
     qtbus::subscription s = bus.subscribe("Tick", [] {});
     w = REASON(QTBUS_ESTALE, "qtbus_bag_add", bag.add(std::move(s)));
     CHECK(has(w, "bag"));
-    CHECK(s.active());  // refused: it stays with its owner
+    CHECK(s.active()); // refused: it stays with its owner
 
     // A request refused inside a handler: the error routed to the exception handler
     // carries the reason too (taken on the handler's thread).
@@ -152,7 +158,7 @@ static void refused_by_the_header()
     CHECK(has(w, "empty"));
     qtbus::subscription none;
     REASON(QTBUS_EINVAL, "qtbus_bag_add", bag += std::move(none));
-    bag.add(std::move(moved));  // a live one is taken
+    bag.add(std::move(moved)); // a live one is taken
     CHECK_EQ(bus.subscriber_count("Tick"), 1);
     bag.dispose();
     CHECK_EQ(bus.subscriber_count("Tick"), 0);

@@ -20,7 +20,7 @@ static int unhandled()
     qtbus::bus b;
     auto s = b.subscribe("E", [] { throw std::runtime_error("unhandled"); });
     b.dispatch("E");
-    return 0;  // not reached: std::terminate
+    return 0; // not reached: std::terminate
 }
 
 int main(int argc, char **argv)
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
     {
         auto thrower = bus.subscribe("E", [c = counted()] { throw std::runtime_error("handler"); });
         auto next = bus.subscribe("E", [&] { after++; });
-        CHECK_EQ(bus.dispatch("E"), 2);  // the next handler still runs
+        CHECK_EQ(bus.dispatch("E"), 2); // the next handler still runs
         CHECK_EQ(routed.load(), 1);
         CHECK_EQ(last, std::string("handler"));
         CHECK_EQ(after, 1);
@@ -51,17 +51,18 @@ int main(int argc, char **argv)
 
     // Any type, from every kind of callable.
     auto a = bus.subscribe("Ask", [](const qtbus::event &e) { e.reply("r"); });
-    bus.request("Ask", "", [](const qtbus::event &) { throw 42; }, [] { throw std::logic_error("complete"); });
+    bus.request(
+        "Ask", "", [](const qtbus::event &) { throw 42; }, [] { throw std::logic_error("complete"); });
     CHECK_EQ(routed.load(), 3);
     CHECK_EQ(last, std::string("complete"));
     auto cmd = bus.command("c", [](qtbus::execution x) {
         x.finish();
         throw std::runtime_error("execute");
     });
-    CHECK(cmd.execute());  // it ran: what it threw was routed, not a refusal
+    CHECK(cmd.execute()); // it ran: what it threw was routed, not a refusal
     CHECK_EQ(last, std::string("execute"));
-    auto src = bus.source("S", [](qtbus::bus_ref) { throw std::runtime_error("start"); },
-                          [] { throw std::runtime_error("stop"); });
+    auto src = bus.source(
+        "S", [](qtbus::bus_ref) { throw std::runtime_error("start"); }, [] { throw std::runtime_error("stop"); });
     src.connect();
     CHECK_EQ(last, std::string("start"));
     src.disconnect();

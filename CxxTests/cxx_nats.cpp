@@ -63,9 +63,11 @@ struct inbox {
         std::sort(want.begin(), want.end());
         if (got == want) return true;
         std::fprintf(stderr, "cxx_nats: received:\n");
-        for (const std::string &l : got) std::fprintf(stderr, "  %s\n", l.c_str());
+        for (const std::string &l : got)
+            std::fprintf(stderr, "  %s\n", l.c_str());
         std::fprintf(stderr, "wanted:\n");
-        for (const std::string &l : want) std::fprintf(stderr, "  %s\n", l.c_str());
+        for (const std::string &l : want)
+            std::fprintf(stderr, "  %s\n", l.c_str());
         return false;
     }
     // Whether `first` was received before `then`.
@@ -107,7 +109,7 @@ void sync(qtbus::bus_ref from, inbox &to, const char *marker, size_t count)
 
 void crossing(const char *url)
 {
-    qtbus::bus orders, billing;  // before the bridges: destroyed after them
+    qtbus::bus orders, billing; // before the bridges: destroyed after them
     inbox got;
     qtbus::subscription all = billing.subscribe(qtbus::pattern(">"), got.handler());
 
@@ -122,17 +124,17 @@ void crossing(const char *url)
     in.import_events("Price", "eur");
     in.import_events("Sync");
 
-    CHECK_EQ(orders.dispatch("Order.created", "eu", "{\"id\":1}"), 1);  // the export's subscription
+    CHECK_EQ(orders.dispatch("Order.created", "eu", "{\"id\":1}"), 1); // the export's subscription
     orders.dispatch("Order.paid", "{\"id\":1}");
-    orders.dispatch("Invoice.sent", "{}");                              // not exported
-    orders.dispatch("Price", "usd", "1.10");                            // not this subtype
+    orders.dispatch("Invoice.sent", "{}");   // not exported
+    orders.dispatch("Price", "usd", "1.10"); // not this subtype
     orders.dispatch("Price", "eur", "1.00");
     sync(orders, got, "Sync", 4);
     CHECK(got.is({"Order.created/eu:{\"id\":1}", "Order.paid:{\"id\":1}", "Price/eur:1.00", "Sync:sync"}));
-    CHECK(got.before("Order.created/eu:{\"id\":1}", "Order.paid:{\"id\":1}"));  // one import: in order
+    CHECK(got.before("Order.created/eu:{\"id\":1}", "Order.paid:{\"id\":1}")); // one import: in order
 
     qtbus_nats_stats o = out.stats(), i = in.stats();
-    CHECK_EQ(o.published, 5u);  // two orders, two prices (the import filters), the marker
+    CHECK_EQ(o.published, 5u); // two orders, two prices (the import filters), the marker
     CHECK_EQ(i.received, 4u);
     CHECK_EQ(o.dropped + i.dropped, 0u);
 
@@ -145,8 +147,8 @@ void crossing(const char *url)
     CHECK(!out.unexport_events("Price"));
     CHECK(!out.unexport_events("Never"));
     got.clear();
-    orders.dispatch("Order.created", "{\"id\":2}");  // published, no longer imported
-    orders.dispatch("Price", "eur", "2.00");         // no longer published
+    orders.dispatch("Order.created", "{\"id\":2}"); // published, no longer imported
+    orders.dispatch("Price", "eur", "2.00");        // no longer published
     sync(orders, got, "Sync", 1);
     CHECK(got.is({"Sync:sync"}));
     CHECK_EQ(in.stats().received, 5u);
@@ -227,7 +229,7 @@ void ownership(const char *url)
     qtbus_nats *c = a.c_bridge();
     qtbus::nats::bridge moved(std::move(a));
     CHECK(!a && moved.c_bridge() == c);
-    CHECK(a.close());  // empty: nothing to do
+    CHECK(a.close()); // empty: nothing to do
 
     // Assigning closes what the target held.
     qtbus::nats::bridge other(bus, url);
@@ -247,7 +249,7 @@ void ownership(const char *url)
     {
         qtbus::nats::bridge adopted(made, bus.c_bus());
         CHECK(adopted.is_connected());
-    }  // closed here
+    } // closed here
     std::puts("cxx_nats: moved, assigned, released and adopted bridges close once");
 }
 
@@ -310,7 +312,7 @@ void jetstream(const char *url)
     d.size = 2;
     d.flags = QTBUS_EVENT_STICKY;
     here.dispatch(d);
-    CHECK(out.close());  // flushed: the stream has it
+    CHECK(out.close()); // flushed: the stream has it
 
     inbox got;
     qtbus::subscription s = later.subscribe("Config", got.handler());
@@ -346,16 +348,17 @@ void close_timeout(const char *url)
         b.export_events("Gone");
         cxx_ns_kill();
         wait_until([&] { return !b.is_connected(); });
-        CHECK_EQ(bus.dispatch("Gone", "x"), 1);  // waits in the reconnect buffer
+        CHECK_EQ(bus.dispatch("Gone", "x"), 1); // waits in the reconnect buffer
         const auto start = std::chrono::steady_clock::now();
         CHECK(!b.close(std::chrono::milliseconds(300)));
-        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+        const auto took =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
         std::printf("cxx_nats: close(300ms) with the server gone: false after %lld ms: %s\n",
                     static_cast<long long>(took.count()), qtbus_errmsg());
         CHECK(took.count() >= 290 && took.count() <= 600);
         CHECK(contains(qtbus_errmsg(), "qtbus_nats_close_timeout: the timeout (300 ms) cut the close short: "));
         CHECK(!b);
-        CHECK(b.close(std::chrono::milliseconds(0)));  // empty: nothing to do
+        CHECK(b.close(std::chrono::milliseconds(0))); // empty: nothing to do
         cxx_ns_restart();
     }
     qtbus::nats::bridge b(bus, url);
@@ -364,7 +367,7 @@ void close_timeout(const char *url)
     CHECK(b.close(std::chrono::milliseconds(1000)));
     CHECK(!b);
     qtbus::nats::bridge c(bus, url);
-    CHECK(c.close(std::chrono::milliseconds(-5)));  // a time already past: at once
+    CHECK(c.close(std::chrono::milliseconds(-5))); // a time already past: at once
     std::puts("cxx_nats: close(timeout) within the time, false when it dropped, true when not");
 }
 

@@ -24,7 +24,7 @@ void cxx_ns_stop(void) { ns_stop(&server); }
 
 const char *cxx_ns_start_config(const char *config)
 {
-    configured = (ns_server){ .no_jetstream = 1, .config = config };
+    configured = (ns_server){.no_jetstream = 1, .config = config};
     ns_start(&configured);
     return configured.url;
 }

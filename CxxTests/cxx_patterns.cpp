@@ -11,21 +11,17 @@ int main()
 {
     qtbus::bus bus;
     std::vector<std::string> seen;
-    qtbus::subscription all = bus.subscribe(qtbus::pattern(">"), [&](const qtbus::event &e) {
-        seen.push_back("all:" + std::string(e.type()));
-    });
-    qtbus::subscription orders = bus.subscribe(qtbus::pattern("Order.*"), [&](const qtbus::event &e) {
-        seen.push_back("orders:" + std::string(e.type()));
-    });
+    qtbus::subscription all = bus.subscribe(
+        qtbus::pattern(">"), [&](const qtbus::event &e) { seen.push_back("all:" + std::string(e.type())); });
+    qtbus::subscription orders = bus.subscribe(
+        qtbus::pattern("Order.*"), [&](const qtbus::event &e) { seen.push_back("orders:" + std::string(e.type())); });
     qtbus::options eu;
     eu.pattern = true;
     eu.subtypes = {"eu"};
-    qtbus::subscription european = bus.subscribe("*.created", eu, [&](const qtbus::event &e) {
-        seen.push_back("eu:" + std::string(e.type()));
-    });
-    qtbus::subscription literal = bus.subscribe("Order.created", [&](const qtbus::event &e) {
-        seen.push_back("literal:" + std::string(e.type()));
-    });
+    qtbus::subscription european =
+        bus.subscribe("*.created", eu, [&](const qtbus::event &e) { seen.push_back("eu:" + std::string(e.type())); });
+    qtbus::subscription literal = bus.subscribe(
+        "Order.created", [&](const qtbus::event &e) { seen.push_back("literal:" + std::string(e.type())); });
     CHECK_EQ(bus.dispatch("Order.created", "eu", ""), 4);
     CHECK(seen == (std::vector<std::string>{"literal:Order.created", "all:Order.created", "orders:Order.created",
                                             "eu:Order.created"}));

@@ -22,11 +22,11 @@ int main()
     gate g;
     qtbus::subscription held = bus.subscribe("Gate", on_q, g.handler());
     std::vector<int> seen;
-    qtbus::subscription values = bus.subscribe("Value", on_q, [&](const qtbus::event &e) {
-        seen.push_back(std::stoi(std::string(e.data())));
-    });
+    qtbus::subscription values =
+        bus.subscribe("Value", on_q, [&](const qtbus::event &e) { seen.push_back(std::stoi(std::string(e.data()))); });
     g.hold(bus);
-    for (int i = 0; i < 5; i++) CHECK_EQ(bus.dispatch("Value", std::to_string(i)), 1);
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ(bus.dispatch("Value", std::to_string(i)), 1);
     qtbus_queue_stats s = q.stats();
     CHECK_EQ(s.pending, 2u);
     CHECK_EQ(s.dropped, 3u);
@@ -60,7 +60,8 @@ int main()
     // Unbounded again.
     q.set_limit(qtbus::limit{});
     g.hold(bus);
-    for (int i = 0; i < 100; i++) CHECK_EQ(bus.dispatch("Value", std::to_string(i)), 1);
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ(bus.dispatch("Value", std::to_string(i)), 1);
     CHECK_EQ(q.stats().pending, 100u);
     g.open();
     CHECK(bus.wait_idle(-1ms));

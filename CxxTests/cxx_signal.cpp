@@ -27,9 +27,8 @@ static void every_kind()
     all sig(bus, "All");
     CHECK_EQ(all::arity, 10u);
     int calls = 0;
-    qtbus::subscription s = sig.connect([&](int32_t a, uint32_t b, int64_t c, uint64_t d, double e,
-                                            std::string_view f, const char *g, std::string h, int *i,
-                                            const double *j) {
+    qtbus::subscription s = sig.connect([&](int32_t a, uint32_t b, int64_t c, uint64_t d, double e, std::string_view f,
+                                            const char *g, std::string h, int *i, const double *j) {
         CHECK_EQ(a, std::numeric_limits<int32_t>::min());
         CHECK_EQ(b, std::numeric_limits<uint32_t>::max());
         CHECK_EQ(c, std::numeric_limits<int64_t>::min());
@@ -58,8 +57,8 @@ static void every_kind()
         qtbus_value v[QTBUS_SIGNAL_MAX_ARGS];
         CHECK_EQ(qtbus_event_args(e.c_event(), v, QTBUS_SIGNAL_MAX_ARGS), 10);
         const std::string_view bytes = e.data();
-        const unsigned char kinds[] = {QTBUS_ARG_INT32,  QTBUS_ARG_UINT32, QTBUS_ARG_INT64,  QTBUS_ARG_UINT64,
-                                       QTBUS_ARG_DOUBLE, QTBUS_ARG_STRING, QTBUS_ARG_STRING, QTBUS_ARG_STRING,
+        const unsigned char kinds[] = {QTBUS_ARG_INT32,   QTBUS_ARG_UINT32, QTBUS_ARG_INT64,  QTBUS_ARG_UINT64,
+                                       QTBUS_ARG_DOUBLE,  QTBUS_ARG_STRING, QTBUS_ARG_STRING, QTBUS_ARG_STRING,
                                        QTBUS_ARG_POINTER, QTBUS_ARG_POINTER};
         CHECK(std::memcmp(bytes.data() + 8, kinds, sizeof kinds) == 0);
         CHECK_EQ(v[0].i32, 1);
@@ -82,8 +81,8 @@ static void strings_three_ways()
     qtbus::subscription d = sig.connect([&](const std::string &s) { got.push_back("cref:" + s); });
     qtbus::subscription e = sig.connect([&](std::string &&s) { got.push_back("rref:" + std::move(s)); });
     const std::string text = "alice";
-    CHECK_EQ(sig.emit(text), 5);  // a std::string
-    CHECK_EQ(sig("bob"), 5);      // a literal
+    CHECK_EQ(sig.emit(text), 5); // a std::string
+    CHECK_EQ(sig("bob"), 5);     // a literal
     CHECK_EQ(got.size(), 10u);
     CHECK_EQ(got[0], std::string("view:alice"));
     CHECK_EQ(got[1], std::string("c:alice"));
@@ -104,7 +103,7 @@ static void strings_three_ways()
     CHECK_EQ(seen[0], std::string("NULL"));
     CHECK_EQ(seen[1], std::string("[]"));
     CHECK_EQ(seen[2], std::string("{}"));
-    CHECK_EQ(seen[3], std::string(""));  // "" is not NULL
+    CHECK_EQ(seen[3], std::string("")); // "" is not NULL
 
     // Past the 512 bytes packed on the stack: the emit allocates, and the bytes are the same.
     qtbus::signal<void(std::string_view, std::string_view)> two(bus, "Two");
@@ -125,7 +124,8 @@ static void strings_three_ways()
     int reached = 0;
     qtbus::subscription r = sig.connect([&] { reached++; });
     CHECK_THROWS(QTBUS_EINVAL, sig(std::string("a\0b", 3)));
-    CHECK_EQ(std::string(qtbus_errmsg()), std::string("qtbus_dispatch_id: argument 1 \"a\\x00b\" holds a NUL byte (at byte 1)"));
+    CHECK_EQ(std::string(qtbus_errmsg()),
+             std::string("qtbus_dispatch_id: argument 1 \"a\\x00b\" holds a NUL byte (at byte 1)"));
     CHECK_THROWS(QTBUS_EINVAL, two("ok", std::string_view("\0", 1)));
     CHECK_EQ(reached, 0);
 }
@@ -149,33 +149,36 @@ static void the_slots_a_signal_takes()
     // sigc::hide do for such a slot).
     qtbus::subscription none = sig.connect([&] { log.push_back("none"); });
     qtbus::subscription one = sig.connect([&](int32_t a) { log.push_back("one " + std::to_string(a)); });
-    qtbus::subscription two = sig.connect([&](int32_t a, std::string_view b) {
-        log.push_back("two " + std::to_string(a) + " " + std::string(b));
-    });
+    qtbus::subscription two = sig.connect(
+        [&](int32_t a, std::string_view b) { log.push_back("two " + std::to_string(a) + " " + std::string(b)); });
     // A generic lambda gets the declared types, all it can take.
     qtbus::subscription generic = sig.connect([&](auto a, auto b, auto c) {
         static_assert(std::is_same_v<decltype(a), int32_t> && std::is_same_v<decltype(b), std::string_view> &&
                       std::is_same_v<decltype(c), double>);
         log.push_back("generic " + std::to_string(a) + " " + std::string(b) + " " + std::to_string(int(c)));
     });
-    qtbus::subscription variadic = sig.connect([&](auto &&...xs) { log.push_back("variadic " + std::to_string(sizeof...(xs))); });
+    qtbus::subscription variadic =
+        sig.connect([&](auto &&...xs) { log.push_back("variadic " + std::to_string(sizeof...(xs))); });
     // An overloaded call operator: the overload taking the most leading arguments.
     qtbus::subscription over = sig.connect(overloaded{&log});
     // A function pointer, a function returning a value (dropped), a std::function, a
     // mutable lambda keeping state.
     qtbus::subscription fp = sig.connect(&slot_function);
     qtbus::subscription ret = sig.connect(&slot_returning);
-    qtbus::subscription fn = sig.connect(std::function<void(int32_t)>([&](int32_t a) { log.push_back("function " + std::to_string(a)); }));
-    qtbus::subscription counter = sig.connect([n = 0, &log](int32_t) mutable { log.push_back("mutable " + std::to_string(++n)); });
+    qtbus::subscription fn =
+        sig.connect(std::function<void(int32_t)>([&](int32_t a) { log.push_back("function " + std::to_string(a)); }));
+    qtbus::subscription counter =
+        sig.connect([n = 0, &log](int32_t) mutable { log.push_back("mutable " + std::to_string(++n)); });
     qtbus::subscription noexcept_slot = sig.connect([&](int32_t, std::string_view, const double &c) noexcept {
         log.push_back("noexcept " + std::to_string(int(c)));
     });
     CHECK_EQ(sig(4, "four", 4.0), 11);
     CHECK_EQ(sig(5, "five", 5.0), 11);
-    const std::vector<std::string> expected = {"none", "one 4", "two 4 four", "generic 4 four 4", "variadic 3", "(4)",
-                                               "function 4", "mutable 1", "noexcept 4"};
+    const std::vector<std::string> expected = {"none", "one 4",      "two 4 four", "generic 4 four 4", "variadic 3",
+                                               "(4)",  "function 4", "mutable 1",  "noexcept 4"};
     CHECK_EQ(log.size(), 2 * expected.size());
-    for (size_t i = 0; i < expected.size(); i++) CHECK_EQ(log[i], expected[i]);
+    for (size_t i = 0; i < expected.size(); i++)
+        CHECK_EQ(log[i], expected[i]);
     CHECK_EQ(log[expected.size() + 7], std::string("mutable 2"));
     CHECK_EQ(last_by_pointer, 5);
 
@@ -201,9 +204,9 @@ static void arities()
     CHECK_EQ(ticks, 2);
     CHECK_EQ(bus.subscriber_count("Tick"), 1);
 
-    using sixteen = qtbus::signal<void(int32_t, int64_t, std::string_view, double, uint32_t, uint64_t, const char *,
-                                       int32_t, int64_t, std::string, double, uint32_t, uint64_t, std::string_view,
-                                       void *, int32_t)>;
+    using sixteen =
+        qtbus::signal<void(int32_t, int64_t, std::string_view, double, uint32_t, uint64_t, const char *, int32_t,
+                           int64_t, std::string, double, uint32_t, uint64_t, std::string_view, void *, int32_t)>;
     sixteen s16(bus, "Sixteen");
     std::string seen;
     qtbus::subscription s = s16.connect([&](int32_t a, int64_t b, std::string_view c, double d, uint32_t e, uint64_t f,
@@ -234,9 +237,11 @@ static void options_apply()
     CHECK_EQ(sig.emit_subtype("EUR", "x", 1), 4);
     CHECK_EQ(sig.emit_subtype("USD", "y", 2), 2);
     CHECK_EQ(sig("z", 3), 2);
-    const std::vector<std::string> expected = {"high x", "eur x", "all x", "once x", "high y", "all y", "high z", "all z"};
+    const std::vector<std::string> expected = {"high x", "eur x", "all x",  "once x",
+                                               "high y", "all y", "high z", "all z"};
     CHECK_EQ(order.size(), expected.size());
-    for (size_t i = 0; i < expected.size(); i++) CHECK_EQ(order[i], expected[i]);
+    for (size_t i = 0; i < expected.size(); i++)
+        CHECK_EQ(order[i], expected[i]);
     CHECK(!d.active());
     CHECK_THROWS(QTBUS_EINVAL, sig.emit_subtype(std::string_view("a\0b", 3), "x", 1));
 
@@ -328,14 +333,47 @@ static void bytes_that_are_not_the_signatures()
     add("empty", 0);
     std::memcpy(add("magic only", 4), "QTSG", 4);
     header(add("header, 7 bytes", 7), 0);
-    { unsigned char *q = add("wrong version", 40); std::memcpy(q, b, 37); q[4] = 99; }
-    { unsigned char *q = add("one argument", 24); header(q, 1); q[8] = QTBUS_ARG_STRING; }
-    { unsigned char *q = add("other kinds", 40); std::memcpy(q, b, 37); q[9] = QTBUS_ARG_UINT32; }
-    { unsigned char *q = add("slots cut off", 30); std::memcpy(q, b, 30); }
-    { unsigned char *q = add("offset past the end", 37); std::memcpy(q, b, 37); uint64_t o = 1000; std::memcpy(q + 16, &o, 8); }
-    { unsigned char *q = add("offset into the slots", 37); std::memcpy(q, b, 37); uint64_t o = 20; std::memcpy(q + 16, &o, 8); }
-    { unsigned char *q = add("no NUL", 36); std::memcpy(q, b, 36); }
-    { unsigned char *q = add("offset huge", 37); std::memcpy(q, b, 37); uint64_t o = UINT64_MAX; std::memcpy(q + 16, &o, 8); }
+    {
+        unsigned char *q = add("wrong version", 40);
+        std::memcpy(q, b, 37);
+        q[4] = 99;
+    }
+    {
+        unsigned char *q = add("one argument", 24);
+        header(q, 1);
+        q[8] = QTBUS_ARG_STRING;
+    }
+    {
+        unsigned char *q = add("other kinds", 40);
+        std::memcpy(q, b, 37);
+        q[9] = QTBUS_ARG_UINT32;
+    }
+    {
+        unsigned char *q = add("slots cut off", 30);
+        std::memcpy(q, b, 30);
+    }
+    {
+        unsigned char *q = add("offset past the end", 37);
+        std::memcpy(q, b, 37);
+        uint64_t o = 1000;
+        std::memcpy(q + 16, &o, 8);
+    }
+    {
+        unsigned char *q = add("offset into the slots", 37);
+        std::memcpy(q, b, 37);
+        uint64_t o = 20;
+        std::memcpy(q + 16, &o, 8);
+    }
+    {
+        unsigned char *q = add("no NUL", 36);
+        std::memcpy(q, b, 36);
+    }
+    {
+        unsigned char *q = add("offset huge", 37);
+        std::memcpy(q, b, 37);
+        uint64_t o = UINT64_MAX;
+        std::memcpy(q + 16, &o, 8);
+    }
     for (int i = 0; i < count; i++) {
         const int before = typed;
         dispatch_bytes(bus, "Foreign", cases[i].bytes, cases[i].size, 2);
@@ -346,7 +384,13 @@ static void bytes_that_are_not_the_signatures()
     }
     CHECK_EQ(plain, 1 + count);
     // A NULL string (offset 0) is a string all the same.
-    { unsigned char q[32] = {}; std::memcpy(q, b, 32); uint64_t o = 0; std::memcpy(q + 16, &o, 8); dispatch_bytes(bus, "Foreign", q, 32, 2); }
+    {
+        unsigned char q[32] = {};
+        std::memcpy(q, b, 32);
+        uint64_t o = 0;
+        std::memcpy(q + 16, &o, 8);
+        dispatch_bytes(bus, "Foreign", q, 32, 2);
+    }
     CHECK_EQ(typed, 2);
     CHECK_EQ(text, std::string(""));
 }
@@ -366,7 +410,8 @@ static void a_signature_the_bus_has()
     } catch (const qtbus::error &e) {
         thrown = true;
         CHECK_EQ(e.status(), QTBUS_EINVAL);
-        CHECK_EQ(std::string(e.what()), std::string("qtbus_signal_define: the type has another signature on this bus already"));
+        CHECK_EQ(std::string(e.what()),
+                 std::string("qtbus_signal_define: the type has another signature on this bus already"));
     }
     CHECK(thrown);
     // One a C program defined is checked the same way.
@@ -400,7 +445,7 @@ static void a_slot_that_throws()
     qtbus::subscription b = sig.connect([&] { after++; });
     CHECK_EQ(sig(3), 2);
     CHECK_EQ(caught.load(), 1);
-    CHECK_EQ(after, 1);  // the next slot still ran
+    CHECK_EQ(after, 1); // the next slot still ran
     qtbus::set_exception_handler(previous);
 }
 
@@ -419,18 +464,18 @@ static void re_entrant_emits()
             CHECK_EQ(sig("inner", 1), 3);
         }
     });
-    qtbus::subscription second = sig.connect([&](std::string s, int32_t depth) {
-        log.push_back("second " + s + " " + std::to_string(depth));
-    });
+    qtbus::subscription second =
+        sig.connect([&](std::string s, int32_t depth) { log.push_back("second " + s + " " + std::to_string(depth)); });
     qtbus::subscription plain = bus.subscribe("Nested", [&](const qtbus::event &e) {
         qtbus_value v[QTBUS_SIGNAL_MAX_ARGS];
         log.push_back(qtbus_event_args(e.c_event(), v, QTBUS_SIGNAL_MAX_ARGS) < 0 ? "plain garbage" : "plain");
     });
     CHECK_EQ(sig("outer", 0), 3);
-    const std::vector<std::string> expected = {"first outer 0", "plain garbage", "first inner 1", "second inner 1",
-                                               "plain", "second outer 0", "plain"};
+    const std::vector<std::string> expected = {"first outer 0", "plain garbage",  "first inner 1", "second inner 1",
+                                               "plain",         "second outer 0", "plain"};
     CHECK_EQ(log.size(), expected.size());
-    for (size_t i = 0; i < expected.size(); i++) CHECK_EQ(log[i], expected[i]);
+    for (size_t i = 0; i < expected.size(); i++)
+        CHECK_EQ(log[i], expected[i]);
 
     // A C emit inside a C++ emit, and the other way round.
     log.clear();
@@ -440,10 +485,11 @@ static void re_entrant_emits()
         log.push_back(std::string("third ") + s);
     });
     CHECK_EQ(sig("outer", 5), 4);
-    const std::vector<std::string> mixed = {"first outer 5",  "second outer 5", "plain",       "first from C 6",
+    const std::vector<std::string> mixed = {"first outer 5",   "second outer 5", "plain",        "first from C 6",
                                             "second from C 6", "plain",          "third from C", "third outer"};
     CHECK_EQ(log.size(), mixed.size());
-    for (size_t i = 0; i < mixed.size(); i++) CHECK_EQ(log[i], mixed[i]);
+    for (size_t i = 0; i < mixed.size(); i++)
+        CHECK_EQ(log[i], mixed[i]);
 }
 
 static void two_threads_emit()
@@ -461,7 +507,8 @@ static void two_threads_emit()
     }
     constexpr uint64_t n = 20000;
     auto emitter = [&] {
-        for (uint64_t i = 1; i <= n; i++) CHECK_EQ(sig("thread", i), 4);
+        for (uint64_t i = 1; i <= n; i++)
+            CHECK_EQ(sig("thread", i), 4);
     };
     std::thread t1(emitter), t2(emitter);
     t1.join();

@@ -32,7 +32,10 @@ long compared = 0, accepted = 0;
 
 // Where a slot argument points into the bytes, if it does: a string's characters.
 template <class T>
-const char *as_c(const T &) { return nullptr; }
+const char *as_c(const T &)
+{
+    return nullptr;
+}
 const char *as_c(const char *s) { return s; }
 const char *as_c(std::string_view s) { return s.empty() ? nullptr : s.data(); }
 
@@ -44,19 +47,18 @@ std::vector<unsigned char> mutate(const std::vector<unsigned char> &packed, std:
     const int edits = 1 + int(next(seed) % 3);
     for (int e = 0; e < edits; e++) {
         switch (next(seed) % 6) {
-        case 0:
-            b.resize(b.empty() ? 0 : std::size_t(next(seed) % b.size()));
-            break;
+        case 0: b.resize(b.empty() ? 0 : std::size_t(next(seed) % b.size())); break;
         case 1:
-            while (next(seed) % 8) b.push_back(next(seed) % 2 ? 0 : static_cast<unsigned char>(next(seed)));
+            while (next(seed) % 8)
+                b.push_back(next(seed) % 2 ? 0 : static_cast<unsigned char>(next(seed)));
             break;
         case 2:
             if (!b.empty()) b[next(seed) % b.size()] = static_cast<unsigned char>(next(seed));
             break;
         case 3:
             if (count && b.size() >= slots + 8 * count) {
-                const uint64_t edges[] = {0, 1, slots + 8 * count - 1, slots + 8 * count, b.size() - 1, b.size(),
-                                          b.size() + 1, UINT64_MAX};
+                const uint64_t edges[] = {
+                    0, 1, slots + 8 * count - 1, slots + 8 * count, b.size() - 1, b.size(), b.size() + 1, UINT64_MAX};
                 const uint64_t v = edges[next(seed) % (sizeof edges / sizeof edges[0])];
                 std::memcpy(b.data() + slots + 8 * (next(seed) % count), &v, 8);
             }
@@ -133,8 +135,8 @@ void compare_signature(const char *type, const std::vector<qtbus_arg> &kinds, Em
 int main()
 {
     uint64_t seed = 0xC0FFEE;
-    compare_signature<const char *, int32_t>("TextNumber", {QTBUS_ARG_STRING, QTBUS_ARG_INT32},
-                                             [](auto &s) { (void)s("alice", 3); }, seed);
+    compare_signature<const char *, int32_t>(
+        "TextNumber", {QTBUS_ARG_STRING, QTBUS_ARG_INT32}, [](auto &s) { (void)s("alice", 3); }, seed);
     compare_signature<std::string_view, const char *, double>(
         "TwoTexts", {QTBUS_ARG_STRING, QTBUS_ARG_STRING, QTBUS_ARG_DOUBLE},
         [](auto &s) { (void)s(std::string_view("h\xc3\xa9llo"), nullptr, 2.5); }, seed);
@@ -143,7 +145,8 @@ int main()
         [&seed](auto &s) { (void)s(std::string_view("x"), 1u, int64_t(-2), uint64_t(3), &seed); }, seed);
     compare_signature<int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>(
         "Nine", std::vector<qtbus_arg>(9, QTBUS_ARG_INT32), [](auto &s) { (void)s(1, 2, 3, 4, 5, 6, 7, 8, 9); }, seed);
-    compare_signature<>("Nothing", {}, [](auto &s) { (void)s(); }, seed);
+    compare_signature<>(
+        "Nothing", {}, [](auto &s) { (void)s(); }, seed);
     CHECK(compared == 5 * 800);
     CHECK(accepted > compared / 20);
     std::printf("cxx_signal_bytes: %ld inputs compared, %ld accepted\n", compared, accepted);

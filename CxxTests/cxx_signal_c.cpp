@@ -28,7 +28,8 @@ int main()
     const std::string all = "c-typed(%1)c-plain(%1)c++(%1)";
     auto expect = [&](const char *args) {
         std::string want = all;
-        for (size_t at; (at = want.find("%1")) != std::string::npos;) want.replace(at, 2, args);
+        for (size_t at; (at = want.find("%1")) != std::string::npos;)
+            want.replace(at, 2, args);
         std::string got = cpeer_log();
         for (size_t from = 0, end; (end = got.find(')', from)) != std::string::npos; from = end + 1)
             std::printf("signal delivery: %s\n", got.substr(from, end + 1 - from).c_str());
@@ -57,7 +58,7 @@ int main()
     // The other way round: C++ defines, C connects and emits.
     qtbus::signal<void(std::string, int32_t, double)> cxx_first(bus, "CxxFirst");
     CHECK_EQ(cpeer_connect(bus.c_bus(), "CxxFirst"), QTBUS_OK);
-    CHECK_EQ(cpeer_define(bus.c_bus(), "CxxFirst"), QTBUS_OK);  // the same signature
+    CHECK_EQ(cpeer_define(bus.c_bus(), "CxxFirst"), QTBUS_OK); // the same signature
     CHECK_EQ(cxx_first("same", 7, 7), 1);
     CHECK_EQ(std::string(cpeer_log()), std::string("c-typed(same,7,7)"));
     std::printf("cxx_signal_c: ok\n");

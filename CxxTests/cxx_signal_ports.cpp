@@ -62,15 +62,15 @@ static void boost_signal_signal_connect()
     {
         auto s2 = std::make_shared<qtbus::signal<void(int32_t)>>(bus, "S2");
         qtbus::subscription forward = s1.connect(qtbus::track(s2, *s2));
-        forward.release();  // lives until s2 is gone and s1 next reaches it
+        forward.release(); // lives until s2 is gone and s1 next reaches it
         qtbus::subscription b = s2->connect([&](int32_t v) { r.values.push_back(2 * v); });
         qtbus::subscription c = s2->connect([&](int32_t v) { r.values.push_back(-3 * v); });
         CHECK_EQ((*s2)(-3), 2);
         CHECK_EQ(r.max_or_default(), 9);
         CHECK_EQ(s1(3), 2);
         CHECK_EQ(r.max_or_default(), 6);
-    }  // s2 goes out of scope
-    CHECK_EQ(s1(3), 2);  // the forwarding slot is reached, finds s2 gone, and ends
+    }                   // s2 goes out of scope
+    CHECK_EQ(s1(3), 2); // the forwarding slot is reached, finds s2 gone, and ends
     CHECK_EQ(r.max_or_default(), -3);
     CHECK_EQ(s1(3), 1);
     CHECK_EQ(bus.subscriber_count("S1"), 1);
@@ -98,7 +98,10 @@ static void boost_extended_slot()
 // Boost.Signals2 track_test.cpp: swallow(const T *, int) bound to the tracked object.
 struct swallow {
     template <class T>
-    int operator()(const T *, int i) { return i; }
+    int operator()(const T *, int i)
+    {
+        return i;
+    }
 };
 static int myfunc(int i, double z) { return z > 0 ? i : -i; }
 
@@ -114,7 +117,8 @@ static void boost_track()
     qtbus::subscription first;
     {
         auto shorty = std::make_shared<int>();
-        first = s1.connect(qtbus::track(shorty, [&r, p = shorty.get()](int32_t i) { r.values.push_back(swallow()(p, i)); }));
+        first = s1.connect(
+            qtbus::track(shorty, [&r, p = shorty.get()](int32_t i) { r.values.push_back(swallow()(p, i)); }));
         CHECK_EQ(s1(5), 1);
         CHECK_EQ(r.max_or_default(), 5);
     }
@@ -128,7 +132,7 @@ static void boost_track()
         auto slot = qtbus::track(shorty, [&r, p = shorty.get()](int32_t i) { r.values.push_back(swallow()(p, i)); });
         shorty.reset();
         qtbus::subscription c = s1.connect(std::move(slot));
-        CHECK(!c.active());  // dead_slot_test.cpp: not connected
+        CHECK(!c.active()); // dead_slot_test.cpp: not connected
         CHECK_EQ(s1(5), 0);
         CHECK_EQ(r.max_or_default(), 0);
     }
@@ -138,7 +142,8 @@ static void boost_track()
     qtbus::subscription connection;
     {
         auto shorty = std::make_shared<int>(2);
-        auto other_slot = qtbus::track(shorty, [&r, p = shorty.get()](int32_t i) { r.values.push_back(myfunc(*p, 0.5) + 0 * i); });
+        auto other_slot =
+            qtbus::track(shorty, [&r, p = shorty.get()](int32_t i) { r.values.push_back(myfunc(*p, 0.5) + 0 * i); });
         auto other_owner = std::make_shared<int>(0);
         connection = s1.connect(qtbus::track(other_owner, std::move(other_slot)));
         CHECK_EQ(s1(3), 1);
@@ -158,7 +163,7 @@ static void boost_track()
         CHECK_EQ(r.max_or_default(), 4);
         a.release();
     }
-    CHECK_EQ(s1(4), 1);  // reached, ended
+    CHECK_EQ(s1(4), 1); // reached, ended
     CHECK_EQ(r.max_or_default(), 0);
     CHECK_EQ(bus.subscriber_count("Track"), 0);
 }
@@ -187,7 +192,7 @@ static void sigc_signal()
     std::vector<std::string> log;
     foo_log = &log;
     qtbus::signal<void(int32_t)> sig(bus, "Sigc");
-    CHECK_EQ(sig(0), 0);  // emit an empty signal
+    CHECK_EQ(sig(0), 0); // emit an empty signal
     qtbus::subscription f = sig.connect(&foo);
     qtbus::subscription m;
     {
@@ -195,12 +200,13 @@ static void sigc_signal()
         m = sig.connect(qtbus::track(a, [p = a.get()](int32_t i) { p->foo(i); }));
         CHECK_EQ(sig(1), 2);
         CHECK_EQ(bus.subscriber_count("Sigc"), 2);
-    }  // a dies
-    CHECK_EQ(sig(2), 2);  // reaches A's slot once more, which ends instead of running
+    }                    // a dies
+    CHECK_EQ(sig(2), 2); // reaches A's slot once more, which ends instead of running
     CHECK_EQ(bus.subscriber_count("Sigc"), 1);
     const std::vector<std::string> expected = {"foo(int 1)", "A::foo(int 1)", "foo(int 2)"};
     CHECK_EQ(log.size(), expected.size());
-    for (size_t i = 0; i < expected.size(); i++) CHECK_EQ(log[i], expected[i]);
+    for (size_t i = 0; i < expected.size(); i++)
+        CHECK_EQ(log[i], expected[i]);
 
     // make_slot: sig2 forwards to sig.
     qtbus::signal<void(int32_t)> sig2(bus, "Sigc2");
@@ -237,8 +243,8 @@ static void sigc_hide()
     int void_calls = 0;
     qtbus::signal<void(int32_t, int32_t)> two(bus, "Hide2");
     qtbus::signal<void(int32_t)> one(bus, "Hide1");
-    qtbus::subscription a = two.connect(hide_foo{&out});        // hide<1>(foo())(1, 2): foo(1)
-    qtbus::subscription b = one.connect(hide_foo_void{&void_calls});  // hide<0>(foo_void())(1)
+    qtbus::subscription a = two.connect(hide_foo{&out});             // hide<1>(foo())(1, 2): foo(1)
+    qtbus::subscription b = one.connect(hide_foo_void{&void_calls}); // hide<0>(foo_void())(1)
     CHECK_EQ(two(1, 2), 1);
     CHECK_EQ(one(1), 1);
     CHECK_EQ(out.size(), 1u);
@@ -294,7 +300,7 @@ static void sigc_track_obj()
         s2.release();
         CHECK_EQ(sl(-2), 2);
         CHECK_EQ(result, std::string("negativenegative"));
-    }  // auto-disconnect
+    } // auto-disconnect
     result.clear();
     sl(2);
     CHECK_EQ(result, std::string(""));
@@ -304,11 +310,11 @@ static void sigc_track_obj()
     qtbus::signal<void(int32_t, std::string_view)> sl3(bus, "TrackObj2");
     auto bar4 = std::make_shared<bar_group4>();
     auto book4 = std::make_shared<book>(book{"A Book"});
-    qtbus::subscription s3 = sl3.connect(qtbus::track(
-        bar4, qtbus::track(book4, [&, b = book4.get()](int32_t i, std::string_view str) {
-            result += (i < 0) ? "negative, " : ((i > 0) ? "positive, " : "zero, ");
-            result += std::string(str) + b->name;
-        })));
+    qtbus::subscription s3 =
+        sl3.connect(qtbus::track(bar4, qtbus::track(book4, [&, b = book4.get()](int32_t i, std::string_view str) {
+                                     result += (i < 0) ? "negative, " : ((i > 0) ? "positive, " : "zero, ");
+                                     result += std::string(str) + b->name;
+                                 })));
     CHECK_EQ(sl3(0, "Book title: "), 1);
     CHECK_EQ(result, std::string("zero, Book title: A Book"));
     book4.reset();

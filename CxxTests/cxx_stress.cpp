@@ -47,27 +47,29 @@ int main()
                         if (g.alive->load() == 0) violations++;
                         handled++;
                     };
-                    if (rng() % 3 == 0) bag.add(bus.subscribe(type, o, std::move(handler)));
-                    else mine.push_back(bus.subscribe(type, o, std::move(handler)));
+                    if (rng() % 3 == 0)
+                        bag.add(bus.subscribe(type, o, std::move(handler)));
+                    else
+                        mine.push_back(bus.subscribe(type, o, std::move(handler)));
                     break;
                 }
                 case 2:
                     if (!mine.empty()) {
                         size_t k = rng() % mine.size();
                         if (rng() % 2) mine[k].dispose();
-                        mine.erase(mine.begin() + static_cast<long>(k));  // the destructor disposes
+                        mine.erase(mine.begin() + static_cast<long>(k)); // the destructor disposes
                     }
                     break;
                 case 3:
                     if (rng() % 20 == 0) bag.dispose(), bag = qtbus::bag();
                     break;
-                default:
-                    bus.dispatch(type, "x");
+                default: bus.dispatch(type, "x");
                 }
             }
         });
     }
-    for (auto &th : pool) th.join();
+    for (auto &th : pool)
+        th.join();
     // Left: the bus's destructor ends the rest; queued work finishes on the queue.
     bus = qtbus::bus();
     wait_until([] { return counted::live.load() == 0; });

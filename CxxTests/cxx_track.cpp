@@ -27,23 +27,24 @@ static void plain_subscription_ends_with_its_owner()
     int calls = 0;
     const int live = counted::live.load();
     // A handler taking the event; the weak_ptr overload.
-    qtbus::subscription s = bus.subscribe("Tick", qtbus::track(std::weak_ptr<owner_t>(owner), [&, c = counted()](const qtbus::event &e) {
-        CHECK_EQ(e.type(), std::string_view("Tick"));
-        calls++;
-    }));
+    qtbus::subscription s =
+        bus.subscribe("Tick", qtbus::track(std::weak_ptr<owner_t>(owner), [&, c = counted()](const qtbus::event &e) {
+                          CHECK_EQ(e.type(), std::string_view("Tick"));
+                          calls++;
+                      }));
     CHECK_EQ(counted::live.load(), live + 1);
     CHECK_EQ(bus.dispatch("Tick"), 1);
     CHECK_EQ(calls, 1);
     owner.reset();
     CHECK(destroyed.load());
-    CHECK(s.active());                       // nothing has reached it yet
-    CHECK_EQ(bus.dispatch("Tick"), 1);       // reaches it: not called, disposed
+    CHECK(s.active());                 // nothing has reached it yet
+    CHECK_EQ(bus.dispatch("Tick"), 1); // reaches it: not called, disposed
     CHECK_EQ(calls, 1);
     CHECK(!s.active());
     CHECK_EQ(bus.subscriber_count("Tick"), 0);
-    CHECK_EQ(counted::live.load(), live);    // its callable destroyed (rule 1)
+    CHECK_EQ(counted::live.load(), live); // its callable destroyed (rule 1)
     CHECK_EQ(bus.dispatch("Tick"), 0);
-    s.dispose();                             // ended already: nothing to do
+    s.dispose(); // ended already: nothing to do
 }
 
 static void the_owner_is_locked_while_the_slot_runs()
@@ -56,20 +57,21 @@ static void the_owner_is_locked_while_the_slot_runs()
     on.on = &q;
     qtbus::signal<void(int32_t)> sig(bus, "Locked");
     qtbus::subscription s = sig.connect(on, qtbus::track(owner, [&](int32_t) {
-        inside = true;
-        while (!go.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        destroyed_inside = destroyed.load();
-    }));
+                                            inside = true;
+                                            while (!go.load())
+                                                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                                            destroyed_inside = destroyed.load();
+                                        }));
     CHECK_EQ(sig(1), 1);
     wait_until([&] { return inside.load(); });
-    owner.reset();  // the last shared_ptr but the slot's lock
+    owner.reset(); // the last shared_ptr but the slot's lock
     CHECK(!destroyed.load());
     go = true;
-    wait_until([&] { return destroyed.load(); });  // when the slot let go, on the queue
+    wait_until([&] { return destroyed.load(); }); // when the slot let go, on the queue
     CHECK(!destroyed_inside.load());
     CHECK(bus.wait_idle(std::chrono::milliseconds(10000)));
     CHECK(s.active());
-    CHECK_EQ(sig(2), 1);  // queued, then found gone on the queue
+    CHECK_EQ(sig(2), 1); // queued, then found gone on the queue
     CHECK(bus.wait_idle(std::chrono::milliseconds(10000)));
     CHECK(!s.active());
 }
@@ -82,10 +84,10 @@ static void an_owner_gone_before_the_subscribe()
     auto slot = qtbus::track(owner, [] { std::_Exit(3); });
     owner.reset();
     qtbus::subscription s = bus.subscribe("Tick", std::move(slot));
-    CHECK(!s.active());  // subscribed and ended at once
+    CHECK(!s.active()); // subscribed and ended at once
     CHECK_EQ(bus.dispatch("Tick"), 0);
     qtbus::bag bag;
-    bag += std::move(s);  // a subscription that has ended: accepted
+    bag += std::move(s); // a subscription that has ended: accepted
 }
 
 static void ended_inside_the_subscribe()
@@ -108,9 +110,9 @@ static void ended_inside_the_subscribe()
     qtbus::options replay;
     replay.replay = true;
     qtbus::subscription s = bus.subscribe("Kept", replay, qtbus::track(std::weak_ptr<owner_t>(owner), [&] {
-        calls++;
-        holder->reset();
-    }));
+                                              calls++;
+                                              holder->reset();
+                                          }));
     CHECK_EQ(calls, 1);
     CHECK(destroyed.load());
     CHECK(!s.active());
@@ -155,16 +157,18 @@ static void threads_dispatch_while_the_owner_goes()
         std::vector<std::thread> threads;
         for (int t = 0; t < 3; t++) {
             threads.emplace_back([&] {
-                while (!stop.load()) sig(1);
+                while (!stop.load())
+                    sig(1);
             });
         }
         wait_until([&] { return calls.load() > 100; });
         owner.reset();
         stop = true;
-        for (std::thread &t : threads) t.join();
+        for (std::thread &t : threads)
+            t.join();
         CHECK_EQ(after.load(), 0);
         const int before = calls.load();
-        sig(1);  // reaches it, if none of the threads' dispatches did: disposed either way
+        sig(1); // reaches it, if none of the threads' dispatches did: disposed either way
         CHECK_EQ(calls.load(), before);
         CHECK(!s.active());
         CHECK_EQ(counted::live.load(), live);

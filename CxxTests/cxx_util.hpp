@@ -21,38 +21,38 @@
 #include <iostream>
 #include <thread>
 
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            std::fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-            std::_Exit(1);                                                            \
-        }                                                                             \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            std::fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);                              \
+            std::_Exit(1);                                                                                             \
+        }                                                                                                              \
     } while (0)
 
-#define CHECK_EQ(a, b)                                                                \
-    do {                                                                              \
-        auto va_ = (a);                                                               \
-        auto vb_ = (b);                                                               \
-        if (!(va_ == vb_)) {                                                          \
-            std::cerr << __FILE__ << ":" << __LINE__ << ": CHECK_EQ(" #a ", " #b "): " \
-                      << va_ << " != " << vb_ << std::endl;                           \
-            std::_Exit(1);                                                            \
-        }                                                                             \
+#define CHECK_EQ(a, b)                                                                                                 \
+    do {                                                                                                               \
+        auto va_ = (a);                                                                                                \
+        auto vb_ = (b);                                                                                                \
+        if (!(va_ == vb_)) {                                                                                           \
+            std::cerr << __FILE__ << ":" << __LINE__ << ": CHECK_EQ(" #a ", " #b "): " << va_ << " != " << vb_         \
+                      << std::endl;                                                                                    \
+            std::_Exit(1);                                                                                             \
+        }                                                                                                              \
     } while (0)
 
-#define CHECK_THROWS(expected, expr)                                                  \
-    do {                                                                              \
-        bool thrown_ = false;                                                         \
-        try {                                                                         \
-            (void)(expr);                                                             \
-        } catch (const qtbus::error &e_) {                                            \
-            thrown_ = true;                                                           \
-            CHECK_EQ(e_.status(), (expected));                                        \
-        }                                                                             \
-        if (!thrown_) {                                                               \
-            std::fprintf(stderr, "%s:%d: %s did not throw\n", __FILE__, __LINE__, #expr); \
-            std::_Exit(1);                                                            \
-        }                                                                             \
+#define CHECK_THROWS(expected, expr)                                                                                   \
+    do {                                                                                                               \
+        bool thrown_ = false;                                                                                          \
+        try {                                                                                                          \
+            (void)(expr);                                                                                              \
+        } catch (const qtbus::error &e_) {                                                                             \
+            thrown_ = true;                                                                                            \
+            CHECK_EQ(e_.status(), (expected));                                                                         \
+        }                                                                                                              \
+        if (!thrown_) {                                                                                                \
+            std::fprintf(stderr, "%s:%d: %s did not throw\n", __FILE__, __LINE__, #expr);                              \
+            std::_Exit(1);                                                                                             \
+        }                                                                                                              \
     } while (0)
 
 template <class F>
@@ -75,7 +75,8 @@ struct gate {
     {
         return [this] {
             entered++;
-            while (!opened.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            while (!opened.load())
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
         };
     }
     // Dispatches "Gate" and waits until its handler holds the queue.
@@ -95,11 +96,17 @@ struct counted {
     static inline std::atomic<int> live{0};
     bool owns = true;
     counted() { live++; }
-    counted(const counted &o) : owns(o.owns) { if (owns) live++; }
+    counted(const counted &o) : owns(o.owns)
+    {
+        if (owns) live++;
+    }
     counted(counted &&o) noexcept : owns(o.owns) { o.owns = false; }
     counted &operator=(const counted &) = delete;
     counted &operator=(counted &&) = delete;
-    ~counted() { if (owns) live--; }
+    ~counted()
+    {
+        if (owns) live--;
+    }
 };
 
 #endif

@@ -22,12 +22,13 @@ int main()
     std::atomic<int> calls{0};
     qtbus::subscription counted_sub = bus.subscribe("Work", on_q, [&] { calls++; });
     g.hold(bus);
-    for (int i = 0; i < 25; i++) CHECK_EQ(bus.dispatch("Work"), 1);
+    for (int i = 0; i < 25; i++)
+        CHECK_EQ(bus.dispatch("Work"), 1);
 
     qtbus_queue_stats s = q.stats();
     CHECK_EQ(s.pending, 25u);
     CHECK_EQ(s.high_water, 25u);
-    CHECK_EQ(s.delivered, 1u);  // the gate's call, running
+    CHECK_EQ(s.delivered, 1u); // the gate's call, running
     CHECK_EQ(s.dropped, 0u);
     CHECK(!bus.wait_idle(0ms));
     CHECK(!bus.wait_idle(10ms));

@@ -35,74 +35,74 @@ int main()
     auto stop = [] {};
 
 #ifdef QTBUS_DROP_SUBSCRIBE
-    bus.subscribe("Tick", on_tick);  // drop: SUBSCRIBE
+    bus.subscribe("Tick", on_tick); // drop: SUBSCRIBE
 #else
-    qtbus::subscription s1 = bus.subscribe("Tick", on_tick);  // drop: SUBSCRIBE
+    qtbus::subscription s1 = bus.subscribe("Tick", on_tick); // drop: SUBSCRIBE
 #endif
 #ifdef QTBUS_DROP_SUBSCRIBE_OPTIONS
-    bus.subscribe("Tick", once, on_tick);  // drop: SUBSCRIBE_OPTIONS
+    bus.subscribe("Tick", once, on_tick); // drop: SUBSCRIBE_OPTIONS
 #else
-    auto s2 = bus.subscribe("Tick", once, on_tick);  // drop: SUBSCRIBE_OPTIONS
+    auto s2 = bus.subscribe("Tick", once, on_tick);          // drop: SUBSCRIBE_OPTIONS
 #endif
 #ifdef QTBUS_DROP_SHARED_SUBSCRIBE
-    qtbus::shared().subscribe("Tick", on_tick);  // drop: SHARED_SUBSCRIBE
+    qtbus::shared().subscribe("Tick", on_tick); // drop: SHARED_SUBSCRIBE
 #else
-    auto s3 = qtbus::shared().subscribe("Tick", on_tick);  // drop: SHARED_SUBSCRIBE
+    auto s3 = qtbus::shared().subscribe("Tick", on_tick);    // drop: SHARED_SUBSCRIBE
 #endif
     qtbus::signal<void(int32_t)> ticked(bus, "Ticked");
 #ifdef QTBUS_DROP_CONNECT
-    ticked.connect([](int32_t) {});  // drop: CONNECT
+    ticked.connect([](int32_t) {}); // drop: CONNECT
 #else
-    qtbus::subscription s5 = ticked.connect([](int32_t) {});  // drop: CONNECT
+    qtbus::subscription s5 = ticked.connect([](int32_t) {}); // drop: CONNECT
 #endif
 #ifdef QTBUS_DROP_COMMAND
-    bus.command("save", execute);  // drop: COMMAND
+    bus.command("save", execute); // drop: COMMAND
 #else
-    qtbus::command save = bus.command("save", execute);  // drop: COMMAND
+    qtbus::command save = bus.command("save", execute);      // drop: COMMAND
 #endif
 #ifdef QTBUS_DROP_EXECUTE
-    save.execute();  // drop: EXECUTE
+    save.execute(); // drop: EXECUTE
 #else
-    if (!save.execute()) return 1;  // drop: EXECUTE
+    if (!save.execute()) return 1;                           // drop: EXECUTE
 #endif
 #ifdef QTBUS_DROP_SOURCE
-    bus.source("Tick", start, stop);  // drop: SOURCE
+    bus.source("Tick", start, stop); // drop: SOURCE
 #else
-    qtbus::source ticks = bus.source("Tick", start, stop);  // drop: SOURCE
+    qtbus::source ticks = bus.source("Tick", start, stop);   // drop: SOURCE
 #endif
     auto later = bus.subscribe("Ask", [](const qtbus::event &e) {
 #ifdef QTBUS_DROP_DEFER
-        e.defer();  // drop: DEFER
+        e.defer(); // drop: DEFER
 #else
         qtbus::deferred_reply d = e.defer();  // drop: DEFER
         d.reply("later");
 #endif
     });
 #ifdef QTBUS_DROP_USER_SUBSCRIPTION
-    log_ticks(bus);  // drop: USER_SUBSCRIPTION
+    log_ticks(bus); // drop: USER_SUBSCRIPTION
 #else
-    auto s4 = log_ticks(bus);  // drop: USER_SUBSCRIPTION
+    auto s4 = log_ticks(bus);                                // drop: USER_SUBSCRIPTION
 #endif
 #ifdef QTBUS_DROP_BAG
-    make_bag();  // drop: BAG
+    make_bag(); // drop: BAG
 #else
-    qtbus::bag bag = make_bag();  // drop: BAG
+    qtbus::bag bag = make_bag();                             // drop: BAG
 #endif
 #ifdef QTBUS_DROP_BUS
-    make_bus();  // drop: BUS
+    make_bus(); // drop: BUS
 #else
-    qtbus::bus other = make_bus();  // drop: BUS
+    qtbus::bus other = make_bus();                           // drop: BUS
 #endif
 #ifdef QTBUS_DROP_QUEUE
-    make_queue();  // drop: QUEUE
+    make_queue(); // drop: QUEUE
 #else
-    qtbus::queue worker = make_queue();  // drop: QUEUE
+    qtbus::queue worker = make_queue();                      // drop: QUEUE
 #endif
     qtbus::subscription held = bus.subscribe("Held", on_tick);
 #ifdef QTBUS_DROP_SCOPED_BLOCK
-    quiet(held);  // drop: SCOPED_BLOCK
+    quiet(held); // drop: SCOPED_BLOCK
 #else
-    auto blocked = quiet(held);  // drop: SCOPED_BLOCK
+    auto blocked = quiet(held);                              // drop: SCOPED_BLOCK
 #endif
 
     // The ways to let go on purpose compile in every variant: into a bag, release()

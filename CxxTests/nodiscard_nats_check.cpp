@@ -11,9 +11,9 @@ int main()
 {
     qtbus::bus bus;
 #ifdef QTBUS_DROP_BRIDGE
-    make_bridge(bus);  // drop: BRIDGE
+    make_bridge(bus); // drop: BRIDGE
 #else
-    qtbus::nats::bridge kept = make_bridge(bus);  // drop: BRIDGE
+    qtbus::nats::bridge kept = make_bridge(bus); // drop: BRIDGE
 #endif
     return 0;
 }

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-static void bar(float) {}            // libsigc++ test_signal.cc: a float slot on an int signal
-static void increment_arg(int &) {}  // Boost.Signals2 signal_test.cpp, test_reference_args
+static void bar(float) {}           // libsigc++ test_signal.cc: a float slot on an int signal
+static void increment_arg(int &) {} // Boost.Signals2 signal_test.cpp, test_reference_args
 
 int main()
 {

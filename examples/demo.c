@@ -35,7 +35,10 @@ static void check_status(int status, const char *what)
 }
 
 /* ---- 1. a typed event: the data is a plain C struct, copied by value ---- */
-struct login_event { char user[32]; int attempts; };
+struct login_event {
+    char user[32];
+    int attempts;
+};
 static atomic_int logins;
 
 static void on_login(const qtbus_event *event, void *userdata)
@@ -43,8 +46,7 @@ static void on_login(const qtbus_event *event, void *userdata)
     (void)userdata;
     size_t size = 0;
     const struct login_event *login = qtbus_event_data(event, &size);
-    if (size == sizeof *login)
-        printf("  LoginEvent: user=%s attempts=%d\n", login->user, login->attempts);
+    if (size == sizeof *login) printf("  LoginEvent: user=%s attempts=%d\n", login->user, login->attempts);
     atomic_fetch_add(&logins, 1);
 }
 
@@ -105,7 +107,7 @@ static void on_work(const qtbus_event *event, void *userdata)
 
     if (n + 1 == WORK_ITEMS) {
         /* Tell the main thread, through the main queue, that the work is finished. */
-        qtbus_event_desc done = { .type = "WorkFinished" };
+        qtbus_event_desc done = {.type = "WorkFinished"};
         qtbus_dispatch_on_main(qtbus_shared(), &done);
     }
 }
@@ -126,7 +128,8 @@ static void on_ui(const qtbus_event *event, void *userdata)
 
 static void on_work_finished(const qtbus_event *event, void *userdata)
 {
-    (void)event; (void)userdata;
+    (void)event;
+    (void)userdata;
     printf("  WorkFinished, delivered from the worker via the main queue\n");
     atomic_fetch_add(&work_finished, 1);
 }
@@ -150,18 +153,18 @@ int main(void)
 
     printf("1. typed event with data\n");
     check_status(QTBUS_SUB(bag, "LoginEvent", on_login, NULL), "subscribed to LoginEvent");
-    struct login_event login = { "alice", 1 };
-    qtbus_event_desc event = { .type = "LoginEvent", .data = &login, .size = sizeof login };
+    struct login_event login = {"alice", 1};
+    qtbus_event_desc event = {.type = "LoginEvent", .data = &login, .size = sizeof login};
     check(qtbus_dispatch(bus, &event) == 1, "LoginEvent reached 1 subscriber");
     check(atomic_load(&logins) == 1, "on_login ran once, before dispatch returned");
 
     printf("2. subtype\n");
-    const char *song[] = { "song-42" };
-    qtbus_sub_options only_42 = { .subtypes = song, .subtype_count = 1, .bag = bag };
+    const char *song[] = {"song-42"};
+    qtbus_sub_options only_42 = {.subtypes = song, .subtype_count = 1, .bag = bag};
     check_status(qtbus_subscribe(bus, "DownloadFinished", &only_42, on_download, NULL, NULL, NULL),
                  "subscribed to DownloadFinished/song-42");
-    qtbus_event_desc other = { .type = "DownloadFinished", .subtype = "song-7" };
-    qtbus_event_desc mine = { .type = "DownloadFinished", .subtype = "song-42" };
+    qtbus_event_desc other = {.type = "DownloadFinished", .subtype = "song-7"};
+    qtbus_event_desc mine = {.type = "DownloadFinished", .subtype = "song-42"};
     check(qtbus_dispatch(bus, &other) == 0, "DownloadFinished/song-7 reached nobody");
     check(qtbus_dispatch(bus, &mine) == 1, "DownloadFinished/song-42 reached 1 subscriber");
     check(atomic_load(&downloads) == 1, "on_download ran once");
@@ -169,12 +172,12 @@ int main(void)
     printf("3. dispose bag with two tokens\n");
     qtbus_bag logout_bag;
     check_status(qtbus_bag_create(&logout_bag), "second bag created");
-    qtbus_sub_options in_logout_bag = { .bag = logout_bag };
+    qtbus_sub_options in_logout_bag = {.bag = logout_bag};
     check_status(qtbus_subscribe(bus, "LogoutEvent", &in_logout_bag, on_logout, "A", release_name, NULL),
                  "subscriber A");
     check_status(qtbus_subscribe(bus, "LogoutEvent", &in_logout_bag, on_logout, "B", release_name, NULL),
                  "subscriber B");
-    qtbus_event_desc logout = { .type = "LogoutEvent" };
+    qtbus_event_desc logout = {.type = "LogoutEvent"};
     check(qtbus_dispatch(bus, &logout) == 2, "LogoutEvent reached 2 subscribers");
     check(qtbus_bag_dispose(logout_bag) == QTBUS_OK, "bag disposed");
     check(atomic_load(&released) == 2, "both release hooks ran, once each");
@@ -193,27 +196,27 @@ int main(void)
     printf("5. serial queue\n");
     qtbus_queue *worker = qtbus_queue_create("demo.worker");
     check(worker != NULL, "queue created");
-    qtbus_sub_options on_worker = { .queue = worker, .bag = bag };
+    qtbus_sub_options on_worker = {.queue = worker, .bag = bag};
     check_status(qtbus_subscribe(bus, "WorkEvent", &on_worker, on_work, NULL, NULL, NULL),
                  "subscribed to WorkEvent on the queue");
     check_status(QTBUS_SUB(bag, "WorkFinished", on_work_finished, NULL), "subscribed to WorkFinished");
     qtbus_queue_release(worker); /* the subscription keeps the queue alive */
     for (int i = 0; i < WORK_ITEMS; i++) {
-        qtbus_event_desc work = { .type = "WorkEvent", .data = &i, .size = sizeof i };
+        qtbus_event_desc work = {.type = "WorkEvent", .data = &i, .size = sizeof i};
         check(qtbus_dispatch(bus, &work) == 1, "WorkEvent queued");
     }
 
     printf("6. main queue, drained from poll()\n");
     check_status(QTBUS_SUB_MAIN(bag, "UiEvent", on_ui, NULL), "subscribed to UiEvent on the main queue");
-    qtbus_event_desc ui = { .type = "UiEvent", .subtype = "from-dispatch" };
+    qtbus_event_desc ui = {.type = "UiEvent", .subtype = "from-dispatch"};
     check(qtbus_dispatch(bus, &ui) == 1, "UiEvent queued for the main thread");
-    qtbus_event_desc ui2 = { .type = "UiEvent", .subtype = "from-dispatch_on_main" };
+    qtbus_event_desc ui2 = {.type = "UiEvent", .subtype = "from-dispatch_on_main"};
     check_status(qtbus_dispatch_on_main(bus, &ui2), "UiEvent posted with qtbus_dispatch_on_main");
     check(atomic_load(&ui_updates) == 0, "nothing ran on the main queue yet");
 
     /* A minimal event loop: wait on the fd, drain when readable, stop when everything
      * expected arrived (or after 5 s). */
-    struct pollfd fds = { .fd = qtbus_main_fd(), .events = POLLIN };
+    struct pollfd fds = {.fd = qtbus_main_fd(), .events = POLLIN};
     double deadline = now_ms() + 5000;
     while ((atomic_load(&ui_updates) < 2 || atomic_load(&work_finished) < 1) && now_ms() < deadline) {
         int ready = poll(&fds, 1, 100);

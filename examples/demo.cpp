@@ -72,24 +72,26 @@ int main()
     on_worker.on = &worker;
     std::atomic<bool> other_thread{false};
     const auto main_id = std::this_thread::get_id();
-    auto w = bus.subscribe("Work", on_worker, [&](const qtbus::event &) {
-        other_thread = std::this_thread::get_id() != main_id;
-    });
+    auto w = bus.subscribe("Work", on_worker,
+                           [&](const qtbus::event &) { other_thread = std::this_thread::get_id() != main_id; });
     bus.dispatch("Work", "job");
-    for (int i = 0; i < 5000 && !other_thread; i++) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int i = 0; i < 5000 && !other_thread; i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     check(other_thread, "delivered on the queue's thread");
 
     std::puts("5. a request: replies reach the sender");
     auto price = bus.subscribe("Price", [](const qtbus::event &e) { e.reply("9.99"); });
     std::string reply;
     bool complete = false;
-    bus.request("Price", "book", [&reply](const qtbus::event &r) { reply = std::string(r.data()); },
-                [&complete] { complete = true; });
+    bus.request(
+        "Price", "book", [&reply](const qtbus::event &r) { reply = std::string(r.data()); },
+        [&complete] { complete = true; });
     check(reply == "9.99" && complete, "one reply, then the completion");
 
     std::puts("6. a command");
     std::string saved;
-    auto values = bus.subscribe(QTBUS_COMMAND_VALUE_TYPE, [&saved](const qtbus::event &e) { saved = std::string(e.data()); });
+    auto values =
+        bus.subscribe(QTBUS_COMMAND_VALUE_TYPE, [&saved](const qtbus::event &e) { saved = std::string(e.data()); });
     qtbus::command save = bus.command("save", [](qtbus::execution x, const qtbus::event *input) {
         x.send(input ? std::string("saved ") + std::string(input->data()) : std::string("saved nothing"));
         x.finish();

@@ -9,7 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static void on_event(const qtbus_event *event, void *userdata) { (void)event; (void)userdata; }
+static void on_event(const qtbus_event *event, void *userdata)
+{
+    (void)event;
+    (void)userdata;
+}
 
 /* One row per subscription: the token, the type, its subtypes, priority and options. */
 static void print_row(const qtbus_sub_info *info, void *userdata)
@@ -24,8 +28,7 @@ static void print_row(const qtbus_sub_info *info, void *userdata)
     printf("%-20llx %-14s %-16s %8d  %s%s%s%s%s\n", (unsigned long long)info->token.id, info->type, subtypes,
            (int)info->priority, info->flags & QTBUS_SUB_ONCE ? "once " : "",
            info->flags & QTBUS_SUB_REPLAY ? "replay " : "", info->flags & QTBUS_SUB_PATTERN ? "pattern " : "",
-           info->queued ? "queued " : "",
-           info->in_bag ? "in-bag" : "");
+           info->queued ? "queued " : "", info->in_bag ? "in-bag" : "");
 }
 
 int main(void)
@@ -34,14 +37,15 @@ int main(void)
     qtbus_queue *queue = qtbus_queue_create("inspect.worker");
     qtbus_bag bag;
     qtbus_bag_create(&bag);
-    const char *users[] = { "alice", "bob" };
+    const char *users[] = {"alice", "bob"};
 
     qtbus_subscribe(bus, "LoginEvent", NULL, on_event, NULL, NULL, NULL);
-    qtbus_subscribe(bus, "LoginEvent", &(qtbus_sub_options){ .subtypes = users, .subtype_count = 2,
-                    .priority = 10, .bag = bag }, on_event, NULL, NULL, NULL);
-    qtbus_subscribe(bus, "LogoutEvent", &(qtbus_sub_options){ .flags = QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY },
-                    on_event, NULL, NULL, NULL);
-    qtbus_subscribe(bus, "Download", &(qtbus_sub_options){ .queue = queue }, on_event, NULL, NULL, NULL);
+    qtbus_subscribe(bus, "LoginEvent",
+                    &(qtbus_sub_options){.subtypes = users, .subtype_count = 2, .priority = 10, .bag = bag}, on_event,
+                    NULL, NULL, NULL);
+    qtbus_subscribe(bus, "LogoutEvent", &(qtbus_sub_options){.flags = QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY}, on_event,
+                    NULL, NULL, NULL);
+    qtbus_subscribe(bus, "Download", &(qtbus_sub_options){.queue = queue}, on_event, NULL, NULL, NULL);
 
     printf("%-20s %-14s %-16s %8s  %s\n", "token", "type", "subtypes", "priority", "options");
     int n = qtbus_bus_foreach(bus, print_row, NULL);

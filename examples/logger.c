@@ -19,18 +19,22 @@ static void log_event(const qtbus_event *event, void *userdata)
     fprintf(out, "%s%s%s (%zu bytes)\n", qtbus_event_type(event), subtype ? "/" : "", subtype ? subtype : "", size);
 }
 
-static void on_order(const qtbus_event *event, void *userdata) { (void)event; (void)userdata; }
+static void on_order(const qtbus_event *event, void *userdata)
+{
+    (void)event;
+    (void)userdata;
+}
 
 int main(void)
 {
     qtbus_bus *bus = qtbus_bus_create();
-    qtbus_subscribe(bus, ">", &(qtbus_sub_options){ .flags = QTBUS_SUB_PATTERN, .priority = INT32_MAX },
-                    log_event, stdout, NULL, NULL);
+    qtbus_subscribe(bus, ">", &(qtbus_sub_options){.flags = QTBUS_SUB_PATTERN, .priority = INT32_MAX}, log_event,
+                    stdout, NULL, NULL);
     /* The application's own subscriptions and events, unaware of the logger. */
     qtbus_subscribe(bus, "Order.created", NULL, on_order, NULL, NULL, NULL);
-    qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "Order.created", .subtype = "eu", .data = "42", .size = 2 });
-    qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "Invoice.paid" });
-    qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "Tick" });
+    qtbus_dispatch(bus, &(qtbus_event_desc){.type = "Order.created", .subtype = "eu", .data = "42", .size = 2});
+    qtbus_dispatch(bus, &(qtbus_event_desc){.type = "Invoice.paid"});
+    qtbus_dispatch(bus, &(qtbus_event_desc){.type = "Tick"});
     qtbus_bus_destroy(bus);
     return 0;
 }

@@ -98,8 +98,8 @@ static void observe_command(const qtbus_event *event, void *userdata)
     size_t size;
     const char *data = qtbus_event_data(event, &size);
     size_t used = strlen(command_log);
-    snprintf(command_log + used, sizeof command_log - used, "%s%s=%.*s", used ? " " : "",
-             (const char *)userdata, (int)size, data ? data : "");
+    snprintf(command_log + used, sizeof command_log - used, "%s%s=%.*s", used ? " " : "", (const char *)userdata,
+             (int)size, data ? data : "");
 }
 
 /* ---- 3. a shared source ---- */
@@ -129,7 +129,8 @@ static void on_tick(const qtbus_event *event, void *userdata)
 
 static void wait_done(atomic_int *flag)
 {
-    for (int i = 0; i < 5000 && !atomic_load(flag); i++) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    for (int i = 0; i < 5000 && !atomic_load(flag); i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
 }
 
 int main(void)

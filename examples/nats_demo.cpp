@@ -21,7 +21,7 @@ int main(int argc, char **argv)
 {
     const char *url = argc > 1 ? argv[1] : "nats://127.0.0.1:4222";
     try {
-        qtbus::bus shop, billing;  // first: a bridge is closed before its bus goes
+        qtbus::bus shop, billing; // first: a bridge is closed before its bus goes
 
         // Imported events are dispatched on billing's bus, on its bridge's thread.
         std::mutex lock;
@@ -34,8 +34,8 @@ int main(int argc, char **argv)
         });
 
         qtbus::nats::bridge shop_bridge(shop, url), billing_bridge(billing, url);
-        shop_bridge.export_events("Order.>");                        // Order.created, Order.paid, ...
-        billing_bridge.import_events(qtbus::pattern("Order.>"));     // returns once the server has it
+        shop_bridge.export_events("Order.>");                    // Order.created, Order.paid, ...
+        billing_bridge.import_events(qtbus::pattern("Order.>")); // returns once the server has it
 
         shop.dispatch("Order.created", R"({"id": 1, "item": "tea"})");
         shop.dispatch("Invoice.sent", R"({"id": 1})");
@@ -43,7 +43,8 @@ int main(int argc, char **argv)
         {
             std::unique_lock<std::mutex> guard(lock);
             arrived.wait(guard, [&] { return orders.size() == 2; });
-            for (const std::string &o : orders) std::cout << "billing: " << o << "\n";
+            for (const std::string &o : orders)
+                std::cout << "billing: " << o << "\n";
         }
         std::cout << "shop: published " << shop_bridge.stats().published << " orders; billing: received "
                   << billing_bridge.stats().received << "\n";

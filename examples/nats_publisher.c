@@ -16,14 +16,14 @@
 
 static void dispatch(qtbus_bus *bus, const char *type, const char *json)
 {
-    qtbus_event_desc event = { .type = type, .data = json, .size = strlen(json) };
+    qtbus_event_desc event = {.type = type, .data = json, .size = strlen(json)};
     if (qtbus_dispatch(bus, &event) < 0) fprintf(stderr, "%s\n", qtbus_errmsg());
 }
 
 int main(int argc, char **argv)
 {
     qtbus_bus *bus = qtbus_bus_create();
-    qtbus_nats_options options = { .url = argc > 1 ? argv[1] : "nats://127.0.0.1:4222" };
+    qtbus_nats_options options = {.url = argc > 1 ? argv[1] : "nats://127.0.0.1:4222"};
     qtbus_nats *bridge;
     if (!bus || qtbus_nats_connect(bus, &options, &bridge) != QTBUS_OK) {
         fprintf(stderr, "%s\n", qtbus_errmsg());
@@ -37,7 +37,7 @@ int main(int argc, char **argv)
     dispatch(bus, "Order.paid", "{\"id\": 1}");
     dispatch(bus, "Order.closed", "{}");
 
-    int status = qtbus_nats_close(bridge);   /* flushes: every order has left */
+    int status = qtbus_nats_close(bridge); /* flushes: every order has left */
     qtbus_bus_destroy(bus);
     printf("published 4 orders\n");
     return status == QTBUS_OK ? 0 : 1;

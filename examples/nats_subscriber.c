@@ -39,14 +39,14 @@ static void on_event(const qtbus_event *event, void *userdata)
 int main(int argc, char **argv)
 {
     qtbus_bus *bus = qtbus_bus_create();
-    qtbus_nats_options options = { .url = argc > 1 ? argv[1] : "nats://127.0.0.1:4222" };
+    qtbus_nats_options options = {.url = argc > 1 ? argv[1] : "nats://127.0.0.1:4222"};
     qtbus_nats *bridge;
     if (!bus || qtbus_nats_connect(bus, &options, &bridge) != QTBUS_OK) {
         fprintf(stderr, "%s\n", qtbus_errmsg());
         return 1;
     }
     /* Every event the bus receives ("an invoice" would show here, if one crossed). */
-    qtbus_sub_options every = { .flags = QTBUS_SUB_PATTERN };
+    qtbus_sub_options every = {.flags = QTBUS_SUB_PATTERN};
     qtbus_subscribe(bus, ">", &every, on_event, NULL, NULL, NULL);
     if (qtbus_nats_import(bridge, "Order.>") != QTBUS_OK) {
         fprintf(stderr, "%s\n", qtbus_errmsg());
@@ -56,10 +56,11 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     pthread_mutex_lock(&lock);
-    while (!done) pthread_cond_wait(&closed, &lock);
+    while (!done)
+        pthread_cond_wait(&closed, &lock);
     pthread_mutex_unlock(&lock);
 
-    qtbus_nats_close(bridge);   /* before the bus goes */
+    qtbus_nats_close(bridge); /* before the bus goes */
     qtbus_bus_destroy(bus);
     return 0;
 }

@@ -83,14 +83,15 @@ int main(void)
     if (!bus) return 1;
 
     printf("1. a typed signal\n");
-    static const qtbus_arg download[] = { QTBUS_ARG_STRING, QTBUS_ARG_INT64, QTBUS_ARG_DOUBLE };
+    static const qtbus_arg download[] = {QTBUS_ARG_STRING, QTBUS_ARG_INT64, QTBUS_ARG_DOUBLE};
     check(qtbus_signal_define(bus, "Download", download, 3) == QTBUS_OK, "Download defined");
-    check(qtbus_signal_connect(bus, "Download", NULL, QTBUS_CALLBACK(on_download), "progress", NULL, NULL) ==
-              QTBUS_OK, "typed handler connected");
+    check(qtbus_signal_connect(bus, "Download", NULL, QTBUS_CALLBACK(on_download), "progress", NULL, NULL) == QTBUS_OK,
+          "typed handler connected");
     qtbus_queue *queue = qtbus_queue_create("downloads");
-    qtbus_sub_options on_the_queue = { .queue = queue };
-    check(qtbus_signal_connect(bus, "Download", &on_the_queue, QTBUS_CALLBACK(on_download_queued), NULL, NULL,
-                               NULL) == QTBUS_OK, "typed handler connected on a queue");
+    qtbus_sub_options on_the_queue = {.queue = queue};
+    check(qtbus_signal_connect(bus, "Download", &on_the_queue, QTBUS_CALLBACK(on_download_queued), NULL, NULL, NULL) ==
+              QTBUS_OK,
+          "typed handler connected on a queue");
     check(qtbus_subscribe(bus, "Download", NULL, log_any, NULL, NULL, NULL) == QTBUS_OK, "plain logger subscribed");
 
     char url[64];
@@ -102,22 +103,22 @@ int main(void)
     }
     check(total_bytes == 6000, "the typed handler saw every argument");
     for (int waited = 0; atomic_load(&on_queue) < 3 && waited < 5000; waited++)
-        nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
     check(atomic_load(&on_queue) == 3 && strcmp(last_url_on_queue, "https://example.org/file3") == 0,
           "the queued handler got its strings after the buffer was reused");
 
     printf("2. misuse is a status\n");
-    static const qtbus_arg other[] = { QTBUS_ARG_STRING };
+    static const qtbus_arg other[] = {QTBUS_ARG_STRING};
     check(qtbus_signal_define(bus, "Download", other, 1) == QTBUS_EINVAL, "a different definition: EINVAL");
-    qtbus_value one = { .str = "x" };
+    qtbus_value one = {.str = "x"};
     check(qtbus_signal_emitv(bus, "Download", NULL, 0, &one, 1) == QTBUS_EINVAL, "wrong count: EINVAL");
     check(qtbus_signal_emit(bus, "Upload", NULL) == QTBUS_EINVAL, "no signature: EINVAL");
 
     printf("3. a typed request\n");
-    static const qtbus_arg item_quantity[] = { QTBUS_ARG_STRING, QTBUS_ARG_INT32 };
+    static const qtbus_arg item_quantity[] = {QTBUS_ARG_STRING, QTBUS_ARG_INT32};
     check(qtbus_signal_define(bus, "Price", item_quantity, 2) == QTBUS_OK, "Price defined");
     check(qtbus_subscribe(bus, "Price", NULL, quote, NULL, NULL, NULL) == QTBUS_OK, "pricer subscribed");
-    qtbus_value ask[2] = { { .str = "apple" }, { .i32 = 4 } };
+    qtbus_value ask[2] = {{.str = "apple"}, {.i32 = 4}};
     check(qtbus_signal_requestv(bus, "Price", NULL, ask, 2, on_price, NULL, NULL) == 1, "request reached 1");
     check(strcmp(price, "4 x apple = 12.00") == 0, price);
 

@@ -113,9 +113,9 @@ extern "C" {
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
-#  define QTBUS_API __attribute__((visibility("default")))
+#define QTBUS_API __attribute__((visibility("default")))
 #else
-#  define QTBUS_API
+#define QTBUS_API
 #endif
 
 /* The version of this header.  The library's own is qtbus_version(); a program built
@@ -126,38 +126,35 @@ extern "C" {
 #define QTBUS_VERSION_PATCH 0
 #define QTBUS_VERSION_STRING "0.3.0"
 /* Comparable number: major * 10000 + minor * 100 + patch. */
-#define QTBUS_VERSION_NUMBER \
-    (QTBUS_VERSION_MAJOR * 10000 + QTBUS_VERSION_MINOR * 100 + QTBUS_VERSION_PATCH)
+#define QTBUS_VERSION_NUMBER (QTBUS_VERSION_MAJOR * 10000 + QTBUS_VERSION_MINOR * 100 + QTBUS_VERSION_PATCH)
 /* Nonzero when this header is version major.minor.patch or newer, as GLib's
  * GLIB_CHECK_VERSION: `#if QTBUS_CHECK_VERSION(0, 2, 0)` guards code that needs 0.2. */
-#define QTBUS_CHECK_VERSION(major, minor, patch)                                       \
-    (QTBUS_VERSION_MAJOR > (major) ||                                                  \
-     (QTBUS_VERSION_MAJOR == (major) && QTBUS_VERSION_MINOR > (minor)) ||              \
-     (QTBUS_VERSION_MAJOR == (major) && QTBUS_VERSION_MINOR == (minor) &&              \
-      QTBUS_VERSION_PATCH >= (patch)))
+#define QTBUS_CHECK_VERSION(major, minor, patch)                                                                       \
+    (QTBUS_VERSION_MAJOR > (major) || (QTBUS_VERSION_MAJOR == (major) && QTBUS_VERSION_MINOR > (minor)) ||             \
+     (QTBUS_VERSION_MAJOR == (major) && QTBUS_VERSION_MINOR == (minor) && QTBUS_VERSION_PATCH >= (patch)))
 
 /* ---------------------------------------------------------------------------------
  * Status codes
  *
  * One table, QTBUS_STATUS_MAP(X), yields the enum, qtbus_strerror() and the names.
  * ------------------------------------------------------------------------------- */
-#define QTBUS_STATUS_MAP(X)                                                            \
-    X(OK,       0, "success")                                                          \
-    X(EINVAL,  -1, "invalid argument (NULL, bad name, unknown flag or bad size)")      \
-    X(ESTALE,  -2, "unknown or already disposed handle")                               \
-    X(EJSON,   -3, "text is not valid JSON (RFC 8259)")                                \
-    X(ENOMEM,  -4, "out of memory")                                                    \
-    X(ECLOSED, -5, "the bus is being destroyed")                                       \
-    X(EBUSY,   -6, "the command is not enabled (executing or disabled)")              \
-    X(EIO,     -7, "connection or I/O failure (a server could not be reached)")      \
-    X(ETIMEDOUT, -8, "the wait ran out of time (the awaited state was not reached)") \
-    X(EACCES,  -9, "access refused (a server was reached and refused the credentials or a permission)")
+#define QTBUS_STATUS_MAP(X)                                                                                            \
+    X(OK, 0, "success")                                                                                                \
+    X(EINVAL, -1, "invalid argument (NULL, bad name, unknown flag or bad size)")                                       \
+    X(ESTALE, -2, "unknown or already disposed handle")                                                                \
+    X(EJSON, -3, "text is not valid JSON (RFC 8259)")                                                                  \
+    X(ENOMEM, -4, "out of memory")                                                                                     \
+    X(ECLOSED, -5, "the bus is being destroyed")                                                                       \
+    X(EBUSY, -6, "the command is not enabled (executing or disabled)")                                                 \
+    X(EIO, -7, "connection or I/O failure (a server could not be reached)")                                            \
+    X(ETIMEDOUT, -8, "the wait ran out of time (the awaited state was not reached)")                                   \
+    X(EACCES, -9, "access refused (a server was reached and refused the credentials or a permission)")
 
 typedef enum qtbus_status {
 #define QTBUS__STATUS_ENUM(name, value, text) QTBUS_##name = (value),
     QTBUS_STATUS_MAP(QTBUS__STATUS_ENUM)
 #undef QTBUS__STATUS_ENUM
-    QTBUS__STATUS_LAST = -10
+        QTBUS__STATUS_LAST = -10
 } qtbus_status;
 
 /* Static English text for any int (unknown values included); never NULL. */
@@ -195,15 +192,25 @@ QTBUS_API const char *qtbus_version(void);
  * memory.  Id 0 is never issued and means "none".  Each handle is its own struct, so
  * passing a bag where a token is expected does not compile.
  * ------------------------------------------------------------------------------- */
-typedef struct qtbus_bus   qtbus_bus;     /* opaque */
-typedef struct qtbus_queue qtbus_queue;   /* opaque */
-typedef struct qtbus_event qtbus_event;   /* read-only view, valid only during the callback */
+typedef struct qtbus_bus qtbus_bus;     /* opaque */
+typedef struct qtbus_queue qtbus_queue; /* opaque */
+typedef struct qtbus_event qtbus_event; /* read-only view, valid only during the callback */
 
-typedef struct { uint64_t id; } qtbus_token;
-typedef struct { uint64_t id; } qtbus_bag;
-typedef struct { uint64_t id; } qtbus_command;
-typedef struct { uint64_t id; } qtbus_execution;
-typedef struct { uint64_t id; } qtbus_source;
+typedef struct {
+    uint64_t id;
+} qtbus_token;
+typedef struct {
+    uint64_t id;
+} qtbus_bag;
+typedef struct {
+    uint64_t id;
+} qtbus_command;
+typedef struct {
+    uint64_t id;
+} qtbus_execution;
+typedef struct {
+    uint64_t id;
+} qtbus_source;
 
 /* A handler receives each event it subscribed to.  `event` and everything reached
  * through it is valid only until the handler returns: copy what you keep. */
@@ -365,8 +372,7 @@ typedef enum qtbus_overflow {
  *
  * Returns QTBUS_OK; QTBUS_EINVAL for a NULL queue, an unknown `overflow`, or a
  * capacity of 0 with a rule other than GROW (nothing changes); QTBUS_ENOMEM. */
-QTBUS_API int qtbus_queue_set_limit(qtbus_queue *queue, size_t capacity, uint32_t overflow,
-                                    int block_timeout_ms);
+QTBUS_API int qtbus_queue_set_limit(qtbus_queue *queue, size_t capacity, uint32_t overflow, int block_timeout_ms);
 
 /* A queue's counts of deliveries (to subscriptions that use the queue, of every bus),
  * since the queue was made.  A delivery is waiting from its dispatch until its handler
@@ -443,7 +449,7 @@ QTBUS_API int qtbus_bag_dispose(qtbus_bag bag);
 /* Delivered at most once, even when many threads dispatch at the same time; the
  * subscription is disposed as its delivery starts (inside its own handler its token is
  * already stale and it is no longer counted). */
-#define QTBUS_SUB_ONCE   (1u << 0)
+#define QTBUS_SUB_ONCE (1u << 0)
 /* On subscribing, receive the kept sticky event(s) that match (see QTBUS_EVENT_STICKY),
  * oldest first, before qtbus_subscribe() returns or, with a queue, first on that queue;
  * live events that arrive meanwhile follow them, so replay then live has no gap, no
@@ -479,11 +485,11 @@ QTBUS_API int qtbus_bag_dispose(qtbus_bag bag);
 /* All-zero (memset or `= {0}`) means every default.  Pass NULL for the same. */
 typedef struct qtbus_sub_options {
     const char *const *subtypes; /* subtype_count names; none: every event of the type */
-    size_t       subtype_count;
-    qtbus_queue *queue;          /* NULL: on the dispatching thread, before dispatch returns */
-    qtbus_bag    bag;            /* {0}: in no bag */
-    int32_t      priority;       /* higher first; equal priorities in subscription order */
-    uint32_t     flags;          /* QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY | QTBUS_SUB_PATTERN */
+    size_t subtype_count;
+    qtbus_queue *queue; /* NULL: on the dispatching thread, before dispatch returns */
+    qtbus_bag bag;      /* {0}: in no bag */
+    int32_t priority;   /* higher first; equal priorities in subscription order */
+    uint32_t flags;     /* QTBUS_SUB_ONCE | QTBUS_SUB_REPLAY | QTBUS_SUB_PATTERN */
 } qtbus_sub_options;
 
 /* Subscribes `handler` to events of `type` on `bus`.
@@ -498,9 +504,8 @@ typedef struct qtbus_sub_options {
  * Returns QTBUS_OK; QTBUS_EINVAL (NULL bus/type/handler, bad name, subtypes NULL with a
  * count, more than QTBUS_MAX_SUBTYPES, unknown flag), QTBUS_ESTALE (options->bag not live), QTBUS_ECLOSED, QTBUS_ENOMEM.
  * On failure *token_out is set to {0}. */
-QTBUS_API int qtbus_subscribe(qtbus_bus *bus, const char *type, const qtbus_sub_options *options,
-                              qtbus_handler handler, void *userdata, qtbus_release release,
-                              qtbus_token *token_out);
+QTBUS_API int qtbus_subscribe(qtbus_bus *bus, const char *type, const qtbus_sub_options *options, qtbus_handler handler,
+                              void *userdata, qtbus_release release, qtbus_token *token_out);
 
 /* Disposes one subscription (lifetime rules 1 and 2).  QTBUS_ESTALE when the token is
  * unknown, already disposed, fired (ONCE) or its bus was destroyed. */
@@ -570,12 +575,12 @@ QTBUS_API int qtbus_subscriber_count(qtbus_bus *bus, const char *type, const cha
 typedef struct qtbus_sub_info {
     qtbus_token token;
     const char *type;
-    const char *const *subtypes;   /* NULL when subtype_count is 0 (the whole type) */
+    const char *const *subtypes; /* NULL when subtype_count is 0 (the whole type) */
     size_t subtype_count;
     int32_t priority;
-    uint32_t flags;                /* QTBUS_SUB_ONCE, QTBUS_SUB_REPLAY, QTBUS_SUB_PATTERN */
-    int queued;                    /* 1: delivered on a queue */
-    int in_bag;                    /* 1: in a bag */
+    uint32_t flags; /* QTBUS_SUB_ONCE, QTBUS_SUB_REPLAY, QTBUS_SUB_PATTERN */
+    int queued;     /* 1: delivered on a queue */
+    int in_bag;     /* 1: in a bag */
 } qtbus_sub_info;
 
 /* Calls fn(info, userdata) once per live subscription of `bus`, on the calling thread,
@@ -585,8 +590,7 @@ typedef struct qtbus_sub_info {
  * runs, so `fn` may call the library (a subscription it disposes may still be reported
  * after; one it makes is not).  Returns how many it reported (>= 0), or QTBUS_EINVAL
  * (NULL bus or fn), QTBUS_ECLOSED, QTBUS_ENOMEM (the snapshot is one allocation). */
-QTBUS_API int qtbus_bus_foreach(qtbus_bus *bus, void (*fn)(const qtbus_sub_info *info, void *userdata),
-                                void *userdata);
+QTBUS_API int qtbus_bus_foreach(qtbus_bus *bus, void (*fn)(const qtbus_sub_info *info, void *userdata), void *userdata);
 
 /* ---------------------------------------------------------------------------------
  * Tracing: a hook per bus that sees what the bus does
@@ -597,14 +601,14 @@ QTBUS_API int qtbus_bus_foreach(qtbus_bus *bus, void (*fn)(const qtbus_sub_info 
  * shows how. */
 
 typedef enum qtbus_trace_kind {
-    QTBUS_TRACE_DISPATCH  = 1u << 0,  /* a dispatch finished */
-    QTBUS_TRACE_DELIVER   = 1u << 1,  /* one handler call finished */
-    QTBUS_TRACE_SUBSCRIBE = 1u << 2,  /* a subscription was made */
-    QTBUS_TRACE_DISPOSE   = 1u << 3,  /* a subscription ended */
-    QTBUS_TRACE_RELEASE   = 1u << 4,  /* a subscription's release hook ran */
-    QTBUS_TRACE_MISUSE    = 1u << 5,  /* a call naming the bus failed */
-    QTBUS_TRACE_DROP      = 1u << 6,  /* a bounded queue dropped a delivery */
-    QTBUS_TRACE_ALL       = (1u << 7) - 1
+    QTBUS_TRACE_DISPATCH = 1u << 0,  /* a dispatch finished */
+    QTBUS_TRACE_DELIVER = 1u << 1,   /* one handler call finished */
+    QTBUS_TRACE_SUBSCRIBE = 1u << 2, /* a subscription was made */
+    QTBUS_TRACE_DISPOSE = 1u << 3,   /* a subscription ended */
+    QTBUS_TRACE_RELEASE = 1u << 4,   /* a subscription's release hook ran */
+    QTBUS_TRACE_MISUSE = 1u << 5,    /* a call naming the bus failed */
+    QTBUS_TRACE_DROP = 1u << 6,      /* a bounded queue dropped a delivery */
+    QTBUS_TRACE_ALL = (1u << 7) - 1
 } qtbus_trace_kind;
 
 /* One record; the fields a kind does not set are NULL or 0.  The strings are valid
@@ -631,7 +635,7 @@ typedef enum qtbus_trace_kind {
  *              subscription `token` (qtbus_queue_set_limit), on the dispatching
  *              thread. */
 typedef struct qtbus_trace_record {
-    uint32_t kind;                 /* one qtbus_trace_kind */
+    uint32_t kind; /* one qtbus_trace_kind */
     const char *function;
     const char *type;
     const char *subtype;
@@ -639,7 +643,7 @@ typedef struct qtbus_trace_record {
     int status;
     int reached;
     int queued;
-    uint64_t duration_ns;          /* CLOCK_MONOTONIC */
+    uint64_t duration_ns; /* CLOCK_MONOTONIC */
 } qtbus_trace_record;
 
 typedef void (*qtbus_trace_fn)(const qtbus_trace_record *record, void *userdata);
@@ -664,8 +668,7 @@ typedef void (*qtbus_trace_fn)(const qtbus_trace_record *record, void *userdata)
  * Returns QTBUS_OK, QTBUS_EINVAL (NULL bus, unknown bits in kinds, or release/userdata/
  * kinds with fn NULL), QTBUS_ECLOSED, QTBUS_ENOMEM (nothing changed; release is not
  * called). */
-QTBUS_API int qtbus_trace_set(qtbus_bus *bus, uint32_t kinds, qtbus_trace_fn fn, void *userdata,
-                              qtbus_release release);
+QTBUS_API int qtbus_trace_set(qtbus_bus *bus, uint32_t kinds, qtbus_trace_fn fn, void *userdata, qtbus_release release);
 
 /* For libraries built on qtbus (libqtbus-nats, qtbus_nats.h): reports a failure of
  * one of their calls as qtbus reports its own.  qtbus_errmsg() on this thread becomes
@@ -688,11 +691,11 @@ QTBUS_API int qtbus_report(qtbus_bus *bus, const char *function, int status, con
  * qtbus_subscribe() refused, its own message: "QTBUS_SUB: qtbus_subscribe: the bag is
  * disposed or was never made"); QTBUS_DEBUG=misuse prints both lines.  To subscribe
  * with no bag at all, call qtbus_subscribe() with a token_out. */
-#define QTBUS_SUB(bag, type, handler, userdata) \
+#define QTBUS_SUB(bag, type, handler, userdata)                                                                        \
     qtbus__sub_in_bag("QTBUS_SUB", (bag), (type), NULL, NULL, (handler), (userdata))
-#define QTBUS_SUB_MAIN(bag, type, handler, userdata) \
+#define QTBUS_SUB_MAIN(bag, type, handler, userdata)                                                                   \
     qtbus__sub_in_bag("QTBUS_SUB_MAIN", (bag), (type), NULL, qtbus_queue_main(), (handler), (userdata))
-#define QTBUS_SUB_JSON(bag, name, handler, userdata) \
+#define QTBUS_SUB_JSON(bag, name, handler, userdata)                                                                   \
     qtbus__sub_in_bag("QTBUS_SUB_JSON", (bag), QTBUS_JSON_TYPE, (name), NULL, (handler), (userdata))
 
 /* ---------------------------------------------------------------------------------
@@ -727,16 +730,16 @@ typedef struct qtbus_header {
  * bytes on LP64), not even to copy the struct whole.  So a program built against
  * 0.2.0's header, whose descs are that size, keeps working unchanged. */
 typedef struct qtbus_event_desc {
-    const char *type;          /* required */
-    const char *subtype;       /* optional */
-    const void *data;          /* borrowed during the call; copied once if any delivery is queued */
-    size_t      size;          /* data may be NULL only with size 0 */
-    void       *object;        /* optional pointer payload, owned by a successful dispatch */
+    const char *type;             /* required */
+    const char *subtype;          /* optional */
+    const void *data;             /* borrowed during the call; copied once if any delivery is queued */
+    size_t size;                  /* data may be NULL only with size 0 */
+    void *object;                 /* optional pointer payload, owned by a successful dispatch */
     qtbus_release object_release; /* nullable; runs exactly once, after the last delivery */
-    uint32_t    flags;         /* QTBUS_EVENT_STICKY, QTBUS_EVENT_HEADERS */
+    uint32_t flags;               /* QTBUS_EVENT_STICKY, QTBUS_EVENT_HEADERS */
     /* 0.3.0, read only when flags has QTBUS_EVENT_HEADERS: */
     const qtbus_header *headers; /* header_count of them, borrowed during the call (copied) */
-    size_t      header_count;  /* 0 to 32; headers may be NULL only with 0 */
+    size_t header_count;         /* 0 to 32; headers may be NULL only with 0 */
 } qtbus_event_desc;
 
 /* Delivers `event` to every matching subscription of `bus`:
@@ -774,7 +777,9 @@ QTBUS_API int qtbus_dispatch(qtbus_bus *bus, const qtbus_event_desc *event);
  * the same name gives the same id.  An id is bound to its bus: one used on another bus
  * (or made by a bus since destroyed) is refused with QTBUS_EINVAL, as is 0 or one never
  * made; never a crash. */
-typedef struct { uint64_t id; } qtbus_type_id;
+typedef struct {
+    uint64_t id;
+} qtbus_type_id;
 
 /* The id of `type` on `bus`; the bus makes the type if it has not seen it yet (an
  * empty one: nothing is subscribed by this).  QTBUS_OK with *out set; QTBUS_EINVAL
@@ -819,16 +824,16 @@ QTBUS_API const char *qtbus_event_type(const qtbus_event *event);    /* NULL for
 QTBUS_API const char *qtbus_event_subtype(const qtbus_event *event); /* NULL when none */
 /* The bytes (NULL when size is 0); *size_out (nullable) receives the size. */
 QTBUS_API const void *qtbus_event_data(const qtbus_event *event, size_t *size_out);
-QTBUS_API void       *qtbus_event_object(const qtbus_event *event);
+QTBUS_API void *qtbus_event_object(const qtbus_event *event);
 /* No later handler of this dispatch receives the event (synchronous handlers are not
  * run, queued ones not posted).  QTBUS_EINVAL for NULL, and for an event whose
  * dispatch has already finished: one delivered on a queue, or replayed to a
  * QTBUS_SUB_REPLAY subscription (a replay reaches one subscription only, so there is
  * no later handler to spare), or a command's input or a reply. */
-QTBUS_API int         qtbus_event_stop(const qtbus_event *event);
+QTBUS_API int qtbus_event_stop(const qtbus_event *event);
 /* QTBUS_EVENT_STICKY when the event was dispatched sticky (its replays included),
  * QTBUS_EVENT_REQUEST when it is a request; 0 for NULL and for a reply. */
-QTBUS_API uint32_t    qtbus_event_flags(const qtbus_event *event);
+QTBUS_API uint32_t qtbus_event_flags(const qtbus_event *event);
 
 /* ---------------------------------------------------------------------------------
  * Event headers (0.3.0)
@@ -892,14 +897,14 @@ QTBUS_API uint32_t    qtbus_event_flags(const qtbus_event *event);
 QTBUS_API const char *qtbus_event_header(const qtbus_event *event, const char *name);
 
 /* How many headers `event` has, inherited ones included (0 for NULL and for a reply). */
-QTBUS_API size_t      qtbus_event_header_count(const qtbus_event *event);
+QTBUS_API size_t qtbus_event_header_count(const qtbus_event *event);
 
 /* The header at `index`, in the order the dispatch was given them (a repeated name once,
  * with its last value, at its first place), then the inherited ones.  QTBUS_OK with
  * *name_out and *value_out set (valid while the handler runs); QTBUS_EINVAL for a NULL
  * argument or an index past the end. */
-QTBUS_API int         qtbus_event_header_at(const qtbus_event *event, size_t index,
-                                            const char **name_out, const char **value_out);
+QTBUS_API int qtbus_event_header_at(const qtbus_event *event, size_t index, const char **name_out,
+                                    const char **value_out);
 
 /* ---------------------------------------------------------------------------------
  * Request and reply
@@ -936,8 +941,8 @@ typedef void (*qtbus_reply_handler)(const qtbus_event *reply, void *userdata);
  * qtbus_dispatch, and for QTBUS_EVENT_STICKY: a request completes, it cannot be kept
  * for later subscribers), QTBUS_ECLOSED, QTBUS_ENOMEM; on failure neither release
  * nor object_release is called. */
-QTBUS_API int qtbus_request(qtbus_bus *bus, const qtbus_event_desc *event,
-                            qtbus_reply_handler on_reply, void *userdata, qtbus_release release);
+QTBUS_API int qtbus_request(qtbus_bus *bus, const qtbus_event_desc *event, qtbus_reply_handler on_reply, void *userdata,
+                            qtbus_release release);
 
 /* From inside a handler of a request: answers it.  on_reply runs before this returns
  * and sees these `size` bytes in place (not copied).  May be called zero or more times
@@ -951,7 +956,9 @@ QTBUS_API int qtbus_event_reply(const qtbus_event *event, const void *data, size
  * from any thread, as qtbus_event_reply() would (on_reply runs at once, on that
  * thread, with the request's type and subtype).  A deferred reply that is never
  * finished keeps its request from completing: finish each one exactly once. */
-typedef struct { uint64_t id; } qtbus_deferred;
+typedef struct {
+    uint64_t id;
+} qtbus_deferred;
 
 /* From inside a handler of a request (queued handlers too).  QTBUS_OK and *out set;
  * QTBUS_EINVAL for a NULL event or out, or an event that is not a request; QTBUS_ENOMEM.
@@ -1009,18 +1016,24 @@ QTBUS_API int qtbus_deferred_finish(qtbus_deferred deferred);
 
 /* The argument kinds, with the C type each is passed as. */
 typedef enum qtbus_arg {
-    QTBUS_ARG_INT32  = 1,   /* int32_t */
-    QTBUS_ARG_UINT32 = 2,   /* uint32_t */
-    QTBUS_ARG_INT64  = 3,   /* int64_t */
-    QTBUS_ARG_UINT64 = 4,   /* uint64_t */
-    QTBUS_ARG_DOUBLE = 5,   /* double */
-    QTBUS_ARG_STRING = 6,   /* const char *: copied into the event; NULL stays NULL */
-    QTBUS_ARG_POINTER = 7   /* void *: passed as is, never owned or dereferenced */
+    QTBUS_ARG_INT32 = 1,  /* int32_t */
+    QTBUS_ARG_UINT32 = 2, /* uint32_t */
+    QTBUS_ARG_INT64 = 3,  /* int64_t */
+    QTBUS_ARG_UINT64 = 4, /* uint64_t */
+    QTBUS_ARG_DOUBLE = 5, /* double */
+    QTBUS_ARG_STRING = 6, /* const char *: copied into the event; NULL stays NULL */
+    QTBUS_ARG_POINTER = 7 /* void *: passed as is, never owned or dereferenced */
 } qtbus_arg;
 
 /* One argument; the member read is the one its kind names. */
 typedef union qtbus_value {
-    int32_t i32; uint32_t u32; int64_t i64; uint64_t u64; double f64; const char *str; void *ptr;
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    double f64;
+    const char *str;
+    void *ptr;
 } qtbus_value;
 
 /* The most arguments a signature may have. */
@@ -1066,9 +1079,8 @@ QTBUS_API int qtbus_signal_emitv(qtbus_bus *bus, const char *type, const char *s
  * with qtbus_event_args() and answer with qtbus_event_reply(); connected handlers are
  * called too, but cannot reply).  Returns as qtbus_request(), and QTBUS_EINVAL as
  * qtbus_signal_emitv(). */
-QTBUS_API int qtbus_signal_requestv(qtbus_bus *bus, const char *type, const char *subtype,
-                                    const qtbus_value *args, size_t count,
-                                    qtbus_reply_handler on_reply, void *userdata, qtbus_release release);
+QTBUS_API int qtbus_signal_requestv(qtbus_bus *bus, const char *type, const char *subtype, const qtbus_value *args,
+                                    size_t count, qtbus_reply_handler on_reply, void *userdata, qtbus_release release);
 
 /* Reads the arguments of a signal event into args_out[0..n) (strings point into the
  * event's bytes: valid during the callback).  Returns the argument count n (>= 0);
@@ -1116,9 +1128,9 @@ QTBUS_API int qtbus_signal_check(const void *data, size_t size, const qtbus_arg 
 #define QTBUS_COMMAND_CONCURRENT (1u << 0) /* executions may overlap */
 
 #define QTBUS_COMMAND_EXECUTING_TYPE "QTCommandExecuting"
-#define QTBUS_COMMAND_VALUE_TYPE     "QTCommandValue"
-#define QTBUS_COMMAND_ERROR_TYPE     "QTCommandError"
-#define QTBUS_COMMAND_ENABLED_TYPE   "QTCommandEnabled"
+#define QTBUS_COMMAND_VALUE_TYPE "QTCommandValue"
+#define QTBUS_COMMAND_ERROR_TYPE "QTCommandError"
+#define QTBUS_COMMAND_ENABLED_TYPE "QTCommandEnabled"
 
 /* Runs one execution.  `input` is the event given to qtbus_command_execute (NULL when
  * none was), valid during the call; it cannot be stopped or replied to.  The function
@@ -1130,9 +1142,8 @@ typedef void (*qtbus_execute_fn)(const qtbus_event *input, qtbus_execution execu
  * the bus's destroy) and after the last call of `execute` has returned, with lifetime
  * rule 1's timing.  Returns QTBUS_OK; QTBUS_EINVAL (NULL bus/name/execute/out, bad
  * name, unknown flag), QTBUS_ECLOSED, QTBUS_ENOMEM.  On failure *out is {0}. */
-QTBUS_API int qtbus_command_create(qtbus_bus *bus, const char *name, uint32_t flags,
-                                   qtbus_execute_fn execute, void *userdata, qtbus_release release,
-                                   qtbus_command *out);
+QTBUS_API int qtbus_command_create(qtbus_bus *bus, const char *name, uint32_t flags, qtbus_execute_fn execute,
+                                   void *userdata, qtbus_release release, qtbus_command *out);
 
 /* Starts an execution: "1" is published if the command was idle, then `execute` runs
  * -- now, on this thread, before this returns, when queue is NULL; else on `queue`
@@ -1197,9 +1208,8 @@ typedef void (*qtbus_source_stop)(void *userdata);
  * (nullable) runs exactly once, after qtbus_source_dispose() (or the bus's destroy)
  * and the stop that follows it.  Returns QTBUS_OK; QTBUS_EINVAL (NULL bus/type/start/
  * out, bad name, unknown flag), QTBUS_ECLOSED, QTBUS_ENOMEM.  On failure *out is {0}. */
-QTBUS_API int qtbus_source_create(qtbus_bus *bus, const char *type, uint32_t flags,
-                                  qtbus_source_start start, qtbus_source_stop stop,
-                                  void *userdata, qtbus_release release, qtbus_source *out);
+QTBUS_API int qtbus_source_create(qtbus_bus *bus, const char *type, uint32_t flags, qtbus_source_start start,
+                                  qtbus_source_stop stop, void *userdata, qtbus_release release, qtbus_source *out);
 
 /* Runs start if the source is not connected; does nothing if it is.  QTBUS_OK or
  * QTBUS_ESTALE. */
@@ -1216,9 +1226,8 @@ QTBUS_API int qtbus_source_dispose(qtbus_source source);
 /* ---------------------------------------------------------------------------------
  * Internal helper behind the QTBUS_SUB* macros; not API.
  * ------------------------------------------------------------------------------- */
-static inline int qtbus__sub_in_bag(const char *macro, qtbus_bag bag, const char *type,
-                                    const char *subtype, qtbus_queue *queue,
-                                    qtbus_handler handler, void *userdata)
+static inline int qtbus__sub_in_bag(const char *macro, qtbus_bag bag, const char *type, const char *subtype,
+                                    qtbus_queue *queue, qtbus_handler handler, void *userdata)
 {
     const char *subtypes[1];
     qtbus_sub_options options;
@@ -1239,8 +1248,7 @@ static inline int qtbus__sub_in_bag(const char *macro, qtbus_bag bag, const char
     status = qtbus_subscribe(qtbus_shared(), type, &options, handler, userdata, NULL, NULL);
     /* The message names what the caller wrote, the macro, before qtbus_subscribe's own.
      * No bus: qtbus_subscribe's failure already gave the shared bus its MISUSE record. */
-    if (status < 0)
-        qtbus_report(NULL, macro, status, qtbus_errmsg());
+    if (status < 0) qtbus_report(NULL, macro, status, qtbus_errmsg());
     return status;
 }
 

@@ -119,7 +119,7 @@ namespace qtbus {
 
 /* A failed call: status() is the qtbus_status; what() says which call failed and why. */
 class error : public std::runtime_error {
-public:
+  public:
     /* what(): "call: " and qtbus_strerror(status) ("qtbus: ..." when call is nullptr). */
     explicit error(int status, const char *call = nullptr) : std::runtime_error(text(status, call)), status_(status) {}
     /* what(): `reason` as given, in qtbus_errmsg()'s form ("call: why"); when it is
@@ -131,7 +131,7 @@ public:
     }
     int status() const noexcept { return status_; }
 
-private:
+  private:
     static std::string text(int status, const char *call)
     {
         return std::string(call ? call : "qtbus") + ": " + qtbus_strerror(status);
@@ -236,7 +236,7 @@ inline void check_no_nul(std::string_view s, const char *call, const char *role,
 /* A string_view as a NUL-terminated name: names are at most 255 bytes, so short ones
  * fit on the stack; a longer one is copied too and left to the library to refuse. */
 class name {
-public:
+  public:
     name(std::string_view s, const char *call, const char *role, qtbus_bus *bus = nullptr)
     {
         check_no_nul(s, call, role, bus);
@@ -253,7 +253,7 @@ public:
     name &operator=(const name &) = delete;
     const char *c_str() const noexcept { return p_; }
 
-private:
+  private:
     char small_[256];
     std::string large_;
     const char *p_;
@@ -296,7 +296,7 @@ class deferred_reply;
 /* A view of qtbus_event, valid only during the call that received it: copy what you
  * keep (std::string(e.data())). */
 class event {
-public:
+  public:
     explicit event(const qtbus_event *e) noexcept : e_(e) {}
 
     std::string_view type() const { return qtbus_event_type(e_); }
@@ -335,7 +335,7 @@ public:
     bool is_request() const noexcept { return (flags() & QTBUS_EVENT_REQUEST) != 0; }
     const qtbus_event *c_event() const noexcept { return e_; }
 
-private:
+  private:
     const qtbus_event *e_;
 };
 
@@ -357,7 +357,7 @@ void handle(const qtbus_event *e, void *userdata) noexcept
  * command and source. */
 template <class Handle, int (*Dispose)(Handle)>
 class owned_handle {
-public:
+  public:
     owned_handle(owned_handle &&o) noexcept : h_(o.release()) {}
     owned_handle &operator=(owned_handle &&o) noexcept
     {
@@ -377,7 +377,7 @@ public:
         h_ = Handle{0};
     }
 
-protected:
+  protected:
     owned_handle() noexcept = default;
     explicit owned_handle(Handle h) noexcept : h_(h) {}
     Handle release() noexcept
@@ -394,9 +394,9 @@ protected:
 /* ---- subscriptions and bags ---- */
 
 class QTBUS_CXX_NODISCARD("a dropped qtbus::subscription ends at once: keep it, move it into a qtbus::bag, "
-                          "or call .release()")
-    subscription : public detail::owned_handle<qtbus_token, qtbus_token_dispose> {
-public:
+                          "or call .release()") subscription
+    : public detail::owned_handle<qtbus_token, qtbus_token_dispose> {
+  public:
     subscription() noexcept = default;
     /* Adopts a token (from C code, or release()). */
     explicit subscription(qtbus_token token) noexcept : owned_handle(token) {}
@@ -432,7 +432,7 @@ public:
  *         bus.dispatch("Login", "alice");   // s's handler is not called
  *     }                                     // s is reached again */
 class QTBUS_CXX_NODISCARD("a dropped qtbus::scoped_block unblocks at once: name it") scoped_block {
-public:
+  public:
     explicit scoped_block(const subscription &s) : t_(s.c_token()) { s.block(); }
     scoped_block(const scoped_block &) = delete;
     scoped_block &operator=(const scoped_block &) = delete;
@@ -444,7 +444,7 @@ public:
     }
     qtbus_token c_token() const noexcept { return t_; }
 
-private:
+  private:
     qtbus_token t_;
 };
 
@@ -452,9 +452,9 @@ private:
  * completes once this is finished, by finish() or by the destructor, so one that goes
  * out of scope never holds its request open.  Move-only. */
 class QTBUS_CXX_NODISCARD("a dropped qtbus::deferred_reply finishes its request at once: keep it until you "
-                          "have replied")
-    deferred_reply : public detail::owned_handle<qtbus_deferred, qtbus_deferred_finish> {
-public:
+                          "have replied") deferred_reply
+    : public detail::owned_handle<qtbus_deferred, qtbus_deferred_finish> {
+  public:
     deferred_reply() noexcept = default;
     explicit deferred_reply(qtbus_deferred d) noexcept : owned_handle(d) {}
     /* The requester's reply callable runs now, on this thread.  Throws qtbus::error
@@ -475,9 +475,9 @@ inline deferred_reply event::defer() const
 }
 
 /* Disposes every subscription put in it, in its destructor or dispose(). */
-class QTBUS_CXX_NODISCARD("a dropped qtbus::bag disposes what it holds at once: keep it")
-    bag : public detail::owned_handle<qtbus_bag, qtbus_bag_dispose> {
-public:
+class QTBUS_CXX_NODISCARD("a dropped qtbus::bag disposes what it holds at once: keep it") bag
+    : public detail::owned_handle<qtbus_bag, qtbus_bag_dispose> {
+  public:
     bag() { detail::check(qtbus_bag_create(&h_), "qtbus_bag_create"); }
 
     /* Takes the subscription over (`s` becomes empty).  One that has already ended (a
@@ -523,7 +523,7 @@ struct limit {
 
 /* A serial queue (owning), or the main queue (qtbus::queue::main()). */
 class QTBUS_CXX_NODISCARD("a dropped qtbus::queue is released at once: keep it while subscriptions use it") queue {
-public:
+  public:
     explicit queue(const char *label = nullptr) : q_(qtbus_queue_create(label))
     {
         if (!q_) throw detail::failure(QTBUS_ENOMEM, "qtbus_queue_create");
@@ -568,7 +568,7 @@ public:
         return s;
     }
 
-private:
+  private:
     enum adopt_t { adopt };
     queue(qtbus_queue *q, adopt_t) noexcept : q_(q) {}
     qtbus_queue *q_;
@@ -597,7 +597,7 @@ struct pattern {
 
 /* One execution of a command: a copyable handle, valid until finished. */
 class execution {
-public:
+  public:
     explicit execution(qtbus_execution x) noexcept : x_(x) {}
     /* Publishes a value (QTBUS_COMMAND_VALUE_TYPE). */
     void send(std::string_view bytes) const
@@ -614,14 +614,14 @@ public:
     }
     qtbus_execution c_execution() const noexcept { return x_; }
 
-private:
+  private:
     qtbus_execution x_;
 };
 
 /* A command (RACCommand): made by bus_ref::command(); disposed by its destructor. */
-class QTBUS_CXX_NODISCARD("a dropped qtbus::command is disposed at once: keep it while it may be executed")
-    command : public detail::owned_handle<qtbus_command, qtbus_command_dispose> {
-public:
+class QTBUS_CXX_NODISCARD("a dropped qtbus::command is disposed at once: keep it while it may be executed") command
+    : public detail::owned_handle<qtbus_command, qtbus_command_dispose> {
+  public:
     command() noexcept = default;
     explicit command(qtbus_command c) noexcept : owned_handle(c) {}
 
@@ -650,7 +650,7 @@ public:
     bool enabled() const { return detail::check(qtbus_command_is_enabled(h_), "qtbus_command_is_enabled") == 1; }
     qtbus_command c_command() const noexcept { return h_; }
 
-private:
+  private:
     bool run(const qtbus_event_desc *input, queue *on)
     {
         int rc = qtbus_command_execute(h_, input, on ? on->c_queue() : nullptr);
@@ -662,9 +662,9 @@ private:
 
 /* A shared source (RACMulticastConnection): made by bus_ref::source(); disposed (and
  * stopped if connected) by its destructor. */
-class QTBUS_CXX_NODISCARD("a dropped qtbus::source is stopped and disposed at once: keep it")
-    source : public detail::owned_handle<qtbus_source, qtbus_source_dispose> {
-public:
+class QTBUS_CXX_NODISCARD("a dropped qtbus::source is stopped and disposed at once: keep it") source
+    : public detail::owned_handle<qtbus_source, qtbus_source_dispose> {
+  public:
     source() noexcept = default;
     explicit source(qtbus_source s) noexcept : owned_handle(s) {}
 
@@ -758,9 +758,11 @@ struct track_cell {
 
 /* The track_cell of a callable that has one (qtbus_tracking_cell()), else nullptr. */
 template <class H, class = void>
-struct has_tracking_cell : std::false_type {};
+struct has_tracking_cell : std::false_type {
+};
 template <class H>
-struct has_tracking_cell<H, std::void_t<decltype(std::declval<H &>().qtbus_tracking_cell())>> : std::true_type {};
+struct has_tracking_cell<H, std::void_t<decltype(std::declval<H &>().qtbus_tracking_cell())>> : std::true_type {
+};
 template <class H>
 std::shared_ptr<track_cell> tracking_cell_of(H &h)
 {
@@ -791,8 +793,8 @@ subscription subscribe_with(qtbus_bus *b, std::string_view type, const options &
     co.subtype_count = subtypes.size();
     co.queue = o.on ? o.on->c_queue() : nullptr;
     co.priority = o.priority;
-    co.flags = (o.once ? QTBUS_SUB_ONCE : 0u) | (o.replay ? QTBUS_SUB_REPLAY : 0u) |
-               (o.pattern ? QTBUS_SUB_PATTERN : 0u);
+    co.flags =
+        (o.once ? QTBUS_SUB_ONCE : 0u) | (o.replay ? QTBUS_SUB_REPLAY : 0u) | (o.pattern ? QTBUS_SUB_PATTERN : 0u);
     // Taken now: once subscribed, the callable may run (and end) on another thread.  A
     // tracked callable whose owner is gone already is subscribed and disposed at once
     // (the subscription returned has ended), as Boost.Signals2 connects a slot whose
@@ -816,7 +818,7 @@ subscription subscribe_with(qtbus_bus *b, std::string_view type, const options &
 /* A bus this object does not own: qtbus::shared(), a qtbus::bus, or a qtbus_bus * from
  * C code.  Copyable. */
 class bus_ref {
-public:
+  public:
     explicit bus_ref(qtbus_bus *b) noexcept : b_(b) {}
 
     template <class F>
@@ -927,8 +929,9 @@ public:
                       "qtbus: a completion callable takes nothing");
         auto state = std::make_unique<detail::request_state<R, D>>(
             detail::request_state<R, D>{std::forward<F>(on_reply), std::forward<C>(on_complete)});
-        int rc = detail::check(qtbus_request(b_, &desc, &detail::on_reply<R, D>, state.get(), &detail::on_complete<R, D>),
-                               "qtbus_request");
+        int rc =
+            detail::check(qtbus_request(b_, &desc, &detail::on_reply<R, D>, state.get(), &detail::on_complete<R, D>),
+                          "qtbus_request");
         state.release();
         return rc;
     }
@@ -968,8 +971,9 @@ public:
     qtbus::command command(std::string_view name, F &&execute, bool concurrent = false)
     {
         using E = std::decay_t<F>;
-        static_assert(std::is_invocable_v<E &, execution, const event *> || std::is_invocable_v<E &, execution>,
-                      "qtbus: an execute callable takes (qtbus::execution, const qtbus::event *) or (qtbus::execution)");
+        static_assert(
+            std::is_invocable_v<E &, execution, const event *> || std::is_invocable_v<E &, execution>,
+            "qtbus: an execute callable takes (qtbus::execution, const qtbus::event *) or (qtbus::execution)");
         detail::name n(name, "qtbus_command_create", "name", b_);
         auto held = std::make_unique<E>(std::forward<F>(execute));
         qtbus_command c{0};
@@ -990,8 +994,8 @@ public:
         detail::name t(type, "qtbus_source_create", "type name", b_);
         auto held = std::make_unique<S>(S{std::forward<Start>(start), std::forward<Stop>(stop)});
         qtbus_source s{0};
-        detail::check(qtbus_source_create(b_, t.c_str(), autoconnect ? QTBUS_SOURCE_AUTOCONNECT : 0u,
-                                          &source_start<S>, &source_stop<S>, held.get(), &detail::destroy<S>, &s),
+        detail::check(qtbus_source_create(b_, t.c_str(), autoconnect ? QTBUS_SOURCE_AUTOCONNECT : 0u, &source_start<S>,
+                                          &source_stop<S>, held.get(), &detail::destroy<S>, &s),
                       "qtbus_source_create");
         held.release();
         return qtbus::source(s);
@@ -999,10 +1003,10 @@ public:
 
     qtbus_bus *c_bus() const noexcept { return b_; }
 
-protected:
+  protected:
     qtbus_bus *b_;
 
-private:
+  private:
     template <class S>
     static void source_start(qtbus_bus *b, void *userdata) noexcept
     {
@@ -1026,9 +1030,9 @@ private:
 /* A bus of its own (qtbus_bus_create), destroyed with this object: its subscriptions,
  * commands and sources are disposed then (their callables destroyed per rule 1), so a
  * qtbus::subscription that outlives it only holds a stale token.  Move-only. */
-class QTBUS_CXX_NODISCARD("a dropped qtbus::bus is destroyed at once, with its subscriptions: keep it")
-    bus : public bus_ref {
-public:
+class QTBUS_CXX_NODISCARD("a dropped qtbus::bus is destroyed at once, with its subscriptions: keep it") bus
+    : public bus_ref {
+  public:
     bus() : bus_ref(qtbus_bus_create())
     {
         if (!b_) throw detail::failure(QTBUS_ENOMEM, "qtbus_bus_create");
@@ -1060,7 +1064,7 @@ inline bus_ref shared() noexcept { return bus_ref(qtbus_shared()); }
  * Move-only: it belongs to one subscription. */
 template <class T, class F>
 class tracked {
-public:
+  public:
     /* A tracked callable given a tracked callable (two owners, or more) shares its
      * cell: whichever owner goes first ends the one subscription. */
     tracked(std::weak_ptr<T> owner, F f)
@@ -1103,7 +1107,7 @@ public:
         return owner_.expired();
     }
 
-private:
+  private:
     std::weak_ptr<T> owner_;
     F f_;
     std::shared_ptr<detail::track_cell> cell_;

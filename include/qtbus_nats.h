@@ -213,10 +213,10 @@ struct __natsConnection;
  * must be zero (a newer header's options this library cannot honour are QTBUS_EINVAL,
  * not ignored). */
 typedef struct qtbus_nats_options {
-    const char *url;               /* "nats://127.0.0.1:4222"; a comma-separated list for a cluster */
-    const char *prefix;            /* subject prefix; NULL: "qtbus" */
-    int         jetstream;         /* sticky events kept in a JetStream stream (last per subject) */
-    int         request_timeout_ms;/* how long a bridged request collects remote replies; 0: 1000 */
+    const char *url;        /* "nats://127.0.0.1:4222"; a comma-separated list for a cluster */
+    const char *prefix;     /* subject prefix; NULL: "qtbus" */
+    int jetstream;          /* sticky events kept in a JetStream stream (last per subject) */
+    int request_timeout_ms; /* how long a bridged request collects remote replies; 0: 1000 */
 } qtbus_nats_options;
 
 /* Connects `bus` to the NATS server(s) at options->url.  On success *out is the bridge
@@ -249,7 +249,7 @@ QTBUS_NATS_API int qtbus_nats_connect_sized(qtbus_bus *bus, const qtbus_nats_opt
                                             qtbus_nats **out);
 /* 0.2.0's entry point, its options of 24 bytes, kept for programs built against it. */
 QTBUS_NATS_API int qtbus_nats_connect(qtbus_bus *bus, const qtbus_nats_options *options, qtbus_nats **out);
-#define qtbus_nats_connect(bus, options, out) \
+#define qtbus_nats_connect(bus, options, out)                                                                          \
     qtbus_nats_connect_sized((bus), (options), sizeof(qtbus_nats_options), (out))
 
 /* Connects `bus` with nats.c options the caller configured with nats.c's own setters:
@@ -296,7 +296,7 @@ QTBUS_NATS_API int qtbus_nats_connect_with_sized(qtbus_bus *bus, struct __natsOp
 /* 0.2.0's entry point, kept for programs built against it. */
 QTBUS_NATS_API int qtbus_nats_connect_with(qtbus_bus *bus, struct __natsOptions *nats_options,
                                            const qtbus_nats_options *options, qtbus_nats **out);
-#define qtbus_nats_connect_with(bus, nats_options, options, out) \
+#define qtbus_nats_connect_with(bus, nats_options, options, out)                                                       \
     qtbus_nats_connect_with_sized((bus), (nats_options), (options), sizeof(qtbus_nats_options), (out))
 
 /* Bridges `bus` over a connection the application already has (natsConnection *, as
@@ -317,7 +317,7 @@ QTBUS_NATS_API int qtbus_nats_attach_sized(qtbus_bus *bus, struct __natsConnecti
 /* 0.2.0's entry point, kept for programs built against it. */
 QTBUS_NATS_API int qtbus_nats_attach(qtbus_bus *bus, struct __natsConnection *conn, const qtbus_nats_options *options,
                                      qtbus_nats **out);
-#define qtbus_nats_attach(bus, conn, options, out) \
+#define qtbus_nats_attach(bus, conn, options, out)                                                                     \
     qtbus_nats_attach_sized((bus), (conn), (options), sizeof(qtbus_nats_options), (out))
 
 /* From now on, every local dispatch of `type` (any subtype), or of any type the pattern

@@ -83,9 +83,9 @@ namespace nats {
 /* qtbus_nats_options but the url (the bridge's constructor takes it; connect_with and
  * attach have none). */
 struct options {
-    std::string prefix;                             /* the subjects' first tokens; empty: "qtbus" */
-    bool jetstream = false;                         /* sticky events kept in a JetStream stream */
-    std::chrono::milliseconds request_timeout{0};   /* how long a bridged request collects remote replies; 0: 1 s */
+    std::string prefix;                           /* the subjects' first tokens; empty: "qtbus" */
+    bool jetstream = false;                       /* sticky events kept in a JetStream stream */
+    std::chrono::milliseconds request_timeout{0}; /* how long a bridged request collects remote replies; 0: 1 s */
 };
 
 namespace detail {
@@ -106,9 +106,8 @@ inline qtbus_nats_options c_options(const options &o, const char *call, qtbus_bu
 } // namespace detail
 
 class QTBUS_NATS_CXX_NODISCARD("a dropped qtbus::nats::bridge is closed at once: keep it while it should export "
-                               "and import")
-    bridge {
-public:
+                               "and import") bridge {
+  public:
     /* An empty bridge (nothing to close). */
     bridge() noexcept = default;
 
@@ -274,7 +273,7 @@ public:
     explicit operator bool() const noexcept { return b_ != nullptr; }
     qtbus_nats *c_bridge() const noexcept { return b_; }
 
-private:
+  private:
     qtbus_nats *held(const char *call) const
     {
         if (!b_) {

@@ -122,18 +122,35 @@ struct signal_kind_is {
     static constexpr bool ok = true;
     static constexpr uint8_t kind = K;
 };
-template <> struct signal_kind<int32_t> : signal_kind_is<int32_t, QTBUS_ARG_INT32> {};
-template <> struct signal_kind<uint32_t> : signal_kind_is<uint32_t, QTBUS_ARG_UINT32> {};
-template <> struct signal_kind<int64_t> : signal_kind_is<int64_t, QTBUS_ARG_INT64> {};
-template <> struct signal_kind<uint64_t> : signal_kind_is<uint64_t, QTBUS_ARG_UINT64> {};
-template <> struct signal_kind<double> : signal_kind_is<double, QTBUS_ARG_DOUBLE> {};
-template <> struct signal_kind<std::string_view> : signal_kind_is<std::string_view, QTBUS_ARG_STRING> {};
-template <> struct signal_kind<const char *> : signal_kind_is<const char *, QTBUS_ARG_STRING> {};
-template <> struct signal_kind<std::string> : signal_kind_is<std::string, QTBUS_ARG_STRING> {};
+template <>
+struct signal_kind<int32_t> : signal_kind_is<int32_t, QTBUS_ARG_INT32> {
+};
+template <>
+struct signal_kind<uint32_t> : signal_kind_is<uint32_t, QTBUS_ARG_UINT32> {
+};
+template <>
+struct signal_kind<int64_t> : signal_kind_is<int64_t, QTBUS_ARG_INT64> {
+};
+template <>
+struct signal_kind<uint64_t> : signal_kind_is<uint64_t, QTBUS_ARG_UINT64> {
+};
+template <>
+struct signal_kind<double> : signal_kind_is<double, QTBUS_ARG_DOUBLE> {
+};
+template <>
+struct signal_kind<std::string_view> : signal_kind_is<std::string_view, QTBUS_ARG_STRING> {
+};
+template <>
+struct signal_kind<const char *> : signal_kind_is<const char *, QTBUS_ARG_STRING> {
+};
+template <>
+struct signal_kind<std::string> : signal_kind_is<std::string, QTBUS_ARG_STRING> {
+};
 /* Any object pointer but char * (a string or bytes? say which: const char * or void *). */
 template <class T>
 struct signal_kind<T *, std::enable_if_t<!std::is_function_v<T> && !std::is_same_v<T, char>>>
-    : signal_kind_is<T *, QTBUS_ARG_POINTER> {};
+    : signal_kind_is<T *, QTBUS_ARG_POINTER> {
+};
 
 /* What emit takes for an argument of type T: a std::string as a std::string_view (the
  * bytes are copied into the event either way). */
@@ -172,11 +189,11 @@ template <class M>
 struct member_params {
     static constexpr bool known = false;
 };
-#define QTBUS_CXX_MEMBER_PARAMS(qualifiers)                                                                        \
-    template <class R, class C, class... P>                                                                        \
-    struct member_params<R (C::*)(P...) qualifiers> {                                                              \
-        static constexpr bool known = true;                                                                        \
-        using params = type_list<P...>;                                                                            \
+#define QTBUS_CXX_MEMBER_PARAMS(qualifiers)                                                                            \
+    template <class R, class C, class... P>                                                                            \
+    struct member_params<R (C::*)(P...) qualifiers> {                                                                  \
+        static constexpr bool known = true;                                                                            \
+        using params = type_list<P...>;                                                                                \
     };
 QTBUS_CXX_MEMBER_PARAMS()
 QTBUS_CXX_MEMBER_PARAMS(const)
@@ -198,13 +215,15 @@ struct slot_params<R (*)(P...) noexcept> {
     using params = type_list<P...>;
 };
 template <class F>
-struct slot_params<F, std::void_t<decltype(&F::operator())>> : member_params<decltype(&F::operator())> {};
+struct slot_params<F, std::void_t<decltype(&F::operator())>> : member_params<decltype(&F::operator())> {
+};
 
 /* Whether F & can be called with the types of List. */
 template <class F, class List>
 struct invocable_with;
 template <class F, class... T>
-struct invocable_with<F, type_list<T...>> : std::is_invocable<F &, T...> {};
+struct invocable_with<F, type_list<T...>> : std::is_invocable<F &, T...> {
+};
 
 /* The most leading arguments of Args a callable with no known parameter list (a
  * generic lambda) takes, each as its declared type; -1 when it takes none of them. */
@@ -282,7 +301,8 @@ struct signal_layout {
         h[4] = QTBUS_SIGNAL_LAYOUT_VERSION;
         h[5] = static_cast<unsigned char>(count);
         const uint8_t kinds[count + 1] = {K..., 0};
-        for (std::size_t i = 0; i < count; i++) h[8 + i] = kinds[i];
+        for (std::size_t i = 0; i < count; i++)
+            h[8 + i] = kinds[i];
         return h;
     }
     static constexpr std::array<unsigned char, slots_at> bytes = head();
@@ -374,7 +394,7 @@ class signal<void(Args...)> {
     static constexpr qtbus_arg c_kinds[count + 1] = {static_cast<qtbus_arg>(detail::signal_kind<Args>::kind)...,
                                                      QTBUS_ARG_INT32};
 
-public:
+  public:
     static constexpr std::size_t arity = count;
 
     /* Defines the signature on the bus (qtbus_signal_define), or checks the one it has:
@@ -439,7 +459,7 @@ public:
     const std::string &type() const noexcept { return type_; }
     qtbus_type_id type_id() const noexcept { return id_; }
 
-private:
+  private:
     template <class T>
     static std::size_t string_bytes(const T &v, std::size_t index, qtbus_bus *bus)
     {
@@ -552,8 +572,8 @@ private:
     static void call(G &g, const unsigned char *bytes, std::index_sequence<I...>)
     {
         (void)bytes;
-        (void)g(detail::slot_arg<detail::at_t<I, args_list>, detail::at_t<I, Params>>(
-            bytes, bytes + layout::slots_at + 8 * I)...);
+        (void)g(detail::slot_arg<detail::at_t<I, args_list>, detail::at_t<I, Params>>(bytes, bytes + layout::slots_at +
+                                                                                                 8 * I)...);
     }
 
     /* The subscription's handler: the slot, with the event's arguments, when its bytes

@@ -3,7 +3,7 @@
  * libqtbus-nats: the public calls (qtbus_nats.h) and the connection.  The top layer:
  * it uses every other part, and none uses it.
  */
-#define _GNU_SOURCE  /* pthread_setname_np */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include "bridge.h"
 /* This file defines the functions behind qtbus_nats.h's size-passing macros. */
 #undef qtbus_nats_connect
@@ -37,8 +37,8 @@ static void on_async_error(natsConnection *nc, natsSubscription *sub, natsStatus
     if (text && !*text) text = NULL;
     if (text && err == NATS_NOT_PERMITTED && qn_import_claim_refusal(bridge, text)) return;
     const char *subject = sub ? natsSubscription_GetSubject(sub) : NULL;
-    qn_report(bridge, "qtbus_nats", qn_status_of(err), "%s%s%.300s%s%.300s", natsStatus_GetText(err),
-              text ? ": " : "", text ? text : "", subject ? " on " : "", subject ? subject : "");
+    qn_report(bridge, "qtbus_nats", qn_status_of(err), "%s%s%.300s%s%.300s", natsStatus_GetText(err), text ? ": " : "",
+              text ? text : "", subject ? " on " : "", subject ? subject : "");
 }
 
 /* url may be a comma-separated list, of any length; nats.c takes an array (of any
@@ -46,7 +46,8 @@ static void on_async_error(natsConnection *nc, natsSubscription *sub, natsStatus
 static natsStatus set_servers(natsOptions *opts, const char *url)
 {
     size_t most = 1;
-    for (const char *p = url; *p; p++) most += *p == ',';
+    for (const char *p = url; *p; p++)
+        most += *p == ',';
     if (most > INT_MAX) return NATS_INVALID_ARG;
     char *copy = strdup(url);
     const char **servers = malloc(most * sizeof *servers);
@@ -58,9 +59,11 @@ static natsStatus set_servers(natsOptions *opts, const char *url)
     int count = 0;
     char *save = NULL;
     for (char *s = strtok_r(copy, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-        while (isspace((unsigned char)*s)) s++;
+        while (isspace((unsigned char)*s))
+            s++;
         char *end = s + strlen(s);
-        while (end > s && isspace((unsigned char)end[-1])) *--end = '\0';
+        while (end > s && isspace((unsigned char)end[-1]))
+            *--end = '\0';
         if (*s) servers[count++] = s;
     }
     natsStatus st = count ? natsOptions_SetServers(opts, servers, count) : NATS_INVALID_ARG;
@@ -150,14 +153,14 @@ static int check_connect(const char *fn, qtbus_bus *bus, const qtbus_nats_option
 {
     if (out) *out = NULL;
     if (!bus) return qtbus_report(NULL, fn, QTBUS_EINVAL, "the bus is NULL");
-    if (!options || !out)
-        return qtbus_report(bus, fn, QTBUS_EINVAL, !options ? "options is NULL" : "out is NULL");
+    if (!options || !out) return qtbus_report(bus, fn, QTBUS_EINVAL, !options ? "options is NULL" : "out is NULL");
     if (needs_url && !options->url) return qtbus_report(bus, fn, QTBUS_EINVAL, "options->url is NULL");
     if (!qn_prefix_valid(options->prefix ? options->prefix : "qtbus"))
         return qtbus_report(bus, fn, QTBUS_EINVAL,
                             "options->prefix is not a NATS subject without wildcards (1 to 256 printable bytes, "
                             "'.'-separated tokens, no '*', '>' or spaces)");
-    if (options->request_timeout_ms < 0) return qtbus_report(bus, fn, QTBUS_EINVAL, "options->request_timeout_ms is negative");
+    if (options->request_timeout_ms < 0)
+        return qtbus_report(bus, fn, QTBUS_EINVAL, "options->request_timeout_ms is negative");
     if (needs_url && !lists_server(options->url))
         return qtbus_report(bus, fn, QTBUS_EINVAL, "options->url lists no server (only commas and blanks)");
     return QTBUS_OK;
@@ -215,10 +218,7 @@ static int bridge_start(const char *fn, qtbus_nats *bridge, const qtbus_nats_opt
  * signs differently, so such a refusal is tried again, twice at most: a genuine refusal
  * (wrong keys, an unknown user) is refused each time, and a connect fails for the bug
  * one time in 16.7 million.  Newer nats.c is tried once. */
-static int auth_attempts(void)
-{
-    return nats_GetVersionNumber() < 0x030B00 ? 3 : 1;
-}
+static int auth_attempts(void) { return nats_GetVersionNumber() < 0x030B00 ? 3 : 1; }
 
 /* Connects with `opts`, which have the bridge's settings; `where` names the servers in
  * a failure's message ("at nats://...", "of nats_options"), `several` when there may be
@@ -312,7 +312,8 @@ int qtbus_nats_attach(qtbus_bus *bus, struct __natsConnection *conn, const qtbus
     if (!conn) return qtbus_report(bus, fn, QTBUS_EINVAL, "conn is NULL");
     if (natsConnection_IsClosed(conn)) return qtbus_report(bus, fn, QTBUS_EINVAL, "conn is closed");
     if (natsConnection_HasHeaderSupport(conn) != NATS_OK && natsConnection_Status(conn) == NATS_CONN_STATUS_CONNECTED)
-        return qtbus_report(bus, fn, QTBUS_EIO, "the server of conn does not support headers (nats-server 2.2 or later "
+        return qtbus_report(bus, fn, QTBUS_EIO,
+                            "the server of conn does not support headers (nats-server 2.2 or later "
                             "does), which an attached bridge needs to know its own messages");
     qtbus_nats *bridge = bridge_new(bus, options);
     if (!bridge) return qtbus_report(bus, fn, QTBUS_ENOMEM, NULL);
@@ -468,7 +469,8 @@ static int sized_options(const char *fn, qtbus_bus *bus, const qtbus_nats_option
     memcpy(copy, *options, size < sizeof *copy ? size : sizeof *copy);
     for (size_t i = sizeof *copy; i < size; i++)
         if (((const unsigned char *)*options)[i] != 0)
-            return qtbus_report(bus, fn, QTBUS_EINVAL, "the options set fields this library does not know "
+            return qtbus_report(bus, fn, QTBUS_EINVAL,
+                                "the options set fields this library does not know "
                                 "(a newer qtbus_nats.h than libqtbus-nats.so)");
     *options = copy;
     return QTBUS_OK;
@@ -555,8 +557,10 @@ static void flush_failure(char *out, size_t size, qtbus_nats *bridge, natsStatus
         if (connected) {
             snprintf(what, sizeof what, "%s: %d bytes of what was published were still unsent, dropped", when, unsent);
         } else {
-            snprintf(what, sizeof what, "%s with no server reachable: what nats.c's reconnect buffer held is dropped "
-                     "(nats.c does not say how much)", when);
+            snprintf(what, sizeof what,
+                     "%s with no server reachable: what nats.c's reconnect buffer held is dropped "
+                     "(nats.c does not say how much)",
+                     when);
         }
         snprintf(out, size, "%s", what);
         return;
@@ -566,8 +570,10 @@ static void flush_failure(char *out, size_t size, qtbus_nats *bridge, natsStatus
         snprintf(what, sizeof what, "what was published did not reach the server within %d ms (%d bytes unsent)", ms,
                  unsent);
     } else {
-        snprintf(what, sizeof what, "what was published did not reach the server within %d ms (none is reachable; "
-                 "the reconnect buffer is lost)", ms);
+        snprintf(what, sizeof what,
+                 "what was published did not reach the server within %d ms (none is reachable; "
+                 "the reconnect buffer is lost)",
+                 ms);
     }
     qn_nats_reason(out, size, s, what);
 }
@@ -660,7 +666,7 @@ static int bridge_close(const char *fn, qtbus_nats *bridge, int timeout_ms)
                      (unsigned long long)stopped.dropped, stopped.dropped > 1 ? "s" : "",
                      stopped.dropped > 1 ? "were" : "was");
         }
-        const char *parts[] = { flush_why, undrained_why, held_why, dropped_why };
+        const char *parts[] = {flush_why, undrained_why, held_why, dropped_why};
         char why[512] = "";
         size_t n = 0;
         if (bounded) n = (size_t)snprintf(why, sizeof why, "the timeout (%d ms) cut the close short: ", timeout_ms);

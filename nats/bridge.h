@@ -42,8 +42,8 @@
 #define QN_SUBJECT_MAX (256 + 3 + QN_TOKEN_MAX + 1 + QN_TOKEN_MAX + 1)
 
 /* Kinds of published events (the token after the prefix). */
-#define QN_KIND_EVENT   'e'
-#define QN_KIND_KEPT    'k'
+#define QN_KIND_EVENT 'e'
+#define QN_KIND_KEPT 'k'
 #define QN_KIND_REQUEST 'q'
 
 /* Whether `prefix` is usable: tokens of printable ASCII without wildcards, '.'-separated,
@@ -105,10 +105,10 @@ QTBUS_NATS_INTERNAL const char *qn_parse(const char *subject, size_t prefix_len,
 
 /* The headers of the bridge's messages (qtbus_nats.h, REQUESTS), all named with the
  * prefix that qtbus.h refuses for an event's headers, in any letter case. */
-#define QN_HEADER_PREFIX  "Qtbus-"
-#define QN_HEADER_ORIGIN  "Qtbus-Origin"   /* an attached bridge's id, on what it sends */
-#define QN_HEADER_REQUEST "Qtbus-Request"  /* a request from a bridge: answer with ack and done */
-#define QN_HEADER_ANSWER  "Qtbus-Answer"   /* "ack" or "done", on a bridge's answer with no bytes */
+#define QN_HEADER_PREFIX "Qtbus-"
+#define QN_HEADER_ORIGIN "Qtbus-Origin"   /* an attached bridge's id, on what it sends */
+#define QN_HEADER_REQUEST "Qtbus-Request" /* a request from a bridge: answer with ack and done */
+#define QN_HEADER_ANSWER "Qtbus-Answer"   /* "ack" or "done", on a bridge's answer with no bytes */
 
 /* Gives an attached bridge its origin (16 hex digits, random). */
 QTBUS_NATS_INTERNAL void qn_origin_init(qtbus_nats *bridge);
@@ -137,7 +137,7 @@ typedef struct qn_exported {
     struct qn_exported *next;
     struct qtbus_nats *bridge;
     qtbus_token token;
-    uint64_t seq;                  /* the bridge's count of exports when it was made */
+    uint64_t seq; /* the bridge's count of exports when it was made */
     char type[];
 } qn_exported;
 
@@ -146,10 +146,10 @@ typedef struct qn_exported {
 typedef struct qn_imported {
     struct qn_imported *next;
     natsSubscription *subs[3];
-    natsStatus drain[3];           /* at close: how starting each one's drain went */
+    natsStatus drain[3]; /* at close: how starting each one's drain went */
     int count;
-    uint64_t seq;                  /* the bridge's count of imports when it was made */
-    char subject[];                /* <prefix>.*.<subtype or *>.<type>: what it takes */
+    uint64_t seq;   /* the bridge's count of imports when it was made */
+    char subject[]; /* <prefix>.*.<subtype or *>.<type>: what it takes */
 } qn_imported;
 
 /* An import waiting for the server's verdict on its subscriptions to the server's
@@ -158,11 +158,11 @@ typedef struct qn_imported {
  * on_async_error later, on its own thread: there it is given to the verdict (claimed)
  * rather than reported, so that the import reports it once, as its own failure. */
 typedef struct qn_verdict {
-    const char *subjects[2];       /* the subscriptions' subjects, as sent to the server */
+    const char *subjects[2]; /* the subscriptions' subjects, as sent to the server */
     int count;
     bool refused;
-    char why[256];                 /* the server's words for the first refusal claimed */
-    char latest[256];              /* the last refusal claimed */
+    char why[256];    /* the server's words for the first refusal claimed */
+    char latest[256]; /* the last refusal claimed */
 } qn_verdict;
 
 /* A received message waiting for the bridge's thread.  A small one is copied, in one
@@ -187,22 +187,22 @@ typedef struct qn_verdict {
 #define QN_POOL_IDLE_NS 1000000000
 /* What a received message is, beyond its subject (publish.c's headers, read on nats.c's
  * thread, since the copy keeps none). */
-#define QN_ANSWER_REPLY  'r'   /* a reply's bytes */
-#define QN_ANSWER_ACK    'a'   /* a bridge has the request */
-#define QN_ANSWER_DONE   'd'   /* that bridge's handlers are done */
-#define QN_ANSWER_NOBODY 'n'   /* the server's "no responders" */
-#define QN_BRIDGE_ASKS   'b'   /* a request from a bridge, which wants ack and done */
+#define QN_ANSWER_REPLY 'r'  /* a reply's bytes */
+#define QN_ANSWER_ACK 'a'    /* a bridge has the request */
+#define QN_ANSWER_DONE 'd'   /* that bridge's handlers are done */
+#define QN_ANSWER_NOBODY 'n' /* the server's "no responders" */
+#define QN_BRIDGE_ASKS 'b'   /* a request from a bridge, which wants ack and done */
 typedef struct qn_pending {
     struct qn_pending *next;
-    bool answer;                   /* on the reply inbox: an answer to one of our requests */
-    char tag;                      /* an answer's QN_ANSWER_*; a request's QN_BRIDGE_ASKS or 0 */
-    bool recycled;                 /* QN_NODE_COPY bytes of copy[]: goes back to the pool */
-    natsMsg *msg;                  /* kept (large; destroyed and NULL once dispatched), or NULL */
+    bool answer;   /* on the reply inbox: an answer to one of our requests */
+    char tag;      /* an answer's QN_ANSWER_*; a request's QN_BRIDGE_ASKS or 0 */
+    bool recycled; /* QN_NODE_COPY bytes of copy[]: goes back to the pool */
+    natsMsg *msg;  /* kept (large; destroyed and NULL once dispatched), or NULL */
     const char *data;
     size_t size;
     const char *subject;
-    const char *reply;             /* NULL when none */
-    char copy[];                   /* copied: size bytes, then subject and reply, NUL-terminated */
+    const char *reply; /* NULL when none */
+    char copy[];       /* copied: size bytes, then subject and reply, NUL-terminated */
 } qn_pending;
 
 struct qn_request;
@@ -210,11 +210,11 @@ struct qn_request;
 /* handoff.c's shared words, apart from the rest of the bridge: nats.c's threads write
  * them for every message. */
 typedef struct qn_handoff {
-    _Alignas(64) _Atomic(qn_pending *) incoming;  /* pushed by nats.c's threads, newest first */
-    _Atomic uint64_t backlog;                     /* events << 40 | bytes, not yet dispatched */
-    _Atomic bool sleeping;                        /* the bridge's thread waits on wake_seq */
-    _Atomic uint32_t wake_seq;                    /* a futex word: moved on to wake the thread */
-    _Alignas(64) _Atomic(qn_pending *) returned;  /* nodes the bridge's thread gave back */
+    _Alignas(64) _Atomic(qn_pending *) incoming; /* pushed by nats.c's threads, newest first */
+    _Atomic uint64_t backlog;                    /* events << 40 | bytes, not yet dispatched */
+    _Atomic bool sleeping;                       /* the bridge's thread waits on wake_seq */
+    _Atomic uint32_t wake_seq;                   /* a futex word: moved on to wake the thread */
+    _Alignas(64) _Atomic(qn_pending *) returned; /* nodes the bridge's thread gave back */
 } qn_handoff;
 
 struct qtbus_nats {
@@ -227,9 +227,9 @@ struct qtbus_nats {
     char prefix[257];
     size_t prefix_len;
     int request_timeout_ms;
-    jsCtx *js;                     /* options->jetstream: sticky events go through the stream */
+    jsCtx *js; /* options->jetstream: sticky events go through the stream */
 
-    pthread_mutex_t lock;          /* guards the lists and the pending queue below */
+    pthread_mutex_t lock; /* guards the lists and the pending queue below */
     qn_exported *exported;
     /* Export subscriptions whose release has not run yet: a dispatch on another thread
      * may still be publishing through them (lifetime rule 1). */
@@ -237,7 +237,7 @@ struct qtbus_nats {
     /* Import subscriptions whose nats.c completion has not run yet: on_message may
      * still be called for them. */
     int live_imports;
-    pthread_cond_t settled;        /* live_exports or live_imports went down */
+    pthread_cond_t settled; /* live_exports or live_imports went down */
     qn_imported *imported;
     uint64_t export_seq, import_seq;
     /* Some event may be taken by two exports, or two imports (a pattern and a type it
@@ -253,8 +253,8 @@ struct qtbus_nats {
     /* Imports take turns (import_lock, taken before lock): while one waits for the
      * server's verdict, a refusal it reads is its own. */
     pthread_mutex_t import_lock;
-    qn_verdict *verdict;           /* the import waiting for its verdict, or NULL */
-    pthread_cond_t verdict_cond;   /* a refusal was claimed (CLOCK_MONOTONIC) */
+    qn_verdict *verdict;         /* the import waiting for its verdict, or NULL */
+    pthread_cond_t verdict_cond; /* a refusal was claimed (CLOCK_MONOTONIC) */
     /* qtbus_nats_close has run: what still reports (an answer a handler sends later)
      * has no bus it may name, since the bus may be destroyed by now. */
     _Atomic bool closed;
@@ -262,7 +262,7 @@ struct qtbus_nats {
     /* Requests this bridge published and has not completed (requests.c). */
     struct qn_request *requests;
     uint64_t last_request_id;
-    natsSubscription *inbox_sub;   /* <inbox>.*, made at the first request */
+    natsSubscription *inbox_sub; /* <inbox>.*, made at the first request */
     char inbox[64];
 
     /* The bridge's thread only: the last subject it parsed, since a stream of one
@@ -271,9 +271,9 @@ struct qtbus_nats {
     char parsed_subject[QN_SUBJECT_MAX];
     qn_parsed parsed;
     qn_handoff handoff;
-    pthread_mutex_t pool_lock;     /* taken by nats.c's threads only, for pool */
-    qn_pending *pool;              /* recycled nodes ready for the next message */
-    _Atomic size_t pool_nodes;     /* recycled nodes in existence, at most QN_POOL_MAX */
+    pthread_mutex_t pool_lock; /* taken by nats.c's threads only, for pool */
+    qn_pending *pool;          /* recycled nodes ready for the next message */
+    _Atomic size_t pool_nodes; /* recycled nodes in existence, at most QN_POOL_MAX */
     bool closing;
     pthread_t thread;
     bool thread_started;
@@ -287,7 +287,7 @@ struct qtbus_nats {
     _Alignas(64) _Atomic uint64_t published;
     _Alignas(64) _Atomic uint64_t received;
     _Atomic uint64_t dropped;
-    uint64_t reconnects_before;    /* an attached connection's, when the bridge came */
+    uint64_t reconnects_before; /* an attached connection's, when the bridge came */
 };
 
 /* The name of the bridge's own threads (its dispatching thread, and the one that ends
@@ -317,10 +317,10 @@ QTBUS_NATS_INTERNAL int qn_unimport(qtbus_nats *bridge, const char *type, const 
 QTBUS_NATS_INTERNAL int qn_import_start(qtbus_nats *bridge);
 /* What qn_import_stop lost. */
 typedef struct qn_stopped {
-    int undrained;                 /* imports (and the reply inbox) that did not drain */
-    char why[160];                 /* the first of them and nats.c's reason, " and N more" */
-    uint64_t held;                 /* messages nats.c held for subscriptions not drained */
-    uint64_t dropped;              /* received events the thread dropped (close_deadline) */
+    int undrained;    /* imports (and the reply inbox) that did not drain */
+    char why[160];    /* the first of them and nats.c's reason, " and N more" */
+    uint64_t held;    /* messages nats.c held for subscriptions not drained */
+    uint64_t dropped; /* received events the thread dropped (close_deadline) */
 } qn_stopped;
 /* Drains the subscriptions, each for at most drain_ms (0: none is drained, each is
  * unsubscribed at once, what nats.c held for it counted in held), then lets the thread

@@ -31,12 +31,14 @@ static void publish(const qtbus_event *event, void *userdata)
     const qn_exported *e = userdata;
     qtbus_nats *bridge = e->bridge;
     if (qn_is_imported(bridge, event)) return;
-    if (atomic_load_explicit(&bridge->exports_overlap, memory_order_relaxed)
-        && taken_by_older(e, qtbus_event_type(event)))
+    if (atomic_load_explicit(&bridge->exports_overlap, memory_order_relaxed) &&
+        taken_by_older(e, qtbus_event_type(event)))
         return;
     char subject[QN_SUBJECT_MAX];
     uint32_t flags = qtbus_event_flags(event);
-    char kind = flags & QTBUS_EVENT_REQUEST ? QN_KIND_REQUEST : flags & QTBUS_EVENT_STICKY ? QN_KIND_KEPT : QN_KIND_EVENT;
+    char kind = flags & QTBUS_EVENT_REQUEST  ? QN_KIND_REQUEST
+                : flags & QTBUS_EVENT_STICKY ? QN_KIND_KEPT
+                                             : QN_KIND_EVENT;
     qn_subject(subject, bridge, kind, qtbus_event_type(event), qtbus_event_subtype(event));
     size_t size = 0;
     const void *data = qtbus_event_data(event, &size);
@@ -44,7 +46,8 @@ static void publish(const qtbus_event *event, void *userdata)
         qn_request_publish(bridge, event, subject, data, (int)size);
         return;
     }
-    natsStatus s = size > INT_MAX ? NATS_MAX_PAYLOAD : qn_publish(bridge, subject, NULL, data, (int)size, event, NULL, NULL);
+    natsStatus s =
+        size > INT_MAX ? NATS_MAX_PAYLOAD : qn_publish(bridge, subject, NULL, data, (int)size, event, NULL, NULL);
     atomic_fetch_add_explicit(s == NATS_OK ? &bridge->published : &bridge->dropped, 1, memory_order_relaxed);
     if (s != NATS_OK) {
         char what[QN_SUBJECT_MAX + 128];
@@ -88,7 +91,7 @@ int qn_export(qtbus_nats *bridge, const char *type)
     }
     /* A pattern's subscription reaches each event of the types it matches, and publish()
      * sends each on its own type's subject. */
-    qtbus_sub_options options = { .priority = INT_MAX, .flags = qn_is_pattern(type) ? QTBUS_SUB_PATTERN : 0 };
+    qtbus_sub_options options = {.priority = INT_MAX, .flags = qn_is_pattern(type) ? QTBUS_SUB_PATTERN : 0};
     int status = qtbus_subscribe(bridge->bus, type, &options, publish, e, released, &e->token);
     if (status != QTBUS_OK) {
         pthread_mutex_unlock(&bridge->lock);
@@ -109,7 +112,8 @@ int qn_unexport(qtbus_nats *bridge, const char *type)
 {
     pthread_mutex_lock(&bridge->lock);
     qn_exported **p = &bridge->exported;
-    while (*p && strcmp((*p)->type, type) != 0) p = &(*p)->next;
+    while (*p && strcmp((*p)->type, type) != 0)
+        p = &(*p)->next;
     qn_exported *e = *p;
     if (e) *p = e->next;
     pthread_mutex_unlock(&bridge->lock);
@@ -134,6 +138,7 @@ void qn_export_stop(qtbus_nats *bridge)
     /* A dispatch that found a subscription live may still be in publish(); each
      * release runs once it has returned. */
     pthread_mutex_lock(&bridge->lock);
-    while (bridge->live_exports > 0) pthread_cond_wait(&bridge->settled, &bridge->lock);
+    while (bridge->live_exports > 0)
+        pthread_cond_wait(&bridge->settled, &bridge->lock);
     pthread_mutex_unlock(&bridge->lock);
 }

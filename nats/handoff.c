@@ -77,8 +77,8 @@ bool qn_handoff_push(qtbus_nats *bridge, qn_pending *p, size_t *held_events, siz
     do {
         p->next = top;
     } while (!atomic_compare_exchange_weak_explicit(&h->incoming, &top, p, memory_order_seq_cst, memory_order_relaxed));
-    if (atomic_load_explicit(&h->sleeping, memory_order_seq_cst)
-        && atomic_exchange_explicit(&h->sleeping, false, memory_order_relaxed)) {
+    if (atomic_load_explicit(&h->sleeping, memory_order_seq_cst) &&
+        atomic_exchange_explicit(&h->sleeping, false, memory_order_relaxed)) {
         qn_handoff_wake(bridge);
     }
     return true;
@@ -101,8 +101,8 @@ void qn_handoff_enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer, char tag)
     qn_pending *p = qn_node_get(bridge, copy ? bytes + subject_size + reply_size : 0);
     if (!p) {
         if (!answer) atomic_fetch_add_explicit(&bridge->dropped, 1, memory_order_relaxed);
-        qn_report(bridge, "qtbus_nats_import", QTBUS_ENOMEM, "dropped a %zu-byte event on %.300s: no memory to queue it",
-                  bytes, subject);
+        qn_report(bridge, "qtbus_nats_import", QTBUS_ENOMEM,
+                  "dropped a %zu-byte event on %.300s: no memory to queue it", bytes, subject);
         natsMsg_Destroy(msg);
         return;
     }
@@ -158,10 +158,10 @@ void qn_handoff_wait(qtbus_nats *bridge, uint32_t seen, int64_t deadline_ns)
     atomic_store_explicit(&h->sleeping, true, memory_order_seq_cst);
     /* The last look, after the announcement: a message pushed after it wakes us. */
     if (!atomic_load_explicit(&h->incoming, memory_order_seq_cst)) {
-        struct timespec until = { .tv_sec = deadline_ns / 1000000000, .tv_nsec = deadline_ns % 1000000000 };
+        struct timespec until = {.tv_sec = deadline_ns / 1000000000, .tv_nsec = deadline_ns % 1000000000};
         /* FUTEX_WAIT_BITSET: an absolute CLOCK_MONOTONIC deadline, as the requests'. */
-        syscall(SYS_futex, &h->wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seen,
-                deadline_ns == INT64_MAX ? NULL : &until, NULL, FUTEX_BITSET_MATCH_ANY);
+        syscall(SYS_futex, &h->wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seen, deadline_ns == INT64_MAX ? NULL : &until,
+                NULL, FUTEX_BITSET_MATCH_ANY);
     }
     atomic_store_explicit(&h->sleeping, false, memory_order_relaxed);
 }
@@ -210,10 +210,12 @@ void qn_handoff_trim(qtbus_nats *bridge)
     pthread_mutex_lock(&bridge->pool_lock);
     /* The nodes given back join the pool's end; the first QN_POOL_KEEP stay. */
     qn_pending **link = &bridge->pool;
-    while (*link) link = &(*link)->next;
+    while (*link)
+        link = &(*link)->next;
     *link = atomic_exchange_explicit(&bridge->handoff.returned, NULL, memory_order_acquire);
     link = &bridge->pool;
-    for (size_t kept = 0; *link && kept < QN_POOL_KEEP; kept++) link = &(*link)->next;
+    for (size_t kept = 0; *link && kept < QN_POOL_KEEP; kept++)
+        link = &(*link)->next;
     qn_pending *beyond = *link;
     *link = NULL;
     pthread_mutex_unlock(&bridge->pool_lock);

@@ -12,7 +12,7 @@
  * dispatch with that very pointer, does not publish it.  A handler dispatching a new
  * event passes its own pointers, so its event is published.
  */
-#define _GNU_SOURCE  /* SCHED_BATCH, pthread_setname_np */
+#define _GNU_SOURCE /* SCHED_BATCH, pthread_setname_np */
 #include "bridge.h"
 
 #include <errno.h>
@@ -61,8 +61,8 @@ static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, 
     (void)nc;
     qtbus_nats *bridge = closure;
     const char *subject = natsMsg_GetSubject(msg);
-    if (qn_is_own(bridge, msg)
-        || (atomic_load_explicit(&bridge->imports_overlap, memory_order_relaxed) && taken_by_older(bridge, sub, subject))) {
+    if (qn_is_own(bridge, msg) || (atomic_load_explicit(&bridge->imports_overlap, memory_order_relaxed) &&
+                                   taken_by_older(bridge, sub, subject))) {
         natsMsg_Destroy(msg);
         return;
     }
@@ -70,9 +70,9 @@ static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg, 
     /* A request is acknowledged at once, before it waits in the queue: a requesting
      * bridge counts who has it (requests.c). */
     char tag = 0;
-    if (natsMsg_GetReply(msg) && strlen(subject) > bridge->prefix_len + 2
-        && subject[bridge->prefix_len + 1] == QN_KIND_REQUEST && subject[bridge->prefix_len + 2] == '.'
-        && qn_request_acknowledge(bridge, msg)) {
+    if (natsMsg_GetReply(msg) && strlen(subject) > bridge->prefix_len + 2 &&
+        subject[bridge->prefix_len + 1] == QN_KIND_REQUEST && subject[bridge->prefix_len + 2] == '.' &&
+        qn_request_acknowledge(bridge, msg)) {
         tag = QN_BRIDGE_ASKS;
     }
     qn_handoff_enqueue(bridge, msg, false, tag);
@@ -149,9 +149,9 @@ static void *thread_main(void *arg)
      * runnable threads than CPUs, each wake-up switched to this thread for a few events
      * and back (docs/perf-notes.md, "The bridge's thread runs under SCHED_BATCH").
      * Failing to set it changes nothing else. */
-    struct sched_param none = { 0 };
+    struct sched_param none = {0};
     pthread_setschedparam(pthread_self(), SCHED_BATCH, &none);
-    int64_t idle_since = 0;  /* with more than QN_POOL_KEEP nodes pooled; 0: not idle */
+    int64_t idle_since = 0; /* with more than QN_POOL_KEEP nodes pooled; 0: not idle */
     for (;;) {
         /* Read before looking: whatever changes after the look moves it on. */
         uint32_t seen = qn_handoff_seq(bridge);
@@ -264,7 +264,7 @@ static bool refuses_subject(const char *text, const char *subject)
     if (!start) return false;
     const char *p = start + sizeof head - 1, *s = subject;
     for (;;) {
-        if (*p == '\0') return p - text >= 200;  /* cut short by nats.c */
+        if (*p == '\0') return p - text >= 200; /* cut short by nats.c */
         if (*p == '"') return *s == '\0';
         char c = *p++;
         if (c == '\\' && (*p == '"' || *p == '\\')) c = *p++;
@@ -323,8 +323,8 @@ static void await_verdict(qtbus_nats *bridge, qn_verdict *v)
     }
     pthread_mutex_lock(&bridge->lock);
     if (*last_text && refused_subject(v, last_text)) {
-        while (strcmp(v->latest, last_text) != 0
-               && pthread_cond_timedwait(&bridge->verdict_cond, &bridge->lock, &deadline) != ETIMEDOUT) {
+        while (strcmp(v->latest, last_text) != 0 &&
+               pthread_cond_timedwait(&bridge->verdict_cond, &bridge->lock, &deadline) != ETIMEDOUT) {
         }
     }
     bridge->verdict = NULL;
@@ -335,16 +335,17 @@ static void await_verdict(qtbus_nats *bridge, qn_verdict *v)
  * live_imports back down as they close). */
 static void import_undo(qn_imported *i)
 {
-    for (int k = 0; k < i->count; k++) natsSubscription_Unsubscribe(i->subs[k]);
-    for (int k = 0; k < i->count; k++) natsSubscription_Destroy(i->subs[k]);
+    for (int k = 0; k < i->count; k++)
+        natsSubscription_Unsubscribe(i->subs[k]);
+    for (int k = 0; k < i->count; k++)
+        natsSubscription_Destroy(i->subs[k]);
     free(i);
 }
 
 /* nats.c refused a subscription of an import being made: the import is undone, the
  * import lock given back (before reporting: a trace hook may import) and the refusal
  * reported under `fn`. */
-static int subscribe_failed(qtbus_nats *bridge, qn_imported *i, const char *fn, natsStatus s,
-                            const char *subject)
+static int subscribe_failed(qtbus_nats *bridge, qn_imported *i, const char *fn, natsStatus s, const char *subject)
 {
     char what[QN_SUBJECT_MAX + 32], why[QN_SUBJECT_MAX + 128];
     snprintf(what, sizeof what, "subscribing to %.300s", subject);
@@ -389,13 +390,13 @@ int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
      * from the stream (sticky.c), so they are not taken twice.  The stream's
      * subscription is made last, once the server has accepted the others: it replays
      * the kept events at once, which an import the server refuses must not do. */
-    static const char *const all[] = { "*" }, *const split[] = { "e", "q", "k" };
+    static const char *const all[] = {"*"}, *const split[] = {"e", "q", "k"};
     const char *const *kinds = bridge->js ? split : all;
     int from_server = bridge->js ? 2 : 1, wanted = bridge->js ? 3 : 1;
     /* The verdict knows the subjects before they are sent, so that no refusal of
      * theirs can come before it is there to claim it. */
     char subjects[2][QN_SUBJECT_MAX];
-    qn_verdict verdict = { .count = from_server };
+    qn_verdict verdict = {.count = from_server};
     for (int k = 0; k < from_server; k++) {
         qn_pattern(subjects[k], bridge, kinds[k], type, subtype);
         verdict.subjects[k] = subjects[k];
@@ -425,8 +426,8 @@ int qn_import(qtbus_nats *bridge, const char *type, const char *subtype)
         pthread_mutex_unlock(&bridge->lock);
     } else if (confirmed != NATS_OK) {
         char what[QN_SUBJECT_MAX + 64];
-        snprintf(what, sizeof what, "the server did not confirm the subscription to %.300s (kept; it is sent on reconnect)",
-                 key);
+        snprintf(what, sizeof what,
+                 "the server did not confirm the subscription to %.300s (kept; it is sent on reconnect)", key);
         qn_nats_reason(why, sizeof why, confirmed, what);
         status = qn_status_of(confirmed);
         pthread_mutex_lock(&bridge->lock);
@@ -465,7 +466,8 @@ int qn_unimport(qtbus_nats *bridge, const char *type, const char *subtype)
     pthread_mutex_lock(&bridge->import_lock);
     pthread_mutex_lock(&bridge->lock);
     qn_imported **p = &bridge->imported;
-    while (*p && strcmp((*p)->subject, key) != 0) p = &(*p)->next;
+    while (*p && strcmp((*p)->subject, key) != 0)
+        p = &(*p)->next;
     qn_imported *i = *p;
     /* Unlisted at once: a message it still receives that a newer import also took is
      * that one's to dispatch (taken_by_older), so none is lost or doubled. */
@@ -511,7 +513,7 @@ static natsStatus end_subscription(natsSubscription *sub, int64_t drain_ms, qn_s
 
 void qn_import_stop(qtbus_nats *bridge, int64_t drain_ms, qn_stopped *out)
 {
-    *out = (qn_stopped){ .undrained = 0 };
+    *out = (qn_stopped){.undrained = 0};
     /* Listed until every subscription has completed: on_message may still ask which
      * import takes a message. */
     pthread_mutex_lock(&bridge->lock);
@@ -522,7 +524,8 @@ void qn_import_stop(qtbus_nats *bridge, int64_t drain_ms, qn_stopped *out)
      * Either way its completion callback runs once on_message has returned for the
      * last time, and nats.c has the drain's outcome by then. */
     for (qn_imported *d = i; d; d = d->next) {
-        for (int k = 0; k < d->count; k++) d->drain[k] = end_subscription(d->subs[k], drain_ms, out);
+        for (int k = 0; k < d->count; k++)
+            d->drain[k] = end_subscription(d->subs[k], drain_ms, out);
     }
     pthread_mutex_lock(&bridge->lock);
     natsSubscription *inbox = bridge->inbox_sub;
@@ -532,7 +535,8 @@ void qn_import_stop(qtbus_nats *bridge, int64_t drain_ms, qn_stopped *out)
     /* Not bounded by drain_ms: the completions come once nats.c's threads have left
      * on_message, which only queues (a drop's report calls the bus's trace hook). */
     pthread_mutex_lock(&bridge->lock);
-    while (bridge->live_imports > 0) pthread_cond_wait(&bridge->settled, &bridge->lock);
+    while (bridge->live_imports > 0)
+        pthread_cond_wait(&bridge->settled, &bridge->lock);
     bridge->imported = NULL;
     pthread_mutex_unlock(&bridge->lock);
     /* An import counts once, whichever of its subscriptions did not drain.  One that

@@ -19,10 +19,11 @@
 
 void qn_origin_init(qtbus_nats *bridge)
 {
-    unsigned char bytes[8] = { 0 };
+    unsigned char bytes[8] = {0};
     /* Two bridges of one connection must differ; failing that, the address differs. */
     if (getrandom(bytes, sizeof bytes, 0) != (ssize_t)sizeof bytes) memcpy(bytes, &bridge, sizeof bridge);
-    for (size_t i = 0; i < sizeof bytes; i++) snprintf(bridge->origin + 2 * i, 3, "%02x", bytes[i]);
+    for (size_t i = 0; i < sizeof bytes; i++)
+        snprintf(bridge->origin + 2 * i, 3, "%02x", bytes[i]);
 }
 
 natsStatus qn_publish(qtbus_nats *bridge, const char *subject, const char *reply, const void *data, int size,
@@ -51,8 +52,8 @@ natsStatus qn_publish(qtbus_nats *bridge, const char *subject, const char *reply
 bool qn_is_own(const qtbus_nats *bridge, natsMsg *msg)
 {
     const char *origin = NULL;
-    return bridge->attached && natsMsgHeader_Get(msg, QN_HEADER_ORIGIN, &origin) == NATS_OK && origin
-           && strcmp(origin, bridge->origin) == 0;
+    return bridge->attached && natsMsgHeader_Get(msg, QN_HEADER_ORIGIN, &origin) == NATS_OK && origin &&
+           strcmp(origin, bridge->origin) == 0;
 }
 
 const char *qn_header(natsMsg *msg, const char *key)
@@ -72,7 +73,8 @@ bool qn_has_event_headers(natsMsg *msg)
     int count = 0;
     if (natsMsgHeader_Keys(msg, &keys, &count) != NATS_OK) return false;
     bool found = false;
-    for (int i = 0; i < count && !found; i++) found = !qn_is_bridge_header(keys[i]);
+    for (int i = 0; i < count && !found; i++)
+        found = !qn_is_bridge_header(keys[i]);
     free((void *)keys);
     return found;
 }
@@ -90,7 +92,7 @@ int qn_event_headers(natsMsg *msg, qtbus_header *out, int max)
             continue;
         /* A name sent with several values (natsMsgHeader_Add): the last, as a dispatch
          * given a name twice keeps its last value. */
-        if (value_count > 0 && n < max) out[n] = (qtbus_header){ keys[i], values[value_count - 1] };
+        if (value_count > 0 && n < max) out[n] = (qtbus_header){keys[i], values[value_count - 1]};
         if (value_count > 0) n++;
         free((void *)values);
     }

@@ -38,7 +38,7 @@ typedef struct qn_request {
     uint64_t id;
     qtbus_deferred deferred;
     int acked, done;
-    bool answered;                 /* a reply came, or the server said nobody listens */
+    bool answered; /* a reply came, or the server said nobody listens */
     int64_t ack_deadline_ns, deadline_ns;
 } qn_request;
 
@@ -92,8 +92,8 @@ void qn_request_publish(qtbus_nats *bridge, const qtbus_event *event, const char
 {
     qtbus_deferred deferred;
     if (qtbus_event_defer(event, &deferred) != QTBUS_OK) {
-        qn_report(bridge, "qtbus_nats_export", QTBUS_ENOMEM, "a request on %.300s is not published: no memory to hold it",
-                  subject);
+        qn_report(bridge, "qtbus_nats_export", QTBUS_ENOMEM,
+                  "a request on %.300s is not published: no memory to hold it", subject);
         return;
     }
     qn_request *r = calloc(1, sizeof *r);
@@ -143,7 +143,8 @@ void qn_request_answer(qtbus_nats *bridge, const qn_pending *msg)
     uint64_t id = dot ? strtoull(dot + 1, NULL, 10) : 0;
     pthread_mutex_lock(&bridge->lock);
     qn_request *r = bridge->requests;
-    while (r && r->id != id) r = r->next;
+    while (r && r->id != id)
+        r = r->next;
     if (!r) {
         /* Completed already (timed out): the answer comes too late. */
         pthread_mutex_unlock(&bridge->lock);
@@ -193,9 +194,9 @@ int64_t qn_requests_due(qtbus_nats *bridge, bool all)
  * queued handler), and its end then meets a closed connection, not a freed one. */
 typedef struct answer_to {
     qtbus_nats *bridge;
-    bool bridge_asks;              /* the requester is a bridge: it wants ack and done */
-    const char *request;           /* the request's subject, in subjects[] */
-    char subjects[];               /* the reply subject, then the request's */
+    bool bridge_asks;    /* the requester is a bridge: it wants ack and done */
+    const char *request; /* the request's subject, in subjects[] */
+    char subjects[];     /* the reply subject, then the request's */
 } answer_to;
 
 /* An answer the requester will not get (tag ack, a reply of `size` bytes, or done, for
@@ -244,11 +245,12 @@ static void publish_answer(answer_to *to, char tag, const void *data, size_t siz
     const char *answer = tag == QN_ANSWER_ACK ? "ack" : tag == QN_ANSWER_DONE ? "done" : NULL;
     pthread_mutex_lock(&bridge->answer_lock);
     bool gone = bridge->attached && atomic_load(&bridge->closed);
-    natsStatus s = gone ? NATS_CONNECTION_CLOSED
-                        : qn_publish(bridge, to->subjects, NULL, data, (int)size, NULL, answer ? QN_HEADER_ANSWER : NULL,
-                                     answer);
+    natsStatus s =
+        gone ? NATS_CONNECTION_CLOSED
+             : qn_publish(bridge, to->subjects, NULL, data, (int)size, NULL, answer ? QN_HEADER_ANSWER : NULL, answer);
     pthread_mutex_unlock(&bridge->answer_lock);
-    if (s != NATS_OK) answer_lost(bridge, tag, size, to->request, s, gone ? "the connection is the application's again" : NULL);
+    if (s != NATS_OK)
+        answer_lost(bridge, tag, size, to->request, s, gone ? "the connection is the application's again" : NULL);
 }
 
 static void send_reply(const qtbus_event *reply, void *userdata)
@@ -301,6 +303,6 @@ void qn_request_dispatch(qtbus_nats *bridge, const qtbus_event_desc *desc, const
         snprintf(why, sizeof why, "dropped a message on %.200s: %s", subject, qtbus_errmsg());
         qtbus_report(bridge->bus, fn, status, why);
         atomic_fetch_add_explicit(&bridge->dropped, 1, memory_order_relaxed);
-        send_done(to);  /* a failed request takes nothing: the requester must not wait */
+        send_done(to); /* a failed request takes nothing: the requester must not wait */
     }
 }

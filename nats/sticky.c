@@ -39,13 +39,15 @@ int qn_sticky_open(qtbus_nats *bridge, const char *fn)
     }
     if (s != NATS_NOT_FOUND) {
         char what[400];
-        snprintf(what, sizeof what, "options->jetstream: the server did not answer for the stream %.200s "
-                 "(is JetStream enabled on it? nats-server -js)", name);
+        snprintf(what, sizeof what,
+                 "options->jetstream: the server did not answer for the stream %.200s "
+                 "(is JetStream enabled on it? nats-server -js)",
+                 name);
         return qn_fail_nats(bridge, fn, s, what);
     }
     jsStreamConfig config;
     jsStreamConfig_Init(&config);
-    const char *subjects[] = { subject };
+    const char *subjects[] = {subject};
     config.Name = name;
     config.Subjects = subjects;
     config.SubjectsLen = 1;
@@ -54,8 +56,9 @@ int qn_sticky_open(qtbus_nats *bridge, const char *fn)
     s = js_AddStream(NULL, bridge->js, &config, NULL, &err);
     if (s != NATS_OK) {
         char what[400];
-        snprintf(what, sizeof what, "options->jetstream: the stream %.200s on %.64s could not be made (JetStream error %d)",
-                 name, subject, (int)err);
+        snprintf(what, sizeof what,
+                 "options->jetstream: the stream %.200s on %.64s could not be made (JetStream error %d)", name, subject,
+                 (int)err);
         return qn_fail_nats(bridge, fn, s, what);
     }
     return QTBUS_OK;

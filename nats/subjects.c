@@ -11,7 +11,7 @@
  * one-to-one and leaves the lone "_" free to mean "no subtype" in the subtype's place
  * and an empty token (a type "a..b" is a valid name) in the type's.
  */
-#define _GNU_SOURCE  /* strchrnul */
+#define _GNU_SOURCE /* strchrnul */
 #include "bridge.h"
 
 #include <string.h>
@@ -51,18 +51,12 @@ static size_t encode_bytes(const char *name, size_t len, char *out)
     return n;
 }
 
-size_t qn_encode(const char *name, char *out)
-{
-    return encode_bytes(name, strlen(name), out);
-}
+size_t qn_encode(const char *name, char *out) { return encode_bytes(name, strlen(name), out); }
 
 /* The pattern rule, from here to qn_overlap: the engine's, copied (bridge.h says why). */
 
 /* Whether the whole token [p, end) is "*" or ">". */
-static bool wildcard_token(const char *p, const char *end)
-{
-    return end - p == 1 && (*p == '*' || *p == '>');
-}
+static bool wildcard_token(const char *p, const char *end) { return end - p == 1 && (*p == '*' || *p == '>'); }
 
 bool qn_is_pattern(const char *type)
 {
@@ -100,9 +94,8 @@ bool qn_matches(const char *pattern, const char *name)
     while (p && n) {
         const char *p_next, *n_next;
         const char *p_end = token_end(p, &p_next), *n_end = token_end(n, &n_next);
-        if (p_end - p == 1 && *p == '>') return true;  /* one or more tokens: n has one */
-        if (!(p_end - p == 1 && *p == '*')
-            && (p_end - p != n_end - n || memcmp(p, n, (size_t)(p_end - p)) != 0))
+        if (p_end - p == 1 && *p == '>') return true; /* one or more tokens: n has one */
+        if (!(p_end - p == 1 && *p == '*') && (p_end - p != n_end - n || memcmp(p, n, (size_t)(p_end - p)) != 0))
             return false;
         p = p_next;
         n = n_next;
@@ -172,7 +165,7 @@ static void compose(char *out, const qtbus_nats *bridge, const char *kinds, cons
 
 void qn_subject(char *out, const qtbus_nats *bridge, char kind, const char *type, const char *subtype)
 {
-    const char kinds[2] = { kind, '\0' };
+    const char kinds[2] = {kind, '\0'};
     compose(out, bridge, kinds, type, subtype, '_', false);
 }
 
@@ -195,7 +188,10 @@ static const char *decode(const char *p, char *out, size_t *n, bool dots, const 
 {
     const char *start = p;
     for (; *p && *p != '.'; p++) {
-        if (*n == QN_NAME_MAX) { *why = "a name longer than 255 bytes"; return NULL; }
+        if (*n == QN_NAME_MAX) {
+            *why = "a name longer than 255 bytes";
+            return NULL;
+        }
         if (plain_byte((unsigned char)*p)) {
             out[(*n)++] = *p;
         } else if (*p == '_') {
@@ -213,7 +209,10 @@ static const char *decode(const char *p, char *out, size_t *n, bool dots, const 
             return NULL;
         }
     }
-    if (p == start) { *why = "an empty token"; return NULL; }
+    if (p == start) {
+        *why = "an empty token";
+        return NULL;
+    }
     out[*n] = '\0';
     return p;
 }
@@ -252,7 +251,7 @@ static bool utf8_valid(const unsigned char *p, size_t n)
             trail = 3;
             high = 0x8F;
         } else {
-            return false;  /* a continuation byte with no lead, or a lead that starts none */
+            return false; /* a continuation byte with no lead, or a lead that starts none */
         }
         if (n - i <= trail) return false;
         if (p[i + 1] < low || p[i + 1] > high) return false;

@@ -50,11 +50,11 @@ static inline void bench_work(void)
 void bench_touch_on(int on);
 
 struct qtbus_event;
-void h_plain(void *userdata);                                   /* fn-ptr array, mutex+snapshot */
-void h_qtbus(const struct qtbus_event *event, void *userdata);  /* qtbus_handler */
-void h_glib(void *instance, void *userdata);                    /* GCallback of a no-arg signal */
-void h_void(void);                                              /* sigc++, Boost.Signals2 */
-void h_signal(const char *text, int32_t number, void *userdata);  /* qtbus typed signal */
+void h_plain(void *userdata);                                    /* fn-ptr array, mutex+snapshot */
+void h_qtbus(const struct qtbus_event *event, void *userdata);   /* qtbus_handler */
+void h_glib(void *instance, void *userdata);                     /* GCallback of a no-arg signal */
+void h_void(void);                                               /* sigc++, Boost.Signals2 */
+void h_signal(const char *text, int32_t number, void *userdata); /* qtbus typed signal */
 void h_slot(const char *text, int32_t number);                   /* C++ slot of (const char *, int32_t) */
 void h_glib_signal(void *instance, const char *text, int number, void *userdata); /* GLib, (gchararray, gint) */
 
@@ -67,7 +67,7 @@ void bench_queued_expect(uint64_t target);
 void bench_queued_wait(void);
 uint64_t bench_queued_count(void);
 void h_queued_plain(void *context);                                   /* dispatch_function_t */
-void h_queued_qtbus(const struct qtbus_event *event, void *userdata);  /* qtbus_handler */
+void h_queued_qtbus(const struct qtbus_event *event, void *userdata); /* qtbus_handler */
 
 /* A gate for the burst variant: h_gate_* (posted first) blocks the serial queue until
  * bench_gate_open(). */
@@ -82,16 +82,16 @@ void bench_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1,
 /* ---- adapters ------------------------------------------------------------------ */
 
 typedef struct bench_lib {
-    const char *key;    /* JSON key: "qtbus", "glib", "sigc", "boost", "fnptr", "mutex" */
-    const char *name;   /* for people */
-    int thread_safe;    /* may two threads dispatch the same signal at once? */
-    void *(*create)(void);                            /* an empty signal */
-    void (*reserve)(void *s, size_t n);               /* room for n handles, memory touched */
-    void (*connect_n)(void *s, size_t n);             /* n more counting handlers, handles kept */
-    void (*dispatch)(void *s, uint64_t iters);        /* emit iters times */
-    void (*sub_dispose)(void *s, uint64_t iters);     /* connect + disconnect one handler, iters times */
+    const char *key;                              /* JSON key: "qtbus", "glib", "sigc", "boost", "fnptr", "mutex" */
+    const char *name;                             /* for people */
+    int thread_safe;                              /* may two threads dispatch the same signal at once? */
+    void *(*create)(void);                        /* an empty signal */
+    void (*reserve)(void *s, size_t n);           /* room for n handles, memory touched */
+    void (*connect_n)(void *s, size_t n);         /* n more counting handlers, handles kept */
+    void (*dispatch)(void *s, uint64_t iters);    /* emit iters times */
+    void (*sub_dispose)(void *s, uint64_t iters); /* connect + disconnect one handler, iters times */
     void (*destroy)(void *s);
-    const char *(*version)(void);                     /* the library's version, static */
+    const char *(*version)(void); /* the library's version, static */
 } bench_lib;
 
 extern const bench_lib bench_qtbus, bench_qtbus_id, bench_qtbus_cxx, bench_glib, bench_sigc, bench_boost, bench_fnptr,
@@ -116,8 +116,7 @@ typedef struct bench_queue_impl {
     void (*destroy)(void *q);
 } bench_queue_impl;
 
-extern const bench_queue_impl bench_queue_qtbus, bench_queue_qtbus_bounded, bench_queue_libdispatch,
-    bench_queue_spsc;
+extern const bench_queue_impl bench_queue_qtbus, bench_queue_qtbus_bounded, bench_queue_libdispatch, bench_queue_spsc;
 
 /* Memory per qtbus subscription with a subtype (lib_qtbus.c): n subscriptions naming
  * one subtype (distinct = 0) or a subtype each (distinct = 1).  Sets the RSS and heap

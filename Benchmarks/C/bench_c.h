@@ -58,7 +58,7 @@ typedef struct {
     const char *meta_key[16], *meta_value[16];
     int nmeta;
     char exe_dir[PATH_MAX - 64]; /* room for "/start-qtbus" */
-    int cpus[2], ncpus; /* the first two CPUs we may run on; ncpus: how many in the mask */
+    int cpus[2], ncpus;          /* the first two CPUs we may run on; ncpus: how many in the mask */
 } bench_options;
 
 /* Runs n operations and returns the seconds they took (checking handler counts). */

@@ -68,13 +68,13 @@ static const struct {
 /* What a child reports (one line of numbers). */
 typedef struct {
     int done;
-    unsigned long long posted;         /* events dispatched */
-    double post_seconds;               /* the dispatch loop, less the heap samples */
-    double sample_seconds;             /* the heap samples (mallinfo2 walks the arenas) */
-    double heap_before, heap_peak;     /* bytes */
+    unsigned long long posted;                                  /* events dispatched */
+    double post_seconds;                                        /* the dispatch loop, less the heap samples */
+    double sample_seconds;                                      /* the heap samples (mallinfo2 walks the arenas) */
+    double heap_before, heap_peak;                              /* bytes */
     unsigned long long dropped, delivered, pending, high_water; /* at the end of posting */
     unsigned long long final_dropped, final_delivered, calls;   /* once idle */
-    double wait_seconds;               /* from the end of posting until idle */
+    double wait_seconds;                                        /* from the end of posting until idle */
 } flood_result;
 
 static flood_result results[NFLOOD];
@@ -96,8 +96,7 @@ static void h_flood(const qtbus_event *event, void *userdata)
 static void stats(qtbus_queue *q, qtbus_queue_stats *out)
 {
     int rc = qtbus_queue_stats_get(q, out);
-    if (rc != QTBUS_OK)
-        bench_fail("flood: qtbus_queue_stats_get: %s", qtbus_strerror(rc));
+    if (rc != QTBUS_OK) bench_fail("flood: qtbus_queue_stats_get: %s", qtbus_strerror(rc));
 }
 
 int child_flood(const char *key, uint64_t events, uint64_t sample_every)
@@ -112,17 +111,13 @@ int child_flood(const char *key, uint64_t events, uint64_t sample_every)
     const char *rule = rules[k].title;
     qtbus_bus *bus = qtbus_bus_create();
     qtbus_queue *queue = qtbus_queue_create("flood");
-    if (!bus || !queue)
-        bench_fail("flood %s: bus or queue creation failed", rule);
+    if (!bus || !queue) bench_fail("flood %s: bus or queue creation failed", rule);
     int rc = QTBUS_OK;
-    if (k != F_GROW)
-        rc = qtbus_queue_set_limit(queue, CAPACITY, rules[k].overflow, -1);
+    if (k != F_GROW) rc = qtbus_queue_set_limit(queue, CAPACITY, rules[k].overflow, -1);
     qtbus_sub_options options = {.queue = queue};
     qtbus_token token;
-    if (rc == QTBUS_OK)
-        rc = qtbus_subscribe(bus, "Flood", &options, h_flood, NULL, NULL, &token);
-    if (rc != QTBUS_OK)
-        bench_fail("flood %s: set_limit or subscribe: %s", rule, qtbus_strerror(rc));
+    if (rc == QTBUS_OK) rc = qtbus_subscribe(bus, "Flood", &options, h_flood, NULL, NULL, &token);
+    if (rc != QTBUS_OK) bench_fail("flood %s: set_limit or subscribe: %s", rule, qtbus_strerror(rc));
 
     static unsigned char data[EVENT_BYTES];
     memset(data, 0x5a, sizeof data);
@@ -136,8 +131,7 @@ int child_flood(const char *key, uint64_t events, uint64_t sample_every)
             bench_fail("flood %s: qtbus_dispatch failed at event %llu", rule, (unsigned long long)i);
         if (i % sample_every == 0 || i == events) {
             double s0 = now(), h = bench_heap_bytes();
-            if (h > r.heap_peak)
-                r.heap_peak = h;
+            if (h > r.heap_peak) r.heap_peak = h;
             r.sample_seconds += now() - s0;
         }
     }
@@ -153,12 +147,10 @@ int child_flood(const char *key, uint64_t events, uint64_t sample_every)
 
     if (k == F_GROW) {
         rc = qtbus_token_dispose(token);
-        if (rc != QTBUS_OK)
-            bench_fail("flood %s: qtbus_token_dispose: %s", rule, qtbus_strerror(rc));
+        if (rc != QTBUS_OK) bench_fail("flood %s: qtbus_token_dispose: %s", rule, qtbus_strerror(rc));
     }
     rc = qtbus_bus_wait_idle(bus, 60000);
-    if (rc != QTBUS_OK)
-        bench_fail("flood %s: qtbus_bus_wait_idle: %s", rule, qtbus_strerror(rc));
+    if (rc != QTBUS_OK) bench_fail("flood %s: qtbus_bus_wait_idle: %s", rule, qtbus_strerror(rc));
     r.wait_seconds = now() - t1;
     qtbus_queue_stats last;
     stats(queue, &last);
@@ -176,8 +168,7 @@ int child_flood(const char *key, uint64_t events, uint64_t sample_every)
         if (k == F_BLOCK && last.dropped != 0)
             bench_fail("flood %s: %llu deliveries dropped", rule, (unsigned long long)last.dropped);
     } else if (r.calls > events) {
-        bench_fail("flood %s: the handler ran %llu times for %llu events", rule, r.calls,
-                   (unsigned long long)events);
+        bench_fail("flood %s: the handler ran %llu times for %llu events", rule, r.calls, (unsigned long long)events);
     }
     printf("%llu %.6f %.0f %.0f %llu %llu %llu %llu %llu %llu %llu %.6f %.6f\n", r.posted, r.post_seconds,
            r.heap_before, r.heap_peak, r.dropped, r.delivered, r.pending, r.high_water, r.final_dropped,
@@ -203,15 +194,13 @@ static child start_child(int k, uint64_t events, uint64_t sample_every)
     snprintf(every, sizeof every, "%llu", (unsigned long long)sample_every);
     char *argv[] = {self, "--child-flood", (char *)rules[k].key, n, every, NULL};
     child c = {0, tmpfile()};
-    if (!c.out)
-        bench_fail("tmpfile: %s", strerror(errno));
+    if (!c.out) bench_fail("tmpfile: %s", strerror(errno));
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fileno(c.out), 1);
     int rc = posix_spawn(&c.pid, self, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        bench_fail("cannot run %s: %s", self, strerror(rc));
+    if (rc != 0) bench_fail("cannot run %s: %s", self, strerror(rc));
     return c;
 }
 
@@ -219,8 +208,7 @@ static void finish_child(int k, child c)
 {
     int status;
     while (waitpid(c.pid, &status, 0) < 0)
-        if (errno != EINTR)
-            bench_fail("waitpid: %s", strerror(errno));
+        if (errno != EINTR) bench_fail("waitpid: %s", strerror(errno));
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         bench_fail("flood %s: the child did not exit with 0 (status 0x%x)", rules[k].title, status);
     flood_result *r = &results[k];
@@ -240,8 +228,7 @@ void case_flood(void)
         uint64_t events = k == F_BLOCK ? (opt.smoke ? 200 : 3000) : (opt.smoke ? 20000 : 1000000);
         uint64_t every = k == F_BLOCK ? (opt.smoke ? 10 : 500) : (opt.smoke ? 1000 : 50000);
         c[k] = start_child(k, events, every);
-        if (!opt.smoke)
-            finish_child(k, c[k]);
+        if (!opt.smoke) finish_child(k, c[k]);
     }
     if (opt.smoke)
         for (int k = 0; k < NFLOOD; k++)
@@ -256,29 +243,29 @@ void print_flood(FILE *f, int markdown)
     int any = 0;
     for (int k = 0; k < NFLOOD; k++)
         any |= results[k].done;
-    if (!any)
-        return;
+    if (!any) return;
     if (markdown)
-        fprintf(f, "\n## A flood into one queue, per overflow rule (qtbus)\n\n"
-                   "A created queue bounded to %d deliveries (GROW: unbounded), one handler on it "
-                   "that sleeps 1 ms per call, and a producer dispatching %d-byte events as fast as "
-                   "it can, each rule in a fresh process. Heap: mallinfo2 (in use + mmapped), growth "
-                   "at the highest sample. Dropped, delivered and pending: qtbus_queue_stats_get at "
-                   "the end of posting. Once idle, every event of the bounded rules was delivered or dropped "
-                   "(checked); GROW is not waited for (a million 1 ms calls): it disposes its subscription, "
-                   "which drops the deliveries still waiting. BLOCK posts %d events: its producer goes at the "
-                   "consumer's pace once the queue is full.\n\n"
-                   "| rule | events posted | producer rate (events/s) | heap growth at peak (MB) | "
-                   "dropped | delivered | pending at end of posting |\n|---|---:|---:|---:|---:|---:|---:|\n",
+        fprintf(f,
+                "\n## A flood into one queue, per overflow rule (qtbus)\n\n"
+                "A created queue bounded to %d deliveries (GROW: unbounded), one handler on it "
+                "that sleeps 1 ms per call, and a producer dispatching %d-byte events as fast as "
+                "it can, each rule in a fresh process. Heap: mallinfo2 (in use + mmapped), growth "
+                "at the highest sample. Dropped, delivered and pending: qtbus_queue_stats_get at "
+                "the end of posting. Once idle, every event of the bounded rules was delivered or dropped "
+                "(checked); GROW is not waited for (a million 1 ms calls): it disposes its subscription, "
+                "which drops the deliveries still waiting. BLOCK posts %d events: its producer goes at the "
+                "consumer's pace once the queue is full.\n\n"
+                "| rule | events posted | producer rate (events/s) | heap growth at peak (MB) | "
+                "dropped | delivered | pending at end of posting |\n|---|---:|---:|---:|---:|---:|---:|\n",
                 CAPACITY, EVENT_BYTES, (int)results[F_BLOCK].posted);
     else
-        fprintf(f, "\nflood: capacity %d (GROW: none), handler sleeps 1 ms, %d-byte events; counts at the end "
-                   "of posting\n%-18s %10s %14s %12s %10s %10s %8s\n",
+        fprintf(f,
+                "\nflood: capacity %d (GROW: none), handler sleeps 1 ms, %d-byte events; counts at the end "
+                "of posting\n%-18s %10s %14s %12s %10s %10s %8s\n",
                 CAPACITY, EVENT_BYTES, "rule", "posted", "events/s", "heap MB", "dropped", "delivered", "pending");
     for (int k = 0; k < NFLOOD; k++) {
         const flood_result *r = &results[k];
-        if (!r->done)
-            continue;
+        if (!r->done) continue;
         if (markdown)
             fprintf(f, "| %s | %llu | %.0f | %.1f | %llu | %llu | %llu |\n", rules[k].title, r->posted, rate(r),
                     growth_mb(r), r->dropped, r->delivered, r->pending);
@@ -287,8 +274,9 @@ void print_flood(FILE *f, int markdown)
                     growth_mb(r), r->dropped, r->delivered, r->pending);
     }
     if (results[F_GROW].done)
-        fprintf(f, "%sGROW then disposed its subscription with %llu waiting: the bus was idle %.2f s later "
-                   "(%llu handler calls in all).\n",
+        fprintf(f,
+                "%sGROW then disposed its subscription with %llu waiting: the bus was idle %.2f s later "
+                "(%llu handler calls in all).\n",
                 markdown ? "\n" : "", results[F_GROW].pending, results[F_GROW].wait_seconds, results[F_GROW].calls);
 }
 
@@ -298,12 +286,12 @@ void write_flood_json(FILE *f)
             EVENT_BYTES);
     for (int k = 0, first = 1; k < NFLOOD; k++) {
         const flood_result *r = &results[k];
-        if (!r->done)
-            continue;
-        fprintf(f, "%s\"%s\": {\"events_posted\": %llu, \"post_seconds\": %.6g, \"producer_events_per_second\": %.6g, "
-                   "\"heap_growth_peak_bytes\": %.0f, \"dropped\": %llu, \"delivered\": %llu, \"pending\": %llu, "
-                   "\"high_water\": %llu, \"idle_dropped\": %llu, \"idle_delivered\": %llu, \"handler_calls\": %llu, "
-                   "\"wait_seconds\": %.6g, \"heap_sample_seconds\": %.6g}",
+        if (!r->done) continue;
+        fprintf(f,
+                "%s\"%s\": {\"events_posted\": %llu, \"post_seconds\": %.6g, \"producer_events_per_second\": %.6g, "
+                "\"heap_growth_peak_bytes\": %.0f, \"dropped\": %llu, \"delivered\": %llu, \"pending\": %llu, "
+                "\"high_water\": %llu, \"idle_dropped\": %llu, \"idle_delivered\": %llu, \"handler_calls\": %llu, "
+                "\"wait_seconds\": %.6g, \"heap_sample_seconds\": %.6g}",
                 first ? "" : ", ", rules[k].key, r->posted, r->post_seconds, rate(r), r->heap_peak - r->heap_before,
                 r->dropped, r->delivered, r->pending, r->high_water, r->final_dropped, r->final_delivered, r->calls,
                 r->wait_seconds, r->sample_seconds);

@@ -49,13 +49,16 @@ static double measure_growth(void *p, uint64_t n)
     double t0 = now();
     switch (s->kind) {
     case G_TYPES_DISPATCH:
-        for (uint64_t i = 0; i < n; i++) qtbus_dispatch(s->bus, &plain);
+        for (uint64_t i = 0; i < n; i++)
+            qtbus_dispatch(s->bus, &plain);
         break;
     case G_SUBTYPES_DISPATCH:
-        for (uint64_t i = 0; i < n; i++) qtbus_dispatch(s->bus, &to_s0);
+        for (uint64_t i = 0; i < n; i++)
+            qtbus_dispatch(s->bus, &to_s0);
         break;
     case G_SUBS_MISS:
-        for (uint64_t i = 0; i < n; i++) qtbus_dispatch(s->bus, &elsewhere);
+        for (uint64_t i = 0; i < n; i++)
+            qtbus_dispatch(s->bus, &elsewhere);
         break;
     default:
         for (uint64_t i = 0; i < n; i++) {
@@ -66,8 +69,7 @@ static double measure_growth(void *p, uint64_t n)
         }
     }
     double t = now() - t0;
-    if (bad)
-        bench_fail("growth: subscribe/dispose failed");
+    if (bad) bench_fail("growth: subscribe/dispose failed");
     uint64_t reached = s->kind == G_TYPES_DISPATCH || s->kind == G_SUBTYPES_DISPATCH ? n : 0;
     expect_count("qtbus", grow_title[s->kind], bench_count(), reached);
     return t;
@@ -77,16 +79,14 @@ static double measure_growth(void *p, uint64_t n)
 static qtbus_bus *make_bus(int kind, size_t size)
 {
     qtbus_bus *bus = qtbus_bus_create();
-    if (!bus)
-        bench_fail("qtbus_bus_create failed");
+    if (!bus) bench_fail("qtbus_bus_create failed");
     char name[32];
     int bad = 0;
     for (size_t i = 0; i < size; i++) {
         if (kind == G_TYPES_DISPATCH || kind == G_TYPES_SUBSCRIBE) {
             /* The measured type is one of the N. */
             snprintf(name, sizeof name, i == 0 ? "BenchEvent" : "Type%zu", i);
-            if (i > 0 || kind == G_TYPES_DISPATCH)
-                bad |= qtbus_subscribe(bus, name, NULL, h_qtbus, NULL, NULL, NULL);
+            if (i > 0 || kind == G_TYPES_DISPATCH) bad |= qtbus_subscribe(bus, name, NULL, h_qtbus, NULL, NULL, NULL);
         } else {
             snprintf(name, sizeof name, kind == G_SUBS_MISS ? "s0" : "s%zu", i);
             const char *const subtype[1] = {name};
@@ -95,8 +95,7 @@ static qtbus_bus *make_bus(int kind, size_t size)
                 bad |= qtbus_subscribe(bus, "BenchEvent", &o, h_qtbus, NULL, NULL, NULL);
         }
     }
-    if (bad)
-        bench_fail("growth: qtbus_subscribe failed while filling a bus");
+    if (bad) bench_fail("growth: qtbus_subscribe failed while filling a bus");
     return bus;
 }
 
@@ -123,8 +122,7 @@ void case_growth(void)
 
 void print_growth(FILE *f, int markdown)
 {
-    if (gr_nrows < NGROW)
-        return;
+    if (gr_nrows < NGROW) return;
     if (markdown)
         fprintf(f, "\n## Costs that grow with the work (qtbus, ns per operation, N =)\n\n| operation |");
     else
@@ -146,7 +144,4 @@ void print_growth(FILE *f, int markdown)
     }
 }
 
-void write_growth_json(FILE *f)
-{
-    write_own_rows_json(f, "growth", gr_rows, gr_nrows, size_key, NSIZE);
-}
+void write_growth_json(FILE *f) { write_own_rows_json(f, "growth", gr_rows, gr_nrows, size_key, NSIZE); }

@@ -68,21 +68,34 @@ typedef struct {
 } prow_desc;
 
 static prow_desc pdesc[NPROW] = {
-    {"dispatch_unmatched", "dispatch to 1 literal handler, N patterns matching none", 3,
-     {"0", "10", "1000"}, {"N = 0", "N = 10", "N = 1000"}},
-    {"dispatch_reach", "dispatch reaching literal / pattern subscriptions", 4,
+    {"dispatch_unmatched",
+     "dispatch to 1 literal handler, N patterns matching none",
+     3,
+     {"0", "10", "1000"},
+     {"N = 0", "N = 10", "N = 1000"}},
+    {"dispatch_reach",
+     "dispatch reaching literal / pattern subscriptions",
+     4,
      {"literal_1", "pattern_1", "literal_10", "patterns_10"},
      {"1 literal", "1 pattern", "10 literal", "10 patterns"}},
-    {"subscribe_dispose", "subscribe + dispose, 100 present", 3,
+    {"subscribe_dispose",
+     "subscribe + dispose, 100 present",
+     3,
      {"literal", "pattern", "pattern_100_patterns"},
      {"literal, 100 on the type", "pattern, 100 on the pattern", "pattern, 100 patterns"}},
-    {"new_pattern", "a new pattern, then the first dispatch (miss)", 3,
+    {"new_pattern",
+     "a new pattern, then the first dispatch (miss)",
+     3,
      {"subscribe", "subscribe_dispatch", "miss"},
      {"subscribe new", "subscribe new + dispatch", "the miss (difference)"}},
-    {"new_pattern_1000", "the same, 1,000 patterns present", 3,
+    {"new_pattern_1000",
+     "the same, 1,000 patterns present",
+     3,
      {"subscribe", "subscribe_dispatch", "miss"},
      {"subscribe new", "subscribe new + dispatch", "the miss (difference)"}},
-    {"memory_bytes", "memory per pattern subscription", 4,
+    {"memory_bytes",
+     "memory per pattern subscription",
+     4,
      {"same_rss", "same_heap", "distinct_rss", "distinct_heap"},
      {"1 pattern, RSS", "1 pattern, heap", NULL, NULL}}, /* case_patterns() names the last two */
 };
@@ -96,21 +109,20 @@ enum { K_DISPATCH, K_SUB_DISPOSE, K_NEW, K_NEW_DISPATCH };
 
 typedef struct {
     int kind;
-    qtbus_bus *bus;     /* K_DISPATCH, K_SUB_DISPOSE */
-    const char *type;   /* dispatched; subscribed to by K_SUB_DISPOSE */
-    uint32_t flags;     /* K_SUB_DISPOSE: QTBUS_SUB_PATTERN or 0 */
-    const char *probe;  /* K_SUB_DISPOSE: the type dispatched once after, to count */
-    uint64_t reach;     /* handlers per dispatch (of `probe` for K_SUB_DISPOSE) */
+    qtbus_bus *bus;    /* K_DISPATCH, K_SUB_DISPOSE */
+    const char *type;  /* dispatched; subscribed to by K_SUB_DISPOSE */
+    uint32_t flags;    /* K_SUB_DISPOSE: QTBUS_SUB_PATTERN or 0 */
+    const char *probe; /* K_SUB_DISPOSE: the type dispatched once after, to count */
+    uint64_t reach;    /* handlers per dispatch (of `probe` for K_SUB_DISPOSE) */
     const char *what;
-    int present;        /* K_NEW, K_NEW_DISPATCH: pattern entries on each fresh bus */
+    int present; /* K_NEW, K_NEW_DISPATCH: pattern entries on each fresh bus */
 } pt_subject;
 
 static char new_names[NEW_PER_BUS_1000][16]; /* "New<j>.*" */
 
 static void must(int rc, const char *what)
 {
-    if (rc != QTBUS_OK)
-        bench_fail("patterns: %s: %s", what, qtbus_strerror(rc));
+    if (rc != QTBUS_OK) bench_fail("patterns: %s: %s", what, qtbus_strerror(rc));
 }
 
 static void sub(qtbus_bus *bus, const char *type, uint32_t flags)
@@ -122,8 +134,7 @@ static void sub(qtbus_bus *bus, const char *type, uint32_t flags)
 static qtbus_bus *new_bus(void)
 {
     qtbus_bus *bus = qtbus_bus_create();
-    if (!bus)
-        bench_fail("qtbus_bus_create failed");
+    if (!bus) bench_fail("qtbus_bus_create failed");
     return bus;
 }
 
@@ -163,8 +174,7 @@ static double measure_new(pt_subject *s, uint64_t n)
         qtbus_bus_destroy(bus);
         done += m;
     }
-    if (bad)
-        bench_fail("patterns: subscribing a new pattern failed");
+    if (bad) bench_fail("patterns: subscribing a new pattern failed");
     if (reached != (int64_t)(dispatch ? n : 0))
         bench_fail("patterns: the dispatches after a new pattern reached %lld, expected %llu", (long long)reached,
                    (unsigned long long)(dispatch ? n : 0));
@@ -175,8 +185,7 @@ static double measure_new(pt_subject *s, uint64_t n)
 static double measure_patterns(void *p, uint64_t n)
 {
     pt_subject *s = p;
-    if (s->kind == K_NEW || s->kind == K_NEW_DISPATCH)
-        return measure_new(s, n);
+    if (s->kind == K_NEW || s->kind == K_NEW_DISPATCH) return measure_new(s, n);
     const qtbus_event_desc ev = {.type = s->type};
     const qtbus_sub_options o = {.flags = s->flags};
     int bad = 0;
@@ -193,8 +202,7 @@ static double measure_patterns(void *p, uint64_t n)
             bad |= qtbus_token_dispose(token);
         }
     double t = now() - t0;
-    if (bad)
-        bench_fail("patterns, %s: subscribe/dispose failed", s->what);
+    if (bad) bench_fail("patterns, %s: subscribe/dispose failed", s->what);
     if (s->kind == K_SUB_DISPOSE) {
         /* Exactly the others are left: the disposed ones are gone. */
         const qtbus_event_desc probe = {.type = s->probe};
@@ -202,8 +210,8 @@ static double measure_patterns(void *p, uint64_t n)
         n = 1;
     }
     if (reached != (int64_t)(n * s->reach))
-        bench_fail("patterns, %s: qtbus_dispatch reported %lld deliveries, expected %llu", s->what,
-                   (long long)reached, (unsigned long long)(n * s->reach));
+        bench_fail("patterns, %s: qtbus_dispatch reported %lld deliveries, expected %llu", s->what, (long long)reached,
+                   (unsigned long long)(n * s->reach));
     expect_count("qtbus", s->what, bench_count(), n * s->reach);
     return t;
 }
@@ -220,16 +228,16 @@ static void fill_unmatched(qtbus_bus *bus, int n)
     }
 }
 
-static const char *const ten_patterns[10] = {"Order.eu.*", "Order.*.created", "*.eu.created", "Order.*.*",
-                                             "*.*.created", "*.*.*", "Order.>", "Order.eu.>", "*.>", ">"};
+static const char *const ten_patterns[10] = {
+    "Order.eu.*", "Order.*.created", "*.eu.created", "Order.*.*", "*.*.created",
+    "*.*.*",      "Order.>",         "Order.eu.>",   "*.>",       ">"};
 
 static void run_row(int k, pt_subject subj[PCOL])
 {
     row *r = &pt_rows[k];
     subject s[NCOL] = {{0}};
     for (int i = 0; i < pdesc[k].ncol; i++)
-        if (subj[i].what)
-            s[i] = (subject){measure_patterns, &subj[i], 64};
+        if (subj[i].what) s[i] = (subject){measure_patterns, &subj[i], 64};
     run_interleaved(r, s);
 }
 
@@ -337,14 +345,12 @@ int child_pattern_mem(const char *key, size_t n, double rss(void))
         return 2;
     }
     size_t per = distinct ? 100 : n, npat = distinct ? n / 100 : 1;
-    if (distinct && (n % 100 || n == 0))
-        bench_fail("patterns: %zu subscriptions is not a multiple of 100", n);
+    if (distinct && (n % 100 || n == 0)) bench_fail("patterns: %zu subscriptions is not a multiple of 100", n);
     qtbus_bus *bus = new_bus();
     /* The caller's storage, made and touched before measuring. */
     qtbus_token *tokens = calloc(n, sizeof *tokens);
-    char (*names)[24] = malloc(npat * sizeof *names);
-    if (!tokens || !names)
-        bench_fail("patterns: out of memory");
+    char(*names)[24] = malloc(npat * sizeof *names);
+    if (!tokens || !names) bench_fail("patterns: out of memory");
     for (size_t k = 0; k < npat; k++)
         if (distinct)
             snprintf(names[k], sizeof names[k], "P%zu.*", k);
@@ -367,8 +373,7 @@ int child_pattern_mem(const char *key, size_t n, double rss(void))
     char type[32];
     bench_count_reset();
     for (size_t k = 0; k < npat; k++) {
-        if (distinct)
-            snprintf(type, sizeof type, "P%zu.x", k);
+        if (distinct) snprintf(type, sizeof type, "P%zu.x", k);
         const qtbus_event_desc ev = {.type = distinct ? type : "Order.created"};
         reached += qtbus_dispatch(bus, &ev);
     }
@@ -386,23 +391,24 @@ int child_pattern_mem(const char *key, size_t n, double rss(void))
 
 void print_patterns(FILE *f, int markdown)
 {
-    if (pt_nrows < NPROW)
-        return;
+    if (pt_nrows < NPROW) return;
     if (markdown) {
-        fprintf(f, "\n## Pattern subscriptions (qtbus, ns per operation; memory in bytes)\n\n"
-                   "Each row's columns ran interleaved; median of %d repetitions. "
-                   "\"a new pattern\": subscribing a pattern of a new text makes every type's kept list of "
-                   "the patterns it reaches stale, so the next dispatch matches again; the miss is "
-                   "\"subscribe new + dispatch\" less \"subscribe new\" (per repetition), to compare with "
-                   "\"1 pattern\" of the row above it (the hit); a fresh bus every %d new patterns (every %d "
-                   "beside %d present). "
-                   "Memory: %zu pattern subscriptions in a fresh process, all on one pattern, or on %zu "
-                   "patterns x 100 (their entries included).\n\n"
-                   "| operation | | | | |\n|---|---|---|---|---|\n",
+        fprintf(f,
+                "\n## Pattern subscriptions (qtbus, ns per operation; memory in bytes)\n\n"
+                "Each row's columns ran interleaved; median of %d repetitions. "
+                "\"a new pattern\": subscribing a pattern of a new text makes every type's kept list of "
+                "the patterns it reaches stale, so the next dispatch matches again; the miss is "
+                "\"subscribe new + dispatch\" less \"subscribe new\" (per repetition), to compare with "
+                "\"1 pattern\" of the row above it (the hit); a fresh bus every %d new patterns (every %d "
+                "beside %d present). "
+                "Memory: %zu pattern subscriptions in a fresh process, all on one pattern, or on %zu "
+                "patterns x 100 (their entries included).\n\n"
+                "| operation | | | | |\n|---|---|---|---|---|\n",
                 opt.reps, NEW_PER_BUS, NEW_PER_BUS_1000, PRESENT_1000, opt.mem_subs, opt.mem_subs / 100);
     } else {
-        fprintf(f, "\npatterns (qtbus), median ns per operation, each row's columns interleaved (memory: "
-                   "bytes per subscription over %zu; the miss: subscribe new + dispatch less subscribe new)\n",
+        fprintf(f,
+                "\npatterns (qtbus), median ns per operation, each row's columns interleaved (memory: "
+                "bytes per subscription over %zu; the miss: subscribe new + dispatch less subscribe new)\n",
                 opt.mem_subs);
     }
     for (int k = 0; k < NPROW; k++) {
@@ -412,8 +418,7 @@ void print_patterns(FILE *f, int markdown)
         fprintf(f, markdown ? "| %s |" : "%-56s", r->title);
         for (int i = 0; i < PCOL; i++) {
             if (i >= pdesc[k].ncol) {
-                if (markdown)
-                    fprintf(f, " |");
+                if (markdown) fprintf(f, " |");
                 continue;
             }
             if (markdown)

@@ -40,7 +40,7 @@
 enum { S_TYPED, S_PLAIN, S_GENERIC, S_SPECIFIC, S_CXX, S_BOOST, S_SIGC, NSIGCOL };
 static const char *const sig_head[NSIGCOL] = {"qtbus",     "qtbus plain",    "GLib generic", "GLib specific",
                                               "qtbus.hpp", "Boost.Signals2", "libsigc++"};
-static const char *const sig_key[NSIGCOL] = {"qtbus_signal", "qtbus_plain", "glib_generic", "glib_specific",
+static const char *const sig_key[NSIGCOL] = {"qtbus_signal",     "qtbus_plain",  "glib_generic", "glib_specific",
                                              "qtbus_cxx_signal", "boost_signal", "sigc_signal"};
 /* The C++ columns' implementations, by column. */
 static const bench_sig_impl *sig_impl(int kind)
@@ -50,8 +50,12 @@ static const bench_sig_impl *sig_impl(int kind)
 
 /* ---- GLib: one object type with the two signals ------------------------------ */
 
-typedef struct { GObject parent; } SigObj;
-typedef struct { GObjectClass parent_class; } SigObjClass;
+typedef struct {
+    GObject parent;
+} SigObj;
+typedef struct {
+    GObjectClass parent_class;
+} SigObjClass;
 
 G_DEFINE_TYPE(SigObj, sig_obj, G_TYPE_OBJECT)
 
@@ -82,8 +86,8 @@ static void marshal_VOID__STRING_INT(GClosure *closure, GValue *return_value, gu
 static void sig_obj_class_init(SigObjClass *klass)
 {
     GType string = G_TYPE_STRING | G_SIGNAL_TYPE_STATIC_SCOPE;
-    generic_signal = g_signal_new("login-generic", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
-                                  NULL, G_TYPE_NONE, 2, string, G_TYPE_INT);
+    generic_signal = g_signal_new("login-generic", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                  G_TYPE_NONE, 2, string, G_TYPE_INT);
     specific_signal = g_signal_new("login-specific", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
                                    marshal_VOID__STRING_INT, G_TYPE_NONE, 2, string, G_TYPE_INT);
 }
@@ -113,34 +117,28 @@ static void sig_setup(sig_subject *s, int kind, size_t handlers)
     }
     if (kind == S_TYPED || kind == S_PLAIN) {
         s->bus = qtbus_bus_create();
-        if (!s->bus)
-            bench_fail("qtbus_bus_create failed");
+        if (!s->bus) bench_fail("qtbus_bus_create failed");
         if (kind == S_TYPED && qtbus_signal_define(s->bus, "Login", login_args, 2) != QTBUS_OK)
             bench_fail("qtbus_signal_define failed");
         for (size_t i = 0; i < handlers; i++) {
             int rc = kind == S_TYPED
                          ? qtbus_signal_connect(s->bus, "Login", NULL, QTBUS_CALLBACK(h_signal), NULL, NULL, NULL)
                          : qtbus_subscribe(s->bus, "Login", NULL, h_qtbus, NULL, NULL, NULL);
-            if (rc != QTBUS_OK)
-                bench_fail("qtbus connect/subscribe failed: %d", rc);
+            if (rc != QTBUS_OK) bench_fail("qtbus connect/subscribe failed: %d", rc);
         }
         return;
     }
     s->obj = g_object_new(sig_obj_get_type(), NULL);
     const char *name = kind == S_GENERIC ? "login-generic" : "login-specific";
     for (size_t i = 0; i < handlers; i++)
-        if (g_signal_connect(s->obj, name, G_CALLBACK(h_glib_signal), NULL) == 0)
-            bench_fail("g_signal_connect failed");
+        if (g_signal_connect(s->obj, name, G_CALLBACK(h_glib_signal), NULL) == 0) bench_fail("g_signal_connect failed");
 }
 
 static void sig_teardown(sig_subject *s)
 {
-    if (s->bus)
-        qtbus_bus_destroy(s->bus);
-    if (s->obj)
-        g_object_unref(s->obj);
-    if (s->cxx)
-        sig_impl(s->kind)->destroy(s->cxx);
+    if (s->bus) qtbus_bus_destroy(s->bus);
+    if (s->obj) g_object_unref(s->obj);
+    if (s->cxx) sig_impl(s->kind)->destroy(s->cxx);
 }
 
 static double measure_signal(void *p, uint64_t n)
@@ -173,9 +171,7 @@ static double measure_signal(void *p, uint64_t n)
         break;
     }
     case S_BOOST:
-    case S_SIGC:
-        (void)sig_impl(s->kind)->emit(s->cxx, n);
-        break;
+    case S_SIGC: (void)sig_impl(s->kind)->emit(s->cxx, n); break;
     default:
         for (uint64_t i = 0; i < n; i++)
             g_signal_emit(s->obj, specific_signal, 0, "alice", (gint)i);
@@ -197,8 +193,7 @@ static int sig_nrows;
 static double sig_ratio(const row *r, int a, int b)
 {
     const cell *x = &r->c[a], *y = &r->c[b];
-    if (!x->present || !y->present || x->nrep != y->nrep)
-        return 0;
+    if (!x->present || !y->present || x->nrep != y->nrep) return 0;
     double v[MAXREP];
     for (int i = 0; i < x->nrep; i++)
         v[i] = y->rep[i] > 0 ? x->rep[i] / y->rep[i] : 0;
@@ -292,8 +287,7 @@ static void print_signals_cxx(FILE *f, int markdown)
 
 void print_signals(FILE *f, int markdown)
 {
-    if (sig_nrows < NSIGROW)
-        return;
+    if (sig_nrows < NSIGROW) return;
     char v[32];
     if (markdown)
         fprintf(f, "\n## Typed signals: `(const char *, int32_t)`\n\n| case | unit |");
@@ -324,15 +318,13 @@ void print_signals(FILE *f, int markdown)
     int faster = 1;
     for (int k = 0; k < NSIGROW; k++)
         faster &= sig_ratio(&sig_rows[k], S_TYPED, S_GENERIC) < 1;
-    fprintf(f, "%sper handler, (100 handlers - 1) / 99: qtbus %.2f ns, qtbus plain %.2f ns, ratio %.2fx "
-               "(target <= 2x): %s\n",
+    fprintf(f,
+            "%sper handler, (100 handlers - 1) / 99: qtbus %.2f ns, qtbus plain %.2f ns, ratio %.2fx "
+            "(target <= 2x): %s\n",
             markdown ? "\n" : "", typed, plain, ratio, ratio <= 2 ? "met" : "NOT met");
     fprintf(f, "%sfaster than GLib's generic marshaller on every row: %s\n", markdown ? "\n" : "",
             faster ? "met" : "NOT met");
     print_signals_cxx(f, markdown);
 }
 
-void write_signals_json(FILE *f)
-{
-    write_own_rows_json(f, "typed_signals", sig_rows, sig_nrows, sig_key, NSIGCOL);
-}
+void write_signals_json(FILE *f) { write_own_rows_json(f, "typed_signals", sig_rows, sig_nrows, sig_key, NSIGCOL); }

@@ -69,8 +69,7 @@ void case_trace(void)
         subject s[NCOL] = {{0}};
         for (int i = 0; i < NTRCOL; i++) {
             subj[i] = (tr_subject){.kind = i, .handlers = (size_t)tr_counts[k], .bus = qtbus_bus_create()};
-            if (!subj[i].bus)
-                bench_fail("qtbus_bus_create failed");
+            if (!subj[i].bus) bench_fail("qtbus_bus_create failed");
             for (int h = 0; h < tr_counts[k]; h++)
                 if (qtbus_subscribe(subj[i].bus, "BenchEvent", NULL, h_qtbus, NULL, NULL, NULL) != QTBUS_OK)
                     bench_fail("qtbus_subscribe failed");
@@ -88,8 +87,7 @@ void case_trace(void)
 static double tr_added(const row *r, int a, int b)
 {
     const cell *x = &r->c[a], *y = &r->c[b];
-    if (!x->present || !y->present || x->nrep != y->nrep)
-        return 0;
+    if (!x->present || !y->present || x->nrep != y->nrep) return 0;
     double v[MAXREP];
     for (int i = 0; i < x->nrep; i++)
         v[i] = x->rep[i] - y->rep[i];
@@ -98,8 +96,7 @@ static double tr_added(const row *r, int a, int b)
 
 void print_trace(FILE *f, int markdown)
 {
-    if (tr_nrows < NTRROW)
-        return;
+    if (tr_nrows < NTRROW) return;
     if (markdown)
         fprintf(f, "\n## Tracing: `qtbus_trace_set` hooks\n\n| case | unit |");
     else
@@ -120,7 +117,4 @@ void print_trace(FILE *f, int markdown)
     }
 }
 
-void write_trace_json(FILE *f)
-{
-    write_own_rows_json(f, "trace_hook", tr_rows, tr_nrows, tr_key, NTRCOL);
-}
+void write_trace_json(FILE *f) { write_own_rows_json(f, "trace_hook", tr_rows, tr_nrows, tr_key, NTRCOL); }

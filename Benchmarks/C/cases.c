@@ -45,8 +45,8 @@ static double measure_dispatch(void *p, uint64_t n)
 void case_dispatch(int handlers, int touch)
 {
     static const char *ids[] = {"dispatch_0", "dispatch_1", "dispatch_10", "dispatch_100"};
-    static const char *titles[] = {"dispatch, 0 handlers", "dispatch, 1 handler",
-                                   "dispatch, 10 handlers", "dispatch, 100 handlers"};
+    static const char *titles[] = {"dispatch, 0 handlers", "dispatch, 1 handler", "dispatch, 10 handlers",
+                                   "dispatch, 100 handlers"};
     static const char *touch_ids[] = {"", "", "dispatch_10_touching", "dispatch_100_touching"};
     static const char *touch_titles[] = {"", "", "dispatch, 10 touching memory", "dispatch, 100 touching memory"};
     int k = handlers == 0 ? 0 : handlers == 1 ? 1 : handlers == 10 ? 2 : 3;
@@ -136,18 +136,14 @@ static double run_threads(sig_arg *a, uint64_t n, int nthreads)
     pthread_barrier_init(&barrier, NULL, (unsigned)nthreads);
     for (int i = 0; i < nthreads; i++) {
         w[i] = (worker){a->lib, a->sig, n, opt.cpus[i], &barrier, 0, 0, 0};
-        if (pthread_create(&tid[i], NULL, worker_main, &w[i]) != 0)
-            bench_fail("pthread_create failed");
+        if (pthread_create(&tid[i], NULL, worker_main, &w[i]) != 0) bench_fail("pthread_create failed");
     }
     double first = 0, last = 0;
     for (int i = 0; i < nthreads; i++) {
         pthread_join(tid[i], NULL);
-        expect_count(a->lib->name, nthreads == 1 ? "one thread" : "two threads", w[i].count,
-                     n * a->handlers);
-        if (i == 0 || w[i].t0 < first)
-            first = w[i].t0;
-        if (i == 0 || w[i].t1 > last)
-            last = w[i].t1;
+        expect_count(a->lib->name, nthreads == 1 ? "one thread" : "two threads", w[i].count, n * a->handlers);
+        if (i == 0 || w[i].t0 < first) first = w[i].t0;
+        if (i == 0 || w[i].t1 > last) last = w[i].t1;
     }
     pthread_barrier_destroy(&barrier);
     return last - first;
@@ -179,8 +175,7 @@ void case_two_threads(void)
      * (2 n / two-thread wall time) / (n / one-thread wall time). */
     for (int rep = 0; rep < opt.reps; rep++)
         for (int i = 0; i < NLIB; i++) {
-            if (!libs[i]->thread_safe)
-                continue;
+            if (!libs[i]->thread_safe) continue;
             double t1 = run_threads(&args[i], r->c[i].iters, 1);
             double t2 = run_threads(&args[i], r->c[i].iters, 2);
             r->c[i].rep[r->c[i].nrep++] = 2 * t1 / t2;
@@ -205,8 +200,7 @@ static double rss_bytes(void)
 /* The child: bench-c --child-mem KEY N.  Prints "RSS HEAP" bytes per subscription. */
 int child_mem(const char *key, size_t n)
 {
-    if (strncmp(key, "pattern-", 8) == 0)
-        return child_pattern_mem(key, n, rss_bytes);
+    if (strncmp(key, "pattern-", 8) == 0) return child_pattern_mem(key, n, rss_bytes);
     if (strcmp(key, "qtbus-subtype") == 0 || strcmp(key, "qtbus-subtypes") == 0) {
         double rss, heap;
         qtbus_subtype_memory(n, key[strlen(key) - 1] == 's', rss_bytes, bench_heap_bytes, &rss, &heap);
@@ -214,8 +208,7 @@ int child_mem(const char *key, size_t n)
         return 0;
     }
     for (int i = 0; i < NLIB; i++) {
-        if (strcmp(libs[i]->key, key) != 0)
-            continue;
+        if (strcmp(libs[i]->key, key) != 0) continue;
         const bench_lib *lib = libs[i];
         void *sig = lib->create();
         lib->reserve(sig, n);      /* the handles' storage is the caller's, not counted */
@@ -247,11 +240,9 @@ static double spawn_wait(const char *path, char *const argv[], int out_fd)
     int status;
     double t0 = now();
     int rc = posix_spawn(&pid, path, &fa, NULL, argv, environ);
-    if (rc != 0)
-        bench_fail("cannot run %s: %s", path, strerror(rc));
+    if (rc != 0) bench_fail("cannot run %s: %s", path, strerror(rc));
     while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            bench_fail("waitpid: %s", strerror(errno));
+        if (errno != EINTR) bench_fail("waitpid: %s", strerror(errno));
     double t = now() - t0;
     posix_spawn_file_actions_destroy(&fa);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -267,12 +258,10 @@ void mem_child(const char *key, const char *name, double *rss, double *heap)
     snprintf(count, sizeof count, "%zu", opt.mem_subs);
     char *argv[] = {self, "--child-mem", (char *)key, count, NULL};
     FILE *out = tmpfile();
-    if (!out)
-        bench_fail("tmpfile: %s", strerror(errno));
+    if (!out) bench_fail("tmpfile: %s", strerror(errno));
     spawn_wait(self, argv, fileno(out));
     rewind(out);
-    if (fscanf(out, "%lf %lf", rss, heap) != 2)
-        bench_fail("%s: the memory child printed nothing", name);
+    if (fscanf(out, "%lf %lf", rss, heap) != 2) bench_fail("%s: the memory child printed nothing", name);
     fclose(out);
 }
 
@@ -288,8 +277,7 @@ void case_memory(void)
     row *each = new_row("memory_subtype_each", "memory, a subtype each (RSS)", "bytes", "lower");
     for (int rep = 0; rep < opt.reps; rep++) {
         for (int i = 0; i < NLIB; i++) {
-            if (i == C_QTBUSID)
-                continue; /* the same subscriptions as qtbus's */
+            if (i == C_QTBUSID) continue; /* the same subscriptions as qtbus's */
             double rss, heap;
             mem_child(libs[i]->key, libs[i]->name, &rss, &heap);
             r->c[i].rep[r->c[i].nrep++] = rss;
@@ -307,8 +295,7 @@ void case_memory(void)
         }
     }
     for (int i = 0; i < NCOL; i++)
-        if (i != C_QTBUS)
-            one->c[i].na = each->c[i].na = "-";
+        if (i != C_QTBUS) one->c[i].na = each->c[i].na = "-";
     for (int i = 0; i < NLIB; i++) {
         if (i == C_QTBUSID) {
             r->c[i].na = h->c[i].na = "-";
@@ -361,9 +348,9 @@ void case_queue(int burst, int bounded)
 {
     static const char *const ids[2][2] = {{"queued_serial_streaming", "queued_serial"},
                                           {"queued_bounded_streaming", "queued_bounded"}};
-    static const char *const titles[2][2] = {{"queued, serial queue (stream)", "queued, serial queue (burst)"},
-                                             {"queued, bounded serial queue (stream)",
-                                              "queued, bounded serial queue (burst)"}};
+    static const char *const titles[2][2] = {
+        {"queued, serial queue (stream)", "queued, serial queue (burst)"},
+        {"queued, bounded serial queue (stream)", "queued, bounded serial queue (burst)"}};
     row *r = new_row(ids[bounded][burst], titles[bounded][burst], "ns/event", "lower");
     uint64_t chunk = !burst ? 0 : bounded ? BENCH_QUEUE_CHUNK : UINT64_MAX;
     const bench_queue_impl *qimpl = bounded ? &bench_queue_qtbus_bounded : &bench_queue_qtbus;
@@ -375,8 +362,7 @@ void case_queue(int burst, int bounded)
     s[C_FNPTR] = (subject){measure_queue, &sa, 256};
     s[C_BARE] = (subject){measure_queue, &la, 256};
     for (int i = C_QTBUSID; i <= C_MUTEX; i++)
-        if (i != C_FNPTR)
-            r->c[i].na = "-";
+        if (i != C_FNPTR) r->c[i].na = "-";
     run_interleaved(r, s);
     qa.impl->destroy(qa.q);
     la.impl->destroy(la.q);
@@ -387,16 +373,15 @@ void case_queue(int burst, int bounded)
 
 void case_startup(void)
 {
-    static const char *const prog[NCOL] = {"start-qtbus", NULL,         "start-qtbus-cxx", "start-glib", "start-sigc",
-                                           "start-boost", NULL,         NULL,              "start-bare"};
+    static const char *const prog[NCOL] = {
+        "start-qtbus", NULL, "start-qtbus-cxx", "start-glib", "start-sigc", "start-boost", NULL, NULL, "start-bare"};
     row *r = new_row("startup", "start-up of a program", "ms", "lower");
     row *added = new_row("startup_added", "start-up added vs bare C", "ms", "lower");
     char path[NCOL][PATH_MAX + 64];
     int runs = opt.startup_runs;
     double t[NCOL][MAXREP * 8];
     for (int i = 0; i < NCOL; i++) {
-        if (!prog[i])
-            continue;
+        if (!prog[i]) continue;
         snprintf(path[i], sizeof path[i], "%s/%s", opt.exe_dir, prog[i]);
         char *argv[] = {path[i], NULL};
         spawn_wait(path[i], argv, -1); /* warm the page cache */
@@ -423,9 +408,8 @@ void case_startup(void)
     for (int i = 0; i < NCOL; i++)
         if (prog[i]) {
             finish(&r->c[i]);
-            if (i != C_BARE)
-                finish(&added->c[i]);
+            if (i != C_BARE) finish(&added->c[i]);
         }
     r->c[C_FNPTR].na = r->c[C_MUTEX].na = added->c[C_FNPTR].na = added->c[C_MUTEX].na = "-";
-    r->c[C_QTBUSID].na = added->c[C_QTBUSID].na = "-";  /* the same library as qtbus */
+    r->c[C_QTBUSID].na = added->c[C_QTBUSID].na = "-"; /* the same library as qtbus */
 }

@@ -23,12 +23,15 @@ uint64_t bench_touch_mask;
 void bench_touch_on(int on)
 {
     enum { LINES = 256 * 1024 / 64 };
-    if (on && !bench_touch_lines && !(bench_touch_lines = calloc(LINES, 64)))
-        bench_fail("out of memory");
+    if (on && !bench_touch_lines && !(bench_touch_lines = calloc(LINES, 64))) bench_fail("out of memory");
     bench_touch_mask = on ? LINES - 1 : 0;
 }
 
-BENCH_NOINLINE void h_plain(void *userdata) { (void)userdata; bench_work(); }
+BENCH_NOINLINE void h_plain(void *userdata)
+{
+    (void)userdata;
+    bench_work();
+}
 BENCH_NOINLINE void h_qtbus(const struct qtbus_event *event, void *userdata)
 {
     (void)event;
@@ -94,8 +97,7 @@ uint64_t bench_queued_count(void) { return queued_count; }
 
 static void queued_one(void)
 {
-    if (++queued_count == queued_target)
-        sem_post(&queued_done);
+    if (++queued_count == queued_target) sem_post(&queued_done);
 }
 
 /* The gate: a queued item that blocks its serial queue until bench_gate_open(), so the

@@ -39,14 +39,12 @@ typedef struct {
 
 static void grow(void **p, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
-        return;
+    if (need <= *cap) return;
     size_t cap2 = *cap ? *cap : 4;
     while (cap2 < need)
         cap2 *= 2;
     void *q = realloc(*p, cap2 * size);
-    if (!q)
-        bench_fail("baseline: out of memory");
+    if (!q) bench_fail("baseline: out of memory");
     *p = q;
     *cap = cap2;
 }
@@ -108,8 +106,7 @@ static void fn_sub_dispose(void *s, uint64_t iters)
     size_t missed = 0;
     for (uint64_t it = 0; it < iters; it++)
         missed += !fn_remove(c, fn_add(c, h_plain, NULL));
-    if (missed)
-        bench_fail("fn-ptr array: dispose did not find its entry");
+    if (missed) bench_fail("fn-ptr array: dispose did not find its entry");
 }
 
 static void fn_destroy(void *s)
@@ -123,9 +120,15 @@ static void fn_destroy(void *s)
 static const char *no_version(void) { return "-"; }
 
 const bench_lib bench_fnptr = {
-    .key = "fnptr", .name = "fn-ptr array", .thread_safe = 1 /* for dispatch-only use */,
-    .create = fn_create, .reserve = fn_reserve, .connect_n = fn_connect_n,
-    .dispatch = fn_dispatch, .sub_dispose = fn_sub_dispose, .destroy = fn_destroy,
+    .key = "fnptr",
+    .name = "fn-ptr array",
+    .thread_safe = 1 /* for dispatch-only use */,
+    .create = fn_create,
+    .reserve = fn_reserve,
+    .connect_n = fn_connect_n,
+    .dispatch = fn_dispatch,
+    .sub_dispose = fn_sub_dispose,
+    .destroy = fn_destroy,
     .version = no_version,
 };
 
@@ -148,8 +151,7 @@ typedef struct {
 static snapshot *snap_new(size_t cap)
 {
     snapshot *s = malloc(sizeof *s + cap * sizeof(entry));
-    if (!s)
-        bench_fail("baseline: out of memory");
+    if (!s) bench_fail("baseline: out of memory");
     atomic_init(&s->refs, 1);
     s->n = 0;
     s->cap = cap;
@@ -158,15 +160,13 @@ static snapshot *snap_new(size_t cap)
 
 static void snap_release(snapshot *s)
 {
-    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
-        free(s);
+    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1) free(s);
 }
 
 static void *mx_create(void)
 {
     mxctx *c = calloc(1, sizeof *c);
-    if (!c)
-        bench_fail("baseline: out of memory");
+    if (!c) bench_fail("baseline: out of memory");
     pthread_mutex_init(&c->mutex, NULL);
     c->current = snap_new(4);
     return c;
@@ -185,8 +185,7 @@ static void mx_reserve(void *s, size_t n)
 static snapshot *mx_writable(mxctx *c, size_t need)
 {
     snapshot *cur = c->current;
-    if (atomic_load_explicit(&cur->refs, memory_order_acquire) == 1 && need <= cur->cap)
-        return cur;
+    if (atomic_load_explicit(&cur->refs, memory_order_acquire) == 1 && need <= cur->cap) return cur;
     size_t cap = cur->cap;
     while (cap < need)
         cap *= 2;
@@ -256,8 +255,7 @@ static void mx_sub_dispose(void *s, uint64_t iters)
     size_t missed = 0;
     for (uint64_t it = 0; it < iters; it++)
         missed += !mx_remove(c, mx_add(c, h_plain, NULL));
-    if (missed)
-        bench_fail("mutex+snapshot: dispose did not find its entry");
+    if (missed) bench_fail("mutex+snapshot: dispose did not find its entry");
 }
 
 static void mx_destroy(void *s)
@@ -270,8 +268,14 @@ static void mx_destroy(void *s)
 }
 
 const bench_lib bench_mutex = {
-    .key = "mutex", .name = "mutex+snapshot", .thread_safe = 1,
-    .create = mx_create, .reserve = mx_reserve, .connect_n = mx_connect_n,
-    .dispatch = mx_dispatch, .sub_dispose = mx_sub_dispose, .destroy = mx_destroy,
+    .key = "mutex",
+    .name = "mutex+snapshot",
+    .thread_safe = 1,
+    .create = mx_create,
+    .reserve = mx_reserve,
+    .connect_n = mx_connect_n,
+    .dispatch = mx_dispatch,
+    .sub_dispose = mx_sub_dispose,
+    .destroy = mx_destroy,
     .version = no_version,
 };

@@ -20,14 +20,12 @@ struct BoostTraits {
 const char *boost_version()
 {
     static char v[32];
-    std::snprintf(v, sizeof v, "%d.%d.%d", BOOST_VERSION / 100000, BOOST_VERSION / 100 % 1000,
-                  BOOST_VERSION % 100);
+    std::snprintf(v, sizeof v, "%d.%d.%d", BOOST_VERSION / 100000, BOOST_VERSION / 100 % 1000, BOOST_VERSION % 100);
     return v;
 }
 } // namespace
 
-extern "C" const bench_lib bench_boost =
-    SignalAdapter<BoostTraits>::make("boost", "Boost.Signals2", 1, boost_version);
+extern "C" const bench_lib bench_boost = SignalAdapter<BoostTraits>::make("boost", "Boost.Signals2", 1, boost_version);
 
 // The typed signal case: boost::signals2::signal<void(const char *, int32_t)>, slots
 // connected as the function pointer h_slot.
@@ -40,14 +38,16 @@ struct BoostSig {
 void *boost_sig_create(std::size_t handlers)
 {
     BoostSig *s = new BoostSig;
-    for (std::size_t i = 0; i < handlers; i++) s->conns.push_back(s->sig.connect(&h_slot));
+    for (std::size_t i = 0; i < handlers; i++)
+        s->conns.push_back(s->sig.connect(&h_slot));
     return s;
 }
 
 std::uint64_t boost_sig_emit(void *p, std::uint64_t n)
 {
     BoostSig *s = static_cast<BoostSig *>(p);
-    for (std::uint64_t i = 0; i < n; i++) s->sig("alice", static_cast<std::int32_t>(i));
+    for (std::uint64_t i = 0; i < n; i++)
+        s->sig("alice", static_cast<std::int32_t>(i));
     return 0;
 }
 

@@ -10,8 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef struct { GObject parent; } BenchObj;
-typedef struct { GObjectClass parent_class; } BenchObjClass;
+typedef struct {
+    GObject parent;
+} BenchObj;
+typedef struct {
+    GObjectClass parent_class;
+} BenchObjClass;
 
 G_DEFINE_TYPE(BenchObj, bench_obj, G_TYPE_OBJECT)
 
@@ -34,8 +38,7 @@ typedef struct {
 static void *gs_create(void)
 {
     gctx *c = calloc(1, sizeof *c);
-    if (!c)
-        bench_fail("glib: out of memory");
+    if (!c) bench_fail("glib: out of memory");
     c->obj = g_object_new(bench_obj_get_type(), NULL);
     return c;
 }
@@ -43,11 +46,9 @@ static void *gs_create(void)
 static void gs_reserve(void *s, size_t n)
 {
     gctx *c = s;
-    if (n <= c->cap)
-        return;
+    if (n <= c->cap) return;
     c->ids = realloc(c->ids, n * sizeof *c->ids);
-    if (!c->ids)
-        bench_fail("glib: out of memory");
+    if (!c->ids) bench_fail("glib: out of memory");
     for (size_t i = c->cap; i < n; i++)
         c->ids[i] = 0;
     c->cap = n;
@@ -59,8 +60,7 @@ static void gs_connect_n(void *s, size_t n)
     gs_reserve(c, c->n + n);
     for (size_t i = 0; i < n; i++) {
         gulong id = g_signal_connect(c->obj, "ping", G_CALLBACK(h_glib), NULL);
-        if (id == 0)
-            bench_fail("glib: g_signal_connect failed");
+        if (id == 0) bench_fail("glib: g_signal_connect failed");
         c->ids[c->n++] = id;
     }
 }
@@ -97,8 +97,14 @@ static const char *gs_version(void)
 }
 
 const bench_lib bench_glib = {
-    .key = "glib", .name = "GLib", .thread_safe = 1,
-    .create = gs_create, .reserve = gs_reserve, .connect_n = gs_connect_n,
-    .dispatch = gs_dispatch, .sub_dispose = gs_sub_dispose, .destroy = gs_destroy,
+    .key = "glib",
+    .name = "GLib",
+    .thread_safe = 1,
+    .create = gs_create,
+    .reserve = gs_reserve,
+    .connect_n = gs_connect_n,
+    .dispatch = gs_dispatch,
+    .sub_dispose = gs_sub_dispose,
+    .destroy = gs_destroy,
     .version = gs_version,
 };

@@ -18,8 +18,7 @@ extern void dispatch_release(void *object);
 static void *ld_create(void)
 {
     dispatch_queue_t q = dispatch_queue_create("bench", NULL);
-    if (!q)
-        bench_fail("libdispatch: dispatch_queue_create failed");
+    if (!q) bench_fail("libdispatch: dispatch_queue_create failed");
     return q;
 }
 
@@ -48,5 +47,9 @@ static void ld_run(void *q, uint64_t n, uint64_t chunk)
 static void ld_destroy(void *q) { dispatch_release(q); }
 
 const bench_queue_impl bench_queue_libdispatch = {
-    .key = "bare", .name = "libdispatch", .create = ld_create, .run = ld_run, .destroy = ld_destroy,
+    .key = "bare",
+    .name = "libdispatch",
+    .create = ld_create,
+    .run = ld_run,
+    .destroy = ld_destroy,
 };

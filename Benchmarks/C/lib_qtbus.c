@@ -21,19 +21,16 @@ typedef struct {
 static void *q_create(void)
 {
     qctx *c = calloc(1, sizeof *c);
-    if (!c || !(c->bus = qtbus_bus_create()))
-        bench_fail("qtbus: qtbus_bus_create failed");
+    if (!c || !(c->bus = qtbus_bus_create())) bench_fail("qtbus: qtbus_bus_create failed");
     return c;
 }
 
 static void q_reserve(void *s, size_t n)
 {
     qctx *c = s;
-    if (n <= c->cap)
-        return;
+    if (n <= c->cap) return;
     c->tokens = realloc(c->tokens, n * sizeof *c->tokens);
-    if (!c->tokens)
-        bench_fail("qtbus: out of memory");
+    if (!c->tokens) bench_fail("qtbus: out of memory");
     for (size_t i = c->cap; i < n; i++)
         c->tokens[i].id = 0; /* touch the pages now, not during a measurement */
     c->cap = n;
@@ -44,10 +41,8 @@ static void q_connect_n(void *s, size_t n)
     qctx *c = s;
     q_reserve(c, c->n + n);
     for (size_t i = 0; i < n; i++) {
-        int rc = qtbus_subscribe(c->bus, TYPE, NULL, h_qtbus, NULL, NULL,
-                                 &c->tokens[c->n]);
-        if (rc != QTBUS_OK)
-            bench_fail("qtbus: qtbus_subscribe: %s", qtbus_strerror(rc));
+        int rc = qtbus_subscribe(c->bus, TYPE, NULL, h_qtbus, NULL, NULL, &c->tokens[c->n]);
+        if (rc != QTBUS_OK) bench_fail("qtbus: qtbus_subscribe: %s", qtbus_strerror(rc));
         c->n++;
     }
 }
@@ -60,8 +55,8 @@ static void q_dispatch(void *s, uint64_t iters)
     for (uint64_t i = 0; i < iters; i++)
         reached += qtbus_dispatch(c->bus, &desc);
     if (reached != (int64_t)(iters * c->n))
-        bench_fail("qtbus: qtbus_dispatch reported %lld deliveries, expected %llu",
-                   (long long)reached, (unsigned long long)(iters * c->n));
+        bench_fail("qtbus: qtbus_dispatch reported %lld deliveries, expected %llu", (long long)reached,
+                   (unsigned long long)(iters * c->n));
 }
 
 static void q_sub_dispose(void *s, uint64_t iters)
@@ -73,8 +68,7 @@ static void q_sub_dispose(void *s, uint64_t iters)
         bad |= qtbus_subscribe(c->bus, TYPE, NULL, h_qtbus, NULL, NULL, &token);
         bad |= qtbus_token_dispose(token);
     }
-    if (bad)
-        bench_fail("qtbus: subscribe/dispose failed");
+    if (bad) bench_fail("qtbus: subscribe/dispose failed");
 }
 
 static void q_destroy(void *s)
@@ -86,9 +80,15 @@ static void q_destroy(void *s)
 }
 
 const bench_lib bench_qtbus = {
-    .key = "qtbus", .name = "qtbus", .thread_safe = 1,
-    .create = q_create, .reserve = q_reserve, .connect_n = q_connect_n,
-    .dispatch = q_dispatch, .sub_dispose = q_sub_dispose, .destroy = q_destroy,
+    .key = "qtbus",
+    .name = "qtbus",
+    .thread_safe = 1,
+    .create = q_create,
+    .reserve = q_reserve,
+    .connect_n = q_connect_n,
+    .dispatch = q_dispatch,
+    .sub_dispose = q_sub_dispose,
+    .destroy = q_destroy,
     .version = qtbus_version,
 };
 
@@ -98,21 +98,26 @@ static void q_dispatch_id(void *s, uint64_t iters)
 {
     qctx *c = s;
     qtbus_type_id type;
-    if (qtbus_type_lookup(c->bus, TYPE, &type) != QTBUS_OK)
-        bench_fail("qtbus: qtbus_type_lookup: %s", qtbus_errmsg());
+    if (qtbus_type_lookup(c->bus, TYPE, &type) != QTBUS_OK) bench_fail("qtbus: qtbus_type_lookup: %s", qtbus_errmsg());
     const qtbus_event_desc desc = {0};
     int64_t reached = 0;
     for (uint64_t i = 0; i < iters; i++)
         reached += qtbus_dispatch_id(c->bus, type, &desc);
     if (reached != (int64_t)(iters * c->n))
-        bench_fail("qtbus: qtbus_dispatch_id reported %lld deliveries, expected %llu",
-                   (long long)reached, (unsigned long long)(iters * c->n));
+        bench_fail("qtbus: qtbus_dispatch_id reported %lld deliveries, expected %llu", (long long)reached,
+                   (unsigned long long)(iters * c->n));
 }
 
 const bench_lib bench_qtbus_id = {
-    .key = "qtbus_id", .name = "qtbus (type id)", .thread_safe = 1,
-    .create = q_create, .reserve = q_reserve, .connect_n = q_connect_n,
-    .dispatch = q_dispatch_id, .sub_dispose = q_sub_dispose, .destroy = q_destroy,
+    .key = "qtbus_id",
+    .name = "qtbus (type id)",
+    .thread_safe = 1,
+    .create = q_create,
+    .reserve = q_reserve,
+    .connect_n = q_connect_n,
+    .dispatch = q_dispatch_id,
+    .sub_dispose = q_sub_dispose,
+    .destroy = q_destroy,
     .version = qtbus_version,
 };
 
@@ -124,16 +129,16 @@ void qtbus_subtype_memory(size_t n, int distinct, double rss(void), double heap(
     qctx *c = q_create();
     q_reserve(c, n);
     /* The names are the caller's storage, made before measuring. */
-    char (*names)[24] = malloc(n * sizeof *names);
-    if (!names)
-        bench_fail("qtbus: out of memory");
+    char(*names)[24] = malloc(n * sizeof *names);
+    if (!names) bench_fail("qtbus: out of memory");
     for (size_t i = 0; i < n; i++)
         snprintf(names[i], sizeof names[i], "s%zu", distinct ? i : 0);
     /* First use (the type, the pool's first chunk) is not counted. */
     qtbus_sub_options warm = {.subtypes = (const char *const[]){"warm"}, .subtype_count = 1};
     for (int i = 0; i < 16; i++) {
         qtbus_token t;
-        if (qtbus_subscribe(c->bus, TYPE, &warm, h_qtbus, NULL, NULL, &t) != QTBUS_OK || qtbus_token_dispose(t) != QTBUS_OK)
+        if (qtbus_subscribe(c->bus, TYPE, &warm, h_qtbus, NULL, NULL, &t) != QTBUS_OK ||
+            qtbus_token_dispose(t) != QTBUS_OK)
             bench_fail("qtbus: subscribe/dispose with a subtype failed");
     }
     double rss0 = rss(), heap0 = heap();
@@ -141,8 +146,7 @@ void qtbus_subtype_memory(size_t n, int distinct, double rss(void), double heap(
         const char *subtype = names[i];
         qtbus_sub_options options = {.subtypes = &subtype, .subtype_count = 1};
         int rc = qtbus_subscribe(c->bus, TYPE, &options, h_qtbus, NULL, NULL, &c->tokens[i]);
-        if (rc != QTBUS_OK)
-            bench_fail("qtbus: qtbus_subscribe with a subtype: %s", qtbus_strerror(rc));
+        if (rc != QTBUS_OK) bench_fail("qtbus: qtbus_subscribe with a subtype: %s", qtbus_strerror(rc));
     }
     double rss1 = rss(), heap1 = heap();
     /* Each subscription is reached by its subtype's dispatch, once. */
@@ -172,12 +176,9 @@ static void *qq_create(void)
     if (!q || !(q->bus = qtbus_bus_create()) || !(q->queue = qtbus_queue_create("bench")))
         bench_fail("qtbus: bus or queue creation failed");
     qtbus_sub_options options = {.queue = q->queue};
-    int rc = qtbus_subscribe(q->bus, "BenchQueued", &options, h_queued_qtbus,
-                             NULL, NULL, NULL);
-    if (rc == QTBUS_OK)
-        rc = qtbus_subscribe(q->bus, "BenchGate", &options, h_gate_qtbus, NULL, NULL, NULL);
-    if (rc != QTBUS_OK)
-        bench_fail("qtbus: queued qtbus_subscribe: %s", qtbus_strerror(rc));
+    int rc = qtbus_subscribe(q->bus, "BenchQueued", &options, h_queued_qtbus, NULL, NULL, NULL);
+    if (rc == QTBUS_OK) rc = qtbus_subscribe(q->bus, "BenchGate", &options, h_gate_qtbus, NULL, NULL, NULL);
+    if (rc != QTBUS_OK) bench_fail("qtbus: queued qtbus_subscribe: %s", qtbus_strerror(rc));
     return q;
 }
 
@@ -188,8 +189,7 @@ static void *qq_create_bounded(void)
 {
     qqueue *q = qq_create();
     int rc = qtbus_queue_set_limit(q->queue, BENCH_QUEUE_SLOTS, QTBUS_OVERFLOW_BLOCK, -1);
-    if (rc != QTBUS_OK)
-        bench_fail("qtbus: qtbus_queue_set_limit: %s", qtbus_strerror(rc));
+    if (rc != QTBUS_OK) bench_fail("qtbus: qtbus_queue_set_limit: %s", qtbus_strerror(rc));
     return q;
 }
 
@@ -215,13 +215,11 @@ static void qq_run(void *p, uint64_t n, uint64_t chunk)
             uint64_t k = n - done < chunk ? n - done : chunk;
             bench_queued_expect(done + k);
             bench_gate_prepare();
-            if (qtbus_dispatch(q->bus, &gate) != 1)
-                bench_fail("qtbus: the gate event was not queued");
+            if (qtbus_dispatch(q->bus, &gate) != 1) bench_fail("qtbus: the gate event was not queued");
             posted += qq_post(q, k);
             bench_gate_open();
             done += k;
-            if (done < n)
-                bench_queued_wait();
+            if (done < n) bench_queued_wait();
         }
     }
     if (posted != n)
@@ -239,10 +237,17 @@ static void qq_destroy(void *p)
 }
 
 const bench_queue_impl bench_queue_qtbus = {
-    .key = "qtbus", .name = "qtbus", .create = qq_create, .run = qq_run, .destroy = qq_destroy,
+    .key = "qtbus",
+    .name = "qtbus",
+    .create = qq_create,
+    .run = qq_run,
+    .destroy = qq_destroy,
 };
 
 const bench_queue_impl bench_queue_qtbus_bounded = {
-    .key = "qtbus", .name = "qtbus, bounded (BLOCK)", .create = qq_create_bounded, .run = qq_run,
+    .key = "qtbus",
+    .name = "qtbus, bounded (BLOCK)",
+    .create = qq_create_bounded,
+    .run = qq_run,
     .destroy = qq_destroy,
 };

@@ -28,14 +28,16 @@ void reserve(void *s, std::size_t n)
 void connect_n(void *s, std::size_t n)
 {
     Ctx *c = static_cast<Ctx *>(s);
-    for (std::size_t i = 0; i < n; i++) c->subs.push_back(c->bus.subscribe(type, [] { bench_work(); }));
+    for (std::size_t i = 0; i < n; i++)
+        c->subs.push_back(c->bus.subscribe(type, [] { bench_work(); }));
 }
 
 void dispatch(void *s, std::uint64_t iters)
 {
     Ctx *c = static_cast<Ctx *>(s);
     std::int64_t reached = 0;
-    for (std::uint64_t i = 0; i < iters; i++) reached += c->bus.dispatch(type);
+    for (std::uint64_t i = 0; i < iters; i++)
+        reached += c->bus.dispatch(type);
     if (reached != static_cast<std::int64_t>(iters * c->subs.size()))
         bench_fail("qtbus.hpp: dispatch reported %lld deliveries, expected %llu", static_cast<long long>(reached),
                    static_cast<unsigned long long>(iters * c->subs.size()));
@@ -86,7 +88,8 @@ struct Sig {
 void *sig_create(std::size_t handlers)
 {
     Sig *s = new Sig;
-    for (std::size_t i = 0; i < handlers; i++) s->subs.push_back(s->sig.connect(&h_slot));
+    for (std::size_t i = 0; i < handlers; i++)
+        s->subs.push_back(s->sig.connect(&h_slot));
     return s;
 }
 
@@ -94,7 +97,8 @@ std::uint64_t sig_emit(void *p, std::uint64_t n)
 {
     Sig *s = static_cast<Sig *>(p);
     std::uint64_t reached = 0;
-    for (std::uint64_t i = 0; i < n; i++) reached += static_cast<std::uint64_t>(s->sig("alice", static_cast<std::int32_t>(i)));
+    for (std::uint64_t i = 0; i < n; i++)
+        reached += static_cast<std::uint64_t>(s->sig("alice", static_cast<std::int32_t>(i)));
     return reached;
 }
 

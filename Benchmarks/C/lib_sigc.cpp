@@ -23,8 +23,7 @@ const char *sigc_version()
 }
 } // namespace
 
-extern "C" const bench_lib bench_sigc =
-    SignalAdapter<SigcTraits>::make("sigc", "libsigc++", 0, sigc_version);
+extern "C" const bench_lib bench_sigc = SignalAdapter<SigcTraits>::make("sigc", "libsigc++", 0, sigc_version);
 
 // The typed signal case: sigc::signal<void(const char *, int32_t)>, slots connected
 // with sigc::ptr_fun(&h_slot).
@@ -37,14 +36,16 @@ struct SigcSig {
 void *sigc_sig_create(std::size_t handlers)
 {
     SigcSig *s = new SigcSig;
-    for (std::size_t i = 0; i < handlers; i++) s->conns.push_back(s->sig.connect(sigc::ptr_fun(&h_slot)));
+    for (std::size_t i = 0; i < handlers; i++)
+        s->conns.push_back(s->sig.connect(sigc::ptr_fun(&h_slot)));
     return s;
 }
 
 std::uint64_t sigc_sig_emit(void *p, std::uint64_t n)
 {
     SigcSig *s = static_cast<SigcSig *>(p);
-    for (std::uint64_t i = 0; i < n; i++) s->sig.emit("alice", static_cast<std::int32_t>(i));
+    for (std::uint64_t i = 0; i < n; i++)
+        s->sig.emit("alice", static_cast<std::int32_t>(i));
     return 0;
 }
 

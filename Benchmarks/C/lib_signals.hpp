@@ -22,8 +22,7 @@ struct SignalAdapter {
     static void reserve(void *s, std::size_t n)
     {
         Ctx *c = static_cast<Ctx *>(s);
-        if (n > c->conns.size())
-            c->conns.resize(n); // constructs (touches) the handles now, not while measured
+        if (n > c->conns.size()) c->conns.resize(n); // constructs (touches) the handles now, not while measured
     }
 
     static void connect_n(void *s, std::size_t n)
@@ -52,8 +51,7 @@ struct SignalAdapter {
 
     static void destroy(void *s) { delete static_cast<Ctx *>(s); }
 
-    static bench_lib make(const char *key, const char *name, int thread_safe,
-                          const char *(*version)())
+    static bench_lib make(const char *key, const char *name, int thread_safe, const char *(*version)())
     {
         bench_lib lib{};
         lib.key = key;

@@ -49,10 +49,10 @@ typedef struct {
 typedef struct {
     /* the producer's line */
     _Alignas(LINE) _Atomic uint64_t head; /* next slot to write; published with release */
-    uint64_t tail_cache;                   /* the consumer's tail as last read */
+    uint64_t tail_cache;                  /* the consumer's tail as last read */
     /* the consumer's line */
     _Alignas(LINE) _Atomic uint64_t tail; /* next slot to read; published with release */
-    uint64_t head_cache;                   /* the producer's head as last read */
+    uint64_t head_cache;                  /* the producer's head as last read */
     /* sleep flags (futex words), each on its own line: written only around sleeps */
     _Alignas(LINE) _Atomic uint32_t consumer_sleeps;
     _Alignas(LINE) _Atomic uint32_t producer_sleeps;
@@ -84,8 +84,7 @@ static void *consumer_main(void *p)
                  * wakes us. */
                 atomic_store_explicit(&r->consumer_sleeps, 1, memory_order_seq_cst);
                 r->head_cache = atomic_load_explicit(&r->head, memory_order_seq_cst);
-                if (r->head_cache == t)
-                    futex_wait(&r->consumer_sleeps, 1);
+                if (r->head_cache == t) futex_wait(&r->consumer_sleeps, 1);
                 atomic_store_explicit(&r->consumer_sleeps, 0, memory_order_relaxed);
                 continue;
             }
@@ -94,8 +93,7 @@ static void *consumer_main(void *p)
         uint64_t h = r->head_cache;
         for (; t != h; t++) {
             slot s = r->slots[t & MASK];
-            if (!s.fn)
-                return NULL;
+            if (!s.fn) return NULL;
             s.fn(s.context);
         }
         atomic_store_explicit(&r->tail, t, memory_order_seq_cst);
@@ -110,13 +108,11 @@ static inline void push(ring *r, void (*fn)(void *), void *context)
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     while (h - r->tail_cache == SLOTS) {
         r->tail_cache = atomic_load_explicit(&r->tail, memory_order_acquire);
-        if (h - r->tail_cache < SLOTS)
-            break;
+        if (h - r->tail_cache < SLOTS) break;
         /* Full: the same handshake as the consumer's, on the other flag. */
         atomic_store_explicit(&r->producer_sleeps, 1, memory_order_seq_cst);
         r->tail_cache = atomic_load_explicit(&r->tail, memory_order_seq_cst);
-        if (h - r->tail_cache == SLOTS)
-            futex_wait(&r->producer_sleeps, 1);
+        if (h - r->tail_cache == SLOTS) futex_wait(&r->producer_sleeps, 1);
         atomic_store_explicit(&r->producer_sleeps, 0, memory_order_relaxed);
     }
     r->slots[h & MASK] = (slot){fn, context};
@@ -129,14 +125,12 @@ static inline void push(ring *r, void (*fn)(void *), void *context)
 static void *spsc_create(void)
 {
     ring *r;
-    if (posix_memalign((void **)&r, LINE, sizeof *r) != 0)
-        bench_fail("spsc: out of memory");
+    if (posix_memalign((void **)&r, LINE, sizeof *r) != 0) bench_fail("spsc: out of memory");
     *r = (ring){0};
     for (unsigned i = 0; i < SLOTS; i++)
         r->slots[i] = (slot){h_queued_plain, NULL}; /* touch the slots now */
     int rc = pthread_create(&r->thread, NULL, consumer_main, r);
-    if (rc != 0)
-        bench_fail("spsc: pthread_create: %d", rc);
+    if (rc != 0) bench_fail("spsc: pthread_create: %d", rc);
     return r;
 }
 
@@ -150,8 +144,7 @@ static void spsc_run(void *p, uint64_t n, uint64_t chunk)
         bench_queued_wait();
         return;
     }
-    if (chunk > BENCH_QUEUE_CHUNK)
-        chunk = BENCH_QUEUE_CHUNK;
+    if (chunk > BENCH_QUEUE_CHUNK) chunk = BENCH_QUEUE_CHUNK;
     for (uint64_t done = 0; done < n;) {
         uint64_t k = n - done < chunk ? n - done : chunk;
         bench_queued_expect(done + k);
@@ -174,5 +167,9 @@ static void spsc_destroy(void *p)
 }
 
 const bench_queue_impl bench_queue_spsc = {
-    .key = "fnptr", .name = "SPSC ring", .create = spsc_create, .run = spsc_run, .destroy = spsc_destroy,
+    .key = "fnptr",
+    .name = "SPSC ring",
+    .create = spsc_create,
+    .run = spsc_run,
+    .destroy = spsc_destroy,
 };

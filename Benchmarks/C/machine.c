@@ -57,20 +57,17 @@ void read_machine(void)
             break;
         }
     }
-    if (f)
-        fclose(f);
+    if (f) fclose(f);
     time_t t = time(NULL);
     strftime(date_utc, sizeof date_utc, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
     struct utsname u;
-    if (uname(&u) == 0)
-        snprintf(kernel, sizeof kernel, "%s %s %s", u.sysname, u.release, u.machine);
+    if (uname(&u) == 0) snprintf(kernel, sizeof kernel, "%s %s %s", u.sysname, u.release, u.machine);
     cpu_set_t set;
     CPU_ZERO(&set);
     sched_getaffinity(0, sizeof set, &set);
     opt.ncpus = CPU_COUNT(&set);
     for (int c = 0, k = 0; c < CPU_SETSIZE && k < 2; c++)
-        if (CPU_ISSET(c, &set))
-            opt.cpus[k++] = c;
+        if (CPU_ISSET(c, &set)) opt.cpus[k++] = c;
 }
 
 double loadavg(void)
@@ -78,8 +75,7 @@ double loadavg(void)
     double l = -1;
     FILE *f = fopen("/proc/loadavg", "r");
     if (f) {
-        if (fscanf(f, "%lf", &l) != 1)
-            l = -1;
+        if (fscanf(f, "%lf", &l) != 1) l = -1;
         fclose(f);
     }
     return l;

@@ -89,8 +89,7 @@ static int nonly;
 static int wanted(const char *name)
 {
     for (int i = 0; i < nonly; i++)
-        if (strcmp(only[i], name) == 0)
-            return 1;
+        if (strcmp(only[i], name) == 0) return 1;
     return nonly == 0;
 }
 
@@ -133,20 +132,17 @@ int main(int argc, char **argv)
             opt.rep_seconds = atof(argv[++i]) / 1e3;
         else if (strcmp(a, "--meta") == 0 && i + 1 < argc && opt.nmeta < 16) {
             char *kv = argv[++i], *eq = strchr(kv, '=');
-            if (!eq)
-                usage();
+            if (!eq) usage();
             *eq = 0;
             opt.meta_key[opt.nmeta] = kv;
             opt.meta_value[opt.nmeta++] = eq + 1;
         } else
             usage();
     }
-    if (opt.reps < 1 || opt.reps > MAXREP || opt.rep_seconds <= 0)
-        usage();
+    if (opt.reps < 1 || opt.reps > MAXREP || opt.rep_seconds <= 0) usage();
 
     ssize_t len = readlink("/proc/self/exe", opt.exe_dir, sizeof opt.exe_dir - 1);
-    if (len <= 0)
-        bench_fail("readlink /proc/self/exe failed");
+    if (len <= 0) bench_fail("readlink /proc/self/exe failed");
     opt.exe_dir[len] = 0;
     *strrchr(opt.exe_dir, '/') = 0;
 
@@ -154,12 +150,11 @@ int main(int argc, char **argv)
     load_start = loadavg();
     double t_start = now(), machine0 = machine_cpu_seconds(), own0 = own_cpu_seconds();
     setvbuf(stdout, NULL, _IOLBF, 0);
-    printf("bench-c%s: %s, %d CPUs allowed, load %.2f; %s; %s\n", opt.smoke ? " --smoke" : "",
-           cpu_model, opt.ncpus, load_start, cc_version(), bench_cxx_compiler());
-    printf("libraries: qtbus %s, GLib %s, libsigc++ %s, Boost %s\n", libs[C_QTBUS]->version(),
-           libs[C_GLIB]->version(), libs[C_SIGC]->version(), libs[C_BOOST]->version());
-    printf("%d repetitions of >= %.0f ms per library and case, interleaved\n\n", opt.reps,
-           opt.rep_seconds * 1e3);
+    printf("bench-c%s: %s, %d CPUs allowed, load %.2f; %s; %s\n", opt.smoke ? " --smoke" : "", cpu_model, opt.ncpus,
+           load_start, cc_version(), bench_cxx_compiler());
+    printf("libraries: qtbus %s, GLib %s, libsigc++ %s, Boost %s\n", libs[C_QTBUS]->version(), libs[C_GLIB]->version(),
+           libs[C_SIGC]->version(), libs[C_BOOST]->version());
+    printf("%d repetitions of >= %.0f ms per library and case, interleaved\n\n", opt.reps, opt.rep_seconds * 1e3);
 
     static const int counts[] = {0, 1, 10, 100};
     if (wanted("dispatch")) {
@@ -181,8 +176,7 @@ int main(int argc, char **argv)
         case_two_threads();
     }
     if (wanted("memory")) {
-        printf("running: memory per subscription (%zu subscriptions, fresh process each)\n",
-               opt.mem_subs);
+        printf("running: memory per subscription (%zu subscriptions, fresh process each)\n", opt.mem_subs);
         case_memory();
     }
     if (wanted("queue")) {
@@ -218,8 +212,7 @@ int main(int argc, char **argv)
     }
     double wall = now() - t_start;
     other_cpu_share = ((machine_cpu_seconds() - machine0) - (own_cpu_seconds() - own0)) / wall;
-    if (other_cpu_share < 0)
-        other_cpu_share = 0;
+    if (other_cpu_share < 0) other_cpu_share = 0;
 
     printf("\n");
     print_table(stdout, 0);
@@ -238,8 +231,7 @@ int main(int argc, char **argv)
     print_patterns(stdout, 0);
     printf("\nTargets of PERFORMANCE.md in this run%s:\n", opt.smoke ? " (smoke: not meaningful)" : "");
     print_targets(stdout, 0);
-    printf("\nother programs used %.0f%% of one CPU during the run (%.0f s)%s\n",
-           other_cpu_share * 100, wall,
+    printf("\nother programs used %.0f%% of one CPU during the run (%.0f s)%s\n", other_cpu_share * 100, wall,
            other_cpu_share > 0.1 ? ": the machine was not idle, figures may be noisy" : "");
 
     if (opt.json) {

@@ -23,26 +23,28 @@
 
 extern char **environ;
 
-const bench_lib *const libs[NLIB] = {&bench_qtbus, &bench_qtbus_id, &bench_qtbus_cxx, &bench_glib, &bench_sigc,
-                                            &bench_boost, &bench_fnptr, &bench_mutex};
+const bench_lib *const libs[NLIB] = {&bench_qtbus, &bench_qtbus_id, &bench_qtbus_cxx, &bench_glib,
+                                     &bench_sigc,  &bench_boost,    &bench_fnptr,     &bench_mutex};
 const char *const col_key[NCOL] = {"qtbus", "qtbus_id", "qtbus_cxx", "glib", "sigc", "boost", "fnptr", "mutex", "bare"};
-const char *const col_head[NCOL] = {"qtbus",  "qtbus id", "qtbus.hpp", "GLib",       "libsigc++", "Boost",
-                                           "fn-ptr", "mutex+snap", "bare"};
+const char *const col_head[NCOL] = {"qtbus", "qtbus id", "qtbus.hpp",  "GLib", "libsigc++",
+                                    "Boost", "fn-ptr",   "mutex+snap", "bare"};
 const char *const col_long[NCOL] = {
-    "qtbus (C ABI)", "qtbus by type id (qtbus_type_lookup once, qtbus_dispatch_id)",
-    "qtbus.hpp (C++ API: lambdas, qtbus::subscription)", "GLib GSignal", "libsigc++ 3 (not thread-safe)", "Boost.Signals2",
+    "qtbus (C ABI)",
+    "qtbus by type id (qtbus_type_lookup once, qtbus_dispatch_id)",
+    "qtbus.hpp (C++ API: lambdas, qtbus::subscription)",
+    "GLib GSignal",
+    "libsigc++ 3 (not thread-safe)",
+    "Boost.Signals2",
     "limit: fn-ptr array; a plain SPSC ring of 1024 slots, batched consumer sleeping on a futex (queued rows)",
     "limit, safe: mutex + refcounted snapshot",
     "libdispatch dispatch_async_f to a serial queue (queued rows); a C program linking nothing (start-up rows)"};
-
 
 row rows[MAXROW];
 int nrows;
 
 row *new_row(const char *id, const char *title, const char *unit, const char *better)
 {
-    if (nrows == MAXROW)
-        bench_fail("more than %d rows: raise MAXROW", MAXROW);
+    if (nrows == MAXROW) bench_fail("more than %d rows: raise MAXROW", MAXROW);
     row *r = &rows[nrows++];
     memset(r, 0, sizeof *r);
     r->id = id;
@@ -80,8 +82,7 @@ void write_own_rows_json(FILE *f, const char *name, const row *r, int n, const c
 row *find_row(const char *id)
 {
     for (int i = 0; i < nrows; i++)
-        if (strcmp(rows[i].id, id) == 0)
-            return &rows[i];
+        if (strcmp(rows[i].id, id) == 0) return &rows[i];
     return NULL;
 }
 
@@ -105,9 +106,7 @@ void finish(cell *c)
     c->median = median_of(c->rep, c->nrep);
     c->min = c->max = c->rep[0];
     for (int i = 1; i < c->nrep; i++) {
-        if (c->rep[i] < c->min)
-            c->min = c->rep[i];
-        if (c->rep[i] > c->max)
-            c->max = c->rep[i];
+        if (c->rep[i] < c->min) c->min = c->rep[i];
+        if (c->rep[i] > c->max) c->max = c->rep[i];
     }
 }

@@ -32,7 +32,6 @@ double now(void)
 
 /* ---- calibration and interleaved repetitions --------------------------------- */
 
-
 /* An operation count that was measured to make one repetition last at least
  * opt.rep_seconds (an extrapolated count can fall short when the run it came from was
  * slow: a first run pays for page faults and cold caches, so it is thrown away). */
@@ -42,8 +41,7 @@ uint64_t calibrate(measure_fn f, void *arg, uint64_t n)
     (void)f(arg, n);
     for (;;) {
         double t = f(arg, n);
-        if (t >= target || n >= (UINT64_C(1) << 40))
-            return n;
+        if (t >= target || n >= (UINT64_C(1) << 40)) return n;
         if (t < target * 0.02) {
             n *= 10;
         } else {
@@ -53,14 +51,12 @@ uint64_t calibrate(measure_fn f, void *arg, uint64_t n)
     }
 }
 
-
 /* The per-operation cost in ns, for every column that has a subject, libraries
  * interleaved within each repetition. */
 void run_interleaved(row *r, subject s[NCOL])
 {
     for (int i = 0; i < NCOL; i++)
-        if (s[i].f)
-            r->c[i].iters = calibrate(s[i].f, s[i].arg, s[i].start ? s[i].start : 16);
+        if (s[i].f) r->c[i].iters = calibrate(s[i].f, s[i].arg, s[i].start ? s[i].start : 16);
     for (int rep = 0; rep < opt.reps; rep++)
         for (int i = 0; i < NCOL; i++)
             if (s[i].f) {
@@ -68,13 +64,12 @@ void run_interleaved(row *r, subject s[NCOL])
                 r->c[i].rep[r->c[i].nrep++] = t * 1e9 / (double)r->c[i].iters;
             }
     for (int i = 0; i < NCOL; i++)
-        if (s[i].f)
-            finish(&r->c[i]);
+        if (s[i].f) finish(&r->c[i]);
 }
 
 void expect_count(const char *lib, const char *what, uint64_t got, uint64_t want)
 {
     if (got != want)
-        bench_fail("%s, %s: the handlers ran %llu times, expected %llu", lib, what,
-                   (unsigned long long)got, (unsigned long long)want);
+        bench_fail("%s, %s: the handlers ran %llu times, expected %llu", lib, what, (unsigned long long)got,
+                   (unsigned long long)want);
 }

@@ -87,15 +87,15 @@ void bridge_sender_open(sender *s, const char *url);
 
 typedef struct receiver {
     enum test test;
-    int warmup;              /* latency: the first events are not sampled */
-    int expected;            /* events to wait for, warm-up included */
+    int warmup;   /* latency: the first events are not sampled */
+    int expected; /* events to wait for, warm-up included */
     pthread_mutex_t lock;
     pthread_cond_t changed;
     int count;
     int64_t next_seq;
-    int out_of_order;        /* an event whose seq is below one already seen */
+    int out_of_order; /* an event whose seq is below one already seen */
     int64_t first_ns, last_ns;
-    int64_t *samples;        /* latency: arrival - send, ns */
+    int64_t *samples; /* latency: arrival - send, ns */
     int sampled;
 } receiver;
 
@@ -117,12 +117,12 @@ void bridge_sink_open(sink *k, const char *url, receiver *r);
 /* ---- pair.c --------------------------------------------------------------------------- */
 
 typedef struct pub_result {
-    int64_t start_ns;   /* before the first publish */
-    int64_t sent_ns;    /* after the last publish returned */
-    int64_t end_ns;     /* after the publisher flushed and closed */
-    int unpublished;    /* publishes that failed */
-    double pace_us;     /* latency: the mean interval between sends */
-    int64_t cpu_ns;     /* this process's CPU time from connecting to closing */
+    int64_t start_ns; /* before the first publish */
+    int64_t sent_ns;  /* after the last publish returned */
+    int64_t end_ns;   /* after the publisher flushed and closed */
+    int unpublished;  /* publishes that failed */
+    double pace_us;   /* latency: the mean interval between sends */
+    int64_t cpu_ns;   /* this process's CPU time from connecting to closing */
 } pub_result;
 
 /* The publishing end, in this process, against a subscriber process already ready:
@@ -141,12 +141,12 @@ int subscriber_main(enum pair pair, const char *url, enum test test, int warmup,
 enum { MAX_REPS = 15, MAX_META = 16, SIZES = 2 };
 
 typedef struct run_result {
-    double rate;          /* events/s received, throughput */
-    double send_rate;     /* events/s the publisher's calls returned at, throughput */
-    int lost;             /* throughput: sent - received */
-    int unpublished;      /* of those, publishes the publisher was told failed */
-    int latency_lost;     /* latency: sent - received */
-    int out_of_order;     /* both tests */
+    double rate;      /* events/s received, throughput */
+    double send_rate; /* events/s the publisher's calls returned at, throughput */
+    int lost;         /* throughput: sent - received */
+    int unpublished;  /* of those, publishes the publisher was told failed */
+    int latency_lost; /* latency: sent - received */
+    int out_of_order; /* both tests */
     double p50_us, p99_us;
     double pace_us;
     /* Throughput: CPU time per event received, ns, of each process.  On a machine with
@@ -166,7 +166,7 @@ typedef struct config {
     bool smoke;
     const char *meta[MAX_META]; /* "key=value", from --meta */
     int meta_count;
-    char started[32];           /* UTC, ISO 8601 */
+    char started[32];               /* UTC, ISO 8601 */
     double load_before, load_after; /* 1-minute load average: how busy the machine was */
 } config;
 

@@ -13,7 +13,7 @@
 
 static int bridge_send(sender *s, const void *data, size_t size)
 {
-    qtbus_event_desc d = { .type = TYPE, .data = data, .size = size };
+    qtbus_event_desc d = {.type = TYPE, .data = data, .size = size};
     /* 1: the export handler ran (it reports a failed publish itself, and the event
      * then counts as lost). */
     return qtbus_dispatch(s->bus, &d) == 1 ? 0 : -1;
@@ -29,9 +29,9 @@ static void bridge_send_close(sender *s)
 
 void bridge_sender_open(sender *s, const char *url)
 {
-    *s = (sender){ .send = bridge_send, .close = bridge_send_close, .bus = qtbus_bus_create() };
+    *s = (sender){.send = bridge_send, .close = bridge_send_close, .bus = qtbus_bus_create()};
     check(s->bus != NULL, "bridge publisher: bus", "out of memory");
-    qtbus_nats_options o = { .url = url };
+    qtbus_nats_options o = {.url = url};
     check(qtbus_nats_connect(s->bus, &o, &s->bridge) == QTBUS_OK, "bridge publisher: connect", qtbus_errmsg());
     check(qtbus_nats_export(s->bridge, TYPE) == QTBUS_OK, "bridge publisher: export", qtbus_errmsg());
 }
@@ -51,9 +51,9 @@ static void bridge_sink_close(sink *k)
 
 void bridge_sink_open(sink *k, const char *url, receiver *r)
 {
-    *k = (sink){ .close = bridge_sink_close, .bus = qtbus_bus_create() };
+    *k = (sink){.close = bridge_sink_close, .bus = qtbus_bus_create()};
     check(k->bus != NULL, "bridge subscriber: bus", "out of memory");
-    qtbus_nats_options o = { .url = url };
+    qtbus_nats_options o = {.url = url};
     check(qtbus_nats_connect(k->bus, &o, &k->bridge) == QTBUS_OK, "bridge subscriber: connect", qtbus_errmsg());
     check(qtbus_subscribe(k->bus, TYPE, NULL, on_event, r, NULL, NULL) == QTBUS_OK, "bridge subscriber: subscribe",
           qtbus_errmsg());

@@ -44,8 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static config cfg = { .reps = 7, .latency_count = 3000, .warmup = 100, .pace_us = 100 };
-static row rows[SIZES] = { { .size = 64, .throughput_count = 1000000 }, { .size = 4096, .throughput_count = 200000 } };
+static config cfg = {.reps = 7, .latency_count = 3000, .warmup = 100, .pace_us = 100};
+static row rows[SIZES] = {{.size = 64, .throughput_count = 1000000}, {.size = 4096, .throughput_count = 200000}};
 
 typedef struct child {
     pid_t pid;
@@ -67,7 +67,7 @@ static bool read_line(child *c, char *line, size_t size, int timeout_ms)
     size_t n = 0;
     int64_t deadline = now_ns() + (int64_t)timeout_ms * 1000000;
     while (n + 1 < size) {
-        struct pollfd p = { .fd = c->fd, .events = POLLIN };
+        struct pollfd p = {.fd = c->fd, .events = POLLIN};
         int left = (int)((deadline - now_ns()) / 1000000);
         if (left <= 0) return false;
         int ready = poll(&p, 1, left);
@@ -95,7 +95,7 @@ static child spawn(enum pair pair, const char *url, enum test test, int warmup, 
     snprintf(args[2], sizeof args[2], "%d", warmup);
     snprintf(args[3], sizeof args[3], "%d", count);
     pid_t parent = getpid();
-    child c = { .pid = fork(), .fd = fds[0], .pair = pair };
+    child c = {.pid = fork(), .fd = fds[0], .pair = pair};
     if (c.pid < 0) {
         perror("bench-nats: fork");
         exit(1);
@@ -129,9 +129,9 @@ static sub_result finish(child *c)
     char line[160];
     sub_result r;
     /* It stops 2 s after the last event it got, then closes its bridge (at most 5 s). */
-    if (!read_line(c, line, sizeof line, 60000)
-        || sscanf(line, "result %d %d %lld %lld %lld %lld %lld", &r.received, &r.out_of_order, &r.first_ns,
-                  &r.last_ns, &r.p50_ns, &r.p99_ns, &r.cpu_ns) != 7) {
+    if (!read_line(c, line, sizeof line, 60000) ||
+        sscanf(line, "result %d %d %lld %lld %lld %lld %lld", &r.received, &r.out_of_order, &r.first_ns, &r.last_ns,
+               &r.p50_ns, &r.p99_ns, &r.cpu_ns) != 7) {
         fail_child(c, "gave no result");
     }
     close(c->fd);
@@ -147,7 +147,7 @@ static sub_result finish(child *c)
 static void run(row *w, int rep, enum pair pair, const char *url)
 {
     run_result *out = &w->runs[pair][rep];
-    *out = (run_result){ 0 };
+    *out = (run_result){0};
     if (pairs[pair].throughput) {
         int n = w->throughput_count;
         child c = spawn(pair, url, TEST_THROUGHPUT, 0, n);
@@ -188,9 +188,8 @@ static int positive(const char *text, int max, const char *option)
     return (int)v;
 }
 
-static const char usage[] =
-    "usage: bench-nats [--smoke] [--reps N] [--latency-count N] [--pace-us N]\n"
-    "                  [--json FILE] [--md FILE] [--meta KEY=VALUE]...\n";
+static const char usage[] = "usage: bench-nats [--smoke] [--reps N] [--latency-count N] [--pace-us N]\n"
+                            "                  [--json FILE] [--md FILE] [--meta KEY=VALUE]...\n";
 
 int main(int argc, char **argv)
 {
@@ -217,8 +216,8 @@ int main(int argc, char **argv)
             json_path = argv[++i];
         } else if (strcmp(argv[i], "--md") == 0 && has_value) {
             md_path = argv[++i];
-        } else if (strcmp(argv[i], "--meta") == 0 && has_value && strchr(argv[i + 1], '=')
-                   && cfg.meta_count < MAX_META) {
+        } else if (strcmp(argv[i], "--meta") == 0 && has_value && strchr(argv[i + 1], '=') &&
+                   cfg.meta_count < MAX_META) {
             cfg.meta[cfg.meta_count++] = argv[++i];
         } else {
             fputs(usage, stderr);
@@ -242,12 +241,13 @@ int main(int argc, char **argv)
            cfg.reps, rows[0].throughput_count, rows[1].throughput_count, cfg.latency_count, cfg.warmup, cfg.pace_us);
     fflush(stdout);
 
-    static const enum pair forward[PAIR_COUNT] = { PAIR_RAW, PAIR_BRIDGE, PAIR_RAW_ASAP, PAIR_ASAP_BRIDGE };
-    static const enum pair backward[PAIR_COUNT] = { PAIR_BRIDGE, PAIR_RAW, PAIR_ASAP_BRIDGE, PAIR_RAW_ASAP };
+    static const enum pair forward[PAIR_COUNT] = {PAIR_RAW, PAIR_BRIDGE, PAIR_RAW_ASAP, PAIR_ASAP_BRIDGE};
+    static const enum pair backward[PAIR_COUNT] = {PAIR_BRIDGE, PAIR_RAW, PAIR_ASAP_BRIDGE, PAIR_RAW_ASAP};
     for (int s = 0; s < SIZES; s++) {
         for (int rep = 0; rep < cfg.reps; rep++) {
             const enum pair *order = rep % 2 == 0 ? forward : backward;
-            for (int k = 0; k < PAIR_COUNT; k++) run(&rows[s], rep, order[k], url);
+            for (int k = 0; k < PAIR_COUNT; k++)
+                run(&rows[s], rep, order[k], url);
             fprintf(stderr, ".");
         }
     }

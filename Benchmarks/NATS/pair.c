@@ -10,13 +10,13 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#define IDLE_NS (2 * 1000000000LL)  /* a subscriber that hears nothing this long stops */
+#define IDLE_NS (2 * 1000000000LL) /* a subscriber that hears nothing this long stops */
 
 const pair_info pairs[PAIR_COUNT] = {
-    [PAIR_RAW] = { "raw", "raw nats.c", false, false, false, true },
-    [PAIR_BRIDGE] = { "bridge", "qtbus bridge", false, true, true, true },
-    [PAIR_RAW_ASAP] = { "raw_send_asap", "raw, SendAsap", true, false, false, false },
-    [PAIR_ASAP_BRIDGE] = { "send_asap_to_bridge", "SendAsap -> bridge", true, false, true, false },
+    [PAIR_RAW] = {"raw", "raw nats.c", false, false, false, true},
+    [PAIR_BRIDGE] = {"bridge", "qtbus bridge", false, true, true, true},
+    [PAIR_RAW_ASAP] = {"raw_send_asap", "raw, SendAsap", true, false, false, false},
+    [PAIR_ASAP_BRIDGE] = {"send_asap_to_bridge", "SendAsap -> bridge", true, false, true, false},
 };
 
 int64_t now_ns(void)
@@ -30,8 +30,8 @@ int64_t process_cpu_ns(void)
 {
     struct rusage u;
     getrusage(RUSAGE_SELF, &u);
-    return ((int64_t)u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000000000
-         + ((int64_t)u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1000;
+    return ((int64_t)u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000000000 +
+           ((int64_t)u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1000;
 }
 
 void check(bool ok, const char *what, const char *why)
@@ -55,12 +55,12 @@ pub_result publish_events(enum pair pair, const char *url, enum test test, size_
     } else {
         raw_sender_open(&s, url, pairs[pair].send_asap);
     }
-    pub_result r = { .start_ns = now_ns() };
+    pub_result r = {.start_ns = now_ns()};
     int64_t first_sent = 0, last_sent = 0;
     for (int i = 0; i < count; i++) {
-        stamp st = { .seq = i };
+        stamp st = {.seq = i};
         if (test == TEST_LATENCY) {
-            struct timespec t = { 0, pace_us * 1000L };
+            struct timespec t = {0, pace_us * 1000L};
             nanosleep(&t, NULL);
             st.sent_ns = now_ns();
             if (i == 0) first_sent = st.sent_ns;
@@ -83,7 +83,7 @@ pub_result publish_events(enum pair pair, const char *url, enum test test, size_
 void received(receiver *r, const void *data, size_t size)
 {
     int64_t now = now_ns();
-    stamp st = { .seq = -1 };
+    stamp st = {.seq = -1};
     if (size >= sizeof st) memcpy(&st, data, sizeof st);
     pthread_mutex_lock(&r->lock);
     if (r->count == 0) r->first_ns = now;

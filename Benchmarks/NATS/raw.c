@@ -24,10 +24,10 @@ static void raw_send_close(sender *s)
 void raw_sender_open(sender *s, const char *url, bool send_asap)
 {
     natsOptions *o = NULL;
-    check(natsOptions_Create(&o) == NATS_OK && natsOptions_SetURL(o, url) == NATS_OK
-              && natsOptions_SetSendAsap(o, send_asap) == NATS_OK,
+    check(natsOptions_Create(&o) == NATS_OK && natsOptions_SetURL(o, url) == NATS_OK &&
+              natsOptions_SetSendAsap(o, send_asap) == NATS_OK,
           "raw publisher: options", nats_GetLastError(NULL));
-    *s = (sender){ .send = raw_send, .close = raw_send_close };
+    *s = (sender){.send = raw_send, .close = raw_send_close};
     check(natsConnection_Connect(&s->nc, o) == NATS_OK, "raw publisher: connect", nats_GetLastError(NULL));
     natsOptions_Destroy(o);
 }
@@ -48,7 +48,7 @@ static void raw_sink_close(sink *k)
 
 void raw_sink_open(sink *k, const char *url, receiver *r)
 {
-    *k = (sink){ .close = raw_sink_close };
+    *k = (sink){.close = raw_sink_close};
     check(natsConnection_ConnectTo(&k->nc, url) == NATS_OK, "raw subscriber: connect", nats_GetLastError(NULL));
     check(natsConnection_Subscribe(&k->sub, k->nc, SUBJECT, on_message, r) == NATS_OK, "raw subscriber: subscribe",
           nats_GetLastError(NULL));

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TARGET_RATE 0.8  /* bridge events/s at least this times raw's */
-#define TARGET_P50 1.2   /* bridge p50 at most this times raw's */
+#define TARGET_RATE 0.8 /* bridge events/s at least this times raw's */
+#define TARGET_P50 1.2  /* bridge p50 at most this times raw's */
 
 typedef struct stat3 {
     double median, min, max;
@@ -40,13 +40,14 @@ static stat3 median3(const double *values, int n)
     qsort(v, (size_t)n, sizeof v[0], compare_double);
     /* An even count takes the mean of the middle two. */
     double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    return (stat3){ median, v[0], v[n - 1] };
+    return (stat3){median, v[0], v[n - 1]};
 }
 
 static stat3 stats(const config *cfg, const row *w, enum pair m, field f)
 {
     double v[MAX_REPS];
-    for (int i = 0; i < cfg->reps; i++) v[i] = f(&w->runs[m][i]);
+    for (int i = 0; i < cfg->reps; i++)
+        v[i] = f(&w->runs[m][i]);
     return median3(v, cfg->reps);
 }
 
@@ -68,7 +69,7 @@ typedef struct totals {
 
 static totals sum(const config *cfg, const row *w, enum pair m)
 {
-    totals t = { 0 };
+    totals t = {0};
     for (int i = 0; i < cfg->reps; i++) {
         const run_result *r = &w->runs[m][i];
         t.lost += r->lost;
@@ -114,10 +115,7 @@ static summary summarize(const config *cfg, const row *w)
     return s;
 }
 
-static const char *size_name(size_t size)
-{
-    return size == 4096 ? "4 KiB" : size == 64 ? "64 B" : "?";
-}
+static const char *size_name(size_t size) { return size == 4096 ? "4 KiB" : size == 64 ? "64 B" : "?"; }
 
 /* ---- stdout ---------------------------------------------------------------------------- */
 
@@ -135,8 +133,8 @@ static void print_table(const config *cfg, const row *rows, const summary *sums,
                s->rate[PAIR_BRIDGE].median, s->rate_ratio, raw, bridge, s->p50_ratio, lost);
     }
     printf("\npublished with SendAsap (no flusher wait): what the import path adds\n");
-    printf("%-6s %17s %22s %9s %12s %20s\n", "size", "raw p50/p99 us", "-> bridge p50/p99 us", "ratio p50",
-           "added p50", "publisher calls/s r/b");
+    printf("%-6s %17s %22s %9s %12s %20s\n", "size", "raw p50/p99 us", "-> bridge p50/p99 us", "ratio p50", "added p50",
+           "publisher calls/s r/b");
     for (int i = 0; i < count; i++) {
         const summary *s = &sums[i];
         char raw[32], bridge[32], calls[40];
@@ -186,12 +184,14 @@ static void write_md(FILE *md, const config *cfg, const row *rows, const summary
             cfg->reps, rows[0].throughput_count, rows[1].throughput_count, cfg->latency_count, cfg->pace_us,
             sums[0].pace[PAIR_RAW].median, cfg->warmup);
 
-    fprintf(md, "Target: the bridge at least %.1fx raw nats.c's events/s and at most %.1fx its p50 latency: "
-                "**%s**. A ratio is the bridge's median over raw's (in bold: what the target is judged on), then "
-                "the median and range of the ratios rep by rep (the two runs of a rep are next to each other in "
-                "time, so those ratios show how much of a difference is the machine's drift).\n\n",
+    fprintf(md,
+            "Target: the bridge at least %.1fx raw nats.c's events/s and at most %.1fx its p50 latency: "
+            "**%s**. A ratio is the bridge's median over raw's (in bold: what the target is judged on), then "
+            "the median and range of the ratios rep by rep (the two runs of a rep are next to each other in "
+            "time, so those ratios show how much of a difference is the machine's drift).\n\n",
             TARGET_RATE, TARGET_P50, met ? "met" : "not met");
-    fprintf(md, "| size | raw events/s | bridge events/s | ratio | raw p50 / p99 us | bridge p50 / p99 us | ratio p50 |\n");
+    fprintf(md,
+            "| size | raw events/s | bridge events/s | ratio | raw p50 / p99 us | bridge p50 / p99 us | ratio p50 |\n");
     fprintf(md, "| --- | --- | --- | --- | --- | --- | --- |\n");
     for (int i = 0; i < count; i++) {
         const summary *s = &sums[i];
@@ -290,7 +290,8 @@ static void json_stat(FILE *f, const char *name, stat3 s, const config *cfg, con
 {
     fprintf(f, "\"%s\": {\"median\": %.*f, \"min\": %.*f, \"max\": %.*f, \"runs\": [", name, decimals, s.median,
             decimals, s.min, decimals, s.max);
-    for (int i = 0; i < cfg->reps; i++) fprintf(f, "%s%.*f", i ? ", " : "", decimals, fn(&w->runs[m][i]));
+    for (int i = 0; i < cfg->reps; i++)
+        fprintf(f, "%s%.*f", i ? ", " : "", decimals, fn(&w->runs[m][i]));
     fprintf(f, "]}");
 }
 

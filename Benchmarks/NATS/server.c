@@ -30,7 +30,7 @@ static const char *program(void)
 static int free_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof a;
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
         perror("bench-nats: no free port on 127.0.0.1");
@@ -44,8 +44,8 @@ static bool accepts(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return false;
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    struct sockaddr_in a = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     bool ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
     close(fd);
     return ok;
@@ -87,7 +87,7 @@ const char *server_start(void)
     }
     if (server_pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(1);  /* the parent died before prctl */
+        if (getppid() != parent) _exit(1); /* the parent died before prctl */
         execlp(program(), program(), "-a", "127.0.0.1", "-p", port_text, "-l", "/dev/null", (char *)NULL);
         perror("bench-nats: nats-server");
         _exit(127);
@@ -100,7 +100,7 @@ const char *server_start(void)
             server_pid = 0;
             break;
         }
-        struct timespec t = { 0, 10 * 1000 * 1000 };
+        struct timespec t = {0, 10 * 1000 * 1000};
         nanosleep(&t, NULL);
     }
     if (server_pid == 0 || !accepts(port)) {
@@ -112,10 +112,7 @@ const char *server_start(void)
     return url;
 }
 
-const char *server_version(void)
-{
-    return version;
-}
+const char *server_version(void) { return version; }
 
 int64_t server_cpu_ns(void)
 {

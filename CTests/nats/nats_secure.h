@@ -48,7 +48,8 @@ static inline int thread_count(void)
     DIR *d = opendir("/proc/self/task");
     CHECK(d != NULL);
     int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) n += e->d_name[0] != '.';
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
     closedir(d);
     return n;
 }
@@ -76,7 +77,10 @@ typedef struct inbox {
     pthread_mutex_t lock;
     char last[128];
 } inbox;
-#define INBOX { .lock = PTHREAD_MUTEX_INITIALIZER }
+#define INBOX                                                                                                          \
+    {                                                                                                                  \
+        .lock = PTHREAD_MUTEX_INITIALIZER                                                                              \
+    }
 
 static inline void deliver(const qtbus_event *e, void *userdata)
 {
@@ -183,21 +187,28 @@ static inline void make_certificates(const char *dir)
             "> server.ext && "
             "printf '%%s\\n' 'extendedKeyUsage = clientAuth' > client.ext");
     const char *key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-    sh(dir, "openssl req -config openssl.cnf -x509 -extensions ca %s -days 2 -subj /CN=qtbus-test-ca "
-            "-keyout ca-key.pem -out ca.pem", key);
-    sh(dir, "openssl req -config openssl.cnf -x509 -extensions ca %s -days 2 -subj /CN=qtbus-other-ca "
-            "-keyout other-ca-key.pem -out other-ca.pem", key);
-    const struct { const char *name, *cn, *ca, *ext; } certs[] = {
-        { "server", "127.0.0.1", "ca", "server.ext" },
-        { "client", "qtbus-client", "ca", "client.ext" },
-        { "other-client", "qtbus-other-client", "other-ca", "client.ext" },
+    sh(dir,
+       "openssl req -config openssl.cnf -x509 -extensions ca %s -days 2 -subj /CN=qtbus-test-ca "
+       "-keyout ca-key.pem -out ca.pem",
+       key);
+    sh(dir,
+       "openssl req -config openssl.cnf -x509 -extensions ca %s -days 2 -subj /CN=qtbus-other-ca "
+       "-keyout other-ca-key.pem -out other-ca.pem",
+       key);
+    const struct {
+        const char *name, *cn, *ca, *ext;
+    } certs[] = {
+        {"server", "127.0.0.1", "ca", "server.ext"},
+        {"client", "qtbus-client", "ca", "client.ext"},
+        {"other-client", "qtbus-other-client", "other-ca", "client.ext"},
     };
     for (size_t i = 0; i < sizeof certs / sizeof certs[0]; i++) {
-        sh(dir, "openssl req -config openssl.cnf %s -subj /CN=%s -keyout %s-key.pem -out %s.csr && "
-                "openssl x509 -req -in %s.csr -CA %s.pem -CAkey %s-key.pem -CAcreateserial -days 2 "
-                "-extfile %s -out %s.pem",
-           key, certs[i].cn, certs[i].name, certs[i].name, certs[i].name, certs[i].ca, certs[i].ca,
-           certs[i].ext, certs[i].name);
+        sh(dir,
+           "openssl req -config openssl.cnf %s -subj /CN=%s -keyout %s-key.pem -out %s.csr && "
+           "openssl x509 -req -in %s.csr -CA %s.pem -CAkey %s-key.pem -CAcreateserial -days 2 "
+           "-extfile %s -out %s.pem",
+           key, certs[i].cn, certs[i].name, certs[i].name, certs[i].name, certs[i].ca, certs[i].ca, certs[i].ext,
+           certs[i].name);
     }
 }
 
@@ -206,11 +217,12 @@ static inline void make_certificates(const char *dir)
  * no directory named nats or nkeys is taken for a package. */
 static inline void make_nkey(const char *dir, const char *name, char *public_key, size_t size)
 {
-    sh(dir, "cd / && '%s' -c 'import os, sys, nkeys\n"
-            "seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)\n"
-            "open(sys.argv[1] + \".nk\", \"wb\").write(seed + b\"\\n\")\n"
-            "public_key = nkeys.from_seed(bytearray(seed)).public_key\n"
-            "open(sys.argv[1] + \".pub\", \"wb\").write(public_key + b\"\\n\")' '%s/%s'",
+    sh(dir,
+       "cd / && '%s' -c 'import os, sys, nkeys\n"
+       "seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)\n"
+       "open(sys.argv[1] + \".nk\", \"wb\").write(seed + b\"\\n\")\n"
+       "public_key = nkeys.from_seed(bytearray(seed)).public_key\n"
+       "open(sys.argv[1] + \".pub\", \"wb\").write(public_key + b\"\\n\")' '%s/%s'",
        PYTHON3, dir, name);
     char pub[64];
     snprintf(pub, sizeof pub, "%s.pub", name);
@@ -226,51 +238,52 @@ static inline void make_nkey(const char *dir, const char *name, char *public_key
 static inline void make_credentials(const char *dir)
 {
     static const char script[] =
-    "import base64, hashlib, json, os, sys, time\n"
-    "import nkeys\n"
-    "\n"
-    "def keypair(prefix):\n"
-    "    seed = nkeys.encode_seed(os.urandom(32), prefix)\n"
-    "    kp = nkeys.from_seed(bytearray(seed))\n"
-    "    return seed.decode(), kp.public_key.decode(), kp\n"
-    "\n"
-    "def b64(data):\n"
-    "    return base64.urlsafe_b64encode(data).rstrip(b\"=\").decode()\n"
-    "\n"
-    "def jwt(claims, signer):\n"
-    "    header = b64(json.dumps({\"typ\": \"JWT\", \"alg\": \"ed25519-nkey\"}).encode())\n"
-    "    claims = dict(claims, iat=int(time.time()))\n"
-    "    digest = hashlib.sha256(json.dumps(claims, sort_keys=True).encode()).digest()\n"
-    "    claims[\"jti\"] = base64.b32encode(digest).decode().rstrip(\"=\")\n"
-    "    body = b64(json.dumps(claims).encode())\n"
-    "    return header + \".\" + body + \".\" + b64(signer.sign((header + \".\" + body).encode()))\n"
-    "\n"
-    "def user(name, account_pub, account, extra={}):\n"
-    "    seed, pub, _ = keypair(nkeys.PREFIX_BYTE_USER)\n"
-    "    nats = {\"pub\": {}, \"sub\": {}, \"subs\": -1, \"data\": -1, \"payload\": -1,\n"
-    "            \"type\": \"user\", \"version\": 2}\n"
-    "    token = jwt(dict({\"iss\": account_pub, \"sub\": pub, \"name\": name, \"nats\": nats}, **extra), account)\n"
-    "    with open(name + \".creds\", \"w\") as f:\n"
-    "        f.write(\"-----BEGIN NATS USER JWT-----\\n\" + token + \"\\n------END NATS USER JWT------\\n\\n\"\n"
-    "                \"-----BEGIN USER NKEY SEED-----\\n\" + seed + \"\\n------END USER NKEY SEED------\\n\")\n"
-    "\n"
-    "os.chdir(sys.argv[1])\n"
-    "_, op_pub, op = keypair(nkeys.PREFIX_BYTE_OPERATOR)\n"
-    "_, acc_pub, acc = keypair(nkeys.PREFIX_BYTE_ACCOUNT)\n"
-    "_, other_pub, other = keypair(nkeys.PREFIX_BYTE_ACCOUNT)\n"
-    "limits = {\"subs\": -1, \"data\": -1, \"payload\": -1, \"imports\": -1, \"exports\": -1,\n"
-    "          \"wildcards\": True, \"conn\": -1, \"leaf\": -1}\n"
-    "account = {\"limits\": limits, \"default_permissions\": {\"pub\": {}, \"sub\": {}},\n"
-    "           \"type\": \"account\", \"version\": 2}\n"
-    "op_jwt = jwt({\"iss\": op_pub, \"sub\": op_pub, \"name\": \"qtbus-test\",\n"
-    "              \"nats\": {\"type\": \"operator\", \"version\": 2}}, op)\n"
-    "acc_jwt = jwt({\"iss\": op_pub, \"sub\": acc_pub, \"name\": \"QTBUS\", \"nats\": account}, op)\n"
-    "user(\"user\", acc_pub, acc)\n"
-    "user(\"expired\", acc_pub, acc, {\"exp\": int(time.time()) - 60})\n"
-    "user(\"stranger\", other_pub, other)\n"
-    "with open(\"operator.conf\", \"w\") as f:\n"
-    "    f.write('operator: \"%s\"\\nresolver: MEMORY\\n' % op_jwt)\n"
-    "    f.write('resolver_preload: {\\n  %s: \"%s\"\\n}\\n' % (acc_pub, acc_jwt))\n";
+        "import base64, hashlib, json, os, sys, time\n"
+        "import nkeys\n"
+        "\n"
+        "def keypair(prefix):\n"
+        "    seed = nkeys.encode_seed(os.urandom(32), prefix)\n"
+        "    kp = nkeys.from_seed(bytearray(seed))\n"
+        "    return seed.decode(), kp.public_key.decode(), kp\n"
+        "\n"
+        "def b64(data):\n"
+        "    return base64.urlsafe_b64encode(data).rstrip(b\"=\").decode()\n"
+        "\n"
+        "def jwt(claims, signer):\n"
+        "    header = b64(json.dumps({\"typ\": \"JWT\", \"alg\": \"ed25519-nkey\"}).encode())\n"
+        "    claims = dict(claims, iat=int(time.time()))\n"
+        "    digest = hashlib.sha256(json.dumps(claims, sort_keys=True).encode()).digest()\n"
+        "    claims[\"jti\"] = base64.b32encode(digest).decode().rstrip(\"=\")\n"
+        "    body = b64(json.dumps(claims).encode())\n"
+        "    return header + \".\" + body + \".\" + b64(signer.sign((header + \".\" + body).encode()))\n"
+        "\n"
+        "def user(name, account_pub, account, extra={}):\n"
+        "    seed, pub, _ = keypair(nkeys.PREFIX_BYTE_USER)\n"
+        "    nats = {\"pub\": {}, \"sub\": {}, \"subs\": -1, \"data\": -1, \"payload\": -1,\n"
+        "            \"type\": \"user\", \"version\": 2}\n"
+        "    token = jwt(dict({\"iss\": account_pub, \"sub\": pub, \"name\": name, \"nats\": nats}, **extra), "
+        "account)\n"
+        "    with open(name + \".creds\", \"w\") as f:\n"
+        "        f.write(\"-----BEGIN NATS USER JWT-----\\n\" + token + \"\\n------END NATS USER JWT------\\n\\n\"\n"
+        "                \"-----BEGIN USER NKEY SEED-----\\n\" + seed + \"\\n------END USER NKEY SEED------\\n\")\n"
+        "\n"
+        "os.chdir(sys.argv[1])\n"
+        "_, op_pub, op = keypair(nkeys.PREFIX_BYTE_OPERATOR)\n"
+        "_, acc_pub, acc = keypair(nkeys.PREFIX_BYTE_ACCOUNT)\n"
+        "_, other_pub, other = keypair(nkeys.PREFIX_BYTE_ACCOUNT)\n"
+        "limits = {\"subs\": -1, \"data\": -1, \"payload\": -1, \"imports\": -1, \"exports\": -1,\n"
+        "          \"wildcards\": True, \"conn\": -1, \"leaf\": -1}\n"
+        "account = {\"limits\": limits, \"default_permissions\": {\"pub\": {}, \"sub\": {}},\n"
+        "           \"type\": \"account\", \"version\": 2}\n"
+        "op_jwt = jwt({\"iss\": op_pub, \"sub\": op_pub, \"name\": \"qtbus-test\",\n"
+        "              \"nats\": {\"type\": \"operator\", \"version\": 2}}, op)\n"
+        "acc_jwt = jwt({\"iss\": op_pub, \"sub\": acc_pub, \"name\": \"QTBUS\", \"nats\": account}, op)\n"
+        "user(\"user\", acc_pub, acc)\n"
+        "user(\"expired\", acc_pub, acc, {\"exp\": int(time.time()) - 60})\n"
+        "user(\"stranger\", other_pub, other)\n"
+        "with open(\"operator.conf\", \"w\") as f:\n"
+        "    f.write('operator: \"%s\"\\nresolver: MEMORY\\n' % op_jwt)\n"
+        "    f.write('resolver_preload: {\\n  %s: \"%s\"\\n}\\n' % (acc_pub, acc_jwt))\n";
     char path[160];
     snprintf(path, sizeof path, "%s/creds.py", dir);
     FILE *f = fopen(path, "w");
@@ -318,7 +331,7 @@ static inline void server_says(const ns_server *s, const char *text, char *out, 
  * Connecting with nats.c options
  * ---------------------------------------------------------------------------------- */
 
-static const qtbus_nats_options defaults = { .url = NULL };
+static const qtbus_nats_options defaults = {.url = NULL};
 
 /* Options for the server at `url`: 10 s to connect (TLS under valgrind is slow; the
  * servers give the TLS handshake as long), retries 100 ms apart. */
@@ -364,7 +377,7 @@ static inline void works(const char *what, natsOptions *oa, natsOptions *ob, con
  * took, in ms. */
 static inline int64_t connect_fails(const char *what, natsOptions *o, int status, const char *head, const char *words)
 {
-    qtbus_nats *bridge = (qtbus_nats *)&bus_a;   /* not NULL: the call must set it */
+    qtbus_nats *bridge = (qtbus_nats *)&bus_a; /* not NULL: the call must set it */
     atomic_store(&misuse, 0);
     int threads = settled_thread_count();
     int64_t start = tu_now_ms();
@@ -396,8 +409,8 @@ static inline int64_t connect_fails(const char *what, natsOptions *o, int status
  * closed the connection). */
 static inline int64_t refused(const char *what, natsOptions *o, const char *words)
 {
-    return connect_fails(what, o, QTBUS_EIO, "qtbus_nats_connect_with: no server of nats_options could be reached: ",
-                         words);
+    return connect_fails(what, o, QTBUS_EIO,
+                         "qtbus_nats_connect_with: no server of nats_options could be reached: ", words);
 }
 
 /* A connect whose credentials the server refuses: QTBUS_EACCES, the server reached. */
@@ -412,10 +425,10 @@ static inline int64_t denied(const char *what, natsOptions *o)
  * `head` and holding `words` and none of `secret` (the url's password or token), one
  * MISUSE record, *out NULL. */
 static inline void url_fails(const char *what, const char *url, int status, const char *head, const char *words,
-                      const char *secret)
+                             const char *secret)
 {
     qtbus_nats *bridge = (qtbus_nats *)&bus_a;
-    qtbus_nats_options o = { .url = url };
+    qtbus_nats_options o = {.url = url};
     atomic_store(&misuse, 0);
     int64_t start = tu_now_ms();
     int rc = qtbus_nats_connect(bus_a, &o, &bridge);
@@ -445,9 +458,11 @@ static inline int cross_when_up(const char *type, inbox *box, int more)
         CHECK_EQ_INT(send_text(bus_a, type, "probe"), 1);
         sent++;
         int64_t wait = tu_now_ms() + 200;
-        while (atomic_load(&box->count) == before && tu_now_ms() < wait) tu_sleep_ms(1);
+        while (atomic_load(&box->count) == before && tu_now_ms() < wait)
+            tu_sleep_ms(1);
     }
-    for (int i = 0; i < more; i++) CHECK_EQ_INT(send_text(bus_a, type, "after"), 1);
+    for (int i = 0; i < more; i++)
+        CHECK_EQ_INT(send_text(bus_a, type, "after"), 1);
     CHECK_WAIT(atomic_load(&box->count) >= before + 1 + more, TU_WAIT_MS);
     return sent + more;
 }

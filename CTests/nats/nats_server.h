@@ -34,8 +34,8 @@ typedef struct ns_server {
     int port;
     char dir[64];
     char url[64];
-    int no_jetstream;              /* set before ns_start: a server without JetStream */
-    const char *config;            /* set before ns_start: a configuration file's text, or NULL */
+    int no_jetstream;   /* set before ns_start: a server without JetStream */
+    const char *config; /* set before ns_start: a configuration file's text, or NULL */
     /* Cluster members only: */
     int cluster_port;
     char routes[256];
@@ -45,7 +45,7 @@ typedef struct ns_server {
 static inline int ns_free_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof a;
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || getsockname(fd, (struct sockaddr *)&a, &len) != 0)
         tu_fail(__FILE__, __LINE__, "no free port");
@@ -56,8 +56,8 @@ static inline int ns_free_port(void)
 static inline int ns_accepts(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    struct sockaddr_in a = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     int ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
     close(fd);
     return ok;
@@ -90,14 +90,16 @@ static inline void ns_spawn(ns_server *s)
             argv[n++] = "-c";
             argv[n++] = conf;
         }
-        const char *common[] = { "-a", "127.0.0.1", "-p", port, "-l", log };
-        for (size_t i = 0; i < sizeof common / sizeof common[0]; i++) argv[n++] = common[i];
+        const char *common[] = {"-a", "127.0.0.1", "-p", port, "-l", log};
+        for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+            argv[n++] = common[i];
         char cluster[64];
         if (s->cluster_port) {
             /* JetStream stays off: clustered JetStream is another setup. */
             snprintf(cluster, sizeof cluster, "nats://127.0.0.1:%d", s->cluster_port);
-            const char *more[] = { "--cluster_name", "qtbus", "--cluster", cluster, "--routes", s->routes };
-            for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) argv[n++] = more[i];
+            const char *more[] = {"--cluster_name", "qtbus", "--cluster", cluster, "--routes", s->routes};
+            for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+                argv[n++] = more[i];
         } else if (!s->no_jetstream) {
             argv[n++] = "-js";
             argv[n++] = "-sd";
@@ -146,7 +148,8 @@ static inline void ns_cluster_start(ns_server *nodes, int count)
                                   n ? "," : "", nodes[j].cluster_port);
         }
     }
-    for (int i = 0; i < count; i++) ns_spawn(&nodes[i]);
+    for (int i = 0; i < count; i++)
+        ns_spawn(&nodes[i]);
 }
 
 /* SIGKILL: no goodbye to the clients, as a crash or a lost machine. */
@@ -165,7 +168,7 @@ static inline void ns_restart(ns_server *s) { ns_spawn(s); }
 static inline qtbus_nats *ns_bridge(const ns_server *s, qtbus_bus *bus, int request_timeout_ms, int jetstream)
 {
     qtbus_nats *bridge = NULL;
-    qtbus_nats_options o = { .url = s->url, .request_timeout_ms = request_timeout_ms, .jetstream = jetstream };
+    qtbus_nats_options o = {.url = s->url, .request_timeout_ms = request_timeout_ms, .jetstream = jetstream};
     CHECK_EQ_INT(qtbus_nats_connect(bus, &o, &bridge), QTBUS_OK);
     CHECK(bridge != NULL);
     return bridge;
@@ -178,7 +181,8 @@ static inline int ns_log_count(const ns_server *s, const char *text)
     snprintf(path, sizeof path, "%s/server.log", s->dir);
     FILE *f = fopen(path, "r");
     int n = 0;
-    while (f && fgets(line, sizeof line, f)) n += strstr(line, text) != NULL;
+    while (f && fgets(line, sizeof line, f))
+        n += strstr(line, text) != NULL;
     if (f) fclose(f);
     return n;
 }

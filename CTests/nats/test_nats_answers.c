@@ -23,10 +23,10 @@ static ns_server server;
 /* ---- what the answering bus's trace hook saw ------------------------------------- */
 
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
-static int answer_records;           /* qtbus_nats_import records about an answer */
-static char answer_why[400];         /* the first one's qtbus_errmsg() */
-static int other_import_records;     /* drops (expected where the backlog is full) */
-static int buffer_full;              /* qtbus_nats_export: the reconnect buffer is full */
+static int answer_records;       /* qtbus_nats_import records about an answer */
+static char answer_why[400];     /* the first one's qtbus_errmsg() */
+static int other_import_records; /* drops (expected where the backlog is full) */
+static int buffer_full;          /* qtbus_nats_export: the reconnect buffer is full */
 static int other_records;
 static char other_why[400];
 
@@ -182,20 +182,20 @@ int main(void)
         CHECK_EQ_INT(qtbus_request(a, &d, on_reply, &q, on_complete), 1);
         CHECK_WAIT(atomic_load(&deferred_id) != 0, TU_WAIT_MS);
         CHECK_EQ_INT(qtbus_nats_close(bb), QTBUS_OK);
-        qtbus_deferred later = { atomic_exchange(&deferred_id, 0) };
+        qtbus_deferred later = {atomic_exchange(&deferred_id, 0)};
         /* A known text first, so that a report that is not made cannot pass for one. */
         CHECK_EQ_INT(qtbus_nats_close(NULL), QTBUS_EINVAL);
         CHECK_EQ_INT(qtbus_deferred_reply(later, "late", 4), QTBUS_OK);
         printf("a reply after close: %s\n", qtbus_errmsg());
         CHECK(strstr(qtbus_errmsg(),
-                     "qtbus_nats_import: a reply of 4 bytes to a request on qtbus.q._.Later was not sent: ")
-              == qtbus_errmsg());
+                     "qtbus_nats_import: a reply of 4 bytes to a request on qtbus.q._.Later was not sent: ") ==
+              qtbus_errmsg());
         CHECK(strstr(qtbus_errmsg(), "the bridge was closed") != NULL);
         CHECK_EQ_INT(qtbus_nats_close(NULL), QTBUS_EINVAL);
         CHECK_EQ_INT(qtbus_deferred_finish(later), QTBUS_OK);
         printf("the end after close: %s\n", qtbus_errmsg());
-        CHECK(strstr(qtbus_errmsg(), "qtbus_nats_import: the end of a request on qtbus.q._.Later was not sent: ")
-              == qtbus_errmsg());
+        CHECK(strstr(qtbus_errmsg(), "qtbus_nats_import: the end of a request on qtbus.q._.Later was not sent: ") ==
+              qtbus_errmsg());
         /* No record: the bridge was closed. */
         CHECK_EQ_INT(seen(&answer_records), 0);
         CHECK_WAIT(atomic_load(&q.completions) == 1, TU_WAIT_MS);
@@ -220,7 +220,8 @@ int main(void)
         /* About 67 fill the backlog behind the stuck handler; the next drop holds
          * nats.c's delivery thread of the import in the hook. */
         atomic_store(&hold_drops, 1);
-        for (int i = 0; i < FILL; i++) CHECK_EQ_INT(natsConnection_Publish(raw, "qtbus.e._.Ask", blob, SIZE), NATS_OK);
+        for (int i = 0; i < FILL; i++)
+            CHECK_EQ_INT(natsConnection_Publish(raw, "qtbus.e._.Ask", blob, SIZE), NATS_OK);
         CHECK_EQ_INT(natsConnection_FlushTimeout(raw, 10000), NATS_OK);
         CHECK_WAIT(atomic_load(&drops_held) == 1, 30000);
         /* The request waits in nats.c behind the held thread; it is a bridge's (the
@@ -235,7 +236,7 @@ int main(void)
         ns_kill(&server);
         CHECK_WAIT(qtbus_nats_is_connected(bb) == 0, TU_WAIT_MS);
         for (int i = 0; i < 40 && !seen(&buffer_full); i++) {
-            qtbus_event_desc d = { .type = "Fill", .data = blob, .size = SIZE };
+            qtbus_event_desc d = {.type = "Fill", .data = blob, .size = SIZE};
             CHECK_EQ_INT(qtbus_dispatch(b, &d), 1);
         }
         CHECK(seen(&buffer_full) > 0);

@@ -16,8 +16,8 @@
 static void auth_cases(void)
 {
     /* A user and a password. */
-    ns_server server = { .no_jetstream = 1,
-                         .config = "authorization {\n  users = [ { user: orders, password: \"s3cret-pw\" } ]\n}\n" };
+    ns_server server = {.no_jetstream = 1,
+                        .config = "authorization {\n  users = [ { user: orders, password: \"s3cret-pw\" } ]\n}\n"};
     ns_start(&server);
     natsOptions *oa = options_for(server.url), *ob = options_for(server.url);
     CHECK_EQ_INT(natsOptions_SetUserInfo(oa, "orders", "s3cret-pw"), NATS_OK);
@@ -57,7 +57,7 @@ static void auth_cases(void)
     ns_stop(&server);
 
     /* A token. */
-    server = (ns_server){ .no_jetstream = 1, .config = "authorization {\n  token: \"t0ken-for-qtbus\"\n}\n" };
+    server = (ns_server){.no_jetstream = 1, .config = "authorization {\n  token: \"t0ken-for-qtbus\"\n}\n"};
     ns_start(&server);
     oa = options_for(server.url);
     ob = options_for(server.url);
@@ -69,8 +69,10 @@ static void auth_cases(void)
     denied("wrong token", wrong);
     natsOptions_Destroy(wrong);
     snprintf(url, sizeof url, "nats://t0ken-guessed@127.0.0.1:%d", server.port);
-    snprintf(head, sizeof head, "qtbus_nats_connect: the server at nats://***@127.0.0.1:%d was reached and refused "
-             "access: ", server.port);
+    snprintf(head, sizeof head,
+             "qtbus_nats_connect: the server at nats://***@127.0.0.1:%d was reached and refused "
+             "access: ",
+             server.port);
     url_fails("url, wrong token", url, QTBUS_EACCES, head, "Authorization Violation", "t0ken-guessed");
     natsOptions_Destroy(oa);
     natsOptions_Destroy(ob);
@@ -78,7 +80,7 @@ static void auth_cases(void)
 
     /* An NKey: the server knows the public key, the client signs its nonce with the
      * seed.  The stranger's key pair is as valid, but not the server's. */
-    server = (ns_server){ .no_jetstream = 1 };
+    server = (ns_server){.no_jetstream = 1};
     ns_prepare(&server);
     char user[64], stranger[64], config[256], seed[160], stranger_seed[160];
     make_nkey(server.dir, "user", user, sizeof user);

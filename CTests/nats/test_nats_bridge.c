@@ -87,7 +87,7 @@ int main(void)
     /* Bad arguments: refused, with the reason. */
     {
         qtbus_nats *bridge = (qtbus_nats *)1;
-        qtbus_nats_options o = { .url = server.url };
+        qtbus_nats_options o = {.url = server.url};
         CHECK_EQ_INT(qtbus_nats_connect(NULL, &o, &bridge), QTBUS_EINVAL);
         CHECK(bridge == NULL);
         CHECK_EQ_INT(qtbus_nats_connect(a, NULL, &bridge), QTBUS_EINVAL);
@@ -112,7 +112,7 @@ int main(void)
         char url[64];
         snprintf(url, sizeof url, "nats://127.0.0.1:%d", ns_free_port());
         qtbus_nats *bridge = (qtbus_nats *)1;
-        qtbus_nats_options o = { .url = url };
+        qtbus_nats_options o = {.url = url};
         int64_t start = tu_now_ms();
         CHECK_EQ_INT(qtbus_nats_connect(a, &o, &bridge), QTBUS_EIO);
         CHECK(bridge == NULL);
@@ -135,14 +135,18 @@ int main(void)
         qtbus_token t;
         CHECK_EQ_INT(qtbus_subscribe(b, "Order", NULL, receive, &in, NULL, &t), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_export(ba, "Order"), QTBUS_OK);
-        CHECK_EQ_INT(qtbus_nats_export(ba, "Order"), QTBUS_OK);  /* twice: once */
+        CHECK_EQ_INT(qtbus_nats_export(ba, "Order"), QTBUS_OK); /* twice: once */
         CHECK_EQ_INT(qtbus_nats_import(bb, "Order"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(bb, "Order"), QTBUS_OK);
         settle();
         int obj;
-        qtbus_event_desc d = { .type = "Order", .subtype = "created", .data = "{\"id\":7}", .size = 8,
-                               .object = &obj, .object_release = object_release };
-        CHECK_EQ_INT(qtbus_dispatch(a, &d), 1);  /* the export subscription */
+        qtbus_event_desc d = {.type = "Order",
+                              .subtype = "created",
+                              .data = "{\"id\":7}",
+                              .size = 8,
+                              .object = &obj,
+                              .object_release = object_release};
+        CHECK_EQ_INT(qtbus_dispatch(a, &d), 1); /* the export subscription */
         CHECK_WAIT(inbox_count(&in) == 1, TU_WAIT_MS);
         CHECK_EQ_STR(in.type, "Order");
         CHECK_EQ_STR(in.subtype, "created");
@@ -152,7 +156,7 @@ int main(void)
         CHECK(in.object == NULL);
         CHECK(!pthread_equal(in.thread, pthread_self()));
 
-        qtbus_event_desc plain = { .type = "Order" };
+        qtbus_event_desc plain = {.type = "Order"};
         CHECK_EQ_INT(qtbus_dispatch(a, &plain), 1);
         CHECK_WAIT(inbox_count(&in) == 2, TU_WAIT_MS);
         CHECK(!in.has_subtype);
@@ -160,22 +164,22 @@ int main(void)
 
         /* A local handler that stops the event runs after the export (highest priority). */
         qtbus_token ts;
-        qtbus_sub_options high = { .priority = 1000 };
+        qtbus_sub_options high = {.priority = 1000};
         CHECK_EQ_INT(qtbus_subscribe(a, "Order", &high, stopper, NULL, NULL, &ts), QTBUS_OK);
         CHECK_EQ_INT(qtbus_dispatch(a, &plain), 2);
         CHECK_WAIT(inbox_count(&in) == 3, TU_WAIT_MS);
         CHECK_EQ_INT(qtbus_token_dispose(ts), QTBUS_OK);
 
         /* Sticky: kept on the receiving bus, so a later REPLAY subscriber gets it. */
-        qtbus_event_desc sticky = { .type = "Order", .subtype = "last", .data = "42", .size = 2,
-                                    .flags = QTBUS_EVENT_STICKY };
+        qtbus_event_desc sticky = {
+            .type = "Order", .subtype = "last", .data = "42", .size = 2, .flags = QTBUS_EVENT_STICKY};
         CHECK_EQ_INT(qtbus_dispatch(a, &sticky), 1);
         CHECK_WAIT(inbox_count(&in) == 4, TU_WAIT_MS);
         CHECK_EQ_INT(in.flags, QTBUS_EVENT_STICKY);
         static inbox late;
         inbox_init(&late);
         qtbus_token tl;
-        qtbus_sub_options replay = { .flags = QTBUS_SUB_REPLAY };
+        qtbus_sub_options replay = {.flags = QTBUS_SUB_REPLAY};
         CHECK_EQ_INT(qtbus_subscribe(b, "Order", &replay, receive, &late, NULL, &tl), QTBUS_OK);
         CHECK_EQ_INT(inbox_count(&late), 1);
         CHECK_EQ_STR(late.subtype, "last");
@@ -187,8 +191,9 @@ int main(void)
     /* Names that are not subject tokens cross and come back as they were. */
     {
         static const char *const names[] = {
-            "a.b", "*", ">", "a b", "_", "_41", "__", "-", "Δ", "Prix Δ", "tab\there", "$SYS", "x>y.z*",
-            "日本語", "\xf0\x9f\x9a\x80",
+            "a.b",       "*",    ">",      "a b",    "_",
+            "_41",       "__",   "-",      "Δ",      "Prix Δ",
+            "tab\there", "$SYS", "x>y.z*", "日本語", "\xf0\x9f\x9a\x80",
         };
         static inbox in;
         inbox_init(&in);
@@ -199,7 +204,7 @@ int main(void)
         settle();
         int sent = 0;
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-            qtbus_event_desc d = { .type = "Weird", .subtype = names[i] };
+            qtbus_event_desc d = {.type = "Weird", .subtype = names[i]};
             CHECK_EQ_INT(qtbus_dispatch(a, &d), 1);
             sent++;
             CHECK_WAIT(inbox_count(&in) == sent, TU_WAIT_MS);
@@ -210,7 +215,7 @@ int main(void)
         memset(longest, '.', 255);
         longest[255] = '\0';
         for (int k = 0; k < 2; k++) {
-            qtbus_event_desc d = { .type = k ? longest : "Weird", .subtype = k ? "x" : longest };
+            qtbus_event_desc d = {.type = k ? longest : "Weird", .subtype = k ? "x" : longest};
             if (k) {
                 CHECK_EQ_INT(qtbus_nats_export(ba, longest), QTBUS_OK);
                 CHECK_EQ_INT(qtbus_nats_import(bb, longest), QTBUS_OK);
@@ -234,17 +239,17 @@ int main(void)
         qtbus_token ta, tb;
         CHECK_EQ_INT(qtbus_subscribe(a, "Chat", NULL, receive, &in_a, NULL, &ta), QTBUS_OK);
         CHECK_EQ_INT(qtbus_subscribe(b, "Chat", NULL, receive, &in_b, NULL, &tb), QTBUS_OK);
-        qtbus_nats *both[2] = { ba, bb };
+        qtbus_nats *both[2] = {ba, bb};
         for (int i = 0; i < 2; i++) {
             CHECK_EQ_INT(qtbus_nats_export(both[i], "Chat"), QTBUS_OK);
             CHECK_EQ_INT(qtbus_nats_import(both[i], "Chat"), QTBUS_OK);
         }
         settle();
-        qtbus_event_desc d = { .type = "Chat", .data = "hi", .size = 2 };
+        qtbus_event_desc d = {.type = "Chat", .data = "hi", .size = 2};
         CHECK_EQ_INT(qtbus_dispatch(a, &d), 2);
         CHECK_WAIT(inbox_count(&in_b) == 1, TU_WAIT_MS);
         tu_sleep_ms(300);
-        CHECK_EQ_INT(inbox_count(&in_a), 1);   /* its own dispatch, not an echo */
+        CHECK_EQ_INT(inbox_count(&in_a), 1); /* its own dispatch, not an echo */
         CHECK_EQ_INT(inbox_count(&in_b), 1);
         CHECK_EQ_INT(qtbus_token_dispose(ta), QTBUS_OK);
         CHECK_EQ_INT(qtbus_token_dispose(tb), QTBUS_OK);
@@ -261,9 +266,9 @@ int main(void)
         CHECK_EQ_INT(qtbus_nats_export(ba, "Price"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import_subtype(bc, "Price", "EUR"), QTBUS_OK);
         settle();
-        const char *const subtypes[] = { "USD", "EUR", "GBP", "EUR" };
+        const char *const subtypes[] = {"USD", "EUR", "GBP", "EUR"};
         for (int i = 0; i < 4; i++) {
-            qtbus_event_desc d = { .type = "Price", .subtype = subtypes[i] };
+            qtbus_event_desc d = {.type = "Price", .subtype = subtypes[i]};
             CHECK_EQ_INT(qtbus_dispatch(a, &d), 1);
         }
         CHECK_WAIT(inbox_count(&in) == 2, TU_WAIT_MS);
@@ -286,11 +291,11 @@ int main(void)
         CHECK_EQ_INT(natsConnection_ConnectTo(&raw, server.url), NATS_OK);
         settle();
         const char *const bad[] = {
-            "qtbus.x._.Raw",         /* unknown kind */
-            "qtbus.e._ZZ.Raw",       /* bad escape */
-            "qtbus.e._41.Raw",       /* a plain byte escaped: a second spelling */
-            "qtbus.e._FF.Raw",       /* not UTF-8 */
-            "qtbus.e.a~b.Raw",       /* a byte the encoding never writes */
+            "qtbus.x._.Raw",   /* unknown kind */
+            "qtbus.e._ZZ.Raw", /* bad escape */
+            "qtbus.e._41.Raw", /* a plain byte escaped: a second spelling */
+            "qtbus.e._FF.Raw", /* not UTF-8 */
+            "qtbus.e.a~b.Raw", /* a byte the encoding never writes */
         };
         int expected = 0;
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -324,9 +329,9 @@ int main(void)
         qtbus_nats *bd = ns_bridge(&server, d_bus, 0, 0);
         CHECK_EQ_INT(qtbus_nats_export(bd, "Burst"), QTBUS_OK);
         settle();
-        char payload[64] = { 0 };
+        char payload[64] = {0};
         for (int i = 0; i < BURST; i++) {
-            qtbus_event_desc d = { .type = "Burst", .data = payload, .size = sizeof payload };
+            qtbus_event_desc d = {.type = "Burst", .data = payload, .size = sizeof payload};
             CHECK_EQ_INT(qtbus_dispatch(d_bus, &d), 1);
         }
         CHECK_EQ_INT(qtbus_nats_close(bd), QTBUS_OK);

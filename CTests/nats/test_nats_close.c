@@ -35,8 +35,8 @@ static void wait_open(atomic_int *gate)
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 static int close_records;
 static char close_errmsg[400];
-static atomic_int drops_held;    /* the drop report that holds nats.c's thread: 1 once it does */
-static atomic_int hold_drops;    /* armed: the next drop report holds its thread */
+static atomic_int drops_held; /* the drop report that holds nats.c's thread: 1 once it does */
+static atomic_int hold_drops; /* armed: the next drop report holds its thread */
 
 static void hook(const qtbus_trace_record *r, void *userdata)
 {
@@ -48,8 +48,8 @@ static void hook(const qtbus_trace_record *r, void *userdata)
         snprintf(close_errmsg, sizeof close_errmsg, "%s", qtbus_errmsg());
         pthread_mutex_unlock(&seen_lock);
     }
-    if (strcmp(r->function, "qtbus_nats_import") == 0 && strstr(qtbus_errmsg(), "dropped a")
-        && atomic_exchange(&hold_drops, 0)) {
+    if (strcmp(r->function, "qtbus_nats_import") == 0 && strstr(qtbus_errmsg(), "dropped a") &&
+        atomic_exchange(&hold_drops, 0)) {
         atomic_store(&drops_held, 1);
         wait_open(&drop_gate_open);
     }
@@ -82,7 +82,7 @@ int main(void)
     {
         qtbus_bus *b = qtbus_bus_create();
         qtbus_nats *bb = NULL;
-        qtbus_nats_options o = { .url = server.url };
+        qtbus_nats_options o = {.url = server.url};
         CHECK_EQ_INT(qtbus_nats_connect(b, &o, &bb), QTBUS_OK);
         CHECK_EQ_INT(qtbus_trace_set(b, QTBUS_TRACE_MISUSE, hook, NULL, NULL), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(bb, "Blob"), QTBUS_OK);
@@ -92,11 +92,13 @@ int main(void)
         enum { SIZE = 1000000, FILL = 70, MORE = 5 };
         static char blob[SIZE];
         atomic_store(&hold_drops, 1);
-        for (int i = 0; i < FILL; i++) CHECK_EQ_INT(natsConnection_Publish(raw, "qtbus.e._.Blob", blob, SIZE), NATS_OK);
+        for (int i = 0; i < FILL; i++)
+            CHECK_EQ_INT(natsConnection_Publish(raw, "qtbus.e._.Blob", blob, SIZE), NATS_OK);
         CHECK_EQ_INT(natsConnection_FlushTimeout(raw, 10000), NATS_OK);
         CHECK_WAIT(atomic_load(&drops_held) == 1, 30000);
         /* These wait in nats.c, behind the held thread: the drain cannot deliver them. */
-        for (int i = 0; i < MORE; i++) CHECK_EQ_INT(natsConnection_Publish(raw, "qtbus.e._.Blob", blob, 16), NATS_OK);
+        for (int i = 0; i < MORE; i++)
+            CHECK_EQ_INT(natsConnection_Publish(raw, "qtbus.e._.Blob", blob, 16), NATS_OK);
         CHECK_EQ_INT(natsConnection_FlushTimeout(raw, 10000), NATS_OK);
         tu_sleep_ms(200);
 
@@ -130,15 +132,15 @@ int main(void)
     {
         qtbus_bus *b = qtbus_bus_create();
         qtbus_nats *bb = NULL;
-        qtbus_nats_options o = { .url = server.url };
+        qtbus_nats_options o = {.url = server.url};
         CHECK_EQ_INT(qtbus_nats_connect(b, &o, &bb), QTBUS_OK);
         CHECK_EQ_INT(qtbus_trace_set(b, QTBUS_TRACE_MISUSE, hook, NULL, NULL), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(bb, "Gone"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_export(bb, "Gone"), QTBUS_OK);
         ns_kill(&server);
         CHECK_WAIT(qtbus_nats_is_connected(bb) == 0, TU_WAIT_MS);
-        qtbus_event_desc d = { .type = "Gone", .data = "x", .size = 1 };
-        CHECK_EQ_INT(qtbus_dispatch(b, &d), 1);  /* waits in the reconnect buffer */
+        qtbus_event_desc d = {.type = "Gone", .data = "x", .size = 1};
+        CHECK_EQ_INT(qtbus_dispatch(b, &d), 1); /* waits in the reconnect buffer */
         int64_t start = tu_now_ms();
         int rc = qtbus_nats_close(bb);
         const char *m = qtbus_errmsg();

@@ -66,8 +66,8 @@ static int64_t close_with_server_gone(qtbus_bus *bus, int timeout_ms)
     qtbus_nats *b = bridge_on(bus, "Gone");
     ns_kill(&server);
     CHECK_WAIT(qtbus_nats_is_connected(b) == 0, TU_WAIT_MS);
-    qtbus_event_desc d = { .type = "Gone", .data = "x", .size = 1 };
-    CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);  /* waits in the reconnect buffer */
+    qtbus_event_desc d = {.type = "Gone", .data = "x", .size = 1};
+    CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1); /* waits in the reconnect buffer */
     take_records();
     int64_t start = tu_now_ms();
     int rc = timeout_ms < 0 ? qtbus_nats_close(b) : qtbus_nats_close_timeout(b, timeout_ms);
@@ -79,10 +79,10 @@ static int64_t close_with_server_gone(qtbus_bus *bus, int timeout_ms)
                (long long)took, m);
         CHECK_EQ_INT(rc, QTBUS_EIO);
         CHECK(strstr(m, "qtbus_nats_close: what was published did not reach the server within 5000 ms") == m);
-        CHECK(took >= 7900);   /* its documented waits, 5 s and 3 s, kept */
+        CHECK(took >= 7900); /* its documented waits, 5 s and 3 s, kept */
     } else {
-        printf("server gone, qtbus_nats_close_timeout(%4d): %s after %lld ms: %s\n", timeout_ms,
-               tu_status_name(rc), (long long)took, m);
+        printf("server gone, qtbus_nats_close_timeout(%4d): %s after %lld ms: %s\n", timeout_ms, tu_status_name(rc),
+               (long long)took, m);
         CHECK_EQ_INT(rc, QTBUS_ETIMEDOUT);
         char head[120];
         snprintf(head, sizeof head, "qtbus_nats_close_timeout: the timeout (%d ms) cut the close short: ", timeout_ms);
@@ -131,14 +131,15 @@ int main(void)
     close_with_server_gone(a, 500);
 
     /* The server up, nothing left behind: QTBUS_OK, no record, at 0 and with time. */
-    int timeouts[] = { 0, 2000 };
+    int timeouts[] = {0, 2000};
     for (int i = 0; i < 2; i++) {
         qtbus_nats *ba = bridge_on(a, "Fine"), *bb = bridge_on(b, "Fine");
         qtbus_token t;
         CHECK_EQ_INT(qtbus_subscribe(b, "Fine", NULL, count, NULL, NULL, &t), QTBUS_OK);
         atomic_store(&got, 0);
-        qtbus_event_desc d = { .type = "Fine", .data = "y", .size = 1 };
-        for (int k = 0; k < 10; k++) CHECK_EQ_INT(qtbus_dispatch(a, &d), 1);   /* the export */
+        qtbus_event_desc d = {.type = "Fine", .data = "y", .size = 1};
+        for (int k = 0; k < 10; k++)
+            CHECK_EQ_INT(qtbus_dispatch(a, &d), 1); /* the export */
         /* b receives them: a's buffer is empty, b's thread has dispatched them. */
         CHECK_WAIT(atomic_load(&got) == 10, TU_WAIT_MS);
         take_records();
@@ -161,8 +162,9 @@ int main(void)
         qtbus_token t;
         CHECK_EQ_INT(qtbus_subscribe(b, "Slow", NULL, slow, NULL, NULL, &t), QTBUS_OK);
         atomic_store(&got, 0);
-        qtbus_event_desc d = { .type = "Slow", .data = "z", .size = 1 };
-        for (int k = 0; k < 40; k++) CHECK_EQ_INT(qtbus_dispatch(a, &d), 1);
+        qtbus_event_desc d = {.type = "Slow", .data = "z", .size = 1};
+        for (int k = 0; k < 40; k++)
+            CHECK_EQ_INT(qtbus_dispatch(a, &d), 1);
         CHECK_EQ_INT(qtbus_nats_close_timeout(ba, 2000), QTBUS_OK);
         /* All 40 are b's: received, or on their way through b's subscription. */
         qtbus_nats_stats st;

@@ -62,12 +62,12 @@ int main(void)
 
     qtbus_bus *a = qtbus_bus_create(), *b = qtbus_bus_create();
     qtbus_nats *ba = NULL, *bb = NULL;
-    qtbus_nats_options oa = { .url = list_a }, ob = { .url = list_b };
+    qtbus_nats_options oa = {.url = list_a}, ob = {.url = list_b};
     CHECK_EQ_INT(qtbus_nats_connect(a, &oa, &ba), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_connect(b, &ob, &bb), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_export(ba, "Tick"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_export(ba, "Probe"), QTBUS_OK);
-    static stream_state s = { .lock = PTHREAD_MUTEX_INITIALIZER };
+    static stream_state s = {.lock = PTHREAD_MUTEX_INITIALIZER};
     CHECK_EQ_INT(qtbus_subscribe(b, "Tick", NULL, on_tick, &s, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(b, "Probe", NULL, on_probe, NULL, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import(bb, "Tick"), QTBUS_OK);
@@ -77,7 +77,7 @@ int main(void)
     int64_t until = tu_now_ms() + TU_WAIT_MS;
     while (atomic_load(&probes) == 0) {
         CHECK_MSG(tu_now_ms() < until, "the cluster did not carry an event from node 0 to node 1");
-        qtbus_event_desc p = { .type = "Probe" };
+        qtbus_event_desc p = {.type = "Probe"};
         CHECK_EQ_INT(qtbus_dispatch(a, &p), 1);
         tu_sleep_ms(20);
     }
@@ -86,10 +86,10 @@ int main(void)
      * at once), too short to observe; that node 0 is dead and the events after the kill
      * still arrive is the proof. */
     for (int seq = 1; seq <= EVENTS; seq++) {
-        qtbus_event_desc d = { .type = "Tick", .data = &seq, .size = sizeof seq };
+        qtbus_event_desc d = {.type = "Tick", .data = &seq, .size = sizeof seq};
         CHECK_EQ_INT(qtbus_dispatch(a, &d), 1);
         if (seq == KILL_AT) ns_kill(&nodes[0]);
-        if (seq % 10 == 0) tu_sleep_ms(1);  /* a stream, not one burst */
+        if (seq % 10 == 0) tu_sleep_ms(1); /* a stream, not one burst */
     }
     CHECK_WAIT(qtbus_nats_is_connected(ba), TU_WAIT_MS);
     CHECK(qtbus_nats_is_connected(bb));
@@ -108,7 +108,8 @@ int main(void)
     CHECK_EQ_INT(qtbus_nats_close(bb), QTBUS_OK);
     CHECK_EQ_INT(qtbus_bus_destroy(a), QTBUS_OK);
     CHECK_EQ_INT(qtbus_bus_destroy(b), QTBUS_OK);
-    for (int i = 0; i < 3; i++) ns_stop(&nodes[i]);
+    for (int i = 0; i < 3; i++)
+        ns_stop(&nodes[i]);
     printf("test_nats_cluster: passed\n");
     return 0;
 }

@@ -15,7 +15,7 @@
 /* A user JWT and its seed in a credentials file, against a server in operator mode. */
 static void credentials_case(void)
 {
-    ns_server server = { .no_jetstream = 1 };
+    ns_server server = {.no_jetstream = 1};
     ns_prepare(&server);
     make_credentials(server.dir);
     char *config = read_file(server.dir, "operator.conf");
@@ -27,8 +27,8 @@ static void credentials_case(void)
     CHECK_EQ_INT(natsOptions_SetUserCredentialsFromFiles(oa, creds, NULL), NATS_OK);
     CHECK_EQ_INT(natsOptions_SetUserCredentialsFromFiles(ob, creds, NULL), NATS_OK);
     works("credentials file", oa, ob, "Secured.creds");
-    const char *refusals[][2] = { { "expired", "credentials file, expired JWT" },
-                                  { "stranger", "credentials file, unknown account" } };
+    const char *refusals[][2] = {{"expired", "credentials file, expired JWT"},
+                                 {"stranger", "credentials file, unknown account"}};
     for (int i = 0; i < 2; i++) {
         snprintf(creds, sizeof creds, "%s/%s.creds", server.dir, refusals[i][0]);
         natsOptions *wrong = options_for(server.url);

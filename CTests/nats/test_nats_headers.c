@@ -28,7 +28,8 @@ static FILE *traced(int argc, ...)
     size_t n = (size_t)snprintf(command, sizeof command, "'%s' '%s'", PYTHON3, TRACED_CLIENT);
     va_list args;
     va_start(args, argc);
-    for (int i = 0; i < argc; i++) n += (size_t)snprintf(command + n, sizeof command - n, " '%s'", va_arg(args, const char *));
+    for (int i = 0; i < argc; i++)
+        n += (size_t)snprintf(command + n, sizeof command - n, " '%s'", va_arg(args, const char *));
     va_end(args);
     FILE *f = popen(command, "r");
     CHECK_MSG(f != NULL, "popen %s", command);
@@ -50,7 +51,8 @@ static void read_line(FILE *f, const char *prefix, char *out, size_t size)
 static void expect_exit(FILE *f)
 {
     char rest[1024];
-    while (fgets(rest, sizeof rest, f)) printf("traced client (more): %s", rest);
+    while (fgets(rest, sizeof rest, f))
+        printf("traced client (more): %s", rest);
     CHECK_EQ_INT(pclose(f), 0);
 }
 
@@ -61,7 +63,7 @@ typedef struct seen {
     int count;
     size_t headers;
     char all[2048], traceparent[128], tracestate[128], baggage[128];
-    bool bridge_header;            /* a header named Qtbus-*, in any case */
+    bool bridge_header; /* a header named Qtbus-*, in any case */
 } seen;
 
 static void copy_header(const qtbus_event *e, const char *name, char *out, size_t size)
@@ -156,13 +158,13 @@ int main(void)
 
     /* 1. Bridge to bridge. */
     {
-        seen s = { .lock = PTHREAD_MUTEX_INITIALIZER };
+        seen s = {.lock = PTHREAD_MUTEX_INITIALIZER};
         CHECK_EQ_INT(qtbus_nats_export(ba, "H"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(bb, "H"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_subscribe(bus_b, "H", NULL, record, &s, NULL, NULL), QTBUS_OK);
-        qtbus_header h[] = { { "traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" },
-                             { "x-empty", "" },
-                             { "x-utf8", "caf\xc3\xa9" } };
+        qtbus_header h[] = {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+                            {"x-empty", ""},
+                            {"x-utf8", "caf\xc3\xa9"}};
         qtbus_event_desc d = tu_event("H", NULL);
         d.flags = QTBUS_EVENT_HEADERS;
         d.headers = h;
@@ -178,13 +180,13 @@ int main(void)
 
     /* 2. A request across: the answering handler reads its headers; replies none. */
     {
-        seen s = { .lock = PTHREAD_MUTEX_INITIALIZER };
-        replies r = { .lock = PTHREAD_MUTEX_INITIALIZER };
+        seen s = {.lock = PTHREAD_MUTEX_INITIALIZER};
+        replies r = {.lock = PTHREAD_MUTEX_INITIALIZER};
         CHECK_EQ_INT(qtbus_nats_export(ba, "Price"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(bb, "Price"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_subscribe(bus_b, "Price", NULL, answer, &s, NULL, NULL), QTBUS_OK);
-        qtbus_header h[] = { { "traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" },
-                             { "baggage", "userId=alice" } };
+        qtbus_header h[] = {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+                            {"baggage", "userId=alice"}};
         qtbus_event_desc d = tu_event("Price", NULL);
         d.flags = QTBUS_EVENT_HEADERS;
         d.headers = h;
@@ -192,7 +194,7 @@ int main(void)
         CHECK_EQ_INT(qtbus_request(a, &d, on_reply, &r, on_complete), 1);
         CHECK_WAIT(completions(&r) == 1, TU_WAIT_MS);
         CHECK_EQ_INT(seen_count(&s), 1);
-        CHECK_EQ_INT(s.headers, 2);  /* not Qtbus-Request */
+        CHECK_EQ_INT(s.headers, 2); /* not Qtbus-Request */
         CHECK(!s.bridge_header);
         CHECK_EQ_STR(s.traceparent, h[0].value);
         CHECK_EQ_STR(s.baggage, "userId=alice");
@@ -202,7 +204,7 @@ int main(void)
 
     /* 3. OpenTelemetry at the other end: one trace id in and back out. */
     {
-        seen s = { .lock = PTHREAD_MUTEX_INITIALIZER };
+        seen s = {.lock = PTHREAD_MUTEX_INITIALIZER};
         CHECK_EQ_INT(qtbus_nats_import(bb, "Order"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_export(bb, "Shipped"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_subscribe(bus_b, "Order", NULL, ship, &s, NULL, NULL), QTBUS_OK);
@@ -216,7 +218,7 @@ int main(void)
         CHECK_EQ_STR(s.traceparent, sent);
         CHECK_EQ_STR(s.tracestate, "congo=t61rcWkgMzE");
         CHECK_EQ_STR(s.baggage, "userId=alice");
-        CHECK(!s.bridge_header);  /* Qtbus-Forged and qtbus-lower stayed out */
+        CHECK(!s.bridge_header); /* Qtbus-Forged and qtbus-lower stayed out */
         char expected_back[512];
         snprintf(expected_back, sizeof expected_back, "%s congo=t61rcWkgMzE userId=alice", sent);
         CHECK_EQ_STR(back, expected_back);
@@ -229,7 +231,7 @@ int main(void)
 
     /* 4. A plain requester's context reaches the handler; the reply has no header. */
     {
-        seen s = { .lock = PTHREAD_MUTEX_INITIALIZER };
+        seen s = {.lock = PTHREAD_MUTEX_INITIALIZER};
         CHECK_EQ_INT(qtbus_nats_import(bb, "Quote"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_subscribe(bus_b, "Quote", NULL, answer, &s, NULL, NULL), QTBUS_OK);
         FILE *f = traced(4, "request", server.url, "qtbus.q._.Quote", "?");
@@ -247,8 +249,8 @@ int main(void)
         FILE *f = traced(3, "listen", server.url, "qtbus.e.*.Note");
         char ready[16];
         read_line(f, "ready", ready, sizeof ready);
-        qtbus_header h[] = { { "traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" },
-                             { "x-note", "n" } };
+        qtbus_header h[] = {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+                            {"x-note", "n"}};
         qtbus_event_desc d = tu_event("Note", NULL);
         d.flags = QTBUS_EVENT_HEADERS;
         d.headers = h;

@@ -25,7 +25,8 @@ static FILE *plain(int argc, ...)
     size_t n = (size_t)snprintf(command, sizeof command, "'%s' '%s'", PYTHON3, PLAIN_CLIENT);
     va_list args;
     va_start(args, argc);
-    for (int i = 0; i < argc; i++) n += (size_t)snprintf(command + n, sizeof command - n, " '%s'", va_arg(args, const char *));
+    for (int i = 0; i < argc; i++)
+        n += (size_t)snprintf(command + n, sizeof command - n, " '%s'", va_arg(args, const char *));
     va_end(args);
     FILE *f = popen(command, "r");
     CHECK_MSG(f != NULL, "popen %s", command);
@@ -44,7 +45,8 @@ static void expect_line(FILE *f, const char *expected)
 static void expect_exit(FILE *f)
 {
     char rest[1024];
-    while (fgets(rest, sizeof rest, f)) printf("plain client (more): %s", rest);
+    while (fgets(rest, sizeof rest, f))
+        printf("plain client (more): %s", rest);
     CHECK_EQ_INT(pclose(f), 0);
 }
 
@@ -124,7 +126,7 @@ static int64_t ask(qtbus_bus *a, const char *type, const char *subtype, asked *q
     d.data = "?";
     d.size = 1;
     int64_t start = tu_now_ms();
-    CHECK_EQ_INT(qtbus_request(a, &d, on_reply, q, on_complete), 1);  /* the export */
+    CHECK_EQ_INT(qtbus_request(a, &d, on_reply, q, on_complete), 1); /* the export */
     CHECK_WAIT(completions(q) == 1, TU_WAIT_MS);
     return q->completed_ms - start;
 }
@@ -134,7 +136,7 @@ int main(void)
     ns_start(&server);
     qtbus_bus *a = qtbus_bus_create(), *b = qtbus_bus_create();
     qtbus_nats *ba = NULL, *bb = NULL;
-    qtbus_nats_options o = { .url = server.url, .request_timeout_ms = 2000 };
+    qtbus_nats_options o = {.url = server.url, .request_timeout_ms = 2000};
     CHECK_EQ_INT(qtbus_nats_connect(a, &o, &ba), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_connect(b, &o, &bb), QTBUS_OK);
 
@@ -160,8 +162,8 @@ int main(void)
 
     /* 2. A plain publisher: dispatched as the event it names. */
     {
-        got g = { .lock = PTHREAD_MUTEX_INITIALIZER };
-        qtbus_sub_options family = { .flags = QTBUS_SUB_PATTERN };
+        got g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+        qtbus_sub_options family = {.flags = QTBUS_SUB_PATTERN};
         qtbus_token t;
         CHECK_EQ_INT(qtbus_subscribe(b, "Order.>", &family, record, &g, NULL, &t), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(bb, "Order.>"), QTBUS_OK);

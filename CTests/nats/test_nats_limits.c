@@ -72,7 +72,7 @@ int main(void)
     ns_start(&server);
     qtbus_bus *a = qtbus_bus_create(), *b = qtbus_bus_create();
     qtbus_nats *ba = NULL, *bb = NULL;
-    qtbus_nats_options o = { .url = server.url };
+    qtbus_nats_options o = {.url = server.url};
     CHECK_EQ_INT(qtbus_nats_connect(a, &o, &ba), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_connect(b, &o, &bb), QTBUS_OK);
     CHECK_EQ_INT(qtbus_trace_set(a, QTBUS_TRACE_MISUSE, hook, NULL, NULL), QTBUS_OK);
@@ -84,7 +84,7 @@ int main(void)
     static char blob[2 * 1024 * 1024];
 
     /* Larger than the server takes. */
-    qtbus_event_desc big = { .type = "Blob", .data = blob, .size = sizeof blob };
+    qtbus_event_desc big = {.type = "Blob", .data = blob, .size = sizeof blob};
     CHECK_EQ_INT(qtbus_dispatch(a, &big), 1);
     CHECK_EQ_INT(atomic_load(&export_reports), 1);
     printf("too big to publish: %s\n", export_why);
@@ -93,7 +93,7 @@ int main(void)
     /* 100 events of 1,000,000 bytes to a stuck handler: about 67 fit the 64 MiB bound. */
     enum { SENT = 100, SIZE = 1000000 };
     for (int i = 0; i < SENT; i++) {
-        qtbus_event_desc d = { .type = "Blob", .data = blob, .size = SIZE };
+        qtbus_event_desc d = {.type = "Blob", .data = blob, .size = SIZE};
         CHECK_EQ_INT(qtbus_dispatch(a, &d), 1);
     }
     int expected_dropped = SENT - (int)(QTBUS_NATS_MAX_PENDING_BYTES / SIZE);
@@ -114,11 +114,11 @@ int main(void)
     atomic_store(&received, 0);
     long long before = heap_in_use();
     for (int i = 0; i < BURST; i++) {
-        qtbus_event_desc d = { .type = "Blob", .data = blob, .size = 64 };
+        qtbus_event_desc d = {.type = "Blob", .data = blob, .size = 64};
         CHECK_EQ_INT(qtbus_dispatch(a, &d), 1);
     }
     CHECK_WAIT(atomic_load(&gate.entered) > 0, TU_WAIT_MS);
-    tu_sleep_ms(300);  /* the rest arrives and waits */
+    tu_sleep_ms(300); /* the rest arrives and waits */
     atomic_store(&gate.open, 1);
     CHECK_WAIT(atomic_load(&received) == BURST, TU_WAIT_MS);
     long long after_burst = heap_in_use();
@@ -132,7 +132,7 @@ int main(void)
         printf("(malloc is not glibc's here: the heap is not measured)\n");
     }
     for (int i = 0; i < 100; i++) {
-        qtbus_event_desc d = { .type = "Blob", .data = blob, .size = 64 };
+        qtbus_event_desc d = {.type = "Blob", .data = blob, .size = 64};
         CHECK_EQ_INT(qtbus_dispatch(a, &d), 1);
     }
     CHECK_WAIT(atomic_load(&received) == BURST + 100, TU_WAIT_MS);

@@ -23,18 +23,18 @@
 #include <nats/nats.h>
 
 static ns_server server;
-static qtbus_bus *plain;  /* no bridge, no hook: asked for the engine's verdicts */
+static qtbus_bus *plain; /* no bridge, no hook: asked for the engine's verdicts */
 
 /* ---- what the trace hooks saw ----------------------------------------------------- */
 
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
-static int seen_misuse;            /* MISUSE records since seen_reset() */
-static char seen_function[64];     /* the last one's function */
+static int seen_misuse;        /* MISUSE records since seen_reset() */
+static char seen_function[64]; /* the last one's function */
 static int seen_status;
-static char seen_errmsg[400];      /* qtbus_errmsg() when it was made */
-static int seen_edge_drops;        /* "dropped a message on qtbus.k.": expected ones (the
+static char seen_errmsg[400]; /* qtbus_errmsg() when it was made */
+static int seen_edge_drops;   /* "dropped a message on qtbus.k.": expected ones (the
                                     * subject is cut in the message: its kind tells) */
-static int seen_other_drops;       /* any other drop: a refused import that was registered */
+static int seen_other_drops;  /* any other drop: a refused import that was registered */
 static char seen_other_why[400];
 
 static void hook(const qtbus_trace_record *r, void *userdata)
@@ -101,8 +101,8 @@ static int got(void)
 
 /* Where a name goes: the type of each call, and the subtype of import_subtype. */
 enum { EXPORT_TYPE, IMPORT_TYPE, IMPORT_SUBTYPE_TYPE, IMPORT_SUBTYPE_SUBTYPE, SITES };
-static const char *const site_function[SITES] = { "qtbus_nats_export", "qtbus_nats_import",
-                                                  "qtbus_nats_import_subtype", "qtbus_nats_import_subtype" };
+static const char *const site_function[SITES] = {"qtbus_nats_export", "qtbus_nats_import", "qtbus_nats_import_subtype",
+                                                 "qtbus_nats_import_subtype"};
 
 static int call(int site, qtbus_nats *bridge, const char *name)
 {
@@ -190,7 +190,7 @@ int main(void)
         };
         for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
             qtbus_nats *bridge = (qtbus_nats *)1;
-            qtbus_nats_options o = { .url = server.url, .prefix = refused[i] };
+            qtbus_nats_options o = {.url = server.url, .prefix = refused[i]};
             seen_reset();
             CHECK_MSG(qtbus_nats_connect(a, &o, &bridge) == QTBUS_EINVAL, "prefix %zu accepted", i);
             CHECK(bridge == NULL);
@@ -199,10 +199,10 @@ int main(void)
             CHECK_EQ_INT(seen_get(&seen_misuse), 1);
             CHECK_EQ_STR(seen_function, "qtbus_nats_connect");
         }
-        const char *const accepted[] = { p256, "a", "acme.prod", "$x.y-z_1" };
+        const char *const accepted[] = {p256, "a", "acme.prod", "$x.y-z_1"};
         for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
             qtbus_nats *bridge = NULL;
-            qtbus_nats_options o = { .url = server.url, .prefix = accepted[i] };
+            qtbus_nats_options o = {.url = server.url, .prefix = accepted[i]};
             CHECK_EQ_INT(qtbus_nats_connect(a, &o, &bridge), QTBUS_OK);
             CHECK_EQ_INT(qtbus_nats_close(bridge), QTBUS_OK);
         }
@@ -213,32 +213,32 @@ int main(void)
     char n256[257], n255cut[256];
     memset(n256, 'n', 256);
     n256[256] = '\0';
-    memset(n255cut, 'n', 254);  /* 255 bytes, the last a lead byte with nothing after it */
+    memset(n255cut, 'n', 254); /* 255 bytes, the last a lead byte with nothing after it */
     n255cut[254] = '\xc3';
     n255cut[255] = '\0';
     const char *const not_utf8 = "is not valid UTF-8";
     const bad_name bad[] = {
-        { "NULL", NULL, "is NULL" },
-        { "empty", "", "is empty" },
-        { "256 bytes", n256, "is longer than 255 bytes" },
-        { "a lone 0xFF", "\xff", not_utf8 },
-        { "a lone continuation byte", "\x80", not_utf8 },
-        { "valid, then 0xFF", "Order\xff", not_utf8 },
-        { "a 2-byte sequence cut short", "caf\xc3", not_utf8 },
-        { "a 3-byte sequence cut short (U+20AC)", "\xe2\x82", not_utf8 },
-        { "a 4-byte sequence cut short (U+1F680)", "\xf0\x9f\x9a", not_utf8 },
-        { "255 bytes ending in a cut sequence", n255cut, not_utf8 },
-        { "a lead followed by ASCII", "\xc3(", not_utf8 },
-        { "overlong '/' in 2 bytes", "\xc0\xaf", not_utf8 },
-        { "overlong NUL in 2 bytes", "\xc0\x80", not_utf8 },
-        { "overlong '/' in 3 bytes", "\xe0\x80\xaf", not_utf8 },
-        { "overlong U+20AC in 4 bytes", "\xf0\x82\x82\xac", not_utf8 },
-        { "the surrogate U+D800", "\xed\xa0\x80", not_utf8 },
-        { "the surrogate U+DFFF", "\xed\xbf\xbf", not_utf8 },
-        { "a surrogate pair in CESU-8 (U+1F680)", "\xed\xa0\xbd\xed\xba\x80", not_utf8 },
-        { "U+110000, beyond Unicode", "\xf4\x90\x80\x80", not_utf8 },
-        { "the lead 0xF5", "\xf5\x80\x80\x80", not_utf8 },
-        { "a 5-byte form", "\xf8\x88\x80\x80\x80", not_utf8 },
+        {"NULL", NULL, "is NULL"},
+        {"empty", "", "is empty"},
+        {"256 bytes", n256, "is longer than 255 bytes"},
+        {"a lone 0xFF", "\xff", not_utf8},
+        {"a lone continuation byte", "\x80", not_utf8},
+        {"valid, then 0xFF", "Order\xff", not_utf8},
+        {"a 2-byte sequence cut short", "caf\xc3", not_utf8},
+        {"a 3-byte sequence cut short (U+20AC)", "\xe2\x82", not_utf8},
+        {"a 4-byte sequence cut short (U+1F680)", "\xf0\x9f\x9a", not_utf8},
+        {"255 bytes ending in a cut sequence", n255cut, not_utf8},
+        {"a lead followed by ASCII", "\xc3(", not_utf8},
+        {"overlong '/' in 2 bytes", "\xc0\xaf", not_utf8},
+        {"overlong NUL in 2 bytes", "\xc0\x80", not_utf8},
+        {"overlong '/' in 3 bytes", "\xe0\x80\xaf", not_utf8},
+        {"overlong U+20AC in 4 bytes", "\xf0\x82\x82\xac", not_utf8},
+        {"the surrogate U+D800", "\xed\xa0\x80", not_utf8},
+        {"the surrogate U+DFFF", "\xed\xbf\xbf", not_utf8},
+        {"a surrogate pair in CESU-8 (U+1F680)", "\xed\xa0\xbd\xed\xba\x80", not_utf8},
+        {"U+110000, beyond Unicode", "\xf4\x90\x80\x80", not_utf8},
+        {"the lead 0xF5", "\xf5\x80\x80\x80", not_utf8},
+        {"a 5-byte form", "\xf8\x88\x80\x80\x80", not_utf8},
     };
     enum { BAD = sizeof bad / sizeof bad[0] };
 
@@ -257,8 +257,8 @@ int main(void)
             snprintf(errmsg, sizeof errmsg, "%s", qtbus_errmsg());
             CHECK_MSG(rc == QTBUS_EINVAL, "%s, %s as %s: %d %s (errmsg: %s)", fn, bad[i].label,
                       site == IMPORT_SUBTYPE_SUBTYPE ? "subtype" : "type", rc, qtbus_strerror(rc), errmsg);
-            CHECK_MSG(strcmp(errmsg, expected) == 0, "%s, %s: errmsg \"%s\", expected \"%s\"", fn, bad[i].label,
-                      errmsg, expected);
+            CHECK_MSG(strcmp(errmsg, expected) == 0, "%s, %s: errmsg \"%s\", expected \"%s\"", fn, bad[i].label, errmsg,
+                      expected);
             CHECK_MSG(strstr(errmsg, site == IMPORT_SUBTYPE_SUBTYPE ? ": the subtype " : ": the type name ") != NULL &&
                           strstr(errmsg, bad[i].problem) != NULL,
                       "%s, %s: errmsg \"%s\"", fn, bad[i].label, errmsg);
@@ -279,10 +279,12 @@ int main(void)
     char n255[256], n255multi[256];
     memset(n255, 'v', 255);
     n255[255] = '\0';
-    memset(n255multi, 'v', 253);  /* 255 bytes ending in U+00E9 */
+    memset(n255multi, 'v', 253); /* 255 bytes ending in U+00E9 */
     memcpy(n255multi + 253, "\xc3\xa9", 3);
     const char *const edge[] = {
-        "a", n255, n255multi,
+        "a",
+        n255,
+        n255multi,
         "\xc2\x80",         /* U+0080, the first 2-byte */
         "\xdf\xbf",         /* U+07FF, the last 2-byte */
         "\xe0\xa0\x80",     /* U+0800, the first 3-byte */
@@ -300,14 +302,16 @@ int main(void)
     seen_reset();
     for (int i = 0; i < EDGE; i++) {
         char reason[300];
-        CHECK_MSG(!engine_refuses(0, edge[i], reason, sizeof reason) && !engine_refuses(1, edge[i], reason, sizeof reason),
+        CHECK_MSG(!engine_refuses(0, edge[i], reason, sizeof reason) &&
+                      !engine_refuses(1, edge[i], reason, sizeof reason),
                   "the engine refuses edge name %d: %s", i, reason);
-        for (int site = IMPORT_TYPE; site < SITES; site++) CHECK_EQ_INT(call(site, bb, edge[i]), QTBUS_OK);
+        for (int site = IMPORT_TYPE; site < SITES; site++)
+            CHECK_EQ_INT(call(site, bb, edge[i]), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_export(ba, edge[i]), QTBUS_OK);
     }
     /* No wait: an import returns once the server has its subscription. */
     for (int i = 0; i < EDGE; i++) {
-        qtbus_event_desc d = { .type = "Edge", .subtype = edge[i] };
+        qtbus_event_desc d = {.type = "Edge", .subtype = edge[i]};
         CHECK_EQ_INT(qtbus_dispatch(a, &d), 1);
         CHECK_WAIT(got() == i + 1, TU_WAIT_MS);
         CHECK_EQ_STR(got_type, "Edge");
@@ -326,15 +330,15 @@ int main(void)
         CHECK_EQ_INT(natsConnection_ConnectTo(&raw, server.url), NATS_OK);
         int published = 0, edge_published = 0;
         for (int i = 0; i < BAD; i++) {
-            if (!bad[i].name || !*bad[i].name) continue;  /* no subject has an empty token */
+            if (!bad[i].name || !*bad[i].name) continue; /* no subject has an empty token */
             char enc[256 * 3 + 1], enc_type[256 * 3 + 1], subject[256 * 3 + 64];
             encode(bad[i].name, enc, false);
             encode(bad[i].name, enc_type, true);
-            snprintf(subject, sizeof subject, "qtbus.e._.%s", enc_type);  /* import(type) */
+            snprintf(subject, sizeof subject, "qtbus.e._.%s", enc_type); /* import(type) */
             CHECK_EQ_INT(natsConnection_PublishString(raw, subject, "x"), NATS_OK);
-            snprintf(subject, sizeof subject, "qtbus.e.S.%s", enc_type);  /* import_subtype(type, "S") */
+            snprintf(subject, sizeof subject, "qtbus.e.S.%s", enc_type); /* import_subtype(type, "S") */
             CHECK_EQ_INT(natsConnection_PublishString(raw, subject, "x"), NATS_OK);
-            snprintf(subject, sizeof subject, "qtbus.e.%s.T", enc);  /* import_subtype("T", subtype) */
+            snprintf(subject, sizeof subject, "qtbus.e.%s.T", enc); /* import_subtype("T", subtype) */
             CHECK_EQ_INT(natsConnection_PublishString(raw, subject, "x"), NATS_OK);
             published += 3;
             if (bad[i].problem == not_utf8 && strlen(bad[i].name) <= 255) {
@@ -371,13 +375,14 @@ int main(void)
         after[after_count++] = 0x01;
         after[after_count++] = 0x41;
         after[after_count++] = 0x7F;
-        for (int c = 0x80; c <= 0xBF; c++) after[after_count++] = (unsigned char)c;
+        for (int c = 0x80; c <= 0xBF; c++)
+            after[after_count++] = (unsigned char)c;
         after[after_count++] = 0xC0;
         after[after_count++] = 0xC2;
         after[after_count++] = 0xE0;
         after[after_count++] = 0xF0;
         after[after_count++] = 0xFF;
-        static const unsigned char last[] = { 0x41, 0x80, 0xBF, 0xC0 };
+        static const unsigned char last[] = {0x41, 0x80, 0xBF, 0xC0};
         int names = 0, accepted = 0;
         for (int length = 1; length <= 4; length++) {
             int lead_from = length == 1 ? 0x01 : length == 2 ? 0x80 : length == 3 ? 0xE0 : 0xF0;
@@ -386,7 +391,7 @@ int main(void)
             for (int lead = lead_from; lead <= 0xFF; lead++) {
                 for (int j = 0; j < seconds; j++) {
                     for (int k = 0; k < lasts; k++) {
-                        unsigned char name[5] = { (unsigned char)lead, 0, 0, 0, 0 };
+                        unsigned char name[5] = {(unsigned char)lead, 0, 0, 0, 0};
                         if (length >= 2) name[1] = after[j];
                         if (length == 3) name[2] = last[k];
                         if (length == 4) {
@@ -415,7 +420,7 @@ int main(void)
             }
         }
         printf("sweep: %d names, %d accepted by the engine and the bridge alike\n", names, accepted);
-        CHECK(accepted > 4000 && names - accepted > 10000);  /* both kinds, many of each */
+        CHECK(accepted > 4000 && names - accepted > 10000); /* both kinds, many of each */
         CHECK_EQ_INT(qtbus_bus_foreach(s, count_one, NULL), accepted);
         CHECK_EQ_INT(qtbus_nats_close(bs), QTBUS_OK);
         CHECK_EQ_INT(qtbus_bus_destroy(s), QTBUS_OK);

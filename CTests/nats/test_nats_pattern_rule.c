@@ -39,10 +39,10 @@
 #define MAXLEN 64
 
 static char patterns[NPAT][MAXLEN], types[NTYPE][MAXLEN];
-static int valid[NPAT];              /* indices of the valid patterns, in order */
+static int valid[NPAT]; /* indices of the valid patterns, in order */
 static int nvalid;
 static unsigned char engine_got[NPAT][NTYPE]; /* handler calls per (pattern, type) */
-static int dispatching;              /* the type being dispatched, or -1 */
+static int dispatching;                       /* the type being dispatched, or -1 */
 static unsigned char witness_got[NPAT];
 static unsigned char seen_both[OVL][OVL];
 
@@ -69,7 +69,8 @@ static void generate(char *out, const char *const *alphabet, unsigned size, unsi
  * tests are strict C11). */
 static const char *token_end(const char *p)
 {
-    while (*p && *p != '.') p++;
+    while (*p && *p != '.')
+        p++;
     return p;
 }
 
@@ -109,16 +110,20 @@ static void witness(const char *a, const char *b, char *out)
             for (bool first = true;; first = false) {
                 const char *re = token_end(r);
                 if (!first) strcat(out, ".");
-                if (re - r == 1 && (*r == '*' || *r == '>')) strcat(out, "x");
-                else strncat(out, r, (size_t)(re - r));
+                if (re - r == 1 && (*r == '*' || *r == '>'))
+                    strcat(out, "x");
+                else
+                    strncat(out, r, (size_t)(re - r));
                 if (!*re) return;
                 r = re + 1;
             }
         }
         bool a_star = ae - a == 1 && *a == '*';
         const char *lit = a_star ? b : a, *lit_end = a_star ? be : ae;
-        if (lit_end - lit == 1 && *lit == '*') strcat(out, "x");
-        else strncat(out, lit, (size_t)(lit_end - lit));
+        if (lit_end - lit == 1 && *lit == '*')
+            strcat(out, "x");
+        else
+            strncat(out, lit, (size_t)(lit_end - lit));
         CHECK_MSG(!*ae == !*be, "qn_overlap said yes to patterns of different lengths");
         if (!*ae) return;
         a = ae + 1;
@@ -128,16 +133,18 @@ static void witness(const char *a, const char *b, char *out)
 
 int main(void)
 {
-    static const char *const pattern_tokens[] = { "a", "b", "a", "b", "ab", "*", "*", ">", "", "a*", ">b" };
-    static const char *const type_tokens[] = { "a", "b", "a", "b", "ab", "", "*", ">", "a*", ">b" };
+    static const char *const pattern_tokens[] = {"a", "b", "a", "b", "ab", "*", "*", ">", "", "a*", ">b"};
+    static const char *const type_tokens[] = {"a", "b", "a", "b", "ab", "", "*", ">", "a*", ">b"};
     enum { PT = sizeof pattern_tokens / sizeof *pattern_tokens, TT = sizeof type_tokens / sizeof *type_tokens };
     /* "" is no name: the name rule refuses it before the pattern rule is asked. */
     for (int i = 0; i < NPAT; i++) {
-        do generate(patterns[i], pattern_tokens, PT, 1 + next_random(5));
+        do
+            generate(patterns[i], pattern_tokens, PT, 1 + next_random(5));
         while (patterns[i][0] == '\0');
     }
     for (int i = 0; i < NTYPE; i++) {
-        do generate(types[i], type_tokens, TT, 1 + next_random(6));
+        do
+            generate(types[i], type_tokens, TT, 1 + next_random(6));
         while (types[i][0] == '\0');
     }
 
@@ -145,9 +152,9 @@ int main(void)
     CHECK(bus != NULL);
 
     /* 1. Validity, and the kind of reason. */
-    int refused[3] = { 0 };
+    int refused[3] = {0};
     for (int i = 0; i < NPAT; i++) {
-        qtbus_sub_options o = { .flags = QTBUS_SUB_PATTERN };
+        qtbus_sub_options o = {.flags = QTBUS_SUB_PATTERN};
         int rc = qtbus_subscribe(bus, patterns[i], &o, on_event, (void *)(intptr_t)i, NULL, NULL);
         const char *bridge = qn_pattern_problem(patterns[i]);
         CHECK_MSG((rc == QTBUS_OK) == (bridge == NULL), "pattern \"%s\": the engine %s (%s), the bridge %s",
@@ -159,8 +166,8 @@ int main(void)
         }
         CHECK_EQ_INT(rc, QTBUS_EINVAL);
         int kind = problem_class(qtbus_errmsg());
-        CHECK_MSG(kind != 0 && kind == problem_class(bridge), "pattern \"%s\": the engine says \"%s\", the bridge \"%s\"",
-                  patterns[i], qtbus_errmsg(), bridge);
+        CHECK_MSG(kind != 0 && kind == problem_class(bridge),
+                  "pattern \"%s\": the engine says \"%s\", the bridge \"%s\"", patterns[i], qtbus_errmsg(), bridge);
         refused[kind]++;
     }
     CHECK(nvalid >= OVL && refused[1] > 100 && refused[2] > 100);
@@ -169,13 +176,14 @@ int main(void)
     long pairs = 0, matched = 0;
     for (int t = 0; t < NTYPE; t++) {
         dispatching = t;
-        qtbus_event_desc d = { .type = types[t] };
+        qtbus_event_desc d = {.type = types[t]};
         CHECK(qtbus_dispatch(bus, &d) >= 0);
         for (int v = 0; v < nvalid; v++) {
             int p = valid[v];
             bool bridge = qn_matches(patterns[p], types[t]);
-            CHECK_MSG(engine_got[p][t] == (bridge ? 1 : 0), "pattern \"%s\", type \"%s\": %d handler calls, the bridge says %s",
-                      patterns[p], types[t], engine_got[p][t], bridge ? "match" : "no match");
+            CHECK_MSG(engine_got[p][t] == (bridge ? 1 : 0),
+                      "pattern \"%s\", type \"%s\": %d handler calls, the bridge says %s", patterns[p], types[t],
+                      engine_got[p][t], bridge ? "match" : "no match");
             pairs++;
             matched += bridge;
             /* 4. A valid pattern with no wildcard token reaches its own text only. */
@@ -189,7 +197,8 @@ int main(void)
     for (int t = 0; t < NTYPE; t++) {
         for (int i = 0; i < OVL; i++) {
             if (!engine_got[valid[i]][t]) continue;
-            for (int j = 0; j < OVL; j++) seen_both[i][j] |= engine_got[valid[j]][t];
+            for (int j = 0; j < OVL; j++)
+                seen_both[i][j] |= engine_got[valid[j]][t];
         }
     }
     long overlap_pairs = 0, overlapping = 0;
@@ -204,7 +213,7 @@ int main(void)
             char w[4 * MAXLEN];
             witness(a, b, w);
             memset(witness_got, 0, sizeof witness_got);
-            qtbus_event_desc d = { .type = w };
+            qtbus_event_desc d = {.type = w};
             CHECK(qtbus_dispatch(bus, &d) >= 1);
             CHECK_MSG(witness_got[valid[i]] == 1 && witness_got[valid[j]] == 1,
                       "\"%s\" and \"%s\" overlap for the bridge, but the type \"%s\" reaches %d and %d", a, b, w,

@@ -57,7 +57,8 @@ static int seen_times(seen *s, const char *item)
 {
     pthread_mutex_lock(&s->lock);
     int n = 0;
-    for (int i = 0; i < s->count && i < 64; i++) n += strcmp(s->item[i], item) == 0;
+    for (int i = 0; i < s->count && i < 64; i++)
+        n += strcmp(s->item[i], item) == 0;
     pthread_mutex_unlock(&s->lock);
     return n;
 }
@@ -79,14 +80,14 @@ static void on_raw(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
 /* Every event of `bus`, recorded in `s`. */
 static void record_all(qtbus_bus *bus, seen *s)
 {
-    qtbus_sub_options every = { .flags = QTBUS_SUB_PATTERN };
+    qtbus_sub_options every = {.flags = QTBUS_SUB_PATTERN};
     CHECK_EQ_INT(qtbus_subscribe(bus, ">", &every, on_event, s, NULL, NULL), QTBUS_OK);
 }
 
 static qtbus_nats *bridge(qtbus_bus *bus, const char *prefix, int jetstream)
 {
     qtbus_nats *b = NULL;
-    qtbus_nats_options o = { .url = server.url, .prefix = prefix, .jetstream = jetstream };
+    qtbus_nats_options o = {.url = server.url, .prefix = prefix, .jetstream = jetstream};
     CHECK_EQ_INT(qtbus_nats_connect(bus, &o, &b), QTBUS_OK);
     return b;
 }
@@ -99,7 +100,7 @@ typedef struct raw_listener {
 
 static raw_listener raw_listen(const char *subject, seen *s)
 {
-    raw_listener raw = { 0 };
+    raw_listener raw = {0};
     CHECK_EQ_INT(natsConnection_ConnectTo(&raw.conn, server.url), NATS_OK);
     CHECK_EQ_INT(natsConnection_Subscribe(&raw.sub, raw.conn, subject, on_raw, s), NATS_OK);
     CHECK_EQ_INT(natsConnection_Flush(raw.conn), NATS_OK);
@@ -160,15 +161,15 @@ static void layout(void)
         uint32_t flags;
         const char *subject;
     } cases[] = {
-        { "Order.created", NULL, 0, "lay.e._.Order.created" },
-        { "Order.created", "eu", 0, "lay.e.eu.Order.created" },
-        { "Order", "x.y", 0, "lay.e.x_2Ey.Order" },
-        { "a..b", NULL, 0, "lay.e._.a._.b" },
-        { ".", NULL, 0, "lay.e._._._" },
-        { "Or*.x_y", NULL, 0, "lay.e._.Or_2A.x_5Fy" },
-        { "Order.*", NULL, 0, "lay.e._.Order._2A" },  /* a literal type: its "*" is a byte */
-        { "Prix \xce\x94", "_", 0, "lay.e._5F.Prix_20_CE_94" },
-        { "Kept.one", NULL, QTBUS_EVENT_STICKY, "lay.k._.Kept.one" },
+        {"Order.created", NULL, 0, "lay.e._.Order.created"},
+        {"Order.created", "eu", 0, "lay.e.eu.Order.created"},
+        {"Order", "x.y", 0, "lay.e.x_2Ey.Order"},
+        {"a..b", NULL, 0, "lay.e._.a._.b"},
+        {".", NULL, 0, "lay.e._._._"},
+        {"Or*.x_y", NULL, 0, "lay.e._.Or_2A.x_5Fy"},
+        {"Order.*", NULL, 0, "lay.e._.Order._2A"}, /* a literal type: its "*" is a byte */
+        {"Prix \xce\x94", "_", 0, "lay.e._5F.Prix_20_CE_94"},
+        {"Kept.one", NULL, QTBUS_EVENT_STICKY, "lay.k._.Kept.one"},
     };
     enum { N = sizeof cases / sizeof cases[0] };
     qtbus_bus *a = qtbus_bus_create(), *b = qtbus_bus_create();
@@ -180,7 +181,8 @@ static void layout(void)
     record_all(b, &got);
     CHECK_EQ_INT(qtbus_nats_export(ba, ">"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import(bb, ">"), QTBUS_OK);
-    for (int i = 0; i < N; i++) dispatch(a, cases[i].type, cases[i].subtype, cases[i].flags);
+    for (int i = 0; i < N; i++)
+        dispatch(a, cases[i].type, cases[i].subtype, cases[i].flags);
     CHECK_WAIT(seen_count(&subjects) == N && seen_count(&got) == N, TU_WAIT_MS);
     settle();
     CHECK_EQ_INT(seen_count(&subjects), N);
@@ -242,8 +244,8 @@ static void wildcards(void)
     CHECK_EQ_INT(seen_count(&got_d), 2);
     CHECK_EQ_STR(got_d.item[0], "Order.paid/eu");
     CHECK_EQ_STR(got_d.item[1], "Order.x.y/eu");
-    printf("plain w.e.*.Order.> got %d; import Order.* got %d; import_subtype Order.> eu got %d\n",
-           seen_count(&plain), seen_count(&got_c), seen_count(&got_d));
+    printf("plain w.e.*.Order.> got %d; import Order.* got %d; import_subtype Order.> eu got %d\n", seen_count(&plain),
+           seen_count(&got_c), seen_count(&got_d));
     raw_stop(raw);
     CHECK_EQ_INT(qtbus_nats_close(ba), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_close(bc), QTBUS_OK);
@@ -266,7 +268,7 @@ static void overlaps(void)
     CHECK_EQ_INT(qtbus_nats_export(ba, "Order.>"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_export(ba, "Order.created"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_export(ba, ">"), QTBUS_OK);
-    CHECK_EQ_INT(qtbus_nats_export(ba, "Order.>"), QTBUS_OK);  /* twice: once */
+    CHECK_EQ_INT(qtbus_nats_export(ba, "Order.>"), QTBUS_OK); /* twice: once */
     CHECK_EQ_INT(qtbus_nats_import(be, "Order.>"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import(be, "Order.created"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import_subtype(be, "Order.created", "eu"), QTBUS_OK);
@@ -289,9 +291,9 @@ static void overlaps(void)
      * once, acknowledged once, one reply. */
     qtbus_token t;
     CHECK_EQ_INT(qtbus_subscribe(e, "Order.created", NULL, answer, NULL, NULL, &t), QTBUS_OK);
-    asked s = { 0 };
+    asked s = {0};
     qtbus_event_desc q = tu_event("Order.created", "eu");
-    CHECK_EQ_INT(qtbus_request(a, &q, on_reply, &s, on_complete), 3);  /* the three exports */
+    CHECK_EQ_INT(qtbus_request(a, &q, on_reply, &s, on_complete), 3); /* the three exports */
     CHECK_WAIT(atomic_load(&s.completions) == 1, TU_WAIT_MS);
     CHECK_EQ_INT(atomic_load(&s.replies), 1);
     CHECK_EQ_INT(seen_times(&got, "Order.created/eu"), 2);
@@ -314,7 +316,7 @@ static void no_loops(void)
     seen_init(&got_b);
     record_all(a, &got_a);
     record_all(b, &got_b);
-    qtbus_nats *both[] = { ba, bb };
+    qtbus_nats *both[] = {ba, bb};
     for (int i = 0; i < 2; i++) {
         CHECK_EQ_INT(qtbus_nats_export(both[i], "Loop.>"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(both[i], "Loop.>"), QTBUS_OK);
@@ -341,7 +343,7 @@ static void refusals(void)
     CHECK_EQ_STR(qtbus_errmsg(), "qtbus_nats_export: the pattern \"a..*\" has an empty token");
     CHECK_EQ_INT(qtbus_nats_import_subtype(bb, "*.", "x"), QTBUS_EINVAL);
     CHECK_EQ_STR(qtbus_errmsg(), "qtbus_nats_import_subtype: the pattern \"*.\" has an empty token");
-    CHECK_EQ_INT(qtbus_subscriber_count(a, "a..*", NULL), 0);  /* nothing subscribed */
+    CHECK_EQ_INT(qtbus_subscriber_count(a, "a..*", NULL), 0); /* nothing subscribed */
     seen got;
     seen_init(&got);
     record_all(b, &got);
@@ -376,8 +378,9 @@ static void malformed(void)
     CHECK_WAIT(seen_count(&got) == 1 && atomic_load(&import_drops) == 3, TU_WAIT_MS);
     CHECK_EQ_STR(got.item[0], "A./x.y");
     printf("malformed: 3 dropped; last: %s\n", import_drop_why);
-    CHECK(strstr(import_drop_why, "qtbus_nats_import: dropped a message on m.e._.A.__41: its subject has a bad _XX escape")
-          == import_drop_why);
+    CHECK(strstr(import_drop_why,
+                 "qtbus_nats_import: dropped a message on m.e._.A.__41: its subject has a bad _XX escape") ==
+          import_drop_why);
     natsConnection_Destroy(raw);
     CHECK_EQ_INT(qtbus_nats_close(bb), QTBUS_OK);
     qtbus_bus_destroy(b);
@@ -393,7 +396,7 @@ static void kept(void)
     dispatch(a, "Kept.a", NULL, QTBUS_EVENT_STICKY);
     dispatch(a, "Kept.b", "eu", QTBUS_EVENT_STICKY);
     dispatch(a, "Kept.b.c", NULL, QTBUS_EVENT_STICKY);
-    CHECK_EQ_INT(qtbus_nats_close(ba), QTBUS_OK);  /* flushed: the stream has them */
+    CHECK_EQ_INT(qtbus_nats_close(ba), QTBUS_OK); /* flushed: the stream has them */
     qtbus_nats *bg = bridge(g, "js", 1);
     seen got;
     seen_init(&got);

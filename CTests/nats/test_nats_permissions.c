@@ -31,7 +31,7 @@
 static ns_server server;
 
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
-static int records;                /* MISUSE records since seen_reset() */
+static int records; /* MISUSE records since seen_reset() */
 static char first_function[64], first_errmsg[400];
 static int first_status;
 
@@ -77,25 +77,25 @@ static void receive(const qtbus_event *e, void *userdata)
  * `subject` and the server's words for the first of its subscriptions refused
  * (`refused`), one MISUSE record (checked after a pause, so that a late second one
  * would be seen). */
-#define CHECK_REFUSED(call, fn, subject, refused)                                                     \
-    do {                                                                                              \
-        seen_reset();                                                                                 \
-        int64_t start_ = tu_now_ms();                                                                 \
-        int rc_ = (call);                                                                             \
-        int64_t took_ = tu_now_ms() - start_;                                                         \
-        char m_[400];                                                                                 \
-        snprintf(m_, sizeof m_, "%s", qtbus_errmsg());                                                \
-        printf("%s: %s after %lld ms: %s\n", #call, tu_status_name(rc_), (long long)took_, m_);       \
-        CHECK_EQ_INT(rc_, QTBUS_EACCES);                                                              \
-        CHECK(took_ < 1500);                                                                          \
-        CHECK(strstr(m_, fn ": the server refused the subscription to " subject ": ") == m_);         \
-        CHECK(strstr(m_, "Permissions Violation for Subscription to \"") != NULL);                    \
-        CHECK(strstr(m_, refused) != NULL);                                                           \
-        tu_sleep_ms(300);                                                                             \
-        CHECK_EQ_INT(seen_records(), 1);                                                              \
-        CHECK_EQ_STR(first_function, fn);                                                             \
-        CHECK_EQ_STR(first_errmsg, m_);                                                               \
-        CHECK_EQ_INT(first_status, QTBUS_EACCES);                                                     \
+#define CHECK_REFUSED(call, fn, subject, refused)                                                                      \
+    do {                                                                                                               \
+        seen_reset();                                                                                                  \
+        int64_t start_ = tu_now_ms();                                                                                  \
+        int rc_ = (call);                                                                                              \
+        int64_t took_ = tu_now_ms() - start_;                                                                          \
+        char m_[400];                                                                                                  \
+        snprintf(m_, sizeof m_, "%s", qtbus_errmsg());                                                                 \
+        printf("%s: %s after %lld ms: %s\n", #call, tu_status_name(rc_), (long long)took_, m_);                        \
+        CHECK_EQ_INT(rc_, QTBUS_EACCES);                                                                               \
+        CHECK(took_ < 1500);                                                                                           \
+        CHECK(strstr(m_, fn ": the server refused the subscription to " subject ": ") == m_);                          \
+        CHECK(strstr(m_, "Permissions Violation for Subscription to \"") != NULL);                                     \
+        CHECK(strstr(m_, refused) != NULL);                                                                            \
+        tu_sleep_ms(300);                                                                                              \
+        CHECK_EQ_INT(seen_records(), 1);                                                                               \
+        CHECK_EQ_STR(first_function, fn);                                                                              \
+        CHECK_EQ_STR(first_errmsg, m_);                                                                                \
+        CHECK_EQ_INT(first_status, QTBUS_EACCES);                                                                      \
     } while (0)
 
 /* `type`, exported by `ba` (a's bridge) and imported by b's, crosses from a to b once,
@@ -117,7 +117,7 @@ static void refusals(qtbus_bus *a, qtbus_bus *b, const char *url, int jetstream)
 {
     printf("-- %s\n", jetstream ? "with options->jetstream" : "core NATS");
     qtbus_nats *ba = NULL, *bb = NULL;
-    qtbus_nats_options o = { .url = url, .jetstream = jetstream };
+    qtbus_nats_options o = {.url = url, .jetstream = jetstream};
     CHECK_EQ_INT(qtbus_nats_connect(a, &o, &ba), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_connect(b, &o, &bb), QTBUS_OK);
     CHECK_EQ_INT(qtbus_trace_set(b, QTBUS_TRACE_MISUSE, hook, NULL, NULL), QTBUS_OK);
@@ -132,7 +132,7 @@ static void refusals(qtbus_bus *a, qtbus_bus *b, const char *url, int jetstream)
     qtbus_token secret_token;
     CHECK_EQ_INT(qtbus_subscribe(b, "Secret", NULL, receive, NULL, NULL, &secret_token), QTBUS_OK);
     atomic_store(&received, 0);
-    qtbus_event_desc kept = { .type = "Secret", .flags = QTBUS_EVENT_STICKY };
+    qtbus_event_desc kept = {.type = "Secret", .flags = QTBUS_EVENT_STICKY};
     CHECK_EQ_INT(qtbus_dispatch(a, &kept), 1);
     tu_sleep_ms(300);
 
@@ -161,14 +161,13 @@ static void refusals(qtbus_bus *a, qtbus_bus *b, const char *url, int jetstream)
     CHECK_EQ_INT(qtbus_trace_set(b, 0, NULL, NULL, NULL), QTBUS_OK);
 }
 
-static const char denying[] =
-    "authorization {\n"
-    "  users = [\n"
-    "    { user: a, password: b, permissions: {\n"
-    "        subscribe: { deny: [\"qtbus.*.*.Secret\", \"qtbus.*.*.Hidden\"] },\n"
-    "        publish: { deny: [\"qtbus.e.*.Forbidden\"] } } }\n"
-    "  ]\n"
-    "}\n";
+static const char denying[] = "authorization {\n"
+                              "  users = [\n"
+                              "    { user: a, password: b, permissions: {\n"
+                              "        subscribe: { deny: [\"qtbus.*.*.Secret\", \"qtbus.*.*.Hidden\"] },\n"
+                              "        publish: { deny: [\"qtbus.e.*.Forbidden\"] } } }\n"
+                              "  ]\n"
+                              "}\n";
 static const char allowing[] =
     "authorization {\n"
     "  users = [\n"
@@ -190,7 +189,7 @@ int main(void)
     /* Refused, then allowed by a reload: the same import on the same connection. */
     {
         qtbus_nats *ba = NULL, *bb = NULL;
-        qtbus_nats_options o = { .url = url };
+        qtbus_nats_options o = {.url = url};
         CHECK_EQ_INT(qtbus_nats_connect(a, &o, &ba), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_connect(b, &o, &bb), QTBUS_OK);
         CHECK_EQ_INT(qtbus_trace_set(b, QTBUS_TRACE_MISUSE, hook, NULL, NULL), QTBUS_OK);
@@ -212,7 +211,7 @@ int main(void)
      * is reported as it comes, on nats.c's thread, with the server's words. */
     {
         qtbus_nats *ba = NULL;
-        qtbus_nats_options o = { .url = url };
+        qtbus_nats_options o = {.url = url};
         CHECK_EQ_INT(qtbus_nats_connect(a, &o, &ba), QTBUS_OK);
         CHECK_EQ_INT(qtbus_trace_set(a, QTBUS_TRACE_MISUSE, hook, NULL, NULL), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_export(ba, "Forbidden"), QTBUS_OK);

@@ -30,7 +30,7 @@ static void on_tick(const qtbus_event *e, void *userdata)
     if (seq != s->last + 1) atomic_fetch_add(&s->out_of_order, 1);
     s->last = seq;
     if (s->delay_us) {
-        struct timespec t = { 0, s->delay_us * 1000L };
+        struct timespec t = {0, s->delay_us * 1000L};
         nanosleep(&t, NULL);
     }
     atomic_fetch_add(&s->count, 1);
@@ -43,14 +43,14 @@ static int subscriber(const char *url, int delay_us)
     s.delay_us = delay_us;
     qtbus_bus *bus = qtbus_bus_create();
     qtbus_nats *bridge = NULL;
-    qtbus_nats_options o = { .url = url };
+    qtbus_nats_options o = {.url = url};
     CHECK_EQ_INT(qtbus_nats_connect(bus, &o, &bridge), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(bus, "Tick", NULL, on_tick, &s, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import(bridge, "Tick"), QTBUS_OK);
     printf("ready\n");
     fflush(stdout);
     CHECK_WAIT(atomic_load(&s.count) == EVENTS, 30000);
-    tu_sleep_ms(200);  /* nothing more comes */
+    tu_sleep_ms(200); /* nothing more comes */
     printf("%d %d\n", atomic_load(&s.count), atomic_load(&s.out_of_order));
     fflush(stdout);
     CHECK_EQ_INT(qtbus_nats_close(bridge), QTBUS_OK);
@@ -115,14 +115,14 @@ int main(int argc, char **argv)
 
     qtbus_bus *bus = qtbus_bus_create();
     qtbus_nats *bridge = NULL;
-    qtbus_nats_options o = { .url = server.url };
+    qtbus_nats_options o = {.url = server.url};
     CHECK_EQ_INT(qtbus_nats_connect(bus, &o, &bridge), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_export(bridge, "Tick"), QTBUS_OK);
 
     /* The slow subscriber needs EVENTS * SLOW_US = 3 s; dispatching must not wait for it. */
     int64_t start = tu_now_ms();
     for (int seq = 1; seq <= EVENTS; seq++) {
-        qtbus_event_desc d = { .type = "Tick", .data = &seq, .size = sizeof seq };
+        qtbus_event_desc d = {.type = "Tick", .data = &seq, .size = sizeof seq};
         CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
     }
     int64_t took = tu_now_ms() - start;

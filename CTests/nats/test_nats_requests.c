@@ -91,7 +91,7 @@ static void defer_forever(const qtbus_event *e, void *userdata)
 static qtbus_deferred take_never_finished(void)
 {
     CHECK_WAIT(atomic_load(&never_finished) != 0, TU_WAIT_MS);
-    return (qtbus_deferred){ atomic_exchange(&never_finished, 0) };
+    return (qtbus_deferred){atomic_exchange(&never_finished, 0)};
 }
 
 int main(void)
@@ -109,7 +109,7 @@ int main(void)
     CHECK_EQ_INT(qtbus_nats_import(bc, "Lookup"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(a, "Lookup", NULL, answer, "local", NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_subscribe(b, "Lookup", NULL, answer, "from b", NULL, NULL), QTBUS_OK);
-    qtbus_sub_options on_queue = { .queue = queue };
+    qtbus_sub_options on_queue = {.queue = queue};
     CHECK_EQ_INT(qtbus_subscribe(c, "Lookup", &on_queue, answer_twice, NULL, NULL, NULL), QTBUS_OK);
 
     /* Two remote bridges: 1 + 2 remote replies and the local one; completion after the
@@ -117,9 +117,9 @@ int main(void)
     {
         static sender s;
         sender_init(&s);
-        qtbus_event_desc d = { .type = "Lookup", .subtype = "user", .data = "42", .size = 2 };
+        qtbus_event_desc d = {.type = "Lookup", .subtype = "user", .data = "42", .size = 2};
         int64_t start = tu_now_ms();
-        CHECK_EQ_INT(qtbus_request(a, &d, on_reply, &s, on_complete), 2);  /* local + export */
+        CHECK_EQ_INT(qtbus_request(a, &d, on_reply, &s, on_complete), 2); /* local + export */
         CHECK_EQ_INT(s.replies, 1);
         CHECK_EQ_STR(s.last, "local");
         CHECK_WAIT(completions(&s) == 1, TU_WAIT_MS);
@@ -139,7 +139,7 @@ int main(void)
         static sender s;
         sender_init(&s);
         CHECK_EQ_INT(qtbus_nats_export(ba, "Nobody"), QTBUS_OK);
-        qtbus_event_desc d = { .type = "Nobody" };
+        qtbus_event_desc d = {.type = "Nobody"};
         int64_t start = tu_now_ms();
         CHECK_EQ_INT(qtbus_request(a, &d, on_reply, &s, on_complete), 1);
         CHECK_WAIT(completions(&s) == 1, TU_WAIT_MS);
@@ -160,7 +160,7 @@ int main(void)
         CHECK_EQ_INT(qtbus_nats_export(bd, "Slow"), QTBUS_OK);
         static sender s;
         sender_init(&s);
-        qtbus_event_desc d = { .type = "Slow" };
+        qtbus_event_desc d = {.type = "Slow"};
         int64_t start = tu_now_ms();
         CHECK_EQ_INT(qtbus_request(d_bus, &d, on_reply, &s, on_complete), 1);
         CHECK_WAIT(completions(&s) == 1, TU_WAIT_MS);
@@ -185,7 +185,7 @@ int main(void)
         CHECK_EQ_INT(qtbus_nats_export(ba, "Slow"), QTBUS_OK);
         static sender s;
         sender_init(&s);
-        qtbus_event_desc d = { .type = "Slow" };
+        qtbus_event_desc d = {.type = "Slow"};
         CHECK_EQ_INT(qtbus_request(a, &d, on_reply, &s, on_complete), 1);
         tu_sleep_ms(100);
         CHECK_EQ_INT(completions(&s), 0);

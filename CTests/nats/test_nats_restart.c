@@ -53,7 +53,7 @@ static void make_stream(void)
     CHECK_EQ_INT(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
     jsStreamConfig sc;
     jsStreamConfig_Init(&sc);
-    const char *subjects[] = { "qtbus.>" };
+    const char *subjects[] = {"qtbus.>"};
     sc.Name = "ALL";
     sc.Subjects = subjects;
     sc.SubjectsLen = 1;
@@ -85,7 +85,7 @@ static int dispatch_seq(qtbus_bus *bus, const char *type, int seq, size_t size)
 {
     static char buffer[64 * 1024];
     memcpy(buffer, &seq, sizeof seq);
-    qtbus_event_desc d = { .type = type, .data = buffer, .size = size };
+    qtbus_event_desc d = {.type = type, .data = buffer, .size = size};
     return qtbus_dispatch(bus, &d);
 }
 
@@ -95,7 +95,7 @@ int main(void)
     make_stream();
     qtbus_bus *a = qtbus_bus_create(), *b = qtbus_bus_create();
     qtbus_nats *ba = NULL, *bb = NULL;
-    qtbus_nats_options o = { .url = server.url };
+    qtbus_nats_options o = {.url = server.url};
     CHECK_EQ_INT(qtbus_nats_connect(a, &o, &ba), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_connect(b, &o, &bb), QTBUS_OK);
     CHECK_EQ_INT(qtbus_trace_set(a, QTBUS_TRACE_MISUSE, hook, NULL, NULL), QTBUS_OK);
@@ -107,7 +107,8 @@ int main(void)
 
     /* Before: everything crosses. */
     int seq = 0;
-    for (int i = 0; i < 100; i++) CHECK_EQ_INT(dispatch_seq(a, "Tick", ++seq, 16), 1);
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ_INT(dispatch_seq(a, "Tick", ++seq, 16), 1);
     CHECK_WAIT(atomic_load(&ticks.count) == 100, TU_WAIT_MS);
     CHECK_WAIT(stored() == 100, TU_WAIT_MS);
 
@@ -117,15 +118,18 @@ int main(void)
 
     /* During the outage: small events fit the reconnect buffer; dispatch never waits. */
     int64_t start = tu_now_ms();
-    for (int i = 0; i < 1000; i++) CHECK_EQ_INT(dispatch_seq(a, "Tick", ++seq, 16), 1);
+    for (int i = 0; i < 1000; i++)
+        CHECK_EQ_INT(dispatch_seq(a, "Tick", ++seq, 16), 1);
     /* 200 events of 64 KiB, 12.5 MiB: more than the 8 MiB buffer holds. */
-    for (int i = 0; i < 200; i++) CHECK_EQ_INT(dispatch_seq(a, "Big", i, 64 * 1024), 1);
+    for (int i = 0; i < 200; i++)
+        CHECK_EQ_INT(dispatch_seq(a, "Big", i, 64 * 1024), 1);
     int64_t took = tu_now_ms() - start;
     CHECK_MSG(took < 5000, "dispatching during the outage took %lld ms", (long long)took);
     int lost = atomic_load(&reported);
     CHECK_MSG(lost > 0 && lost < 200, "%d of the 200 big events reported as not published", lost);
-    printf("outage: 1000 small + 200 big events dispatched in %lld ms; %d big ones did not fit and were reported:\n  %s\n",
-           (long long)took, lost, last_report);
+    printf(
+        "outage: 1000 small + 200 big events dispatched in %lld ms; %d big ones did not fit and were reported:\n  %s\n",
+        (long long)took, lost, last_report);
     CHECK(strstr(last_report, "qtbus_nats_export: ") == last_report);
     CHECK(strstr(last_report, "qtbus.e._.Big not published") != NULL);
 
@@ -142,7 +146,8 @@ int main(void)
     int before = atomic_load(&ticks.count);
     atomic_store(&ticks.last, seq);
     atomic_store(&ticks.out_of_order, 0);
-    for (int i = 0; i < 100; i++) CHECK_EQ_INT(dispatch_seq(a, "Tick", ++seq, 16), 1);
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ_INT(dispatch_seq(a, "Tick", ++seq, 16), 1);
     CHECK_WAIT(atomic_load(&ticks.count) >= before + 100 && atomic_load(&ticks.last) == seq, TU_WAIT_MS);
     printf("b received %d of the 1000 outage ticks; the 100 after it all, in order\n", before - 100);
 

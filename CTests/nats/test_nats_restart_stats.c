@@ -9,14 +9,15 @@
 
 static void restart_case(void)
 {
-    ns_server server = { .no_jetstream = 1 };
+    ns_server server = {.no_jetstream = 1};
     ns_start(&server);
     qtbus_nats *ba = ns_bridge(&server, bus_a, 0, 0), *bb = ns_bridge(&server, bus_b, 0, 0);
     CHECK_EQ_INT(qtbus_nats_export(ba, "Tick"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import(bb, "Tick"), QTBUS_OK);
     static inbox box = INBOX;
     qtbus_token token = listen_on(bus_b, "Tick", &box);
-    for (int i = 0; i < 100; i++) CHECK_EQ_INT(send_text(bus_a, "Tick", "before"), 1);
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ_INT(send_text(bus_a, "Tick", "before"), 1);
     CHECK_WAIT(atomic_load(&box.count) == 100, TU_WAIT_MS);
     qtbus_nats_stats sa, sb;
     CHECK_EQ_INT(qtbus_nats_stats_get(ba, &sa), QTBUS_OK);
@@ -42,8 +43,8 @@ static void restart_case(void)
     CHECK_EQ_INT(qtbus_nats_stats_get(bb, &sb), QTBUS_OK);
     print_stats("after the restart, a", &sa);
     print_stats("after the restart, b", &sb);
-    printf("%-34s a dispatched 100 before the restart and %d after it, b's handler got %d\n", "  what crossed:",
-           sent, crossed);
+    printf("%-34s a dispatched 100 before the restart and %d after it, b's handler got %d\n", "  what crossed:", sent,
+           crossed);
     CHECK_EQ_U64(sa.published, (uint64_t)(100 + sent));
     CHECK_EQ_U64(sa.dropped, 0);
     CHECK_EQ_U64(sa.reconnects, 1);

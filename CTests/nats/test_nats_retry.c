@@ -25,8 +25,8 @@ static void on_connected(natsConnection *nc, void *closure)
  * server is up. */
 static void retry_case(void)
 {
-    ns_server server = { .no_jetstream = 1 };
-    ns_prepare(&server);   /* a port, nobody listening on it */
+    ns_server server = {.no_jetstream = 1};
+    ns_prepare(&server); /* a port, nobody listening on it */
     CHECK(!ns_accepts(server.port));
     natsOptions *oa = options_for(server.url), *ob = options_for(server.url);
     CHECK_EQ_INT(natsOptions_SetRetryOnFailedConnect(oa, true, on_connected, NULL), NATS_OK);
@@ -40,8 +40,8 @@ static void retry_case(void)
     CHECK_EQ_INT(qtbus_nats_is_connected(ba), 0);
     CHECK_EQ_INT(qtbus_nats_is_connected(bb), 0);
     CHECK_MSG(took < 1000, "two connects with no server took %lld ms", (long long)took);
-    printf("%-34s both connects QTBUS_OK in %lld ms, not connected yet (port %d)\n", "retry, callback, no server:",
-           (long long)took, server.port);
+    printf("%-34s both connects QTBUS_OK in %lld ms, not connected yet (port %d)\n",
+           "retry, callback, no server:", (long long)took, server.port);
 
     CHECK_EQ_INT(qtbus_nats_export(ba, "Early"), QTBUS_OK);
     atomic_store(&misuse, 0);
@@ -94,7 +94,8 @@ static void *start_later(void *p)
     starter *st = p;
     tu_sleep_ms(500);
     ns_spawn(st->server);
-    while (!atomic_load(&st->stop)) tu_sleep_ms(5);
+    while (!atomic_load(&st->stop))
+        tu_sleep_ms(5);
     ns_stop(st->server);
     return NULL;
 }
@@ -104,7 +105,7 @@ static void *start_later(void *p)
  * MaxReconnect tries are spent (QTBUS_EIO). */
 static void retry_blocking_case(void)
 {
-    ns_server server = { .no_jetstream = 1 };
+    ns_server server = {.no_jetstream = 1};
     ns_prepare(&server);
     natsOptions *o = options_for(server.url);
     CHECK_EQ_INT(natsOptions_SetRetryOnFailedConnect(o, true, NULL, NULL), NATS_OK);
@@ -114,7 +115,7 @@ static void retry_blocking_case(void)
     /* Tries for ever: the connect returns once the server is up, 500 ms later. */
     CHECK_EQ_INT(natsOptions_SetMaxReconnect(o, -1), NATS_OK);
     pthread_t thread;
-    starter st = { .server = &server };
+    starter st = {.server = &server};
     CHECK_EQ_INT(pthread_create(&thread, NULL, start_later, &st), 0);
     qtbus_nats *bridge = NULL;
     int64_t start = tu_now_ms();
@@ -137,7 +138,7 @@ static void retry_blocking_case(void)
     CHECK_EQ_INT(qtbus_token_dispose(token), QTBUS_OK);
     CHECK_EQ_INT(atomic_load(&misuse), 0);
     natsOptions_Destroy(o);
-    atomic_store(&st.stop, 1);   /* the starter stops the server */
+    atomic_store(&st.stop, 1); /* the starter stops the server */
     pthread_join(thread, NULL);
 }
 

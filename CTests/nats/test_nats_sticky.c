@@ -41,7 +41,7 @@ static int count(seen *s)
 
 static void dispatch(qtbus_bus *bus, const char *subtype, const char *value, uint32_t flags)
 {
-    qtbus_event_desc d = { .type = "Config", .subtype = subtype, .data = value, .size = strlen(value), .flags = flags };
+    qtbus_event_desc d = {.type = "Config", .subtype = subtype, .data = value, .size = strlen(value), .flags = flags};
     CHECK_EQ_INT(qtbus_dispatch(bus, &d), 1);
 }
 
@@ -49,11 +49,11 @@ int main(void)
 {
     /* No JetStream on the server: refused at connect, saying so. */
     {
-        static ns_server plain = { .no_jetstream = 1 };
+        static ns_server plain = {.no_jetstream = 1};
         ns_start(&plain);
         qtbus_bus *bus = qtbus_bus_create();
         qtbus_nats *bridge = (qtbus_nats *)1;
-        qtbus_nats_options o = { .url = plain.url, .jetstream = 1 };
+        qtbus_nats_options o = {.url = plain.url, .jetstream = 1};
         CHECK_EQ_INT(qtbus_nats_connect(bus, &o, &bridge), QTBUS_EIO);
         CHECK(bridge == NULL);
         printf("no JetStream: %s\n", qtbus_errmsg());
@@ -71,8 +71,8 @@ int main(void)
         CHECK_EQ_INT(qtbus_nats_export(bridge, "Config"), QTBUS_OK);
         dispatch(bus, "db", "v1", QTBUS_EVENT_STICKY);
         dispatch(bus, "cache", "c1", QTBUS_EVENT_STICKY);
-        dispatch(bus, "db", "v2", QTBUS_EVENT_STICKY);    /* replaces db=v1 */
-        dispatch(bus, "log", "x", 0);                     /* plain: not kept */
+        dispatch(bus, "db", "v2", QTBUS_EVENT_STICKY); /* replaces db=v1 */
+        dispatch(bus, "log", "x", 0);                  /* plain: not kept */
         dispatch(bus, "mode", "m1", QTBUS_EVENT_STICKY);
         CHECK_EQ_INT(qtbus_nats_close(bridge), QTBUS_OK);
         CHECK_EQ_INT(qtbus_bus_destroy(bus), QTBUS_OK);
@@ -81,22 +81,22 @@ int main(void)
     /* Later: the kept ones, last per subtype, in dispatch order; the bus keeps them. */
     qtbus_bus *late = qtbus_bus_create();
     qtbus_nats *bl = ns_bridge(&server, late, 0, 1);
-    static seen live = { .lock = PTHREAD_MUTEX_INITIALIZER };
+    static seen live = {.lock = PTHREAD_MUTEX_INITIALIZER};
     CHECK_EQ_INT(qtbus_subscribe(late, "Config", NULL, record, &live, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import(bl, "Config"), QTBUS_OK);
     CHECK_WAIT(count(&live) == 3, TU_WAIT_MS);
     tu_sleep_ms(200);
     printf("imported later: %s\n", live.log);
     CHECK_EQ_STR(live.log, "cache=c1 db=v2 mode=m1");
-    static seen replay = { .lock = PTHREAD_MUTEX_INITIALIZER };
-    qtbus_sub_options o = { .flags = QTBUS_SUB_REPLAY };
+    static seen replay = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    qtbus_sub_options o = {.flags = QTBUS_SUB_REPLAY};
     CHECK_EQ_INT(qtbus_subscribe(late, "Config", &o, record, &replay, NULL, NULL), QTBUS_OK);
     CHECK_EQ_STR(replay.log, "cache=c1 db=v2 mode=m1");
 
     /* A subtype import sees only its subtype's kept event. */
     qtbus_bus *narrow = qtbus_bus_create();
     qtbus_nats *bn = ns_bridge(&server, narrow, 0, 1);
-    static seen only_db = { .lock = PTHREAD_MUTEX_INITIALIZER };
+    static seen only_db = {.lock = PTHREAD_MUTEX_INITIALIZER};
     CHECK_EQ_INT(qtbus_subscribe(narrow, "Config", NULL, record, &only_db, NULL, NULL), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import_subtype(bn, "Config", "db"), QTBUS_OK);
     CHECK_WAIT(count(&only_db) == 1, TU_WAIT_MS);

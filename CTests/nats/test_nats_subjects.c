@@ -56,8 +56,10 @@ static void make(char *out, size_t cap, uint64_t *rng, int pattern)
         const char *token = literal[tu_rand(rng) % 3];
         if (pattern) {
             uint64_t r = tu_rand(rng) % 10;
-            if (r < 3) token = "*";
-            else if (r < 4 && t == tokens - 1) token = ">";
+            if (r < 3)
+                token = "*";
+            else if (r < 4 && t == tokens - 1)
+                token = ">";
         }
         if (t > 0) strncat(out, ".", cap - strlen(out) - 1);
         strncat(out, token, cap - strlen(out) - 1);
@@ -67,8 +69,10 @@ static void make(char *out, size_t cap, uint64_t *rng, int pattern)
 int main(void)
 {
     uint64_t rng = 0x5eed5eedull;
-    for (int p = 0; p < NPAT; p++) make(patterns[p], sizeof patterns[p], &rng, 1);
-    for (int s = 0; s < NSUBJ; s++) make(subjects[s], sizeof subjects[s], &rng, 0);
+    for (int p = 0; p < NPAT; p++)
+        make(patterns[p], sizeof patterns[p], &rng, 1);
+    for (int s = 0; s < NSUBJ; s++)
+        make(subjects[s], sizeof subjects[s], &rng, 0);
 
     /* qtbus */
     qtbus_bus *bus = qtbus_bus_create();
@@ -109,7 +113,8 @@ int main(void)
     /* The server's deliveries arrive on each subscription's own thread: wait for as many
      * as qtbus made, then a little longer for any it did not. */
     int64_t deadline = tu_now_ms() + TU_WAIT_MS;
-    while (atomic_load(&nats_received) < expected && tu_now_ms() < deadline) tu_sleep_ms(5);
+    while (atomic_load(&nats_received) < expected && tu_now_ms() < deadline)
+        tu_sleep_ms(5);
     tu_sleep_ms(300);
 
     int pairs = 0, differ = 0;
@@ -128,7 +133,8 @@ int main(void)
     CHECK_EQ_INT(differ, 0);
     CHECK_EQ_INT(atomic_load(&nats_received), expected);
     CHECK(pairs > 500); /* the data exercises matching, not only misses */
-    for (int p = 0; p < NPAT; p++) natsSubscription_Destroy(subs[p]);
+    for (int p = 0; p < NPAT; p++)
+        natsSubscription_Destroy(subs[p]);
     natsConnection_Destroy(nc);
     ns_stop(&server);
     printf("test_nats_subjects: passed\n");

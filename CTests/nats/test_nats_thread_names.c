@@ -28,7 +28,7 @@ static int threads_named(const char *name)
         char path[300], comm[32] = "";
         snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
         FILE *f = fopen(path, "r");
-        if (!f) continue;  /* a thread that ended meanwhile */
+        if (!f) continue; /* a thread that ended meanwhile */
         if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = '\0';
         fclose(f);
         n += strcmp(comm, name) == 0;

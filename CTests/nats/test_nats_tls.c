@@ -15,11 +15,10 @@
 
 static void tls_cases(void)
 {
-    ns_server server = { .no_jetstream = 1 }, mutual = { .no_jetstream = 1 };
+    ns_server server = {.no_jetstream = 1}, mutual = {.no_jetstream = 1};
     ns_prepare(&server);
     make_certificates(server.dir);
-    char config[1024], ca[128], other_ca[128], client[128], client_key[128], other_client[128],
-        other_client_key[128];
+    char config[1024], ca[128], other_ca[128], client[128], client_key[128], other_client[128], other_client_key[128];
     snprintf(ca, sizeof ca, "%s/ca.pem", server.dir);
     snprintf(other_ca, sizeof other_ca, "%s/other-ca.pem", server.dir);
     snprintf(client, sizeof client, "%s/client.pem", server.dir);
@@ -27,8 +26,8 @@ static void tls_cases(void)
     snprintf(other_client, sizeof other_client, "%s/other-client.pem", server.dir);
     snprintf(other_client_key, sizeof other_client_key, "%s/other-client-key.pem", server.dir);
     snprintf(config, sizeof config,
-             "tls {\n  cert_file: \"%s/server.pem\"\n  key_file: \"%s/server-key.pem\"\n  timeout: 10\n}\n",
-             server.dir, server.dir);
+             "tls {\n  cert_file: \"%s/server.pem\"\n  key_file: \"%s/server-key.pem\"\n  timeout: 10\n}\n", server.dir,
+             server.dir);
     server.config = config;
     ns_spawn(&server);
 
@@ -70,7 +69,7 @@ static void tls_cases(void)
     mutual.config = mutual_config;
     ns_spawn(&mutual);
     natsOptions *ma = options_for(mutual.url), *mb = options_for(mutual.url);
-    natsOptions *both[] = { ma, mb };
+    natsOptions *both[] = {ma, mb};
     for (int i = 0; i < 2; i++) {
         CHECK_EQ_INT(natsOptions_SetSecure(both[i], true), NATS_OK);
         CHECK_EQ_INT(natsOptions_LoadCATrustedCertificates(both[i], ca), NATS_OK);

@@ -8,29 +8,30 @@
 #include "nats_secure.h"
 
 /* `call` is QTBUS_ESTALE with one MISUSE record; qtbus_errmsg() printed. */
-#define CHECK_STALE(call)                                                                                   \
-    do {                                                                                                  \
-        atomic_store(&misuse, 0);                                                                         \
-        CHECK_EQ_INT((call), QTBUS_ESTALE);                                                               \
-        printf("%-34s QTBUS_ESTALE: %s\n", #call ":", qtbus_errmsg());                                    \
-        CHECK(strstr(qtbus_errmsg(), "by this bridge (or no longer is)") != NULL);                        \
-        CHECK_EQ_INT(atomic_load(&misuse), 1);                                                            \
-        atomic_store(&misuse, 0);                                                                         \
+#define CHECK_STALE(call)                                                                                              \
+    do {                                                                                                               \
+        atomic_store(&misuse, 0);                                                                                      \
+        CHECK_EQ_INT((call), QTBUS_ESTALE);                                                                            \
+        printf("%-34s QTBUS_ESTALE: %s\n", #call ":", qtbus_errmsg());                                                 \
+        CHECK(strstr(qtbus_errmsg(), "by this bridge (or no longer is)") != NULL);                                     \
+        CHECK_EQ_INT(atomic_load(&misuse), 1);                                                                         \
+        atomic_store(&misuse, 0);                                                                                      \
     } while (0)
 
 static void undo_case(void)
 {
-    ns_server server = { .no_jetstream = 1 };
+    ns_server server = {.no_jetstream = 1};
     ns_start(&server);
     qtbus_nats *ba = ns_bridge(&server, bus_a, 0, 0), *bb = ns_bridge(&server, bus_b, 0, 0);
-    const char *types[] = { "Gone", "Mark", "Price" };
-    for (int i = 0; i < 3; i++) CHECK_EQ_INT(qtbus_nats_export(ba, types[i]), QTBUS_OK);
+    const char *types[] = {"Gone", "Mark", "Price"};
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(qtbus_nats_export(ba, types[i]), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import(bb, "Gone"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import(bb, "Mark"), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_import_subtype(bb, "Price", "EUR"), QTBUS_OK);
     static inbox gone = INBOX, mark = INBOX, price = INBOX;
-    qtbus_token tokens[] = { listen_on(bus_b, "Gone", &gone), listen_on(bus_b, "Mark", &mark),
-                             listen_on(bus_b, "Price", &price) };
+    qtbus_token tokens[] = {listen_on(bus_b, "Gone", &gone), listen_on(bus_b, "Mark", &mark),
+                            listen_on(bus_b, "Price", &price)};
     CHECK_EQ_INT(send_text(bus_a, "Gone", "1"), 1);
     CHECK_WAIT(atomic_load(&gone.count) == 1, TU_WAIT_MS);
 
@@ -70,7 +71,7 @@ static void undo_case(void)
     /* One subtype. */
     CHECK_EQ_INT(send_sub(bus_a, "Price", "EUR", "1.10"), 1);
     CHECK_WAIT(atomic_load(&price.count) == 1, TU_WAIT_MS);
-    CHECK_STALE(qtbus_nats_unimport(bb, "Price"));   /* only a subtype of it is imported */
+    CHECK_STALE(qtbus_nats_unimport(bb, "Price")); /* only a subtype of it is imported */
     CHECK_EQ_INT(qtbus_nats_unimport_subtype(bb, "Price", "EUR"), QTBUS_OK);
     CHECK_EQ_INT(send_sub(bus_a, "Price", "EUR", "1.20"), 1);
     CHECK_EQ_INT(send_text(bus_a, "Mark", "4"), 1);
@@ -83,7 +84,8 @@ static void undo_case(void)
 
     CHECK_EQ_INT(qtbus_nats_close(ba), QTBUS_OK);
     CHECK_EQ_INT(qtbus_nats_close(bb), QTBUS_OK);
-    for (int i = 0; i < 3; i++) CHECK_EQ_INT(qtbus_token_dispose(tokens[i]), QTBUS_OK);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(qtbus_token_dispose(tokens[i]), QTBUS_OK);
     CHECK_EQ_INT(atomic_load(&misuse), 0);
     ns_stop(&server);
 }

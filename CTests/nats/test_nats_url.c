@@ -74,12 +74,12 @@ int main(void)
     {
         char *url = url_list(199, NULL, server.url, ",");
         qtbus_nats *ba = NULL, *bb = NULL;
-        qtbus_nats_options o = { .url = url };
+        qtbus_nats_options o = {.url = url};
         int64_t start = tu_now_ms();
         int rc = qtbus_nats_connect(a, &o, &ba);
         CHECK_MSG(rc == QTBUS_OK, "200 servers, the last one up: %d, %s", rc, qtbus_errmsg());
         printf("200 servers, the 200th up: connected in %lld ms\n", (long long)(tu_now_ms() - start));
-        qtbus_nats_options plain = { .url = server.url };
+        qtbus_nats_options plain = {.url = server.url};
         CHECK_EQ_INT(qtbus_nats_connect(b, &plain, &bb), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_export(ba, "Hop"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(bb, "Hop"), QTBUS_OK);
@@ -97,7 +97,7 @@ int main(void)
     {
         char *url = url_list(69, NULL, server.url, " ,\t, ,");
         qtbus_nats *ba = NULL;
-        qtbus_nats_options o = { .url = url };
+        qtbus_nats_options o = {.url = url};
         int rc = qtbus_nats_connect(a, &o, &ba);
         CHECK_MSG(rc == QTBUS_OK, "blanks: %d, %s", rc, qtbus_errmsg());
         CHECK_EQ_INT(qtbus_nats_close(ba), QTBUS_OK);
@@ -107,7 +107,7 @@ int main(void)
     /* A list of nothing but separators and blanks names no server. */
     {
         qtbus_nats *ba = (qtbus_nats *)&server;
-        qtbus_nats_options o = { .url = " , \t ,, " };
+        qtbus_nats_options o = {.url = " , \t ,, "};
         CHECK_EQ_INT(qtbus_nats_connect(a, &o, &ba), QTBUS_EINVAL);
         CHECK(ba == NULL);
         printf("no server listed: %s\n", qtbus_errmsg());
@@ -120,7 +120,7 @@ int main(void)
     {
         char *url = url_list(100, "alice:s3cret@", NULL, ",");
         qtbus_nats *ba = (qtbus_nats *)&server;
-        qtbus_nats_options o = { .url = url };
+        qtbus_nats_options o = {.url = url};
         CHECK_EQ_INT(qtbus_nats_connect(a, &o, &ba), QTBUS_EIO);
         CHECK(ba == NULL);
         const char *m = qtbus_errmsg();

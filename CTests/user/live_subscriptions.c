@@ -5,7 +5,11 @@
 #include <qtbus.h>
 #include <stdlib.h>
 #include <string.h>
-static void on_event(const qtbus_event *e, void *u) { (void)e; (void)u; }
+static void on_event(const qtbus_event *e, void *u)
+{
+    (void)e;
+    (void)u;
+}
 int main(void)
 {
     qtbus_queue *q = qtbus_queue_create("user");

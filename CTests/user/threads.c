@@ -24,7 +24,7 @@
 enum { ROUNDS = 300, DISPATCHERS = 1 };
 
 struct counter {
-    long hits;  /* plain: each handler runs on one thread at a time */
+    long hits; /* plain: each handler runs on one thread at a time */
     long seen;
 };
 
@@ -83,7 +83,8 @@ int main(void)
     queue = qtbus_queue_create("user-tsan");
     if (!bus || !queue) return 1;
     pthread_t threads[DISPATCHERS];
-    for (int i = 0; i < DISPATCHERS; i++) pthread_create(&threads[i], NULL, dispatcher, NULL);
+    for (int i = 0; i < DISPATCHERS; i++)
+        pthread_create(&threads[i], NULL, dispatcher, NULL);
 
     long made = 0;
     for (int round = 0; round < ROUNDS; round++) {
@@ -100,16 +101,18 @@ int main(void)
         qtbus_token_dispose(b);
     }
     atomic_store(&stop, 1);
-    for (int i = 0; i < DISPATCHERS; i++) pthread_join(threads[i], NULL);
+    for (int i = 0; i < DISPATCHERS; i++)
+        pthread_join(threads[i], NULL);
     qtbus_bus_destroy(bus);
     qtbus_queue_release(queue);
     /* Releases and object frees still queued run on the queue. */
-    for (int i = 0; i < 5000 && (atomic_load(&released) != made ||
-                                 atomic_load(&objects_freed) != atomic_load(&objects_made)); i++) {
+    for (int i = 0;
+         i < 5000 && (atomic_load(&released) != made || atomic_load(&objects_freed) != atomic_load(&objects_made));
+         i++) {
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
-    printf("user-tsan: %ld subscriptions released of %ld, %ld objects freed of %ld\n",
-           atomic_load(&released), made, atomic_load(&objects_freed), atomic_load(&objects_made));
+    printf("user-tsan: %ld subscriptions released of %ld, %ld objects freed of %ld\n", atomic_load(&released), made,
+           atomic_load(&objects_freed), atomic_load(&objects_made));
     return atomic_load(&released) == made && atomic_load(&objects_freed) == atomic_load(&objects_made) ? 0 : 1;
 }

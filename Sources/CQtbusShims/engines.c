@@ -60,8 +60,7 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *found)
                 int64_t distance;
                 memcpy(&distance, (const void *)desc, sizeof distance);
                 const unsigned *mark = (const unsigned *)(desc + (uintptr_t)distance);
-                if (mark != &qtshim_engine_mark && __atomic_load_n(mark, __ATOMIC_SEQ_CST))
-                    *(int *)found = 1;
+                if (mark != &qtshim_engine_mark && __atomic_load_n(mark, __ATOMIC_SEQ_CST)) *(int *)found = 1;
             }
             p = next;
         }

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #define MESSAGE_SIZE 320
-#define NAME_SHOWN 48   /* bytes of a name quoted in a message */
+#define NAME_SHOWN 48 /* bytes of a name quoted in a message */
 
 static __thread char message[MESSAGE_SIZE];
 static __thread char reason[MESSAGE_SIZE - 64];
@@ -73,7 +73,10 @@ static void quote(char *out, size_t size, const char *name)
             n += (size_t)snprintf(out + n, size - n, "\\x%02x", p[i]);
         }
     }
-    if (p[i] && n + 5 < size) { memcpy(out + n, "...", 3); n += 3; }
+    if (p[i] && n + 5 < size) {
+        memcpy(out + n, "...", 3);
+        n += 3;
+    }
     out[n++] = '"';
     out[n] = '\0';
 }
@@ -90,10 +93,7 @@ void qtshim_fail_name(int status, const char *what, const char *name, const char
     reason_status = status;
 }
 
-void qtshim_note(const char *text)
-{
-    snprintf(message, sizeof message, "%s", text);
-}
+void qtshim_note(const char *text) { snprintf(message, sizeof message, "%s", text); }
 
 void qtshim_failed(const char *function, int status)
 {

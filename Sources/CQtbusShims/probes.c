@@ -7,7 +7,7 @@
 #include "qtbus_probes.h"
 
 #ifdef QTSHIM_PROBES
-#define QTSHIM_SEMAPHORE(name) \
+#define QTSHIM_SEMAPHORE(name)                                                                                         \
     volatile unsigned short qtbus_##name##_semaphore __attribute__((section(".probes"), visibility("hidden"))) = 0
 QTSHIM_SEMAPHORE(dispatch);
 QTSHIM_SEMAPHORE(deliver);

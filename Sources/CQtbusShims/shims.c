@@ -71,10 +71,10 @@ __attribute__((constructor)) static void qtshim_debug_init(void)
 }
 
 #if defined(__has_include)
-#  if __has_include(<valgrind/memcheck.h>)
-#    include <valgrind/memcheck.h>
-#    define QTSHIM_HAVE_MEMCHECK 1
-#  endif
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define QTSHIM_HAVE_MEMCHECK 1
+#endif
 #endif
 
 __attribute__((noinline, no_sanitize("address"))) uint64_t qtshim_stack_peek(const void *p)
@@ -162,8 +162,8 @@ void qtshim_lock_wait(uint32_t *word)
     for (int spin = 0; spin < 100; spin++) {
         QTSHIM_PAUSE();
         uint32_t expected = 0;
-        if (__atomic_load_n(word, __ATOMIC_RELAXED) == 0
-            && __atomic_compare_exchange_n(word, &expected, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        if (__atomic_load_n(word, __ATOMIC_RELAXED) == 0 &&
+            __atomic_compare_exchange_n(word, &expected, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
             return;
     }
     /* Mark the lock contended, then sleep until it is released; whoever takes it from
@@ -172,11 +172,7 @@ void qtshim_lock_wait(uint32_t *word)
         syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
 }
 
-void qtshim_lock_wake(uint32_t *word)
-{
-    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
+void qtshim_lock_wake(uint32_t *word) { syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
 
 void qtshim_idle_wait(uint32_t *word, uint32_t expected, int64_t timeout_ns)
 {
@@ -189,10 +185,7 @@ void qtshim_idle_wait(uint32_t *word, uint32_t expected, int64_t timeout_ns)
     syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, limit, NULL, 0);
 }
 
-void qtshim_idle_wake(uint32_t *word)
-{
-    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
-}
+void qtshim_idle_wake(uint32_t *word) { syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0); }
 
 bool qtshim_is_main_thread(void) { return (pid_t)syscall(SYS_gettid) == getpid(); }
 
@@ -203,13 +196,15 @@ uint64_t qtshim_thread_name_make(const char *label, char out[16])
     /* Cut short: not inside a character, whose continuation bytes are 10xxxxxx (a name
      * cut there would be invalid UTF-8 in top and gdb). */
     if (label[n] != '\0') {
-        while (n > 0 && ((unsigned char)label[n] & 0xC0) == 0x80) n--;
+        while (n > 0 && ((unsigned char)label[n] & 0xC0) == 0x80)
+            n--;
     }
     memset(out, 0, 16);
     memcpy(out, label, n);
     /* FNV-1a over the 16 bytes. */
     uint64_t hash = 14695981039346656037ull;
-    for (int i = 0; i < 16; i++) hash = (hash ^ (unsigned char)out[i]) * 1099511628211ull;
+    for (int i = 0; i < 16; i++)
+        hash = (hash ^ (unsigned char)out[i]) * 1099511628211ull;
     return hash ? hash : 1;
 }
 
@@ -230,7 +225,7 @@ void qtshim_dispatch_async_f(qtshim_dispatch_queue_t, void *, void (*)(void *)) 
 void qtshim_dispatch_release(void *) __asm__("dispatch_release");
 /* The run-loop SPI CoreFoundation uses to pump the main queue: on Linux the "port" is
  * an eventfd that libdispatch writes when main-queue work is posted and never reads. */
-int  qtshim_dispatch_main_port(void) __asm__("_dispatch_get_main_queue_port_4CF");
+int qtshim_dispatch_main_port(void) __asm__("_dispatch_get_main_queue_port_4CF");
 void qtshim_dispatch_main_callback(void *) __asm__("_dispatch_main_queue_callback_4CF");
 
 /* ThreadSanitizer (qtbus_shims.h explains the annotations).  libdispatch is not
@@ -254,7 +249,10 @@ qtshim_dispatch_queue_t qtshim_dq_create_serial(const char *label)
 }
 qtshim_dispatch_queue_t qtshim_dq_main(void) { return &qtshim_dispatch_main_q; }
 
-struct qtshim_tsan_post { void (*work)(void *); void *context; };
+struct qtshim_tsan_post {
+    void (*work)(void *);
+    void *context;
+};
 
 static void qtshim_tsan_trampoline(void *raw)
 {
@@ -271,7 +269,8 @@ void qtshim_dq_async(qtshim_dispatch_queue_t queue, void *context, void (*work)(
         return;
     }
     struct qtshim_tsan_post *post;
-    while (!(post = malloc(sizeof *post))) usleep(1000); /* a post cannot fail: wait */
+    while (!(post = malloc(sizeof *post)))
+        usleep(1000); /* a post cannot fail: wait */
     post->work = work;
     post->context = context;
     __tsan_release(post);
@@ -288,15 +287,18 @@ void qtshim_main_queue_run(void)
     int fd = qtshim_dispatch_main_port();
     uint64_t count;
     /* Clear first: work posted while we drain pokes the fd again and stays pending. */
-    while (read(fd, &count, sizeof count) < 0 && errno_is_eintr()) {}
+    while (read(fd, &count, sizeof count) < 0 && errno_is_eintr()) {
+    }
     qtshim_dispatch_main_callback(NULL);
 }
 
 int qtshim_main_queue_poll(int timeout_ms)
 {
-    struct pollfd p = { .fd = qtshim_dispatch_main_port(), .events = POLLIN, .revents = 0 };
+    struct pollfd p = {.fd = qtshim_dispatch_main_port(), .events = POLLIN, .revents = 0};
     int r;
-    do { r = poll(&p, 1, timeout_ms); } while (r < 0 && errno_is_eintr());
+    do {
+        r = poll(&p, 1, timeout_ms);
+    } while (r < 0 && errno_is_eintr());
     return r;
 }
 
@@ -304,6 +306,8 @@ uint32_t qtshim_next_bus_serial(void)
 {
     static uint32_t last;
     uint32_t serial;
-    do serial = __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED); while (serial == 0);
+    do
+        serial = __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+    while (serial == 0);
     return serial;
 }

@@ -39,25 +39,25 @@
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__linux__)
-#  define DIRECT_WORDS 6   /* rdi rsi rdx rcx r8 r9 */
+#define DIRECT_WORDS 6 /* rdi rsi rdx rcx r8 r9 */
 #elif defined(__aarch64__) && defined(__linux__)
-#  define DIRECT_WORDS 8   /* x0-x7 */
+#define DIRECT_WORDS 8 /* x0-x7 */
 #endif
-#define DIRECT_DOUBLES 8   /* xmm0-7, v0-7 */
+#define DIRECT_DOUBLES 8 /* xmm0-7, v0-7 */
 
 struct prepared;
 
 struct qtshim_signature {
-    uint32_t refs;                          /* the type entry's, plus one per connection */
-    uint8_t  count;
-    uint8_t  kinds[QTBUS_SIGNAL_MAX_ARGS];
+    uint32_t refs; /* the type entry's, plus one per connection */
+    uint8_t count;
+    uint8_t kinds[QTBUS_SIGNAL_MAX_ARGS];
     /* How its handlers are called (choose_caller). */
-    void   (*caller)(const struct qtshim_signature *, void (*)(void), const struct prepared *, void *);
+    void (*caller)(const struct qtshim_signature *, void (*)(void), const struct prepared *, void *);
     /* The first bytes of every event it packs: magic, version, count, kinds (padded). */
-    uint8_t  head[8 + QTBUS_SIGNAL_MAX_ARGS];
-    uint8_t  head_size;
-    ffi_type *types[QTBUS_SIGNAL_MAX_ARGS + 1];   /* + userdata */
-    ffi_cif  cif;
+    uint8_t head[8 + QTBUS_SIGNAL_MAX_ARGS];
+    uint8_t head_size;
+    ffi_type *types[QTBUS_SIGNAL_MAX_ARGS + 1]; /* + userdata */
+    ffi_cif cif;
 };
 
 static bool known_kind(unsigned kind) { return kind >= QTBUS_ARG_INT32 && kind <= QTBUS_ARG_POINTER; }
@@ -65,12 +65,12 @@ static bool known_kind(unsigned kind) { return kind >= QTBUS_ARG_INT32 && kind <
 static ffi_type *ffi_type_of(uint8_t kind)
 {
     switch (kind) {
-    case QTBUS_ARG_INT32:  return &ffi_type_sint32;
+    case QTBUS_ARG_INT32: return &ffi_type_sint32;
     case QTBUS_ARG_UINT32: return &ffi_type_uint32;
-    case QTBUS_ARG_INT64:  return &ffi_type_sint64;
+    case QTBUS_ARG_INT64: return &ffi_type_sint64;
     case QTBUS_ARG_UINT64: return &ffi_type_uint64;
     case QTBUS_ARG_DOUBLE: return &ffi_type_double;
-    default:               return &ffi_type_pointer;
+    default: return &ffi_type_pointer;
     }
 }
 
@@ -122,8 +122,8 @@ static size_t packed_size(const struct qtshim_signature *s, const qtbus_value *v
 
 /* Writes the bytes, and leaves in packed[] the values a handler receives: strings
  * pointing into `out`. */
-static void pack(unsigned char *out, const struct qtshim_signature *s, const qtbus_value *values,
-                 const size_t *lengths, qtbus_value *packed)
+static void pack(unsigned char *out, const struct qtshim_signature *s, const qtbus_value *values, const size_t *lengths,
+                 qtbus_value *packed)
 {
     memcpy(out, s->head, s->head_size);
     unsigned char *slots = out + s->head_size;
@@ -132,9 +132,9 @@ static void pack(unsigned char *out, const struct qtshim_signature *s, const qtb
         qtbus_value slot;
         slot.u64 = 0;
         switch (s->kinds[i]) {
-        case QTBUS_ARG_INT32:  slot.i32 = values[i].i32; break;
+        case QTBUS_ARG_INT32: slot.i32 = values[i].i32; break;
         case QTBUS_ARG_UINT32: slot.u32 = values[i].u32; break;
-        case QTBUS_ARG_INT64:  slot.i64 = values[i].i64; break;
+        case QTBUS_ARG_INT64: slot.i64 = values[i].i64; break;
         case QTBUS_ARG_UINT64: slot.u64 = values[i].u64; break;
         case QTBUS_ARG_DOUBLE: slot.f64 = values[i].f64; break;
         case QTBUS_ARG_POINTER: slot.ptr = values[i].ptr; break;
@@ -165,13 +165,11 @@ static void pack(unsigned char *out, const struct qtshim_signature *s, const qtb
  * (QTSignalArgument.swift, through qtshim_signal_unpack) all come here.  Inlined into
  * each of them, so that the arguments each passes as constants (no values, one kind of
  * expectation) cost nothing: C++'s slots used to inline a reader of their own. */
-static inline __attribute__((always_inline)) int unpack(const unsigned char *data, size_t size,
-                                                        const uint8_t *expect, const qtbus_arg *expect_args,
-                                                        size_t expect_count,
+static inline __attribute__((always_inline)) int unpack(const unsigned char *data, size_t size, const uint8_t *expect,
+                                                        const qtbus_arg *expect_args, size_t expect_count,
                                                         qtbus_value values[QTBUS_SIGNAL_MAX_ARGS])
 {
-    if (data == NULL || size < HEAD || memcmp(data, MAGIC, 4) != 0 || data[4] != QTBUS_SIGNAL_LAYOUT_VERSION)
-        return -1;
+    if (data == NULL || size < HEAD || memcmp(data, MAGIC, 4) != 0 || data[4] != QTBUS_SIGNAL_LAYOUT_VERSION) return -1;
     size_t count = data[5];
     if (count > QTBUS_SIGNAL_MAX_ARGS || size < slots_at(count) + 8u * count) return -1;
     const unsigned char *kinds = data + HEAD;
@@ -215,52 +213,100 @@ static inline __attribute__((always_inline)) int unpack(const unsigned char *dat
 /* A call made ready from a signature's values: once per emit for the handlers it reaches
  * synchronously (see emit_frame), once per delivery otherwise. */
 struct prepared {
-    qtbus_value values[QTBUS_SIGNAL_MAX_ARGS];     /* libffi's avalues point here */
+    qtbus_value values[QTBUS_SIGNAL_MAX_ARGS]; /* libffi's avalues point here */
 #ifdef DIRECT_WORDS
-    uintptr_t words[DIRECT_WORDS - 1];              /* the integer-class arguments, in order */
-    double doubles[DIRECT_DOUBLES];                 /* the doubles, in order, then zeros */
+    uintptr_t words[DIRECT_WORDS - 1]; /* the integer-class arguments, in order */
+    double doubles[DIRECT_DOUBLES];    /* the doubles, in order, then zeros */
 #endif
 };
 
 /* How a signature's handlers are called (chosen when it is made). */
-typedef void (*caller_fn)(const struct qtshim_signature *s, void (*fn)(void), const struct prepared *p,
-                          void *userdata);
+typedef void (*caller_fn)(const struct qtshim_signature *s, void (*fn)(void), const struct prepared *p, void *userdata);
 
-static void call_ffi(const struct qtshim_signature *s, void (*fn)(void), const struct prepared *p,
-                     void *userdata);
+static void call_ffi(const struct qtshim_signature *s, void (*fn)(void), const struct prepared *p, void *userdata);
 
 #ifdef DIRECT_WORDS
 /* Direct calls: the handler's real type differs from the one it is called through on
  * purpose (see the top of the file); clang's -fsanitize=function would say so. */
-#  if defined(__clang__)
-#    define DIRECT __attribute__((no_sanitize("function"))) static void
-#  else
-#    define DIRECT static void
-#  endif
-#  define DIRECT_ARGS const struct qtshim_signature *s, void (*fn)(void), const struct prepared *p, void *ud
-#  define W(i) p->words[i]
-#  define DT double, double, double, double, double, double, double, double
-#  define D8 p->doubles[0], p->doubles[1], p->doubles[2], p->doubles[3], p->doubles[4], p->doubles[5], \
-             p->doubles[6], p->doubles[7]
+#if defined(__clang__)
+#define DIRECT __attribute__((no_sanitize("function"))) static void
+#else
+#define DIRECT static void
+#endif
+#define DIRECT_ARGS const struct qtshim_signature *s, void (*fn)(void), const struct prepared *p, void *ud
+#define W(i) p->words[i]
+#define DT double, double, double, double, double, double, double, double
+#define D8                                                                                                             \
+    p->doubles[0], p->doubles[1], p->doubles[2], p->doubles[3], p->doubles[4], p->doubles[5], p->doubles[6],           \
+        p->doubles[7]
 typedef uintptr_t U;
-DIRECT direct_0(DIRECT_ARGS) { (void)s; (void)p; ((void (*)(void *))fn)(ud); }
-DIRECT direct_1(DIRECT_ARGS) { (void)s; ((void (*)(U, void *))fn)(W(0), ud); }
-DIRECT direct_2(DIRECT_ARGS) { (void)s; ((void (*)(U, U, void *))fn)(W(0), W(1), ud); }
-DIRECT direct_3(DIRECT_ARGS) { (void)s; ((void (*)(U, U, U, void *))fn)(W(0), W(1), W(2), ud); }
-DIRECT direct_4(DIRECT_ARGS) { (void)s; ((void (*)(U, U, U, U, void *))fn)(W(0), W(1), W(2), W(3), ud); }
-DIRECT direct_5(DIRECT_ARGS) { (void)s; ((void (*)(U, U, U, U, U, void *))fn)(W(0), W(1), W(2), W(3), W(4), ud); }
-DIRECT direct_0d(DIRECT_ARGS) { (void)s; ((void (*)(void *, DT))fn)(ud, D8); }
-DIRECT direct_1d(DIRECT_ARGS) { (void)s; ((void (*)(U, void *, DT))fn)(W(0), ud, D8); }
-DIRECT direct_2d(DIRECT_ARGS) { (void)s; ((void (*)(U, U, void *, DT))fn)(W(0), W(1), ud, D8); }
-DIRECT direct_3d(DIRECT_ARGS) { (void)s; ((void (*)(U, U, U, void *, DT))fn)(W(0), W(1), W(2), ud, D8); }
-DIRECT direct_4d(DIRECT_ARGS) { (void)s; ((void (*)(U, U, U, U, void *, DT))fn)(W(0), W(1), W(2), W(3), ud, D8); }
+DIRECT direct_0(DIRECT_ARGS)
+{
+    (void)s;
+    (void)p;
+    ((void (*)(void *))fn)(ud);
+}
+DIRECT direct_1(DIRECT_ARGS)
+{
+    (void)s;
+    ((void (*)(U, void *))fn)(W(0), ud);
+}
+DIRECT direct_2(DIRECT_ARGS)
+{
+    (void)s;
+    ((void (*)(U, U, void *))fn)(W(0), W(1), ud);
+}
+DIRECT direct_3(DIRECT_ARGS)
+{
+    (void)s;
+    ((void (*)(U, U, U, void *))fn)(W(0), W(1), W(2), ud);
+}
+DIRECT direct_4(DIRECT_ARGS)
+{
+    (void)s;
+    ((void (*)(U, U, U, U, void *))fn)(W(0), W(1), W(2), W(3), ud);
+}
+DIRECT direct_5(DIRECT_ARGS)
+{
+    (void)s;
+    ((void (*)(U, U, U, U, U, void *))fn)(W(0), W(1), W(2), W(3), W(4), ud);
+}
+DIRECT direct_0d(DIRECT_ARGS)
+{
+    (void)s;
+    ((void (*)(void *, DT))fn)(ud, D8);
+}
+DIRECT direct_1d(DIRECT_ARGS)
+{
+    (void)s;
+    ((void (*)(U, void *, DT))fn)(W(0), ud, D8);
+}
+DIRECT direct_2d(DIRECT_ARGS)
+{
+    (void)s;
+    ((void (*)(U, U, void *, DT))fn)(W(0), W(1), ud, D8);
+}
+DIRECT direct_3d(DIRECT_ARGS)
+{
+    (void)s;
+    ((void (*)(U, U, U, void *, DT))fn)(W(0), W(1), W(2), ud, D8);
+}
+DIRECT direct_4d(DIRECT_ARGS)
+{
+    (void)s;
+    ((void (*)(U, U, U, U, void *, DT))fn)(W(0), W(1), W(2), W(3), ud, D8);
+}
 DIRECT direct_5d(DIRECT_ARGS)
 {
     (void)s;
     ((void (*)(U, U, U, U, U, void *, DT))fn)(W(0), W(1), W(2), W(3), W(4), ud, D8);
 }
-#  if DIRECT_WORDS == 8
-DIRECT direct_6(DIRECT_ARGS) { (void)s; ((void (*)(U, U, U, U, U, U, void *))fn)(W(0), W(1), W(2), W(3), W(4), W(5), ud); }
+#if DIRECT_WORDS == 8
+DIRECT direct_6(DIRECT_ARGS)
+{
+    (void)s;
+    ((void (*)(U, U, U, U, U, U, void *))fn)(W(0), W(1), W(2), W(3), W(4), W(5), ud);
+}
 DIRECT direct_7(DIRECT_ARGS)
 {
     (void)s;
@@ -276,18 +322,32 @@ DIRECT direct_7d(DIRECT_ARGS)
     (void)s;
     ((void (*)(U, U, U, U, U, U, U, void *, DT))fn)(W(0), W(1), W(2), W(3), W(4), W(5), W(6), ud, D8);
 }
-#  endif
+#endif
 /* By the number of integer-class arguments, without and with doubles. */
 static const caller_fn direct_callers[2][DIRECT_WORDS] = {
-    { direct_0, direct_1, direct_2, direct_3, direct_4, direct_5,
-#  if DIRECT_WORDS == 8
-      direct_6, direct_7,
-#  endif
+    {
+        direct_0,
+        direct_1,
+        direct_2,
+        direct_3,
+        direct_4,
+        direct_5,
+#if DIRECT_WORDS == 8
+        direct_6,
+        direct_7,
+#endif
     },
-    { direct_0d, direct_1d, direct_2d, direct_3d, direct_4d, direct_5d,
-#  if DIRECT_WORDS == 8
-      direct_6d, direct_7d,
-#  endif
+    {
+        direct_0d,
+        direct_1d,
+        direct_2d,
+        direct_3d,
+        direct_4d,
+        direct_5d,
+#if DIRECT_WORDS == 8
+        direct_6d,
+        direct_7d,
+#endif
     },
 };
 #endif
@@ -299,8 +359,10 @@ static caller_fn choose_caller(const uint8_t *kinds, size_t count)
 #ifdef DIRECT_WORDS
     size_t words = 0, doubles = 0;
     for (size_t i = 0; i < count; i++) {
-        if (kinds[i] == QTBUS_ARG_DOUBLE) doubles++;
-        else words++;
+        if (kinds[i] == QTBUS_ARG_DOUBLE)
+            doubles++;
+        else
+            words++;
     }
     if (words + 1 <= DIRECT_WORDS && doubles <= DIRECT_DOUBLES) return direct_callers[doubles > 0][words];
 #else
@@ -315,7 +377,8 @@ static void call_ffi(const struct qtshim_signature *s, void (*fn)(void), const s
     void *avalues[QTBUS_SIGNAL_MAX_ARGS + 1];
     /* Every member of a qtbus_value starts at its first byte: &values[i] is the argument
      * whatever its kind.  libffi only reads through avalues. */
-    for (size_t i = 0; i < s->count; i++) avalues[i] = (void *)&p->values[i];
+    for (size_t i = 0; i < s->count; i++)
+        avalues[i] = (void *)&p->values[i];
     avalues[s->count] = &userdata;
     ffi_call((ffi_cif *)&s->cif, fn, NULL, avalues);
 }
@@ -332,18 +395,19 @@ static void prepare(const struct qtshim_signature *s, const qtbus_value *v, stru
         switch (s->kinds[i]) {
         /* A 32-bit argument's register is widened as the caller of a real prototype
          * would; the callee reads its low half either way. */
-        case QTBUS_ARG_INT32:  p->words[nw++] = (uintptr_t)(intptr_t)v[i].i32; break;
+        case QTBUS_ARG_INT32: p->words[nw++] = (uintptr_t)(intptr_t)v[i].i32; break;
         case QTBUS_ARG_UINT32: p->words[nw++] = (uintptr_t)v[i].u32; break;
-        case QTBUS_ARG_INT64:  p->words[nw++] = (uintptr_t)v[i].i64; break;
+        case QTBUS_ARG_INT64: p->words[nw++] = (uintptr_t)v[i].i64; break;
         case QTBUS_ARG_UINT64: p->words[nw++] = (uintptr_t)v[i].u64; break;
         case QTBUS_ARG_DOUBLE: p->doubles[nd++] = v[i].f64; break;
         case QTBUS_ARG_STRING: p->words[nw++] = (uintptr_t)v[i].str; break;
-        default:               p->words[nw++] = (uintptr_t)v[i].ptr; break;
+        default: p->words[nw++] = (uintptr_t)v[i].ptr; break;
         }
     }
     /* The doubles callers pass all eight registers. */
     if (nd > 0)
-        while (nd < DIRECT_DOUBLES) p->doubles[nd++] = 0;
+        while (nd < DIRECT_DOUBLES)
+            p->doubles[nd++] = 0;
 #endif
 }
 
@@ -432,7 +496,7 @@ void *qtshim_connection_make(void *signature, void (*fn)(void), void *userdata, 
 {
     struct connection *c = malloc(sizeof *c);
     if (c == NULL) return NULL;
-    *c = (struct connection){ fn, userdata, release, signature };
+    *c = (struct connection){fn, userdata, release, signature};
     /* Taken before the subscription exists: its release may run on another thread as
      * soon as it does (a racing dispose), and drops this reference. */
     signature_retain(c->signature);
@@ -448,8 +512,7 @@ void qtshim_connection_discard(void *connection)
 
 /* Bytes that are not the running emit's: checked and unpacked.  Out of line, so the
  * common path above keeps a small frame. */
-__attribute__((noinline)) static void call_unpacked(const struct connection *c, const unsigned char *data,
-                                                    size_t size)
+__attribute__((noinline)) static void call_unpacked(const struct connection *c, const unsigned char *data, size_t size)
 {
     qtbus_value values[QTBUS_SIGNAL_MAX_ARGS];
     if (unpack(data, size, c->signature->kinds, NULL, c->signature->count, values) < 0) return;
@@ -509,13 +572,13 @@ int qtshim_emit_begin(void *emit, const void *signature, const qtbus_value *valu
         va_list *args = &((struct varargs *)varargs)->list;
         for (size_t i = 0; i < s->count; i++) {
             switch (s->kinds[i]) {
-            case QTBUS_ARG_INT32:  read[i].i32 = va_arg(*args, int32_t); break;
+            case QTBUS_ARG_INT32: read[i].i32 = va_arg(*args, int32_t); break;
             case QTBUS_ARG_UINT32: read[i].u32 = va_arg(*args, uint32_t); break;
-            case QTBUS_ARG_INT64:  read[i].i64 = va_arg(*args, int64_t); break;
+            case QTBUS_ARG_INT64: read[i].i64 = va_arg(*args, int64_t); break;
             case QTBUS_ARG_UINT64: read[i].u64 = va_arg(*args, uint64_t); break;
             case QTBUS_ARG_DOUBLE: read[i].f64 = va_arg(*args, double); break;
             case QTBUS_ARG_STRING: read[i].str = va_arg(*args, const char *); break;
-            default:               read[i].ptr = va_arg(*args, void *); break;
+            default: read[i].ptr = va_arg(*args, void *); break;
             }
         }
         values = read;
@@ -578,7 +641,7 @@ int qtshim_signal_unpack(const void *data, size_t size, qtbus_value values_out[Q
 int qtbus_signal_check(const void *data, size_t size, const qtbus_arg *kinds, size_t count)
 {
     /* NULL kinds is the signature of no arguments, not "any signature". */
-    static const qtbus_arg none[1] = { QTBUS_ARG_INT32 };
+    static const qtbus_arg none[1] = {QTBUS_ARG_INT32};
     if (kinds == NULL) {
         if (count > 0) return 0;
         kinds = none;

@@ -5,8 +5,9 @@
 const char *qtshim_status_text(int status)
 {
     switch (status) {
-#define QTBUS__STATUS_CASE(name, value, text) case (value): return text;
-    QTBUS_STATUS_MAP(QTBUS__STATUS_CASE)
+#define QTBUS__STATUS_CASE(name, value, text)                                                                          \
+    case (value): return text;
+        QTBUS_STATUS_MAP(QTBUS__STATUS_CASE)
 #undef QTBUS__STATUS_CASE
     default: return "unknown qtbus status";
     }

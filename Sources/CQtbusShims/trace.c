@@ -20,7 +20,7 @@ void qtshim_pause(unsigned round)
     if (round < 16) {
         sched_yield();
     } else {
-        struct timespec ts = { 0, 50000 };
+        struct timespec ts = {0, 50000};
         nanosleep(&ts, NULL);
     }
 }

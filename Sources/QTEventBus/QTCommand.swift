@@ -73,8 +73,10 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
     /// `execute`.
     ///
     /// - Throws: ``QTBusError/outOfMemory``.
-    public init(bus: QTEventBus = .shared, name: String, concurrent: Bool = false,
-                execute: @escaping @Sendable (Input, QTExecution<Output>) -> Void) throws(QTBusError) {
+    public init(
+        bus: QTEventBus = .shared, name: String, concurrent: Bool = false,
+        execute: @escaping @Sendable (Input, QTExecution<Output>) -> Void
+    ) throws(QTBusError) {
         let call = "QTCommand.init(bus:name:concurrent:execute:)"
         _qtRequireName(name, .name, call)
         self.bus = bus
@@ -85,8 +87,9 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
         var command = qtbus_command(id: 0)
         let before = QTBusError.failuresSoFar
         let status = name.withCString {
-            _qtbus_command_create(bus.raw, $0, concurrent ? UInt32(QTBUS_COMMAND_CONCURRENT) : 0,
-                                  _qtCommandExecute, userdata, _qtCommandRelease, &command)
+            _qtbus_command_create(
+                bus.raw, $0, concurrent ? UInt32(QTBUS_COMMAND_CONCURRENT) : 0,
+                _qtCommandExecute, userdata, _qtCommandRelease, &command)
         }
         if status < 0 { Unmanaged<_QTCommandBody>.fromOpaque(userdata).release() }
         try _qtThrowing(status, since: before, call)
@@ -102,8 +105,10 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
     /// ```
     ///
     /// An invalid name traps, as in ``init(bus:name:concurrent:execute:)``.
-    public convenience init(bus: QTEventBus = .shared, name: String, concurrent: Bool = false,
-                            work: @escaping @Sendable (Input) async throws -> Output) throws(QTBusError) {
+    public convenience init(
+        bus: QTEventBus = .shared, name: String, concurrent: Bool = false,
+        work: @escaping @Sendable (Input) async throws -> Output
+    ) throws(QTBusError) {
         _qtRequireName(name, .name, "QTCommand.init(bus:name:concurrent:work:)")
         try self.init(bus: bus, name: name, concurrent: concurrent) { input, execution in
             Task {
@@ -162,8 +167,9 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
         let bytes = (input as? any QTBytesConvertible)?.qtBytes ?? []
         let status = _withNULTerminated(bytes) { base, count -> Int32 in
             return name.withCString { type in
-                var desc = qtbus_event_desc(type: type, subtype: nil, data: base, size: count, object: cell,
-                                            object_release: _qtEventCellRelease, flags: 0, headers: nil, header_count: 0)
+                var desc = qtbus_event_desc(
+                    type: type, subtype: nil, data: base, size: count, object: cell,
+                    object_release: _qtEventCellRelease, flags: 0, headers: nil, header_count: 0)
                 return _qtbus_command_execute(command, &desc, nil)
             }
         }
@@ -225,7 +231,8 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
     }
 
     private func _stream<T: Sendable>(_ type: String, _ transform: @escaping @Sendable (QTNamedEvent) -> T?)
-        -> AsyncStream<T> {
+        -> AsyncStream<T>
+    {
         let (stream, continuation) = AsyncStream.makeStream(of: T.self)
         let token = bus.on(named: type).ofSubType(name).next { event in
             if let value = transform(event) { continuation.yield(value) }
@@ -330,7 +337,8 @@ public final class QTExecution<Output: QTBytesConvertible>: Sendable {
         guard !finished.exchange(true, ordering: .acquiringAndReleasing) else { Self.finishedAlready(call) }
         let execution = qtbus_execution(id: id)
         let before = QTBusError.failuresSoFar
-        let status = error.map { m in m.withCString { _qtbus_execution_finish(execution, 1, $0) } }
+        let status =
+            error.map { m in m.withCString { _qtbus_execution_finish(execution, 1, $0) } }
             ?? _qtbus_execution_finish(execution, 0, nil)
         if status != 0 {
             if status != QTBUS_ESTALE.rawValue { _qtRefused("QTExecution.\(call)", status, since: before) }
@@ -449,7 +457,9 @@ func _qtCommandRun<Input: Sendable, Output: QTBytesConvertible>(
 
 let _qtCommandExecute: qtbus_execute_fn = { input, execution, userdata in
     // Borrowed: the engine keeps the userdata until its release hook, after this call.
-    Unmanaged<_QTCommandBody>.fromOpaque(userdata.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.run(input, execution) }
+    Unmanaged<_QTCommandBody>.fromOpaque(userdata.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
+        $0.run(input, execution)
+    }
 }
 
 let _qtCommandRelease: qtbus_release = { userdata in

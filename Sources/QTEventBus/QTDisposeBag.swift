@@ -54,6 +54,8 @@ public final class QTDisposeBag: Sendable {
 
 /// The name of ``QTDisposeBag`` before 0.2: it clashed with RxSwift's `DisposeBag` in
 /// code importing both.  Kept for one minor version.
-@available(*, deprecated, renamed: "QTDisposeBag",
-           message: "DisposeBag clashes with RxSwift's DisposeBag; use QTDisposeBag")
+@available(
+    *, deprecated, renamed: "QTDisposeBag",
+    message: "DisposeBag clashes with RxSwift's DisposeBag; use QTDisposeBag"
+)
 public typealias DisposeBag = QTDisposeBag

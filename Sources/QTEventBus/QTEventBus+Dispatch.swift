@@ -68,15 +68,19 @@ extension QTEventBus {
     ///
     /// - Returns: as ``dispatch(_:sticky:)``.
     @discardableResult
-    public func dispatch(named type: String, subType: String? = nil, bytes: [UInt8] = [],
-                         sticky: Bool = false) -> Int {
+    public func dispatch(
+        named type: String, subType: String? = nil, bytes: [UInt8] = [],
+        sticky: Bool = false
+    ) -> Int {
         let call = "dispatch(named:subType:bytes:sticky:)"
         _qtRequireName(type, .type, call)
         if let subType { _qtRequireName(subType, .subtype, call) }
         let status = type.withCString { cName in
-            _QTOutgoing(bus: raw, typeName: cName, cell: nil, borrowed: false,
-                        flags: sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, mode: .now)
-                .withSubType(subType) { _qtSendBytes($0, bytes: bytes) } ?? QTBUS_EINVAL.rawValue
+            _QTOutgoing(
+                bus: raw, typeName: cName, cell: nil, borrowed: false,
+                flags: sticky ? UInt32(QTBUS_EVENT_STICKY) : 0, mode: .now
+            )
+            .withSubType(subType) { _qtSendBytes($0, bytes: bytes) } ?? QTBUS_EINVAL.rawValue
         }
         if status < 0 { _qtRefused(call, status) }
         return Int(status)

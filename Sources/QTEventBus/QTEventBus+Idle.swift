@@ -21,8 +21,12 @@ extension QTEventBus {
     /// A bus being destroyed is never idle: false.
     public func waitUntilIdle(timeout: Duration) async -> Bool {
         let (seconds, attoseconds) = timeout.components
-        let ms = seconds < 0 ? 0 : seconds >= Int64(Int32.max / 1000) ? Int32.max
-            : Int32(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        let ms =
+            seconds < 0
+            ? 0
+            : seconds >= Int64(Int32.max / 1000)
+                ? Int32.max
+                : Int32(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
         return await withCheckedContinuation { continuation in
             // A queue of its own: libdispatch gives a created serial queue a thread as
             // needed (overcommit), so a long wait never holds a worker others need.

@@ -62,8 +62,10 @@ extension QTEventBus {
     /// - Returns: the number of handlers reached (as ``dispatch(_:sticky:)``): a count,
     ///   never a refusal.
     @discardableResult
-    public func request<E: QTEvent>(_ event: E, onReply: (@Sendable (QTReply) -> Void)?,
-                                    completion: (@Sendable () -> Void)? = nil) -> Int {
+    public func request<E: QTEvent>(
+        _ event: E, onReply: (@Sendable (QTReply) -> Void)?,
+        completion: (@Sendable () -> Void)? = nil
+    ) -> Int {
         let call = "request(_:onReply:completion:)"
         let before = QTBusError.failuresSoFar
         let status = _requestTyped(event, call, onReply, completion)
@@ -99,9 +101,13 @@ extension QTEventBus {
 
     /// ``request(_:timeout:)``, with each reply decoded as `V`; replies that do not
     /// decode are left out.
-    public func request<E: QTEvent, V: QTBytesConvertible>(_ event: E, replyAs type: V.Type,
-                                                             timeout: Duration? = nil) async throws -> [V] {
-        try await _requestTypedCollecting(event, "request(_:replyAs:timeout:)", timeout).compactMap { $0.value(as: V.self) }
+    public func request<E: QTEvent, V: QTBytesConvertible>(
+        _ event: E, replyAs type: V.Type,
+        timeout: Duration? = nil
+    ) async throws -> [V] {
+        try await _requestTypedCollecting(event, "request(_:replyAs:timeout:)", timeout).compactMap {
+            $0.value(as: V.self)
+        }
     }
 
     /// Sends a request of the named type `type` (as C's `qtbus_request` does) with
@@ -109,8 +115,10 @@ extension QTEventBus {
     /// ``request(_:onReply:completion:)``. An invalid `type` or `subType`
     /// (``isValidName(_:)``) traps.
     @discardableResult
-    public func request(named type: String, subType: String? = nil, bytes: [UInt8] = [],
-                        onReply: (@Sendable (QTReply) -> Void)?, completion: (@Sendable () -> Void)? = nil) -> Int {
+    public func request(
+        named type: String, subType: String? = nil, bytes: [UInt8] = [],
+        onReply: (@Sendable (QTReply) -> Void)?, completion: (@Sendable () -> Void)? = nil
+    ) -> Int {
         let call = "request(named:subType:bytes:onReply:completion:)"
         let before = QTBusError.failuresSoFar
         let status = _requestNamed(type, subType, bytes, call, onReply, completion)
@@ -119,8 +127,10 @@ extension QTEventBus {
     }
 
     /// ``request(_:timeout:)`` for the named type `type`.
-    public func request(named type: String, subType: String? = nil, bytes: [UInt8] = [],
-                        timeout: Duration? = nil) async throws -> [QTReply] {
+    public func request(
+        named type: String, subType: String? = nil, bytes: [UInt8] = [],
+        timeout: Duration? = nil
+    ) async throws -> [QTReply] {
         let call = "request(named:subType:bytes:timeout:)"
         _qtRequireRequestNames(type, subType, call)
         return try await _collect(timeout: timeout, call) { onReply, completion in
@@ -131,7 +141,8 @@ extension QTEventBus {
     /// The typed awaited requests: the names are checked first, whether or not the task
     /// is cancelled.
     private func _requestTypedCollecting<E: QTEvent>(_ event: E, _ call: String, _ timeout: Duration?)
-        async throws -> [QTReply] {
+        async throws -> [QTReply]
+    {
         _ = _qtRequireRequestEvent(event, call)
         return try await _collect(timeout: timeout, call) { onReply, completion in
             _requestTyped(event, call, onReply, completion)
@@ -140,23 +151,28 @@ extension QTEventBus {
 
     /// Sends the typed request `event` for `call`; traps on an invalid name, returns the
     /// engine status otherwise (the caller traps on it or throws it).
-    private func _requestTyped<E: QTEvent>(_ event: E, _ call: String, _ onReply: (@Sendable (QTReply) -> Void)?,
-                                           _ completion: (@Sendable () -> Void)?) -> Int32 {
+    private func _requestTyped<E: QTEvent>(
+        _ event: E, _ call: String, _ onReply: (@Sendable (QTReply) -> Void)?,
+        _ completion: (@Sendable () -> Void)?
+    ) -> Int32 {
         let record = _QTTypeRecord.of(E.self)
         let cName = _qtRequireRequestEvent(event, call)
         let subType = event.eventSubType
         var bytes: [UInt8]? = nil
         if record.pointee.isBytes, let bytesEvent = event as? any QTBytesEvent { bytes = bytesEvent.eventBytes }
         let object = _qtMakeCell(event)
-        let status = _qtRequest(raw, cName, subType, bytes, object, _QTRequestBox(onReply: onReply, completion: completion))
+        let status = _qtRequest(
+            raw, cName, subType, bytes, object, _QTRequestBox(onReply: onReply, completion: completion))
         if status < 0 { _qtFreeCell(object) }
         return status
     }
 
     /// Sends the named request for `call`; traps on an invalid name, returns the engine
     /// status otherwise.
-    private func _requestNamed(_ type: String, _ subType: String?, _ bytes: [UInt8], _ call: String,
-                               _ onReply: (@Sendable (QTReply) -> Void)?, _ completion: (@Sendable () -> Void)?) -> Int32 {
+    private func _requestNamed(
+        _ type: String, _ subType: String?, _ bytes: [UInt8], _ call: String,
+        _ onReply: (@Sendable (QTReply) -> Void)?, _ completion: (@Sendable () -> Void)?
+    ) -> Int32 {
         _qtRequireRequestNames(type, subType, call)
         return type.withCString { cName in
             _qtRequest(raw, cName, subType, bytes, nil, _QTRequestBox(onReply: onReply, completion: completion))
@@ -165,9 +181,12 @@ extension QTEventBus {
 
     /// Collects the replies of the request `send` makes, until its completion, the
     /// timeout or the task's cancellation, whichever comes first.
-    private func _collect(timeout: Duration?, _ call: String,
-                          _ send: (@escaping @Sendable (QTReply) -> Void, @escaping @Sendable () -> Void) -> Int32)
-        async throws -> [QTReply] {
+    private func _collect(
+        timeout: Duration?, _ call: String,
+        _ send: (@escaping @Sendable (QTReply) -> Void, @escaping @Sendable () -> Void) -> Int32
+    )
+        async throws -> [QTReply]
+    {
         try Task.checkCancellation()  // cancelled already: send nothing
         let collector = _QTReplyCollector()
         return try await withTaskCancellationHandler {
@@ -195,23 +214,31 @@ extension QTEventBus {
 
     /// Subscribes to the typed event `E` with a handler that gets a request context.
     @usableFromInline
-    func _subscribeTypedRequest<E: QTEvent>(_ type: E.Type, options: _QTSubscribeOptions,
-                                            handler: @escaping @Sendable (E, QTRequestContext) -> Void) -> QTEventToken {
+    func _subscribeTypedRequest<E: QTEvent>(
+        _ type: E.Type, options: _QTSubscribeOptions,
+        handler: @escaping @Sendable (E, QTRequestContext) -> Void
+    ) -> QTEventToken {
         _ = _qtRequireTypeName(E.self, "\(options.call)")
         let record = _QTTypeRecord.of(E.self)
-        return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options,
-                          source: _qtSourceStart(E.self)) { sourceEnd in
-            _QTRequestSubscription(value: _qtTypedValue(E.self), requestHandler: handler,
-                                   extras: _QTSubscriptionExtras.make(options: options, bus: raw, sourceEnd: sourceEnd))
+        return _subscribe(
+            name: record.pointee.names.takeUnretainedValue(), options: options,
+            source: _qtSourceStart(E.self)
+        ) { sourceEnd in
+            _QTRequestSubscription(
+                value: _qtTypedValue(E.self), requestHandler: handler,
+                extras: _QTSubscriptionExtras.make(options: options, bus: raw, sourceEnd: sourceEnd))
         }
     }
 
     /// Subscribes to the named type `type` with a handler that gets a request context.
-    func _subscribeNamedRequest(_ type: String, options: _QTSubscribeOptions,
-                                handler: @escaping @Sendable (QTNamedEvent, QTRequestContext) -> Void) -> QTEventToken {
+    func _subscribeNamedRequest(
+        _ type: String, options: _QTSubscribeOptions,
+        handler: @escaping @Sendable (QTNamedEvent, QTRequestContext) -> Void
+    ) -> QTEventToken {
         _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil) { sourceEnd in
-            _QTRequestSubscription(value: { QTNamedEvent(copying: $0) }, requestHandler: handler,
-                                   extras: _QTSubscriptionExtras.make(options: options, bus: raw, sourceEnd: sourceEnd))
+            _QTRequestSubscription(
+                value: { QTNamedEvent(copying: $0) }, requestHandler: handler,
+                extras: _QTSubscriptionExtras.make(options: options, bus: raw, sourceEnd: sourceEnd))
         }
     }
 }
@@ -220,7 +247,9 @@ extension QTEventBus {
 /// subtype are valid names: a programmer error of `call`.
 private func _qtRequireRequestEvent<E: QTEvent>(_ event: E, _ call: String) -> UnsafePointer<CChar> {
     let cName = _qtRequireTypeName(E.self, call)
-    if let subType = event.eventSubType { _qtRequireName(subType, .subtype, "\(call) of \(String(reflecting: E.self))") }
+    if let subType = event.eventSubType {
+        _qtRequireName(subType, .subtype, "\(call) of \(String(reflecting: E.self))")
+    }
     return cName
 }
 
@@ -233,14 +262,17 @@ private func _qtRequireRequestNames(_ type: String, _ subType: String?, _ call: 
 /// The one call of `qtbus_request`: `bytes` (if any) as the data, NUL-terminated. On
 /// failure the engine took nothing: the box is dropped without its completion, and the
 /// caller frees `object`.
-private func _qtRequest(_ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ subType: String?, _ bytes: [UInt8]?,
-                        _ object: UnsafeMutableRawPointer?, _ box: _QTRequestBox) -> Int32 {
+private func _qtRequest(
+    _ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ subType: String?, _ bytes: [UInt8]?,
+    _ object: UnsafeMutableRawPointer?, _ box: _QTRequestBox
+) -> Int32 {
     let bytes = bytes ?? []
     let userdata = Unmanaged.passRetained(box).toOpaque()
     let status = _withNULTerminated(bytes) { base, count -> Int32 in
         func send(_ sub: UnsafePointer<CChar>?) -> Int32 {
-            var desc = qtbus_event_desc(type: type, subtype: sub, data: base, size: count, object: object,
-                                        object_release: object == nil ? nil : _qtEventCellRelease, flags: 0, headers: nil, header_count: 0)
+            var desc = qtbus_event_desc(
+                type: type, subtype: sub, data: base, size: count, object: object,
+                object_release: object == nil ? nil : _qtEventCellRelease, flags: 0, headers: nil, header_count: 0)
             return _qtbus_request(bus, &desc, box.onReply == nil ? nil : _qtReplyHandler, userdata, _qtRequestRelease)
         }
         guard let subType else { return send(nil) }
@@ -275,8 +307,10 @@ final class _QTRequestSubscription<V: Sendable>: _QTHandlerSubscription<V>, @unc
     /// after the subscription ended holds none (a hop carries its own reference).
     @exclusivity(unchecked) private var calls: _QTRequestCalls<V>?
 
-    init(value: @escaping @Sendable (OpaquePointer) -> V?,
-         requestHandler: @escaping @Sendable (V, QTRequestContext) -> Void, extras: _QTSubscriptionExtras?) {
+    init(
+        value: @escaping @Sendable (OpaquePointer) -> V?,
+        requestHandler: @escaping @Sendable (V, QTRequestContext) -> Void, extras: _QTSubscriptionExtras?
+    ) {
         storedExtras = extras
         calls = _QTRequestCalls(value: value, requestHandler: requestHandler)
         super.init(deliver: _qtSlowDeliverFunction, handler: { _ in })
@@ -314,8 +348,10 @@ final class _QTRequestCalls<V: Sendable>: Sendable {
     let value: @Sendable (OpaquePointer) -> V?
     let requestHandler: @Sendable (V, QTRequestContext) -> Void
 
-    init(value: @escaping @Sendable (OpaquePointer) -> V?,
-         requestHandler: @escaping @Sendable (V, QTRequestContext) -> Void) {
+    init(
+        value: @escaping @Sendable (OpaquePointer) -> V?,
+        requestHandler: @escaping @Sendable (V, QTRequestContext) -> Void
+    ) {
         self.value = value
         self.requestHandler = requestHandler
     }
@@ -342,8 +378,11 @@ extension QTEventSubscriberMaker {
         _nextRequest(.nextRequest, handler)
     }
 
-    private func _nextRequest(_ call: _QTSubscribeCall, _ handler: @escaping @Sendable (Event, QTRequestContext) -> Void)
-        -> QTEventToken {
+    private func _nextRequest(
+        _ call: _QTSubscribeCall, _ handler: @escaping @Sendable (Event, QTRequestContext) -> Void
+    )
+        -> QTEventToken
+    {
         var options = self.options
         options.call = call
         if let installRequest { return installRequest(bus, options, handler) }
@@ -411,8 +450,10 @@ final class _QTReplyCollector: Sendable {
         if let continuation { Self.resume(continuation, ending, replies) }
     }
 
-    private static func resume(_ continuation: CheckedContinuation<[QTReply], any Error>, _ ending: Ending,
-                               _ replies: [QTReply]) {
+    private static func resume(
+        _ continuation: CheckedContinuation<[QTReply], any Error>, _ ending: Ending,
+        _ replies: [QTReply]
+    ) {
         switch ending {
         case .completed, .timedOut: continuation.resume(returning: replies)
         case .cancelled: continuation.resume(throwing: CancellationError())

@@ -38,8 +38,10 @@ extension QTEventBus {
         }
         guard status < 0 else { return }
         if status == QTBUS_EINVAL.rawValue, let existing = signalKinds(named: type) {
-            _qtMisuse(call, "the type \(_qtQuoted(type)) has another signature on this bus already: "
-                + "\(_qtSignature(existing)), not \(_qtSignature(kinds))")
+            _qtMisuse(
+                call,
+                "the type \(_qtQuoted(type)) has another signature on this bus already: "
+                    + "\(_qtSignature(existing)), not \(_qtSignature(kinds))")
         }
         _qtRefused(call, status)
     }
@@ -75,12 +77,16 @@ extension QTEventBus {
         if let subType { _qtRequireName(subType, .subtype, call) }
         let kinds = args.map(\.kind)
         guard let signature = signalKinds(named: type) else {
-            _qtMisuse(call, "the type \(_qtQuoted(type)) has no signature on this bus "
-                + "(defineSignal(named:_:), qtbus_signal_define or qtbus::signal)")
+            _qtMisuse(
+                call,
+                "the type \(_qtQuoted(type)) has no signature on this bus "
+                    + "(defineSignal(named:_:), qtbus_signal_define or qtbus::signal)")
         }
         if kinds != signature {
-            _qtMisuse(call, "the arguments \(_qtSignature(kinds)) are not the signature of the type "
-                + "\(_qtQuoted(type)) on this bus, \(_qtSignature(signature))")
+            _qtMisuse(
+                call,
+                "the arguments \(_qtSignature(kinds)) are not the signature of the type "
+                    + "\(_qtQuoted(type)) on this bus, \(_qtSignature(signature))")
         }
         // The strings, each NUL-terminated, in one buffer the values point into.
         var text: [CChar] = []
@@ -92,8 +98,10 @@ extension QTEventBus {
                 continue
             }
             if let at = s.utf8.firstIndex(of: 0) {
-                _qtMisuse(call, "argument \(i + 1), the string \(_qtQuoted(s)), contains a NUL byte (at byte "
-                    + "\(s.utf8.distance(from: s.utf8.startIndex, to: at))): a signal's strings are C strings")
+                _qtMisuse(
+                    call,
+                    "argument \(i + 1), the string \(_qtQuoted(s)), contains a NUL byte (at byte "
+                        + "\(s.utf8.distance(from: s.utf8.startIndex, to: at))): a signal's strings are C strings")
             }
             offsets.append(text.count)
             text.append(contentsOf: s.utf8.map { CChar(bitPattern: $0) })

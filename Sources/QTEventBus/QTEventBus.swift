@@ -68,11 +68,15 @@ public final class QTEventBus: @unchecked Sendable {
     @inlinable
     public func on<E: QTEvent>(_ type: E.Type) -> QTEventSubscriberMaker<E> {
         // Inlinable so the delivery closure is specialized for E in the caller's module.
-        QTEventSubscriberMaker(bus: self, isDirect: true, installRequest: { bus, options, handler in
-            bus._subscribeTypedRequest(E.self, options: options, handler: handler)
-        }) { bus, options, handler in
-            bus._subscribeTyped(E.self, options: options, fast: _qtTypedFastDeliver(E.self), hop: _qtTypedHopDeliver(E.self),
-                             handler: handler)
+        QTEventSubscriberMaker(
+            bus: self, isDirect: true,
+            installRequest: { bus, options, handler in
+                bus._subscribeTypedRequest(E.self, options: options, handler: handler)
+            }
+        ) { bus, options, handler in
+            bus._subscribeTyped(
+                E.self, options: options, fast: _qtTypedFastDeliver(E.self), hop: _qtTypedHopDeliver(E.self),
+                handler: handler)
         }
     }
 
@@ -86,9 +90,12 @@ public final class QTEventBus: @unchecked Sendable {
     /// An invalid `type` (``isValidName(_:)``) is a programmer error: this call traps.
     public func on(named type: String) -> QTEventSubscriberMaker<QTNamedEvent> {
         _qtRequireName(type, .type, "on(named:)")
-        return QTEventSubscriberMaker(bus: self, installRequest: { bus, options, handler in
-            bus._subscribeNamedRequest(type, options: options, handler: handler)
-        }) { bus, options, handler in
+        return QTEventSubscriberMaker(
+            bus: self,
+            installRequest: { bus, options, handler in
+                bus._subscribeNamedRequest(type, options: options, handler: handler)
+            }
+        ) { bus, options, handler in
             bus._subscribeNamed(type, options: options, handler: handler)
         }
     }
@@ -106,9 +113,12 @@ public final class QTEventBus: @unchecked Sendable {
         _qtRequirePattern(pattern, "on(matching:)")
         var options = _QTSubscribeOptions()
         options.pattern = true
-        return QTEventSubscriberMaker(bus: self, options: options, installRequest: { bus, options, handler in
-            bus._subscribeNamedRequest(pattern, options: options, handler: handler)
-        }) { bus, options, handler in
+        return QTEventSubscriberMaker(
+            bus: self, options: options,
+            installRequest: { bus, options, handler in
+                bus._subscribeNamedRequest(pattern, options: options, handler: handler)
+            }
+        ) { bus, options, handler in
             bus._subscribeNamed(pattern, options: options, handler: handler)
         }
     }
@@ -126,9 +136,12 @@ public final class QTEventBus: @unchecked Sendable {
     ///     until it is read, so a consumer slower than the dispatches makes the buffer
     ///     grow; `.bufferingNewest(n)` keeps the latest `n` (a UI showing a state),
     ///     `.bufferingOldest(n)` the first `n`. Dispatches never wait for the consumer.
-    public func events<E: QTEvent>(of type: E.Type, subType: String? = nil,
-                                   bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy = .unbounded)
-        -> AsyncStream<E> {
+    public func events<E: QTEvent>(
+        of type: E.Type, subType: String? = nil,
+        bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy = .unbounded
+    )
+        -> AsyncStream<E>
+    {
         var maker = on(type)
         maker.options.call = .eventsOf
         if let subType {
@@ -158,7 +171,8 @@ public final class QTEventBus: @unchecked Sendable {
 
     private func _count(_ cName: UnsafePointer<CChar>, _ subType: String?, _ call: @autoclosure () -> String) -> Int {
         if let subType { _qtRequireName(subType, .subtype, call()) }
-        let n = subType.map { s in s.withCString { _qtbus_subscriber_count(raw, cName, $0) } }
+        let n =
+            subType.map { s in s.withCString { _qtbus_subscriber_count(raw, cName, $0) } }
             ?? _qtbus_subscriber_count(raw, cName, nil)
         if n < 0 { _qtRefused(call(), n) }
         return Int(n)
@@ -185,7 +199,8 @@ public final class QTEventBus: @unchecked Sendable {
 
     private func _clear(_ cName: UnsafePointer<CChar>, _ subType: String?, _ call: @autoclosure () -> String) -> Int {
         if let subType { _qtRequireName(subType, .subtype, call()) }
-        let n = subType.map { s in s.withCString { _qtbus_sticky_clear(raw, cName, $0) } }
+        let n =
+            subType.map { s in s.withCString { _qtbus_sticky_clear(raw, cName, $0) } }
             ?? _qtbus_sticky_clear(raw, cName, nil)
         if n < 0 { _qtRefused(call(), n) }
         return Int(n)

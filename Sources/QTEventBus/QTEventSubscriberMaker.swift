@@ -28,14 +28,21 @@ public struct QTEventSubscriberMaker<Event> {
     /// Makes a subscription whose handler also gets the delivery's request context
     /// (`nextRequest`); nil for mapped makers, whose deliveries no longer know it.
     @usableFromInline
-    let installRequest: ((QTEventBus, _QTSubscribeOptions, @escaping @Sendable (Event, QTRequestContext) -> Void)
-        -> QTEventToken)?
+    let installRequest:
+        (
+            (QTEventBus, _QTSubscribeOptions, @escaping @Sendable (Event, QTRequestContext) -> Void)
+                -> QTEventToken
+        )?
 
     @usableFromInline
-    init(bus: QTEventBus, options: _QTSubscribeOptions = _QTSubscribeOptions(), isDirect: Bool = false,
-         installRequest: ((QTEventBus, _QTSubscribeOptions, @escaping @Sendable (Event, QTRequestContext) -> Void)
-             -> QTEventToken)? = nil,
-         install: @escaping (QTEventBus, _QTSubscribeOptions, @escaping @Sendable (Event) -> Void) -> QTEventToken) {
+    init(
+        bus: QTEventBus, options: _QTSubscribeOptions = _QTSubscribeOptions(), isDirect: Bool = false,
+        installRequest: (
+            (QTEventBus, _QTSubscribeOptions, @escaping @Sendable (Event, QTRequestContext) -> Void)
+                -> QTEventToken
+        )? = nil,
+        install: @escaping (QTEventBus, _QTSubscribeOptions, @escaping @Sendable (Event) -> Void) -> QTEventToken
+    ) {
         self.bus = bus
         self.options = options
         self.isDirect = isDirect
@@ -185,8 +192,9 @@ extension QTEventSubscriberMaker where Event: QTEvent {
     @discardableResult
     public func next(_ handler: @escaping @Sendable (Event) -> Void) -> QTEventToken {
         guard isDirect else { return install(bus, options, handler) }
-        return bus._subscribeTyped(Event.self, options: options, fast: _qtTypedFastDeliver(Event.self),
-                                   hop: _qtTypedHopDeliver(Event.self), handler: handler)
+        return bus._subscribeTyped(
+            Event.self, options: options, fast: _qtTypedFastDeliver(Event.self),
+            hop: _qtTypedHopDeliver(Event.self), handler: handler)
     }
 }
 
@@ -211,7 +219,8 @@ extension QTEventSubscriberMaker where Event: Sendable {
     /// (`onTermination` disposes the token). With ``once()`` the stream finishes after
     /// its one event.
     public func events(bufferingPolicy: AsyncStream<Event>.Continuation.BufferingPolicy = .unbounded)
-        -> AsyncStream<Event> {
+        -> AsyncStream<Event>
+    {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: bufferingPolicy)
         let once = options.once
         var maker = self

@@ -101,8 +101,9 @@ public final class QTRequestContext: @unchecked Sendable {
         guard let held else { return false }
         if ended.load(ordering: .acquiring) {
             let type = _qtbus_event_type(held).map { String(cString: $0) } ?? ""
-            _qtMisuse("QTRequestContext.reply(_:)",
-                      "the handler of the request \(_qtQuoted(type)) has returned; reply before it returns")
+            _qtMisuse(
+                "QTRequestContext.reply(_:)",
+                "the handler of the request \(_qtQuoted(type)) has returned; reply before it returns")
         }
         let bytes = value.qtBytes
         let before = QTBusError.failuresSoFar

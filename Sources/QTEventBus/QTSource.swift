@@ -52,27 +52,33 @@ public final class QTSource: Sendable {
     /// `type` (``QTEventBus/isValidName(_:)``) is a programmer error: this call traps.
     ///
     /// - Throws: ``QTBusError/outOfMemory``.
-    public init(bus: QTEventBus = .shared, type: String, autoconnect: Bool = false,
-                start: @escaping @Sendable (QTEventBus) -> Void,
-                stop: (@Sendable () -> Void)? = nil) throws(QTBusError) {
+    public init(
+        bus: QTEventBus = .shared, type: String, autoconnect: Bool = false,
+        start: @escaping @Sendable (QTEventBus) -> Void,
+        stop: (@Sendable () -> Void)? = nil
+    ) throws(QTBusError) {
         let call = "QTSource.init(bus:type:autoconnect:start:stop:)"
         _qtRequireName(type, .type, call)
         self.bus = bus
         self.type = type
         self.isAutoconnect = autoconnect
         // withCString rethrows untyped errors: carry the result out instead.
-        let result = type.withCString { cName in Result { () throws(QTBusError) in
-            try _qtSourceCreate(bus, cName, autoconnect, start, stop, call)
-        } }
+        let result = type.withCString { cName in
+            Result { () throws(QTBusError) in
+                try _qtSourceCreate(bus, cName, autoconnect, start, stop, call)
+            }
+        }
         id = try result.get()
     }
 
     /// ``init(bus:type:autoconnect:start:stop:)`` for the typed event `E`: its
     /// subscriptions (`bus.on(E.self)`) drive autoconnect. An invalid
     /// ``QTEvent/eventName`` traps.
-    public init<E: QTEvent>(bus: QTEventBus = .shared, of eventType: E.Type, autoconnect: Bool = false,
-                            start: @escaping @Sendable (QTEventBus) -> Void,
-                            stop: (@Sendable () -> Void)? = nil) throws(QTBusError) {
+    public init<E: QTEvent>(
+        bus: QTEventBus = .shared, of eventType: E.Type, autoconnect: Bool = false,
+        start: @escaping @Sendable (QTEventBus) -> Void,
+        stop: (@Sendable () -> Void)? = nil
+    ) throws(QTBusError) {
         let call = "QTSource.init(bus:of:autoconnect:start:stop:)"
         let cName = _qtRequireTypeName(E.self, call)
         self.bus = bus
@@ -125,14 +131,17 @@ final class _QTSourceBody: @unchecked Sendable {
     }
 }
 
-private func _qtSourceCreate(_ bus: QTEventBus, _ cName: UnsafePointer<CChar>, _ autoconnect: Bool,
-                             _ start: @escaping @Sendable (QTEventBus) -> Void,
-                             _ stop: (@Sendable () -> Void)?, _ call: String) throws(QTBusError) -> UInt64 {
+private func _qtSourceCreate(
+    _ bus: QTEventBus, _ cName: UnsafePointer<CChar>, _ autoconnect: Bool,
+    _ start: @escaping @Sendable (QTEventBus) -> Void,
+    _ stop: (@Sendable () -> Void)?, _ call: String
+) throws(QTBusError) -> UInt64 {
     let userdata = Unmanaged.passRetained(_QTSourceBody(bus: bus, start: start, stop: stop)).toOpaque()
     var source = qtbus_source(id: 0)
     let before = QTBusError.failuresSoFar
-    let status = _qtbus_source_create(bus.raw, cName, autoconnect ? UInt32(QTBUS_SOURCE_AUTOCONNECT) : 0,
-                                      _qtSourceStart, _qtSourceStop, userdata, _qtSourceRelease, &source)
+    let status = _qtbus_source_create(
+        bus.raw, cName, autoconnect ? UInt32(QTBUS_SOURCE_AUTOCONNECT) : 0,
+        _qtSourceStart, _qtSourceStop, userdata, _qtSourceRelease, &source)
     if status < 0 { Unmanaged<_QTSourceBody>.fromOpaque(userdata).release() }
     try _qtThrowing(status, since: before, call)
     return source.id

@@ -36,16 +36,19 @@ extension QTEventBus {
         let collector = Collector()
         let before = QTBusError.failuresSoFar
         let status = withExtendedLifetime(collector) {
-            _qtbus_bus_foreach(raw, { info, userdata in
-                let info = info.unsafelyUnwrapped.pointee
-                let collector = Unmanaged<Collector>.fromOpaque(userdata.unsafelyUnwrapped).takeUnretainedValue()
-                let subTypes = (0..<info.subtype_count).map { String(cString: info.subtypes[$0]!) }
-                collector.infos.append(QTSubscriptionInfo(
-                    token: info.token.id, type: String(cString: info.type), subTypes: subTypes,
-                    priority: Int(info.priority), once: info.flags & UInt32(QTBUS_SUB_ONCE) != 0,
-                    replay: info.flags & UInt32(QTBUS_SUB_REPLAY) != 0, queued: info.queued != 0,
-                    inBag: info.in_bag != 0))
-            }, Unmanaged.passUnretained(collector).toOpaque())
+            _qtbus_bus_foreach(
+                raw,
+                { info, userdata in
+                    let info = info.unsafelyUnwrapped.pointee
+                    let collector = Unmanaged<Collector>.fromOpaque(userdata.unsafelyUnwrapped).takeUnretainedValue()
+                    let subTypes = (0..<info.subtype_count).map { String(cString: info.subtypes[$0]!) }
+                    collector.infos.append(
+                        QTSubscriptionInfo(
+                            token: info.token.id, type: String(cString: info.type), subTypes: subTypes,
+                            priority: Int(info.priority), once: info.flags & UInt32(QTBUS_SUB_ONCE) != 0,
+                            replay: info.flags & UInt32(QTBUS_SUB_REPLAY) != 0, queued: info.queued != 0,
+                            inBag: info.in_bag != 0))
+                }, Unmanaged.passUnretained(collector).toOpaque())
         }
         if status < 0 { _qtRefused("subscriptions()", status, since: before) }
         return collector.infos

@@ -92,16 +92,21 @@ extension QTEventBus {
     /// call traps.
     ///
     /// - Throws: ``QTBusError/outOfMemory``; the hook is then not set.
-    public func setTraceHook(_ kinds: QTTraceKinds = .all,
-                             _ hook: @escaping @Sendable (QTTraceRecord) -> Void) throws(QTBusError) {
+    public func setTraceHook(
+        _ kinds: QTTraceKinds = .all,
+        _ hook: @escaping @Sendable (QTTraceRecord) -> Void
+    ) throws(QTBusError) {
         let box = Unmanaged.passRetained(_TraceBox(hook)).toOpaque()
         let before = QTBusError.failuresSoFar
-        let status = _qtbus_trace_set(raw, kinds.rawValue, { record, userdata in
-            let box = Unmanaged<_TraceBox>.fromOpaque(userdata.unsafelyUnwrapped).takeUnretainedValue()
-            box.hook(QTTraceRecord(record.unsafelyUnwrapped.pointee))
-        }, box, { userdata in
-            Unmanaged<_TraceBox>.fromOpaque(userdata.unsafelyUnwrapped).release()
-        })
+        let status = _qtbus_trace_set(
+            raw, kinds.rawValue,
+            { record, userdata in
+                let box = Unmanaged<_TraceBox>.fromOpaque(userdata.unsafelyUnwrapped).takeUnretainedValue()
+                box.hook(QTTraceRecord(record.unsafelyUnwrapped.pointee))
+            }, box,
+            { userdata in
+                Unmanaged<_TraceBox>.fromOpaque(userdata.unsafelyUnwrapped).release()
+            })
         if status < 0 { Unmanaged<_TraceBox>.fromOpaque(box).release() }
         try _qtThrowing(status, since: before, "setTraceHook(_:_:)")
     }

@@ -47,7 +47,9 @@ extension QTEventBus {
     /// - Returns: as ``QTEventBus/dispatch(_:sticky:)``: a count, never a refusal.
     /// - Throws: the encoder's error.
     @discardableResult
-    public func dispatchJSON<T: Encodable>(name: String, encoding value: T, encoder: JSONEncoder = JSONEncoder()) throws -> Int {
+    public func dispatchJSON<T: Encodable>(name: String, encoding value: T, encoder: JSONEncoder = JSONEncoder()) throws
+        -> Int
+    {
         _qtRequireName(name, .name, "dispatchJSON(name:encoding:encoder:)")
         return dispatch(try QTJsonEvent(uniqueId: name, encoding: value, encoder: encoder))
     }

@@ -97,8 +97,10 @@ public final class QTNATSBridge: Sendable {
     ///   reached and refused access (wrong or missing credentials); `.invalidArgument` for a url that lists
     ///   no server or holds a NUL byte, a prefix that is not a NATS subject without
     ///   wildcards, a negative timeout; `.outOfMemory`.
-    public convenience init(bus: QTEventBus = .shared, url: String, prefix: String? = nil, jetstream: Bool = false,
-                requestTimeout: Duration? = nil) async throws(QTBusError) {
+    public convenience init(
+        bus: QTEventBus = .shared, url: String, prefix: String? = nil, jetstream: Bool = false,
+        requestTimeout: Duration? = nil
+    ) async throws(QTBusError) {
         let call = "QTNATSBridge(bus:url:prefix:jetstream:requestTimeout:)"
         if let nul = _qtnNULOffset(url) {
             // Not quoted: a url may hold a password.
@@ -129,12 +131,16 @@ public final class QTNATSBridge: Sendable {
     ///
     /// - Throws: `QTBusError` as ``init(bus:url:prefix:jetstream:requestTimeout:)``
     ///   does, with nats.c's reason.
-    public convenience init(bus: QTEventBus = .shared, natsOptions: OpaquePointer, prefix: String? = nil,
-                jetstream: Bool = false, requestTimeout: Duration? = nil) async throws(QTBusError) {
+    public convenience init(
+        bus: QTEventBus = .shared, natsOptions: OpaquePointer, prefix: String? = nil,
+        jetstream: Bool = false, requestTimeout: Duration? = nil
+    ) async throws(QTBusError) {
         let queue = Self.makeQueue()
         let natsOptions = _QTNPointer(raw: natsOptions)
-        let raw = try await Self.connect(on: queue, call: "QTNATSBridge(bus:natsOptions:prefix:jetstream:requestTimeout:)",
-                                         prefix: prefix) { options, out in
+        let raw = try await Self.connect(
+            on: queue, call: "QTNATSBridge(bus:natsOptions:prefix:jetstream:requestTimeout:)",
+            prefix: prefix
+        ) { options, out in
             var options = options
             options.jetstream = jetstream ? 1 : 0
             options.request_timeout_ms = _qtnMilliseconds(requestTimeout)
@@ -152,12 +158,16 @@ public final class QTNATSBridge: Sendable {
     /// - Throws: `QTBusError`: `.invalidArgument` for a closed connection or
     ///   a bad prefix, `.io` for a server without headers (or, with `jetstream`, without
     ///   JetStream), `.outOfMemory`.
-    public convenience init(bus: QTEventBus = .shared, attaching connection: OpaquePointer, prefix: String? = nil,
-                jetstream: Bool = false, requestTimeout: Duration? = nil) async throws(QTBusError) {
+    public convenience init(
+        bus: QTEventBus = .shared, attaching connection: OpaquePointer, prefix: String? = nil,
+        jetstream: Bool = false, requestTimeout: Duration? = nil
+    ) async throws(QTBusError) {
         let queue = Self.makeQueue()
         let connection = _QTNPointer(raw: connection)
-        let raw = try await Self.connect(on: queue, call: "QTNATSBridge(bus:attaching:prefix:jetstream:requestTimeout:)",
-                                         prefix: prefix) { options, out in
+        let raw = try await Self.connect(
+            on: queue, call: "QTNATSBridge(bus:attaching:prefix:jetstream:requestTimeout:)",
+            prefix: prefix
+        ) { options, out in
             var options = options
             options.jetstream = jetstream ? 1 : 0
             options.request_timeout_ms = _qtnMilliseconds(requestTimeout)
@@ -386,9 +396,12 @@ public final class QTNATSBridge: Sendable {
     }
 
     /// A connect through `make`, given the options with the prefix set, on `queue`.
-    private static func connect(on queue: DispatchQueue, call: String, prefix: String?,
-                                _ make: @escaping @Sendable (qtbus_nats_options, UnsafeMutablePointer<OpaquePointer?>) -> Int32)
-        async throws(QTBusError) -> _QTNPointer {
+    private static func connect(
+        on queue: DispatchQueue, call: String, prefix: String?,
+        _ make: @escaping @Sendable (qtbus_nats_options, UnsafeMutablePointer<OpaquePointer?>) -> Int32
+    )
+        async throws(QTBusError) -> _QTNPointer
+    {
         if let prefix, let nul = _qtnNULOffset(prefix) {
             throw QTBusError(.invalidArgument, message: "\(call): the prefix holds a NUL byte (at byte \(nul))")
         }
@@ -423,7 +436,8 @@ public final class QTNATSBridge: Sendable {
     }
 
     private func importCall(_ call: String, _ body: @escaping @Sendable (OpaquePointer) -> Int32)
-        async throws(QTBusError) {
+        async throws(QTBusError)
+    {
         let state = state
         let result: Result<Void, QTBusError> = await blocking {
             let outcome: Result<Void, QTBusError>? = state.using { bridge in

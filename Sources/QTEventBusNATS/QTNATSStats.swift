@@ -20,8 +20,10 @@ public struct QTNATSStats: Sendable, Hashable, CustomStringConvertible {
     /// ``QTNATSBridge/maxPending`` to see a slow consumer coming.
     public var pending: UInt64
 
-    public init(published: UInt64 = 0, received: UInt64 = 0, dropped: UInt64 = 0, reconnects: UInt64 = 0,
-                pending: UInt64 = 0) {
+    public init(
+        published: UInt64 = 0, received: UInt64 = 0, dropped: UInt64 = 0, reconnects: UInt64 = 0,
+        pending: UInt64 = 0
+    ) {
         self.published = published
         self.received = received
         self.dropped = dropped
@@ -30,8 +32,9 @@ public struct QTNATSStats: Sendable, Hashable, CustomStringConvertible {
     }
 
     init(_ stats: qtbus_nats_stats) {
-        self.init(published: stats.published, received: stats.received, dropped: stats.dropped,
-                  reconnects: stats.reconnects, pending: stats.pending)
+        self.init(
+            published: stats.published, received: stats.received, dropped: stats.dropped,
+            reconnects: stats.reconnects, pending: stats.pending)
     }
 
     /// `published 3, received 2, dropped 0, reconnects 0, pending 0`.

@@ -82,7 +82,8 @@ static const char *name(char *buf)
     if (n < 192) return fixed[n % 6];
     if (n == 255) return NULL;
     size_t len = n % 64;
-    for (size_t i = 0; i < len; i++) buf[i] = (char)byte();
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (char)byte();
     buf[len] = 0;
     return buf;
 }
@@ -109,7 +110,7 @@ static void object_release(void *o)
 static void release(void *u)
 {
     sub_rec *r = u;
-    if (!r->subscribed) abort(); /* a failed subscribe's release ran */
+    if (!r->subscribed) abort();                         /* a failed subscribe's release ran */
     if (atomic_fetch_add(&r->releases, 1) != 0) abort(); /* twice */
 }
 
@@ -154,7 +155,7 @@ static void typed_b(double d, const char *s1, void *p, uint64_t x, const char *s
 }
 static const qtbus_arg sig_a[] = {QTBUS_ARG_STRING, QTBUS_ARG_INT32};
 static const qtbus_arg sig_b[] = {QTBUS_ARG_DOUBLE, QTBUS_ARG_STRING, QTBUS_ARG_POINTER, QTBUS_ARG_UINT64,
-                                  QTBUS_ARG_STRING, QTBUS_ARG_INT64, QTBUS_ARG_STRING, QTBUS_ARG_STRING};
+                                  QTBUS_ARG_STRING, QTBUS_ARG_INT64,  QTBUS_ARG_STRING,  QTBUS_ARG_STRING};
 
 static void handler(const qtbus_event *e, void *u)
 {
@@ -167,18 +168,27 @@ static void handler(const qtbus_event *e, void *u)
     case 1: qtbus_event_stop(e); break;
     case 2: qtbus_event_reply(e, "r", 1); break;
     case 3: step(1); break; /* one more call from the input, nested */
-    case 4: { /* after the input's end, its buses are gone: a main-queue handler still runs */
+    case 4: {               /* after the input's end, its buses are gone: a main-queue handler still runs */
         qtbus_event_desc d = {.type = qtbus_event_type(e), .flags = QTBUS_EVENT_STICKY};
         if (buses[0] && handler_dispatches-- > 0) qtbus_dispatch(buses[0], &d);
         break;
     }
-    case 5: { size_t n = 0; (void)qtbus_event_data(e, &n); (void)qtbus_event_object(e); break; }
+    case 5: {
+        size_t n = 0;
+        (void)qtbus_event_data(e, &n);
+        (void)qtbus_event_object(e);
+        break;
+    }
     }
     depth--;
     read_args(e);
 }
 
-static void on_reply(const qtbus_event *e, void *u) { (void)e; (void)u; }
+static void on_reply(const qtbus_event *e, void *u)
+{
+    (void)e;
+    (void)u;
+}
 static void execute(const qtbus_event *inp, qtbus_execution x, void *u)
 {
     (void)inp;
@@ -186,7 +196,11 @@ static void execute(const qtbus_event *inp, qtbus_execution x, void *u)
     qtbus_execution_send(x, "v", 1);
     qtbus_execution_finish(x, input_thread ? (int)(byte() % 2) : 0, "err");
 }
-static void start(qtbus_bus *b, void *u) { (void)b; (void)u; }
+static void start(qtbus_bus *b, void *u)
+{
+    (void)b;
+    (void)u;
+}
 static void stop(void *u) { (void)u; }
 
 static void step(int budget)
@@ -196,7 +210,8 @@ static void step(int budget)
         qtbus_bus *bus = buses[byte() % 2];
         if (!bus) continue;
         switch (byte() % 20) {
-        case 0: case 1: {
+        case 0:
+        case 1: {
             if (nrecs == MAXSUBS) break;
             /* Reserved before the call: a handler run inside it (a replay) may subscribe. */
             sub_rec *r = &recs[nrecs++];
@@ -205,7 +220,7 @@ static void step(int budget)
             qtbus_sub_options o = {0};
             o.subtypes = subs;
             o.subtype_count = byte() % 4;
-            o.flags = byte() % 8;        /* unknown bits too */
+            o.flags = byte() % 8; /* unknown bits too */
             switch (byte() % 8) {
             case 0: o.queue = queue; break;
             case 1: o.queue = qtbus_queue_main(); break; /* drained by case 17 and at the end */
@@ -220,7 +235,7 @@ static void step(int budget)
             if (rc == QTBUS_OK) {
                 tokens[byte() % MAXH] = t;
             } else {
-                if (t.id != 0) abort();                    /* the token must be {0} */
+                if (t.id != 0) abort();                      /* the token must be {0} */
                 if (atomic_load(&r->releases) != 0) abort(); /* and the release not run */
                 memset(r, 0, sizeof *r);
             }
@@ -234,9 +249,10 @@ static void step(int budget)
         }
         case 4: qtbus_bag_dispose(bags[byte() % MAXH]); break;
         case 5: qtbus_bag_add(bags[byte() % MAXH], tokens[byte() % MAXH]); break;
-        case 6: case 7: {
+        case 6:
+        case 7: {
             qtbus_event_desc d = {.type = name(n1), .subtype = byte() % 2 ? name(n2) : NULL};
-            d.flags = byte() % 4;       /* unknown bits too */
+            d.flags = byte() % 4; /* unknown bits too */
             uint8_t size = byte() % 8;
             d.data = size ? "abcdefgh" : NULL;
             d.size = size;
@@ -247,13 +263,16 @@ static void step(int budget)
                 d.object_release = object_release;
             }
             int rc = qtbus_dispatch(bus, &d);
-            if (obj && rc >= 0) atomic_fetch_add(&objects_made, 1);
-            else if (obj) free(obj);
+            if (obj && rc >= 0)
+                atomic_fetch_add(&objects_made, 1);
+            else if (obj)
+                free(obj);
             break;
         }
         case 8: {
             size_t len = byte() % 63;
-            for (size_t i = 0; i < len; i++) json[i] = (char)byte();
+            for (size_t i = 0; i < len; i++)
+                json[i] = (char)byte();
             json[len] = 0;
             qtbus_dispatch_json(bus, name(n1), json);
             break;
@@ -276,7 +295,10 @@ static void step(int budget)
             switch (byte() % 4) {
             case 0: qtbus_command_execute(c, NULL, byte() % 2 ? queue : NULL); break;
             case 1: qtbus_command_set_enabled(c, byte() % 2); break;
-            case 2: qtbus_command_is_enabled(c); qtbus_command_is_executing(c); break;
+            case 2:
+                qtbus_command_is_enabled(c);
+                qtbus_command_is_executing(c);
+                break;
             case 3: qtbus_command_dispose(c); break;
             }
             break;
@@ -299,15 +321,19 @@ static void step(int budget)
                 d.object_release = object_release;
             }
             int rc = byte() % 2 ? qtbus_dispatch_on_bus_queue(bus, &d) : qtbus_dispatch_on_main(bus, &d);
-            if (obj && rc >= 0) atomic_fetch_add(&objects_made, 1);
-            else if (obj) free(obj);
+            if (obj && rc >= 0)
+                atomic_fetch_add(&objects_made, 1);
+            else if (obj)
+                free(obj);
             break;
         }
         case 17: /* the main queue (this is the main thread), and token queries */
             switch (byte() % 4) {
             case 0: qtbus_main_drain(); break;
             case 1: qtbus_main_wait(0); break;
-            case 2: if (qtbus_main_fd() < 0) abort(); break;
+            case 2:
+                if (qtbus_main_fd() < 0) abort();
+                break;
             case 3: qtbus_token_is_active(tokens[byte() % MAXH]); break;
             }
             break;
@@ -315,7 +341,8 @@ static void step(int budget)
             char n3[80], n4[80];
             /* Every value a valid string (or NULL), so any kind may read any of them. */
             qtbus_value v[QTBUS_SIGNAL_MAX_ARGS + 1];
-            for (int i = 0; i <= QTBUS_SIGNAL_MAX_ARGS; i++) v[i].str = i % 4 == 3 ? NULL : "v";
+            for (int i = 0; i <= QTBUS_SIGNAL_MAX_ARGS; i++)
+                v[i].str = i % 4 == 3 ? NULL : "v";
             v[0].str = name(n1);
             v[1].str = name(n2);
             v[4].str = name(n3);
@@ -329,11 +356,14 @@ static void step(int budget)
                                   (int64_t)-1, v[6].str, v[0].str);
                 break;
             case 2: qtbus_signal_emitv(bus, type, sub, byte() % 4, v, byte() % 10); break;
-            case 3: qtbus_signal_requestv(bus, type, sub, v, byte() % 10, byte() % 2 ? on_reply : NULL, NULL, NULL); break;
+            case 3:
+                qtbus_signal_requestv(bus, type, sub, v, byte() % 10, byte() % 2 ? on_reply : NULL, NULL, NULL);
+                break;
             case 4: { /* a signature of the input's own, on one of its names (sig_name) */
                 qtbus_arg kinds[QTBUS_SIGNAL_MAX_ARGS + 2];
                 size_t count = byte() % (QTBUS_SIGNAL_MAX_ARGS + 2);
-                for (size_t i = 0; i < count; i++) kinds[i] = (qtbus_arg)(byte() % 9);
+                for (size_t i = 0; i < count; i++)
+                    kinds[i] = (qtbus_arg)(byte() % 9);
                 char sig[90];
                 qtbus_signal_define(bus, sig_name(sig, sizeof sig), kinds, count);
                 break;
@@ -348,7 +378,8 @@ static void step(int budget)
                 size_t len = byte() % 96;
                 unsigned char *raw = malloc(len ? len : 1);
                 if (!raw) break;
-                for (size_t i = 0; i < len; i++) raw[i] = byte();
+                for (size_t i = 0; i < len; i++)
+                    raw[i] = byte();
                 if (len >= 8 && byte() % 2) {
                     memcpy(raw, "QTSG", 4);
                     raw[4] = QTBUS_SIGNAL_LAYOUT_VERSION;
@@ -443,7 +474,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (;;) {
         qtbus_main_drain(); /* main-queue deliveries, posts and releases run here */
         int done = atomic_load(&objects_released) == atomic_load(&objects_made);
-        for (int i = 0; i < nrecs && done; i++) done = !recs[i].subscribed || atomic_load(&recs[i].releases) == 1;
+        for (int i = 0; i < nrecs && done; i++)
+            done = !recs[i].subscribed || atomic_load(&recs[i].releases) == 1;
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (done || now.tv_sec - start.tv_sec >= 8) break;
         usleep(50);

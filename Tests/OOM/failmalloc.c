@@ -49,8 +49,7 @@ static void report(long n)
     for (int i = 2; i < depth; i++) { /* past report() and should_fail() */
         Dl_info info;
         if (dladdr(frames[i], &info) && info.dli_fname)
-            fprintf(f, "%s 0x%lx\n", info.dli_fname,
-                    (unsigned long)((char *)frames[i] - (char *)info.dli_fbase - 1));
+            fprintf(f, "%s 0x%lx\n", info.dli_fname, (unsigned long)((char *)frames[i] - (char *)info.dli_fbase - 1));
     }
     fclose(f);
 }
@@ -90,14 +89,17 @@ __attribute__((destructor)) static void fini(void)
 }
 
 /* The next definition of `name` (libc's), looked up once. */
-#define REAL(name) \
-    static __typeof__(&name) real_##name; \
+#define REAL(name)                                                                                                     \
+    static __typeof__(&name) real_##name;                                                                              \
     if (!real_##name) real_##name = (__typeof__(&name))dlsym(RTLD_NEXT, #name)
 
 void *malloc(size_t size)
 {
     REAL(malloc);
-    if (should_fail()) { errno = ENOMEM; return NULL; }
+    if (should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
     return real_malloc(size);
 }
 
@@ -120,14 +122,20 @@ void *calloc(size_t n, size_t size)
         real_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
         resolving = 0;
     }
-    if (should_fail()) { errno = ENOMEM; return NULL; }
+    if (should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
     return real_calloc(n, size);
 }
 
 void *realloc(void *p, size_t size)
 {
     REAL(realloc);
-    if (size != 0 && should_fail()) { errno = ENOMEM; return NULL; }
+    if (size != 0 && should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
     return real_realloc(p, size);
 }
 
@@ -141,20 +149,29 @@ int posix_memalign(void **out, size_t align, size_t size)
 void *aligned_alloc(size_t align, size_t size)
 {
     REAL(aligned_alloc);
-    if (should_fail()) { errno = ENOMEM; return NULL; }
+    if (should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
     return real_aligned_alloc(align, size);
 }
 
 void *memalign(size_t align, size_t size)
 {
     REAL(memalign);
-    if (should_fail()) { errno = ENOMEM; return NULL; }
+    if (should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
     return real_memalign(align, size);
 }
 
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
     REAL(mmap);
-    if ((flags & MAP_ANONYMOUS) && should_fail()) { errno = ENOMEM; return MAP_FAILED; }
+    if ((flags & MAP_ANONYMOUS) && should_fail()) {
+        errno = ENOMEM;
+        return MAP_FAILED;
+    }
     return real_mmap(addr, len, prot, flags, fd, off);
 }

@@ -59,8 +59,17 @@ static atomic_int released; /* queued releases run on their queues */
 /* A trace hook taking every kind of record, so that the records made under memory
  * pressure are too; its release must run once per hook set. */
 static atomic_int records, hooks_set, hooks_released;
-static void trace(const qtbus_trace_record *r, void *u) { (void)r; (void)u; records++; }
-static void trace_release(void *u) { (void)u; hooks_released++; }
+static void trace(const qtbus_trace_record *r, void *u)
+{
+    (void)r;
+    (void)u;
+    records++;
+}
+static void trace_release(void *u)
+{
+    (void)u;
+    hooks_released++;
+}
 
 static void fail(const char *what)
 {
@@ -77,9 +86,14 @@ static void handler(const qtbus_event *e, void *u)
     (void)u;
     handled++;
     if (qtbus_event_subtype(e) && strcmp(qtbus_event_subtype(e), "reply") == 0) qtbus_event_reply(e, "r", 1);
-    if (qtbus_event_subtype(e) && strcmp(qtbus_event_subtype(e), "defer") == 0) deferred_rc = qtbus_event_defer(e, &deferred);
+    if (qtbus_event_subtype(e) && strcmp(qtbus_event_subtype(e), "defer") == 0)
+        deferred_rc = qtbus_event_defer(e, &deferred);
 }
-static void complete(void *u) { (void)u; completions++; }
+static void complete(void *u)
+{
+    (void)u;
+    completions++;
+}
 /* Each subscription's own count of its releases (userdata), so a failed subscribe is
  * checked for its own release: `released` also moves when an earlier subscription's
  * release runs on its queue meanwhile.  A static pool: the workload must not allocate. */
@@ -96,7 +110,11 @@ static void release(void *u)
     released++;
     atomic_fetch_add((atomic_int *)u, 1);
 }
-static void on_reply(const qtbus_event *e, void *u) { (void)e; (void)u; }
+static void on_reply(const qtbus_event *e, void *u)
+{
+    (void)e;
+    (void)u;
+}
 static int replayed;
 static void count_replay(const qtbus_event *e, void *u)
 {
@@ -111,7 +129,11 @@ static void execute(const qtbus_event *in, qtbus_execution x, void *u)
     qtbus_execution_send(x, "v", 1);
     qtbus_execution_finish(x, 0, NULL);
 }
-static void start(qtbus_bus *b, void *u) { (void)b; (void)u; }
+static void start(qtbus_bus *b, void *u)
+{
+    (void)b;
+    (void)u;
+}
 static void stop(void *u) { (void)u; }
 
 /* subscribe() with another handler; returns the status. */
@@ -121,8 +143,10 @@ static int subscribe_with(qtbus_bus *bus, const char *type, const qtbus_sub_opti
     atomic_int *mark = new_mark();
     int rc = qtbus_subscribe(bus, type, o, fn, mark, release, t);
     expect(rc, 0, 1);
-    if (rc == QTBUS_OK) subscribed++;
-    else if (atomic_load(mark) != 0) fail("a failed subscribe called its release hook");
+    if (rc == QTBUS_OK)
+        subscribed++;
+    else if (atomic_load(mark) != 0)
+        fail("a failed subscribe called its release hook");
     return rc;
 }
 
@@ -209,8 +233,10 @@ static void connect_typed(qtbus_bus *bus, const char *type, const qtbus_sub_opti
     atomic_int *mark = new_mark();
     int rc = qtbus_signal_connect(bus, type, o, QTBUS_CALLBACK(typed), mark, release, NULL);
     expect(rc, 0, 1);
-    if (rc == QTBUS_OK) subscribed++;
-    else if (atomic_load(mark) != 0) fail("a failed connect called its release hook");
+    if (rc == QTBUS_OK)
+        subscribed++;
+    else if (atomic_load(mark) != 0)
+        fail("a failed connect called its release hook");
 }
 
 static void scenario(void)

@@ -17,13 +17,13 @@ let package = Package(
     name: "OneEngine",
     dependencies: [
         // name: the root's directory is not necessarily called "qtbus" (worktrees, CI).
-        .package(name: "qtbus", path: "../.."),
+        .package(name: "qtbus", path: "../..")
     ],
     targets: [
         .target(
             name: "OneEngineCheck",
             dependencies: [
-                .product(name: "QTEventBus", package: "qtbus"),
+                .product(name: "QTEventBus", package: "qtbus")
             ],
             path: "Sources/OneEngineCheck"
         ),
@@ -35,7 +35,7 @@ let package = Package(
             dependencies: ["OneEngineCheck"],
             path: "Sources/one-engine-host",
             linkerSettings: [
-                .unsafeFlags(["-Xlinker", "--dynamic-list=\(Context.packageDirectory)/qtbus-exports.list"]),
+                .unsafeFlags(["-Xlinker", "--dynamic-list=\(Context.packageDirectory)/qtbus-exports.list"])
             ]
         ),
         .executableTarget(

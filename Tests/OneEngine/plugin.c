@@ -60,8 +60,7 @@ PLUGIN_API qtbus_bus *plugin_start(const char *type)
 {
     qtbus_bus *bus = qtbus_shared();
     strncpy(start_errmsg, qtbus_errmsg(), sizeof start_errmsg - 1);
-    if (qtbus_subscribe(bus, type, NULL, on_event, NULL, on_release, &token) != QTBUS_OK)
-        return NULL;
+    if (qtbus_subscribe(bus, type, NULL, on_event, NULL, on_release, &token) != QTBUS_OK) return NULL;
     return bus;
 }
 
@@ -73,8 +72,7 @@ PLUGIN_API const char *plugin_start_errmsg(void) { return start_errmsg; }
  * returns: the number of subscriptions reached, or a negative status. */
 PLUGIN_API int plugin_dispatch(const char *type, const char *subtype, const char *text)
 {
-    qtbus_event_desc event = { .type = type, .subtype = subtype, .data = text,
-                               .size = text ? strlen(text) : 0 };
+    qtbus_event_desc event = {.type = type, .subtype = subtype, .data = text, .size = text ? strlen(text) : 0};
     return qtbus_dispatch(qtbus_shared(), &event);
 }
 
@@ -100,16 +98,10 @@ PLUGIN_API int plugin_released(void)
 }
 
 /* Disposes the subscription; returns qtbus_token_dispose()'s status. */
-PLUGIN_API int plugin_stop(void)
-{
-    return qtbus_token_dispose(token);
-}
+PLUGIN_API int plugin_stop(void) { return qtbus_token_dispose(token); }
 
 /* The address of qtbus_shared as this plugin's references resolved it. */
-PLUGIN_API void *plugin_qtbus_shared_address(void)
-{
-    return (void *)(uintptr_t)&qtbus_shared;
-}
+PLUGIN_API void *plugin_qtbus_shared_address(void) { return (void *)(uintptr_t)&qtbus_shared; }
 
 /* The path of the loaded object that contains `address` (dladdr), or NULL.  For the host,
  * whose Swift Glibc module does not declare dladdr. */

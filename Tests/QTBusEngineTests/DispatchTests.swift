@@ -32,8 +32,10 @@ extension Engine {
             let q = Probe("q")
             mustSubscribe(bus, "View", q, release: false)
             let counter = ObjectCounter()
-            #expect(dispatch(bus, "View", subtype: "alice", data: "hello", object: counter.pointer,
-                             release: objectRelease) == 2)
+            #expect(
+                dispatch(
+                    bus, "View", subtype: "alice", data: "hello", object: counter.pointer,
+                    release: objectRelease) == 2)
             #expect(counter.releases == 1, "object released once, after the last delivery")
             #expect(dispatch(bus, "View") == 2)
             #expect(seen.value == ["View|alice|hello", "View|nil|"])
@@ -141,9 +143,9 @@ extension Engine {
             first.action = { _ in
                 guard once.value else { return }
                 once.value = false
-                mustSubscribe(bus, "During", added, priority: -1)          // would run after `first`
-                mustSubscribe(bus, "During", addedSub, subtypes: ["s"])    // new subtype entry
-                mustSubscribe(bus, "During", addedHigh, priority: 100)     // before the walk position
+                mustSubscribe(bus, "During", added, priority: -1)  // would run after `first`
+                mustSubscribe(bus, "During", addedSub, subtypes: ["s"])  // new subtype entry
+                mustSubscribe(bus, "During", addedHigh, priority: 100)  // before the walk position
             }
             mustSubscribe(bus, "During", first)
             #expect(dispatch(bus, "During", subtype: "s", data: "1") == 1)
@@ -190,8 +192,10 @@ extension Engine {
             mustSubscribe(bus, QTBUS_NO_SUBSCRIBER_TYPE, nobody)
             let heard = Probe("heard")
             mustSubscribe(bus, "Heard", heard)
-            #expect(dispatch(bus, "Lonely", subtype: "sub", data: "payload", object: counter.pointer,
-                             release: objectRelease) == 0)
+            #expect(
+                dispatch(
+                    bus, "Lonely", subtype: "sub", data: "payload", object: counter.pointer,
+                    release: objectRelease) == 0)
             #expect(counter.releases == 2)
             #expect(dispatch(bus, "Heard", data: "x") == 1)
             #expect(seen.value == ["QTNoSubscriberEvent|Lonely|payload"])
@@ -235,9 +239,10 @@ extension Engine {
             for i in 0..<100 {
                 let status = "Posted".withCString { t in
                     "\(i)".withCString { d in
-                        var desc = qtbus_event_desc(type: t, subtype: nil, data: UnsafeRawPointer(d),
-                                                    size: strlen(d), object: counter.pointer,
-                                                    object_release: objectRelease, flags: 0, headers: nil, header_count: 0)
+                        var desc = qtbus_event_desc(
+                            type: t, subtype: nil, data: UnsafeRawPointer(d),
+                            size: strlen(d), object: counter.pointer,
+                            object_release: objectRelease, flags: 0, headers: nil, header_count: 0)
                         return _qtbus_dispatch_on_bus_queue(bus, &desc)
                     }
                 }

@@ -74,10 +74,10 @@ extension Engine {
             let a = table.insert(7)
             let forged: [UInt64] = [
                 0,
-                slot(a),                                   // generation 0
-                (generation(a) + 1) << 32 | slot(a),       // future generation
-                generation(a) << 32 | (slot(a) + 1),       // slot never used
-                generation(a) << 32 | 0xFFFF_FFFF,         // slot far out of range
+                slot(a),  // generation 0
+                (generation(a) + 1) << 32 | slot(a),  // future generation
+                generation(a) << 32 | (slot(a) + 1),  // slot never used
+                generation(a) << 32 | 0xFFFF_FFFF,  // slot far out of range
                 UInt64.max,
                 0xFFFF_FFFF_0000_0000 | slot(a),
             ]

@@ -250,11 +250,13 @@ extension Engine {
             let token = LockedValue(qtbus_token(id: 0))
             let seen = LockedValue<[Int32]>([])
             p.action = { _ in
-                seen.value = [_qtbus_token_is_active(token.value),
-                              countSubscribers(bus, "OnceLive"),
-                              countSubscribers(bus, "OnceLive", "s"),
-                              dispatch(bus, "OnceLive", subtype: "s"),
-                              _qtbus_token_dispose(token.value)]
+                seen.value = [
+                    _qtbus_token_is_active(token.value),
+                    countSubscribers(bus, "OnceLive"),
+                    countSubscribers(bus, "OnceLive", "s"),
+                    dispatch(bus, "OnceLive", subtype: "s"),
+                    _qtbus_token_dispose(token.value),
+                ]
             }
             token.value = mustSubscribe(bus, "OnceLive", p, flags: ONCE)
             #expect(countSubscribers(bus, "OnceLive") == 1)

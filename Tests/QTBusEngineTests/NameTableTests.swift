@@ -32,8 +32,10 @@ private final class Table {
         let entry: UnsafeMutablePointer<SubtypeEntry> = name.withCString { p in
             let e = UnsafeMutablePointer<SubtypeEntry>.allocate(capacity: 1)
             // The table only reads names; the entry's type is never followed here.
-            e.initialize(to: SubtypeEntry(name: StoredName(copying: CName(p)!)!,
-                                          type: UnsafeMutablePointer(bitPattern: 0x1000)!))
+            e.initialize(
+                to: SubtypeEntry(
+                    name: StoredName(copying: CName(p)!)!,
+                    type: UnsafeMutablePointer(bitPattern: 0x1000)!))
             return e
         }
         entries.append(entry)

@@ -44,19 +44,19 @@ private let truncatedUTF8: [[UInt8]] = [
 ]
 
 private let validMultibyte: [[UInt8]] = [
-    [0xC2, 0x80],                 // U+0080, smallest 2-byte
-    [0xC3, 0xA9],                 // é
-    [0xDF, 0xBF],                 // U+07FF
-    [0xE0, 0xA0, 0x80],           // U+0800, smallest 3-byte
-    [0xE2, 0x82, 0xAC],           // €
-    [0xED, 0x9F, 0xBF],           // U+D7FF, just below the surrogates
-    [0xEE, 0x80, 0x80],           // U+E000, just above
-    [0xEF, 0xBF, 0xBF],           // U+FFFF
-    [0xF0, 0x90, 0x80, 0x80],     // U+10000, smallest 4-byte
-    [0xF0, 0x9F, 0x98, 0x80],     // 😀
-    [0xF4, 0x8F, 0xBF, 0xBF],     // U+10FFFF, the last code point
+    [0xC2, 0x80],  // U+0080, smallest 2-byte
+    [0xC3, 0xA9],  // é
+    [0xDF, 0xBF],  // U+07FF
+    [0xE0, 0xA0, 0x80],  // U+0800, smallest 3-byte
+    [0xE2, 0x82, 0xAC],  // €
+    [0xED, 0x9F, 0xBF],  // U+D7FF, just below the surrogates
+    [0xEE, 0x80, 0x80],  // U+E000, just above
+    [0xEF, 0xBF, 0xBF],  // U+FFFF
+    [0xF0, 0x90, 0x80, 0x80],  // U+10000, smallest 4-byte
+    [0xF0, 0x9F, 0x98, 0x80],  // 😀
+    [0xF4, 0x8F, 0xBF, 0xBF],  // U+10FFFF, the last code point
     Array("日本語のイベント".utf8),
-    Array("e\u{301}".utf8),       // combining sequence (not normalised: bytes are bytes)
+    Array("e\u{301}".utf8),  // combining sequence (not normalised: bytes are bytes)
 ]
 
 extension Engine {
@@ -84,7 +84,11 @@ extension Engine {
             let a = strdup("LoginEvent")!
             let b = strdup("LoginEvent")!
             let c = strdup("LoginEvenT")!
-            defer { free(a); free(b); free(c) }
+            defer {
+                free(a)
+                free(b)
+                free(c)
+            }
             let na = CName(a)!, nb = CName(b)!, nc = CName(c)!
             #expect(na.hash == nb.hash)
             #expect(na.length == 10)
@@ -101,8 +105,9 @@ extension Engine {
             #expect(!stored.isSame(as: CName(prefix)!))
         }
 
-        @Test("isValidUTF8 rejects overlong, surrogates, > U+10FFFF, stray and bad continuations",
-              arguments: invalidUTF8)
+        @Test(
+            "isValidUTF8 rejects overlong, surrogates, > U+10FFFF, stray and bad continuations",
+            arguments: invalidUTF8)
         func rejectsInvalid(_ bad: [UInt8]) {
             #expect(!validUTF8(bad), "\(hex(bad)) alone")
             #expect(!validUTF8(Array("ab".utf8) + bad + Array("cd".utf8)), "\(hex(bad)) inside ASCII")
@@ -125,8 +130,10 @@ extension Engine {
 
         @Test("validateUTF8 on a buffer: NUL is rejected, empty is valid, plain ASCII is valid")
         func bufferEdges() {
-            let cases: [([UInt8], Bool)] = [([], true), ([0x41], true), ([0x41, 0x00, 0x42], false),
-                                           (Array(0x01...0x7F), true)]
+            let cases: [([UInt8], Bool)] = [
+                ([], true), ([0x41], true), ([0x41, 0x00, 0x42], false),
+                (Array(0x01...0x7F), true),
+            ]
             for (bytes, expected) in cases {
                 let result = bytes.withUnsafeBufferPointer { validateUTF8($0) }
                 #expect(result == expected, "\(hex(bytes))")

@@ -31,16 +31,19 @@ private let ownerUnpin: @convention(c) (UnsafeMutableRawPointer?) -> Void = { _ 
 }
 
 @discardableResult
-private func subscribeOwned(_ bus: OpaquePointer, _ type: String, _ probe: Probe, subtypes: [String] = [],
-                            priority: Int32 = 0) -> qtbus_token {
+private func subscribeOwned(
+    _ bus: OpaquePointer, _ type: String, _ probe: Probe, subtypes: [String] = [],
+    priority: Int32 = 0
+) -> qtbus_token {
     var token = qtbus_token(id: 0)
     let status = withCStringArray(subtypes.map { Array($0.utf8) }) { names, count in
         var options = qtbus_sub_options()
         options.subtypes = names
         options.subtype_count = count
         options.priority = priority
-        return _qtEngineSubscribeOwned(bus, type, &options, probeHandler, probe.userdata, probeRelease,
-                                       alive: ownerAlive, pin: ownerPin, unpin: ownerUnpin, &token)
+        return _qtEngineSubscribeOwned(
+            bus, type, &options, probeHandler, probe.userdata, probeRelease,
+            alive: ownerAlive, pin: ownerPin, unpin: ownerUnpin, &token)
     }
     #expect(status == OK)
     return token
@@ -102,7 +105,9 @@ extension Engine {
             subscribeOwned(bus, "Owned", live, subtypes: ["a"])
             subscribeOwned(bus, "Owned", gone, subtypes: ["b"])
             kill(gone)
-            let (pins0, unpins0) = (pins.load(ordering: .sequentiallyConsistent), unpins.load(ordering: .sequentiallyConsistent))
+            let (pins0, unpins0) = (
+                pins.load(ordering: .sequentiallyConsistent), unpins.load(ordering: .sequentiallyConsistent)
+            )
             #expect(countSubscribers(bus, "Owned") == 1)
             #expect(countSubscribers(bus, "Owned", "b") == 0)
             #expect(gone.releases == 1 && live.releases == 0)
@@ -121,8 +126,9 @@ extension Engine {
             var options = qtbus_sub_options()
             options.flags = REPLAY
             let status = "OwnedSticky".withCString { t in
-                _qtEngineSubscribeOwned(bus, t, &options, probeHandler, owned.userdata, probeRelease,
-                                        alive: ownerAlive, pin: ownerPin, unpin: ownerUnpin, &token)
+                _qtEngineSubscribeOwned(
+                    bus, t, &options, probeHandler, owned.userdata, probeRelease,
+                    alive: ownerAlive, pin: ownerPin, unpin: ownerUnpin, &token)
             }
             #expect(status == OK)
             #expect(owned.calls == 0)

@@ -21,8 +21,9 @@ extension Engine {
             "Login".withCString { t in
                 "alice".withCString { s in
                     data.withUnsafeBytes { d in
-                        let p = makePayload(type: CName(t)!, subtype: CName(s), data: d.baseAddress, size: 5,
-                                            object: nil, objectRelease: nil, parent: nil)!
+                        let p = makePayload(
+                            type: CName(t)!, subtype: CName(s), data: d.baseAddress, size: 5,
+                            object: nil, objectRelease: nil, parent: nil)!
                         #expect(String(cString: p.type) == "Login")
                         #expect(String(cString: p.subtype!) == "alice")
                         #expect(Int(bitPattern: p.data) % 16 == 0)
@@ -30,8 +31,9 @@ extension Engine {
                         #expect(p.bytes.load(fromByteOffset: 5, as: UInt8.self) == 0)
                         p.release()
 
-                        let q = makePayload(type: CName(t)!, subtype: nil, data: nil, size: 0,
-                                            object: nil, objectRelease: nil, parent: nil)!
+                        let q = makePayload(
+                            type: CName(t)!, subtype: nil, data: nil, size: 0,
+                            object: nil, objectRelease: nil, parent: nil)!
                         #expect(q.data == nil)
                         #expect(q.subtype == nil)
                         #expect(String(cString: q.type) == "Login")

@@ -42,8 +42,9 @@ extension Engine {
             mustSubscribe(bus, "Now", probes[4])
             mustSubscribe(bus, "Other", probes[5], subtypes: ["a", "b"])
             #expect(_qtbus_bus_destroy(bus) == OK)
-            #expect(probes[4].releases == 1 && probes[5].releases == 1,
-                    "released before qtbus_bus_destroy returned")
+            #expect(
+                probes[4].releases == 1 && probes[5].releases == 1,
+                "released before qtbus_bus_destroy returned")
             #expect(probes.map(\.calls) == [0, 0, 0, 0, 0, 0])
             #expect(qtshim_pending_load() == 0, "nothing left waiting for a grace period")
             withExtendedLifetime(probes) {}
@@ -97,8 +98,9 @@ extension Engine {
             mustSubscribe(bus, "Outer", outer)
             innerToken.value = mustSubscribe(bus, "Inner", inner)
             #expect(dispatch(bus, "Outer") == 1)
-            #expect(afterInnerDispatch.value == 0,
-                    "the outer dispatch was in progress when the token was disposed")
+            #expect(
+                afterInnerDispatch.value == 0,
+                "the outer dispatch was in progress when the token was disposed")
             #expect(inner.releases == 1)
             #expect(inner.calls == 1)
             withExtendedLifetime([outer, inner]) {}
@@ -115,7 +117,8 @@ extension Engine {
             let blockerToken = mustSubscribe(bus, "Cross", blocker, priority: 10)
             let victimToken = mustSubscribe(bus, "Cross", victim, priority: 0)
 
-            let aResult = LockedValue<Int32>(99), aSawVictimReleases = LockedValue(-1), aSawBlockerReleases = LockedValue(-1)
+            let aResult = LockedValue<Int32>(99), aSawVictimReleases = LockedValue(-1),
+                aSawBlockerReleases = LockedValue(-1)
             let a = TestThread {
                 aResult.value = dispatch(bus, "Cross")
                 aSawVictimReleases.value = victim.releases
@@ -143,8 +146,9 @@ extension Engine {
             #expect(aResult.value == 1, "only the blocker ran")
             #expect(victim.calls == 0, "rule 2: a disposed handler is never started again")
             #expect(victim.releases == 1 && blocker.releases == 1)
-            #expect(aSawVictimReleases.value == 1 && aSawBlockerReleases.value == 1,
-                    "released before A's qtbus_dispatch returned")
+            #expect(
+                aSawVictimReleases.value == 1 && aSawBlockerReleases.value == 1,
+                "released before A's qtbus_dispatch returned")
             #expect(pthread_equal(victim.releaseThread, a.id) != 0, "released on A's thread")
             #expect(pthread_equal(blocker.releaseThread, a.id) != 0, "released on A's thread")
             withExtendedLifetime([blocker, victim]) {}
@@ -155,7 +159,8 @@ extension Engine {
             settle()
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let enteredA = OneShotFlag(), goA = OneShotFlag(), enteredC = OneShotFlag(), goC = OneShotFlag(), timedOut = LockedValue(false)
+            let enteredA = OneShotFlag(), goA = OneShotFlag(), enteredC = OneShotFlag(), goC = OneShotFlag(),
+                timedOut = LockedValue(false)
             let blockA = Probe("A"), blockC = Probe("C"), victim = Probe("victim")
             blockA.action = blocking(entered: enteredA, go: goA, timedOut: timedOut)
             blockC.action = blocking(entered: enteredC, go: goC, timedOut: timedOut)
@@ -185,7 +190,8 @@ extension Engine {
             settle()
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            let enteredA = OneShotFlag(), goA = OneShotFlag(), enteredD = OneShotFlag(), goD = OneShotFlag(), timedOut = LockedValue(false)
+            let enteredA = OneShotFlag(), goA = OneShotFlag(), enteredD = OneShotFlag(), goD = OneShotFlag(),
+                timedOut = LockedValue(false)
             let blockA = Probe("A"), blockD = Probe("D"), victim = Probe("victim")
             blockA.action = blocking(entered: enteredA, go: goA, timedOut: timedOut)
             blockD.action = blocking(entered: enteredD, go: goD, timedOut: timedOut)

@@ -8,8 +8,8 @@ import Glibc
 import CQtbusShims
 @testable import QTBusEngine
 
-private let precomposedE: [UInt8] = [0xC3, 0xA9]          // "é"  U+00E9
-private let decomposedE: [UInt8] = [0x65, 0xCC, 0x81]     // "é"  U+0065 U+0301
+private let precomposedE: [UInt8] = [0xC3, 0xA9]  // "é"  U+00E9
+private let decomposedE: [UInt8] = [0x65, 0xCC, 0x81]  // "é"  U+0065 U+0301
 
 // MARK: - Forcing an interleaving: two threads on one CPU, one of them SCHED_IDLE
 
@@ -135,8 +135,10 @@ extension Engine {
             #expect(second.releases == 0)
             #expect(stickyClear(bus, "Obj") == 1)
             #expect(second.releases == 1, "cleared")
-            #expect(dispatch(bus, "Obj", subtype: "s", object: third.pointer, release: objectRelease,
-                             flags: STICKY) == 2)
+            #expect(
+                dispatch(
+                    bus, "Obj", subtype: "s", object: third.pointer, release: objectRelease,
+                    flags: STICKY) == 2)
             #expect(third.releases == 0)
             // Kept although nobody received it (it went to QTNoSubscriberEvent meanwhile).
             let unheard = ObjectCounter()
@@ -181,8 +183,9 @@ extension Engine {
             }
             mustSubscribe(bus, "Gate", r, flags: REPLAY)
             #expect(nested.value == [2], "W and R both ran")
-            #expect(log.values == ["R:r1", "W:live", "R:live", "R:r2"],
-                    "nested in the replay's first delivery, as in any dispatch; each once")
+            #expect(
+                log.values == ["R:r1", "W:live", "R:live", "R:r2"],
+                "nested in the replay's first delivery, as in any dispatch; each once")
             #expect(dispatch(bus, "Gate", data: "after") == 2, "gate open: delivered directly")
             #expect(r.log.values.filter { $0.hasPrefix("R:") } == ["R:r1", "R:live", "R:r2", "R:after"])
             withExtendedLifetime([w, r]) {}
@@ -237,15 +240,16 @@ extension Engine {
             settle()
             let bus = newBus()
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
-            mustSubscribe(bus, "Race", Probe("whole"))   // the type exists, subtype sN does not
+            mustSubscribe(bus, "Race", Probe("whole"))  // the type exists, subtype sN does not
             for round in 0..<16 {
                 let probe = Probe("r\(round)")
                 let tid = LockedValue<Int32>(0)
-                let ready = OneShotFlag(), go = OneShotFlag(), yBlocked = LockedValue(false), setup = LockedValue<[Bool]>([])
+                let ready = OneShotFlag(), go = OneShotFlag(), yBlocked = LockedValue(false),
+                    setup = LockedValue<[Bool]>([])
                 let y = TestThread {
                     setup.value.append(pinToCPU(cpu))
                     setup.value.append(becomeIdleClass())
-                    _ = dispatch(bus, "Warm")   // this thread's reclamation record exists from now on
+                    _ = dispatch(bus, "Warm")  // this thread's reclamation record exists from now on
                     tid.value = currentTID()
                     ready.set()
                     while !go.isSet { sched_yield() }
@@ -278,17 +282,23 @@ extension Engine {
             mustSubscribe(bus, "Accent", listener, subtypes: ["e\u{301}"])
             // Live delivery compares names as bytes: the precomposed event does not reach
             // the decomposed subscription.
-            #expect(dispatchBytes(bus, Array("Accent".utf8), subtype: precomposedE, data: "nfc",
-                                  object: first.pointer, release: objectRelease, flags: STICKY) == 0)
+            #expect(
+                dispatchBytes(
+                    bus, Array("Accent".utf8), subtype: precomposedE, data: "nfc",
+                    object: first.pointer, release: objectRelease, flags: STICKY) == 0)
             #expect(listener.calls == 0)
             #expect(dispatchBytes(bus, Array("Accent".utf8), subtype: decomposedE, data: "nfd", flags: STICKY) == 1)
             #expect(first.releases == 0, "a different subtype does not replace the kept event")
             let whole = Probe("whole")
             mustSubscribe(bus, "Accent", whole, flags: REPLAY)
             #expect(whole.log.values == ["whole:nfc", "whole:nfd"], "both subtypes were kept")
-            #expect(withCBytes(Array("Accent".utf8)) { t in withCBytes(decomposedE) { _qtbus_sticky_clear(bus, t, $0) } } == 1)
+            #expect(
+                withCBytes(Array("Accent".utf8)) { t in withCBytes(decomposedE) { _qtbus_sticky_clear(bus, t, $0) } }
+                    == 1)
             #expect(first.releases == 0, "clearing the decomposed subtype keeps the precomposed one")
-            #expect(withCBytes(Array("Accent".utf8)) { t in withCBytes(precomposedE) { _qtbus_sticky_clear(bus, t, $0) } } == 1)
+            #expect(
+                withCBytes(Array("Accent".utf8)) { t in withCBytes(precomposedE) { _qtbus_sticky_clear(bus, t, $0) } }
+                    == 1)
             #expect(first.releases == 1)
             withExtendedLifetime([listener, whole, first] as [AnyObject]) {}
         }
@@ -299,12 +309,16 @@ extension Engine {
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
             #expect(dispatchBytes(bus, Array("Accent2".utf8), subtype: precomposedE, data: "nfc", flags: STICKY) == 0)
             let decomposed = Probe("nfd")
-            #expect(subscribeBytes(bus, Array("Accent2".utf8), decomposed, subtypes: [decomposedE], flags: REPLAY).status == OK)
+            #expect(
+                subscribeBytes(bus, Array("Accent2".utf8), decomposed, subtypes: [decomposedE], flags: REPLAY).status
+                    == OK)
             #expect(decomposed.log.values == [], "the kept event's subtype is a different name")
             #expect(dispatchBytes(bus, Array("Accent2".utf8), subtype: precomposedE, data: "live") == 0)
             #expect(!decomposed.log.values.contains("nfd:live"), "live delivery: a different name, not delivered")
-            #expect(withCBytes(Array("Accent2".utf8)) { t in withCBytes(decomposedE) { _qtbus_sticky_clear(bus, t, $0) } } == 0,
-                    "nothing is kept under the decomposed name")
+            #expect(
+                withCBytes(Array("Accent2".utf8)) { t in withCBytes(decomposedE) { _qtbus_sticky_clear(bus, t, $0) } }
+                    == 0,
+                "nothing is kept under the decomposed name")
             withExtendedLifetime(decomposed) {}
         }
     }

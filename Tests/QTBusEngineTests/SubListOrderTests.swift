@@ -51,16 +51,16 @@ extension Engine {
             defer { #expect(_qtbus_bus_destroy(bus) == OK) }
             let log = Recorder<String>()
             let p = (0..<8).map { Probe("p\($0)", log) }
-            let t0 = mustSubscribe(bus, "Churn", p[0], priority: 5)   // head
+            let t0 = mustSubscribe(bus, "Churn", p[0], priority: 5)  // head
             mustSubscribe(bus, "Churn", p[1], priority: 5)
             let t2 = mustSubscribe(bus, "Churn", p[2], priority: 1)
             mustSubscribe(bus, "Churn", p[3], priority: 1)
-            let t4 = mustSubscribe(bus, "Churn", p[4], priority: 0)   // tail
+            let t4 = mustSubscribe(bus, "Churn", p[4], priority: 0)  // tail
             #expect(_qtbus_token_dispose(t0) == OK)
             #expect(_qtbus_token_dispose(t4) == OK)
             #expect(_qtbus_token_dispose(t2) == OK)
-            mustSubscribe(bus, "Churn", p[5], priority: 1)   // after p3
-            mustSubscribe(bus, "Churn", p[6], priority: 5)   // after p1
+            mustSubscribe(bus, "Churn", p[5], priority: 1)  // after p3
+            mustSubscribe(bus, "Churn", p[6], priority: 5)  // after p1
             mustSubscribe(bus, "Churn", p[7], priority: -1)  // new tail
             #expect(dispatch(bus, "Churn") == 5)
             #expect(names(log) == ["p1", "p6", "p3", "p5", "p7"])

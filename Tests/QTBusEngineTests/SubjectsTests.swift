@@ -28,9 +28,11 @@ struct SubjectsTests {
         for p in [".", ".foo", "foo.", "foo..bar", ">.bar", "foo.>.bar", "foo.bar..baz", "a.b..d", "a.>.b"] {
             #expect(!valid(p), "\(p) is not a valid pattern")
         }
-        for p in ["foo", "foo.bar.*", "foo.bar.>", "*", ">", "foo*", "foo**", "foo.**", "foo*bar", "foo.*bar",
-                  "foo*.bar", "*bar", "foo>", "foo.>>", "foo>bar", "foo.>bar", "foo>.bar", ">bar",
-                  "foo.*-", "foo.>-", "a.b.*.d.e.>", "*.*.*"] {
+        for p in [
+            "foo", "foo.bar.*", "foo.bar.>", "*", ">", "foo*", "foo**", "foo.**", "foo*bar", "foo.*bar",
+            "foo*.bar", "*bar", "foo>", "foo.>>", "foo>bar", "foo.>bar", "foo>.bar", ">bar",
+            "foo.*-", "foo.>-", "a.b.*.d.e.>", "*.*.*",
+        ] {
             #expect(valid(p), "\(p) is a valid pattern")
         }
     }
@@ -122,9 +124,13 @@ private func randomPattern(_ g: inout SplitMix) -> String {
     var tokens: [String] = []
     for i in 0..<n {
         let roll = i == 0 && Int.random(in: 0..<30, using: &g) != 0 ? 9 : Int.random(in: 0..<10, using: &g)
-        if i == n - 1 && roll == 0 { tokens.append(">") }
-        else if roll < 3 { tokens.append("*") }
-        else { tokens.append(literals.randomElement(using: &g)!) }
+        if i == n - 1 && roll == 0 {
+            tokens.append(">")
+        } else if roll < 3 {
+            tokens.append("*")
+        } else {
+            tokens.append(literals.randomElement(using: &g)!)
+        }
     }
     let pattern = tokens.joined(separator: ".")
     return pattern.utf8.count <= maxNameLength ? pattern : randomPattern(&g)
@@ -191,10 +197,12 @@ extension Engine {
     struct SubjectsTrie {
         /// Types every check includes: empty tokens, a leading, trailing or lone ".",
         /// wildcard characters as literal tokens, the longest names.
-        static let edgeTypes = [".", "..", "a..b", "a.", ".a", "*", ">", "a.*", "a.>", "a", "Order.eu.created",
-                                Array(repeating: "a", count: 128).joined(separator: "."),
-                                Array(repeating: "", count: 256).joined(separator: "."),
-                                String(repeating: "a", count: 255)]
+        static let edgeTypes = [
+            ".", "..", "a..b", "a.", ".a", "*", ">", "a.*", "a.>", "a", "Order.eu.created",
+            Array(repeating: "a", count: 128).joined(separator: "."),
+            Array(repeating: "", count: 256).joined(separator: "."),
+            String(repeating: "a", count: 255),
+        ]
 
         private func check(_ trie: Trie, _ type: String, sourceLocation: SourceLocation = #_sourceLocation) {
             let found = trie.matches(type)
@@ -233,14 +241,18 @@ extension Engine {
 
         @Test func matchesTheNATSCasesAsTheReferenceDoes() {
             let trie = Trie()
-            for p in ["foo", "foo.bar.*", "foo.bar.>", "*", ">", "foo*", "foo.**", "foo.*bar", "*bar", "foo.>>",
-                      "foo>bar", "foo.*-", "foo.>-", "a.b.*.d.e.>", "*.*.*", "a.*.c", "a.b.*", "a.>", "a.b.*.d",
-                      "a.b.>", "*.>", "*.*", "stats.>", "stats.*.*", "stats.test.*", "stats.*.*.foos"] {
+            for p in [
+                "foo", "foo.bar.*", "foo.bar.>", "*", ">", "foo*", "foo.**", "foo.*bar", "*bar", "foo.>>",
+                "foo>bar", "foo.*-", "foo.>-", "a.b.*.d.e.>", "*.*.*", "a.*.c", "a.b.*", "a.>", "a.b.*.d",
+                "a.b.>", "*.>", "*.*", "stats.>", "stats.*.*", "stats.test.*", "stats.*.*.foos",
+            ] {
                 trie.insert(p)
             }
-            for type in Self.edgeTypes + ["foo", "foo.bar", "foo.bar.baz", "foo.bar.baz.qux", "foo*", "foo.***",
-                                          "foo.*-", "foo.>-", "a.b.c", "a.b.c.d", "a.b.x.d.e.f", "stats.test.22",
-                                          "stats.test.foos", "stats.test", "*bar", "foo.>>", "foo>bar"] {
+            for type in Self.edgeTypes + [
+                "foo", "foo.bar", "foo.bar.baz", "foo.bar.baz.qux", "foo*", "foo.***",
+                "foo.*-", "foo.>-", "a.b.c", "a.b.c.d", "a.b.x.d.e.f", "stats.test.22",
+                "stats.test.foos", "stats.test", "*bar", "foo.>>", "foo>bar",
+            ] {
                 check(trie, type)
             }
         }
@@ -257,7 +269,8 @@ extension Engine {
             for _ in 0..<300 { types.append(randomType(&g)) }
             for round in 0..<3 {
                 for _ in 0..<100 {
-                    let pattern = Int.random(in: 0..<4, using: &g) == 0 && !subscribed.isEmpty
+                    let pattern =
+                        Int.random(in: 0..<4, using: &g) == 0 && !subscribed.isEmpty
                         ? subscribed.keys.sorted().randomElement(using: &g)! : randomPattern(&g)
                     let status = pattern.withCString { p in
                         var options = qtbus_sub_options()
@@ -270,7 +283,8 @@ extension Engine {
                 }
                 for type in types {
                     let expected = withName(type) { t in
-                        subscribed.reduce(0) { sum, p in sum + (withName(p.key) { subjectMatches($0, t) } ? p.value : 0) }
+                        subscribed.reduce(0) { sum, p in sum + (withName(p.key) { subjectMatches($0, t) } ? p.value : 0)
+                        }
                     }
                     #expect(countSubscribers(bus, type) == Int32(expected), "round \(round): count of \(type)")
                     #expect(dispatch(bus, type) == Int32(expected), "round \(round): first dispatch of \(type)")

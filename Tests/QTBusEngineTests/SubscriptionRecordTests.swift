@@ -11,7 +11,9 @@ extension Engine {
         @Test("the record stays 80 bytes: the block count lives in its padding")
         func recordSize() {
             #expect(MemoryLayout<Subscription>.stride == 80)
-            #expect(MemoryLayout<Subscription>.offset(of: \Subscription.blocks)! < MemoryLayout<Subscription>.offset(of: \Subscription.handler)!)
+            #expect(
+                MemoryLayout<Subscription>.offset(of: \Subscription.blocks)! < MemoryLayout<Subscription>.offset(
+                    of: \Subscription.handler)!)
         }
 
         @Test("blocked states are live, neither direct nor routed, and keep which one they were")

@@ -45,15 +45,19 @@ final class TestThread: @unchecked Sendable {
     let finished = OneShotFlag()
 
     init(_ body: @escaping () -> Void) {
-        let box = Unmanaged.passRetained(ThreadBody { [finished] in
-            body()
-            finished.set()
-        }).toOpaque()
-        let rc = pthread_create(&tid, nil, { raw in
-            let b = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
-            b.body()
-            return nil
-        }, box)
+        let box = Unmanaged.passRetained(
+            ThreadBody { [finished] in
+                body()
+                finished.set()
+            }
+        ).toOpaque()
+        let rc = pthread_create(
+            &tid, nil,
+            { raw in
+                let b = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+                b.body()
+                return nil
+            }, box)
         precondition(rc == 0, "pthread_create failed")
     }
 
@@ -196,16 +200,21 @@ func withCStringArray<R>(_ strings: [[UInt8]], _ body: (UnsafePointer<UnsafePoin
 // MARK: - Subscribe / dispatch wrappers over the public entry points
 
 /// qtbus_subscribe with a probe as userdata (and probeRelease unless `release` is false).
-func trySubscribe(_ bus: OpaquePointer?, _ type: String, _ probe: Probe, subtypes: [String] = [],
-               priority: Int32 = 0, flags: UInt32 = 0, queue: OpaquePointer? = nil,
-               bag: qtbus_bag = qtbus_bag(id: 0), release: Bool = true) -> (status: Int32, token: qtbus_token) {
-    subscribeBytes(bus, Array(type.utf8), probe, subtypes: subtypes.map { Array($0.utf8) }, priority: priority,
-                   flags: flags, queue: queue, bag: bag, release: release)
+func trySubscribe(
+    _ bus: OpaquePointer?, _ type: String, _ probe: Probe, subtypes: [String] = [],
+    priority: Int32 = 0, flags: UInt32 = 0, queue: OpaquePointer? = nil,
+    bag: qtbus_bag = qtbus_bag(id: 0), release: Bool = true
+) -> (status: Int32, token: qtbus_token) {
+    subscribeBytes(
+        bus, Array(type.utf8), probe, subtypes: subtypes.map { Array($0.utf8) }, priority: priority,
+        flags: flags, queue: queue, bag: bag, release: release)
 }
 
-func subscribeBytes(_ bus: OpaquePointer?, _ type: [UInt8], _ probe: Probe, subtypes: [[UInt8]] = [],
-                    priority: Int32 = 0, flags: UInt32 = 0, queue: OpaquePointer? = nil,
-                    bag: qtbus_bag = qtbus_bag(id: 0), release: Bool = true) -> (status: Int32, token: qtbus_token) {
+func subscribeBytes(
+    _ bus: OpaquePointer?, _ type: [UInt8], _ probe: Probe, subtypes: [[UInt8]] = [],
+    priority: Int32 = 0, flags: UInt32 = 0, queue: OpaquePointer? = nil,
+    bag: qtbus_bag = qtbus_bag(id: 0), release: Bool = true
+) -> (status: Int32, token: qtbus_token) {
     var token = qtbus_token(id: 0xDEAD_BEEF)
     let status = withCBytes(type) { t in
         withCStringArray(subtypes) { names, count in
@@ -216,8 +225,9 @@ func subscribeBytes(_ bus: OpaquePointer?, _ type: [UInt8], _ probe: Probe, subt
             options.bag = bag
             options.priority = priority
             options.flags = flags
-            return _qtbus_subscribe(bus, t, &options, probeHandler, probe.userdata,
-                                    release ? probeRelease : nil, &token)
+            return _qtbus_subscribe(
+                bus, t, &options, probeHandler, probe.userdata,
+                release ? probeRelease : nil, &token)
         }
     }
     return (status, token)
@@ -225,12 +235,15 @@ func subscribeBytes(_ bus: OpaquePointer?, _ type: [UInt8], _ probe: Probe, subt
 
 /// Subscribes and records an issue when it fails; returns the token.
 @discardableResult
-func mustSubscribe(_ bus: OpaquePointer?, _ type: String, _ probe: Probe, subtypes: [String] = [],
-                   priority: Int32 = 0, flags: UInt32 = 0, queue: OpaquePointer? = nil,
-                   bag: qtbus_bag = qtbus_bag(id: 0), release: Bool = true,
-                   sourceLocation: SourceLocation = #_sourceLocation) -> qtbus_token {
-    let r = trySubscribe(bus, type, probe, subtypes: subtypes, priority: priority, flags: flags, queue: queue,
-                      bag: bag, release: release)
+func mustSubscribe(
+    _ bus: OpaquePointer?, _ type: String, _ probe: Probe, subtypes: [String] = [],
+    priority: Int32 = 0, flags: UInt32 = 0, queue: OpaquePointer? = nil,
+    bag: qtbus_bag = qtbus_bag(id: 0), release: Bool = true,
+    sourceLocation: SourceLocation = #_sourceLocation
+) -> qtbus_token {
+    let r = trySubscribe(
+        bus, type, probe, subtypes: subtypes, priority: priority, flags: flags, queue: queue,
+        bag: bag, release: release)
     #expect(r.status == OK, "subscribe \(type) failed: \(r.status)", sourceLocation: sourceLocation)
     #expect(r.token.id != 0, sourceLocation: sourceLocation)
     return r.token
@@ -238,23 +251,29 @@ func mustSubscribe(_ bus: OpaquePointer?, _ type: String, _ probe: Probe, subtyp
 
 /// qtbus_dispatch of an event whose data is `data`'s UTF-8 bytes.
 @discardableResult
-func dispatch(_ bus: OpaquePointer?, _ type: String, subtype: String? = nil, data: String? = nil,
-              object: UnsafeMutableRawPointer? = nil, release: qtbus_release? = nil, flags: UInt32 = 0) -> Int32 {
-    dispatchBytes(bus, Array(type.utf8), subtype: subtype.map { Array($0.utf8) }, data: data,
-                  object: object, release: release, flags: flags)
+func dispatch(
+    _ bus: OpaquePointer?, _ type: String, subtype: String? = nil, data: String? = nil,
+    object: UnsafeMutableRawPointer? = nil, release: qtbus_release? = nil, flags: UInt32 = 0
+) -> Int32 {
+    dispatchBytes(
+        bus, Array(type.utf8), subtype: subtype.map { Array($0.utf8) }, data: data,
+        object: object, release: release, flags: flags)
 }
 
 @discardableResult
-func dispatchBytes(_ bus: OpaquePointer?, _ type: [UInt8], subtype: [UInt8]? = nil, data: String? = nil,
-                   object: UnsafeMutableRawPointer? = nil, release: qtbus_release? = nil,
-                   flags: UInt32 = 0) -> Int32 {
+func dispatchBytes(
+    _ bus: OpaquePointer?, _ type: [UInt8], subtype: [UInt8]? = nil, data: String? = nil,
+    object: UnsafeMutableRawPointer? = nil, release: qtbus_release? = nil,
+    flags: UInt32 = 0
+) -> Int32 {
     let bytes = data.map { Array($0.utf8) } ?? []
     return withCBytes(type) { t in
         let go: (UnsafePointer<CChar>?) -> Int32 = { s in
             bytes.withUnsafeBytes { raw in
-                var desc = qtbus_event_desc(type: t, subtype: s, data: bytes.isEmpty ? nil : raw.baseAddress,
-                                            size: bytes.count, object: object, object_release: release,
-                                            flags: flags, headers: nil, header_count: 0)
+                var desc = qtbus_event_desc(
+                    type: t, subtype: s, data: bytes.isEmpty ? nil : raw.baseAddress,
+                    size: bytes.count, object: object, object_release: release,
+                    flags: flags, headers: nil, header_count: 0)
                 return _qtbus_dispatch(bus, &desc)
             }
         }

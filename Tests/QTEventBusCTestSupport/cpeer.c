@@ -20,8 +20,8 @@ struct slot {
     size_t size;
     int terminated;
     int had_object;
-    char history[TEXT];  /* every event's data, each followed by '|' (truncated when full) */
-    char reply[256];     /* a replier's answer (cpeer_replier), empty for a listener */
+    char history[TEXT]; /* every event's data, each followed by '|' (truncated when full) */
+    char reply[256];    /* a replier's answer (cpeer_replier), empty for a listener */
 };
 
 static struct slot slots[SLOTS];
@@ -79,7 +79,7 @@ int cpeer_dispatch(const char *type, const char *subtype, const char *text)
 
 int cpeer_signal_define_text_int(const char *type)
 {
-    static const qtbus_arg args[] = { QTBUS_ARG_STRING, QTBUS_ARG_INT32 };
+    static const qtbus_arg args[] = {QTBUS_ARG_STRING, QTBUS_ARG_INT32};
     return qtbus_signal_define(qtbus_shared(), type, args, 2);
 }
 
@@ -88,10 +88,7 @@ int cpeer_signal_emit_text_int(const char *type, const char *subtype, const char
     return qtbus_signal_emit(qtbus_shared(), type, subtype, text, number);
 }
 
-int cpeer_dispatch_json(const char *name, const char *json)
-{
-    return qtbus_dispatch_json(qtbus_shared(), name, json);
-}
+int cpeer_dispatch_json(const char *name, const char *json) { return qtbus_dispatch_json(qtbus_shared(), name, json); }
 
 static int listen_on_with(const char *type, const char *subtype, int32_t priority, const char *reply,
                           qtbus_queue *queue)
@@ -100,8 +97,12 @@ static int listen_on_with(const char *type, const char *subtype, int32_t priorit
     const char *subtypes[1];
     qtbus_sub_options options;
     pthread_mutex_lock(&lock);
-    for (i = 0; i < SLOTS && slots[i].used; i++) {}
-    if (i == SLOTS) { pthread_mutex_unlock(&lock); return QTBUS_ENOMEM; }
+    for (i = 0; i < SLOTS && slots[i].used; i++) {
+    }
+    if (i == SLOTS) {
+        pthread_mutex_unlock(&lock);
+        return QTBUS_ENOMEM;
+    }
     memset(&slots[i], 0, sizeof slots[i]);
     slots[i].used = 1;
     copy_text(slots[i].reply, sizeof slots[i].reply, reply);
@@ -115,7 +116,10 @@ static int listen_on_with(const char *type, const char *subtype, int32_t priorit
     options.queue = queue;
     status = qtbus_subscribe(qtbus_shared(), type, &options, reply ? on_request : on_event, &slots[i], NULL,
                              &slots[i].token);
-    if (status < 0) { slots[i].used = 0; return status; }
+    if (status < 0) {
+        slots[i].used = 0;
+        return status;
+    }
     return i;
 }
 
@@ -235,7 +239,7 @@ int cpeer_listen_json(const char *name) { return listen_on(QTBUS_JSON_TYPE, name
 
 int cpeer_listen_queued(const char *type, const char *subtype)
 {
-    static qtbus_queue *queue;  /* one serial queue for the process, never released */
+    static qtbus_queue *queue; /* one serial queue for the process, never released */
     pthread_mutex_lock(&lock);
     if (!queue) queue = qtbus_queue_create("cpeer.queued");
     pthread_mutex_unlock(&lock);
@@ -303,6 +307,4 @@ int cpeer_stop(int slot)
     return status;
 }
 
-size_t cpeer_malloc_usable_size(const void *pointer) {
-    return malloc_usable_size((void *)pointer);
-}
+size_t cpeer_malloc_usable_size(const void *pointer) { return malloc_usable_size((void *)pointer); }

@@ -22,9 +22,8 @@ int sigpeer_cxx_connect(const char *type)
 {
     try {
         login_signal signal(qtbus::shared(), type);
-        qtbus::subscription s = signal.connect([](std::string_view text, int32_t number) {
-            sigpeer_record("c++", std::string(text).c_str(), number);
-        });
+        qtbus::subscription s = signal.connect(
+            [](std::string_view text, int32_t number) { sigpeer_record("c++", std::string(text).c_str(), number); });
         std::lock_guard<std::mutex> guard(lock);
         subscriptions.push_back(std::move(s));
         return 0;

@@ -37,7 +37,8 @@ enum FoundationMisuseCase: String, Codable, Sendable, CaseIterable {
         case .observeEmptyNotificationName: bus.on(Notification.self).ofSubType("").next { _ in }
         case .claimNULNotificationName: _ = QTNotificationEvent.startSource(on: bus, subTypes: ["ok", "a\u{0}b"])
         case .jsonObjectEmptyId: _ = try QTJsonEvent(uniqueId: "", jsonObject: ["a": 1])
-        case .jsonDataLongId: _ = try QTJsonEvent(uniqueId: String(repeating: "y", count: 300), jsonData: Data("{}".utf8))
+        case .jsonDataLongId:
+            _ = try QTJsonEvent(uniqueId: String(repeating: "y", count: 300), jsonData: Data("{}".utf8))
         case .jsonEncodingNULId: _ = try QTJsonEvent(uniqueId: "a\u{0}b", encoding: [1, 2])
         case .dispatchJSONEncodingEmptyName: _ = try bus.dispatchJSON(name: "", encoding: [1, 2])
         }
@@ -49,7 +50,8 @@ extension QTBusTests {
     struct FoundationMisuseTests {
         @Test(arguments: FoundationMisuseCase.allCases)
         func programmerErrorsTrapNamingTheCallTheNameAndTheReason(_ misuse: FoundationMisuseCase) async throws {
-            let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) { [misuse] in
+            let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                [misuse] in
                 try misuse.run()
             }
             let text = String(decoding: result.standardErrorContent, as: UTF8.self)

@@ -109,8 +109,9 @@ extension QTBusTests {
             let replies = cRequestReplies()
             #expect(replies.hasSuffix("|"), Comment(rawValue: replies))
             let json = Data(replies.dropLast().utf8)
-            #expect(try JSONDecoder().decode(Session.self, from: json) == Session(user: "bob", expires: 3600),
-                    "C read the reply's JSON encoding")
+            #expect(
+                try JSONDecoder().decode(Session.self, from: json) == Session(user: "bob", expires: 3600),
+                "C read the reply's JSON encoding")
             #expect(Session(qtBytes: UnsafeRawBufferPointer(start: nil, count: 0)) == nil, "bytes that do not decode")
         }
 

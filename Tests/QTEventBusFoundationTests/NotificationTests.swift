@@ -107,9 +107,11 @@ extension QTBusTests {
             center.post(name: Notification.Name("QTTestWhole"), object: nil)
             center.post(name: Notification.Name("QTTestUnobserved"), object: nil)
             bus.dispatch(Notification(name: Notification.Name("QTTestDirect")))
-            #expect(all.values == ["QTTestWhole", "QTTestDirect"],
-                    "names nobody observes are not bridged; direct dispatch reaches the bus only")
-            whole.dispose(); named.dispose()
+            #expect(
+                all.values == ["QTTestWhole", "QTTestDirect"],
+                "names nobody observes are not bridged; direct dispatch reaches the bus only")
+            whole.dispose()
+            named.dispose()
         }
 
         @Test func mainQueueAndSubscribingFromInsideAHandler() {
@@ -137,8 +139,9 @@ extension QTBusTests {
             let id = ObjectIdentifier(bus!)
             #expect(_QTNotificationObservers.shared.state(busID: id, name).claims == 2)
             bus = nil
-            #expect(_QTNotificationObservers.shared.state(busID: id, name).observers == 0,
-                    "the bus's subscriptions ended with it, and their claims")
+            #expect(
+                _QTNotificationObservers.shared.state(busID: id, name).observers == 0,
+                "the bus's subscriptions ended with it, and their claims")
         }
     }
 }

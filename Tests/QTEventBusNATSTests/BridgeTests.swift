@@ -89,7 +89,7 @@ extension QTBusTests {
             try await pair.b.import(matching: "Order.>")
 
             pair.busA.dispatch(named: "Order.created", bytes: Array("{\"id\":1}".utf8))
-            pair.busA.dispatch(named: "Invoice.sent", bytes: Array("{}".utf8))   // published, not imported
+            pair.busA.dispatch(named: "Invoice.sent", bytes: Array("{}".utf8))  // published, not imported
             pair.busA.dispatch(named: "Order.paid", bytes: Array("{\"id\":1}".utf8))
             #expect(waitUntil { matched.count == 2 })
             #expect(named.values == ["Order.created:{\"id\":1}"])
@@ -105,7 +105,9 @@ extension QTBusTests {
             let pair = try await Pair()
             let json = Recorder<String>()
             let prices = Recorder<PriceEvent>()
-            let t1 = pair.busB.on(QTJsonEvent.self).next { json.append($0.uniqueId + ":" + String(decoding: $0.data, as: UTF8.self)) }
+            let t1 = pair.busB.on(QTJsonEvent.self).next {
+                json.append($0.uniqueId + ":" + String(decoding: $0.data, as: UTF8.self))
+            }
             let t2 = pair.busB.on(PriceEvent.self).next { prices.append($0) }
             pair.a.export(named: QTEventBus.jsonTypeName)
             pair.a.export(named: PriceEvent.eventName)
@@ -148,8 +150,8 @@ extension QTBusTests {
             #expect(await pair.b.unimport(matching: "Order.*"))
             #expect(await !pair.b.unimport(matching: "Order.*"))
 
-            pair.busA.dispatch(named: "Tick", subType: "fast")      // no longer exported
-            pair.busA.dispatch(named: "Order.created")              // no longer exported
+            pair.busA.dispatch(named: "Tick", subType: "fast")  // no longer exported
+            pair.busA.dispatch(named: "Order.created")  // no longer exported
             pair.busA.dispatch(named: "Sync")
             #expect(waitUntil { got.count >= 1 })
             #expect(got.values == ["Sync:"])
@@ -165,9 +167,9 @@ extension QTBusTests {
             pair.a.export(named: "Order.created")
             try await pair.b.import(named: "Order.created")
             for id in 1...100 { pair.busA.dispatch(named: "Order.created", bytes: Array(String(id).utf8)) }
-            try await pair.a.close()        // flushes: every order has left
+            try await pair.a.close()  // flushes: every order has left
             #expect(waitUntil { got.count == 100 })
-            try await pair.b.close()        // what it had received is dispatched
+            try await pair.b.close()  // what it had received is dispatched
             #expect(got.count == 100)
 
             // Closed: counts kept, nothing connected, nothing left to undo; closing again
@@ -200,8 +202,9 @@ extension QTBusTests {
                 Issue.record("a close that dropped the reconnect buffer did not throw")
             } catch {
                 #expect(error == .timedOut)
-                #expect(error.message.hasPrefix("qtbus_nats_close_timeout: the timeout (300 ms) cut the close short: "),
-                        "\(error.message)")
+                #expect(
+                    error.message.hasPrefix("qtbus_nats_close_timeout: the timeout (300 ms) cut the close short: "),
+                    "\(error.message)")
             }
             let took = clock.now - start
             #expect(took >= .milliseconds(290) && took < .milliseconds(800), "\(took)")
@@ -226,7 +229,7 @@ extension QTBusTests {
             let out = try await QTNATSBridge(bus: here, url: server.url, prefix: "swift.js", jetstream: true)
             out.export(named: "Config")
             here.dispatch(named: "Config", subType: "eu", bytes: Array("v1".utf8), sticky: true)
-            try await out.close()           // flushed: the stream has it
+            try await out.close()  // flushed: the stream has it
 
             let got = Recorder<String>()
             let token = later.on(named: "Config").next { got.append(line($0)) }
@@ -264,15 +267,20 @@ extension QTBusTests {
             // A password never shows.
             let secret = "nats://user:s3cret@127.0.0.1:\(closedPort)"
             let masked = await #expect(throws: QTBusError.io) { try await QTNATSBridge(url: secret) }
-            #expect(masked?.message.contains("user:***@127.0.0.1:\(closedPort)") == true, "\(String(describing: masked))")
+            #expect(
+                masked?.message.contains("user:***@127.0.0.1:\(closedPort)") == true, "\(String(describing: masked))")
             #expect(masked?.message.contains("s3cret") == false)
 
             // Connecting throws every refusal, .invalidArgument included: a url or a prefix
             // comes from a configuration.
             let blank = await #expect(throws: QTBusError.invalidArgument) { try await QTNATSBridge(url: " , ") }
             #expect(blank?.message.contains("lists no server") == true)
-            let nul = await #expect(throws: QTBusError.invalidArgument) { try await QTNATSBridge(url: "nats://a\u{0}b") }
-            #expect(nul?.message == "QTNATSBridge(bus:url:prefix:jetstream:requestTimeout:): the url holds a NUL byte (at byte 8)")
+            let nul = await #expect(throws: QTBusError.invalidArgument) {
+                try await QTNATSBridge(url: "nats://a\u{0}b")
+            }
+            #expect(
+                nul?.message
+                    == "QTNATSBridge(bus:url:prefix:jetstream:requestTimeout:): the url holds a NUL byte (at byte 8)")
             let server = try NATSServer()
             let prefix = await #expect(throws: QTBusError.invalidArgument) {
                 try await QTNATSBridge(url: server.url, prefix: "a.*")
@@ -341,14 +349,16 @@ enum NATSMisuse: String, Codable, Sendable, CaseIterable {
         switch self {
         case .exportEmptyName: return "QTNATSBridge.export(named:): the type name \"\" is empty"
         case .exportPattern:
-            return "QTNATSBridge.export(named:): the type name \"Order.>\" is a pattern: use QTNATSBridge.export(matching:)"
+            return
+                "QTNATSBridge.export(named:): the type name \"Order.>\" is a pattern: use QTNATSBridge.export(matching:)"
         case .importMatchingBadPattern: return "QTNATSBridge.import(matching:): the pattern \"Order.>.x\""
         case .importNULSubtype:
             return "QTNATSBridge.import(named:subType:): the subtype \"a\\x00b\" contains a NUL byte"
         case .exportAfterClose: return "QTNATSBridge.export(named:): the bridge is closed"
         case .importAfterClose: return "QTNATSBridge.import(matching:): the bridge is closed"
         case .unimportLongName:
-            return "QTNATSBridge.unimport(named:): the type name \"\(String(repeating: "y", count: 48))...\" is longer than 255 bytes"
+            return
+                "QTNATSBridge.unimport(named:): the type name \"\(String(repeating: "y", count: 48))...\" is longer than 255 bytes"
         }
     }
 

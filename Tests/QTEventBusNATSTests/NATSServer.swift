@@ -21,10 +21,13 @@ final class NATSServer: @unchecked Sendable {
 
     init(jetstream: Bool = false) throws {
         port = try Self.freePort()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("qtbus-nats-swift-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "qtbus-nats-swift-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         process.executableURL = try Self.program()
-        var arguments = ["-a", "127.0.0.1", "-p", String(port), "-l", directory.appendingPathComponent("server.log").path]
+        var arguments = [
+            "-a", "127.0.0.1", "-p", String(port), "-l", directory.appendingPathComponent("server.log").path,
+        ]
         if jetstream { arguments += ["-js", "-sd", directory.path] }
         process.arguments = arguments
         try process.run()
@@ -53,7 +56,8 @@ final class NATSServer: @unchecked Sendable {
             let candidate = dir + "/nats-server"
             if FileManager.default.isExecutableFile(atPath: candidate) { return URL(fileURLWithPath: candidate) }
         }
-        throw NATSServerError(description: "nats-server not found on PATH or in /usr/sbin (Debian: apt-get install nats-server)")
+        throw NATSServerError(
+            description: "nats-server not found on PATH or in /usr/sbin (Debian: apt-get install nats-server)")
     }
 
     /// A port nobody listens on now: the kernel's pick for an ephemeral bind.

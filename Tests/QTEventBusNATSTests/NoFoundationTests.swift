@@ -12,11 +12,14 @@ extension QTBusTests {
             let sources = URL(fileURLWithPath: #filePath)
                 .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
                 .appendingPathComponent("Sources/QTEventBusNATS")
-            let files = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { $0.hasSuffix(".swift") }
+            let files = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter {
+                $0.hasSuffix(".swift")
+            }
             #expect(!files.isEmpty)
             for file in files {
                 let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
-                for line in text.split(separator: "\n") where line.hasPrefix("import ") || line.hasPrefix("@_exported import ") {
+                for line in text.split(separator: "\n")
+                where line.hasPrefix("import ") || line.hasPrefix("@_exported import ") {
                     #expect(!line.contains("Foundation"), "\(file): \(line)")
                 }
             }

@@ -10,7 +10,10 @@ import Synchronization
 public final class TestLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     public init() { pthread_mutex_init(mutex, nil) }
-    deinit { pthread_mutex_destroy(mutex); mutex.deallocate() }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
     public func withLock<R>(_ body: () -> R) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
@@ -57,7 +60,12 @@ extension LockedValue where T: ExpressibleByNilLiteral {
     public convenience init() { self.init(nil) }
 
     /// The value, leaving nil in its place (a test drops what a handler kept).
-    public func take() -> T { lock.withLock { defer { stored = nil }; return stored } }
+    public func take() -> T {
+        lock.withLock {
+            defer { stored = nil }
+            return stored
+        }
+    }
 }
 
 /// A flag that is set once and stays set: threads wait on it (with a time limit, so a

@@ -22,8 +22,9 @@ extension QTBusTests {
             }
             await producer.value
             #expect(got == [0, 1, 2, 3, 4])
-            #expect(waitUntil { bus.subscriberCount(of: PingEvent.self) == 0 },
-                    "breaking out of the loop ended the subscription")
+            #expect(
+                waitUntil { bus.subscriberCount(of: PingEvent.self) == 0 },
+                "breaking out of the loop ended the subscription")
         }
 
         @Test func streamKeptAfterTheLoopEndsWithTheStream() async {
@@ -109,7 +110,6 @@ extension QTBusTests {
             for await event in stream { got.append(event.n) }
             #expect(got == [1])
         }
-
 
     }
 }

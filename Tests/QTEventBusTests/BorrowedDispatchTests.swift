@@ -46,8 +46,10 @@ struct HeapPayloadEvent: QTEvent {
 
 /// Dispatches from a frame of its own, which is gone when it returns.
 @inline(never)
-func dispatchFromAnEndedFrame(_ bus: QTEventBus, seed: Int, token: Token? = nil, subType: String? = nil,
-                              sticky: Bool = false) -> Int {
+func dispatchFromAnEndedFrame(
+    _ bus: QTEventBus, seed: Int, token: Token? = nil, subType: String? = nil,
+    sticky: Bool = false
+) -> Int {
     bus.dispatch(HeapPayloadEvent(seed: seed, token: token, subType: subType), sticky: sticky)
 }
 
@@ -79,13 +81,16 @@ final class QueuedReader: @unchecked Sendable {
         options.queue = queue
         options.flags = once ? UInt32(QTBUS_SUB_ONCE) : 0
         let userdata = Unmanaged.passRetained(self).toOpaque()
-        let status = _qtbus_subscribe(bus.cBus, type, &options, { event, userdata in
-            let reader = Unmanaged<QueuedReader>.fromOpaque(userdata!).takeUnretainedValue()
-            reader.gate.wait()
-            reader.read(event!)
-        }, userdata, { userdata in
-            Unmanaged<QueuedReader>.fromOpaque(userdata!).release()
-        }, &token)
+        let status = _qtbus_subscribe(
+            bus.cBus, type, &options,
+            { event, userdata in
+                let reader = Unmanaged<QueuedReader>.fromOpaque(userdata!).takeUnretainedValue()
+                reader.gate.wait()
+                reader.read(event!)
+            }, userdata,
+            { userdata in
+                Unmanaged<QueuedReader>.fromOpaque(userdata!).release()
+            }, &token)
         precondition(status == 0, "subscribe: \(status)")
     }
 
@@ -157,15 +162,16 @@ extension QTBusTests {
             let got = Recorder<HeapPayloadEvent.Contents>()
             let token = LockedValue<QTEventToken?>()
             DispatchQueue.global().async {
-                token.value = (bus.on(HeapPayloadEvent.self).replay().next { event in
-                    got.append(event.contents)
-                    if got.count == 1 {  // the replay: hold the gate shut
-                        inReplay.signal()
-                        // Bounded: if a bug delivered the live event here first, on the
-                        // test's thread, nobody would signal.
-                        _ = resume.wait(timeout: .now() + 5)
-                    }
-                })
+                token.value =
+                    (bus.on(HeapPayloadEvent.self).replay().next { event in
+                        got.append(event.contents)
+                        if got.count == 1 {  // the replay: hold the gate shut
+                            inReplay.signal()
+                            // Bounded: if a bug delivered the live event here first, on the
+                            // test's thread, nobody would signal.
+                            _ = resume.wait(timeout: .now() + 5)
+                        }
+                    })
                 subscribed.signal()
             }
             #expect(inReplay.wait(timeout: .now() + 5) == .success)
@@ -209,8 +215,9 @@ extension QTBusTests {
             do {
                 let t = Token()
                 watched = t
-                let status = bus._send(HeapPayloadEvent(seed: 7, token: t, subType: ""), flags: UInt32(QTBUS_EVENT_STICKY),
-                                       mode: .now)
+                let status = bus._send(
+                    HeapPayloadEvent(seed: 7, token: t, subType: ""), flags: UInt32(QTBUS_EVENT_STICKY),
+                    mode: .now)
                 #expect(status == QTBusError.invalidArgument.rawValue)
                 #expect(String(cString: _qtbus_errmsg()) == "qtbus_dispatch: the subtype \"\" is empty")
                 let nul = bus._send(HeapPayloadEvent(seed: 8, token: t, subType: "a\0b"), flags: 0, mode: .now)
@@ -230,7 +237,10 @@ extension QTBusTests {
             let later = CReceived(slot: cpeer_listen_queued("CLoginEvent", user))
             #expect(now.slot >= 0)
             #expect(later.slot >= 0)
-            defer { now.stop(); later.stop() }
+            defer {
+                now.stop()
+                later.stop()
+            }
             #expect(sendLogin(user) == 2)
             scribbleStack()
             #expect(waitUntil { later.count == 1 })

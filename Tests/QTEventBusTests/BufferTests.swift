@@ -30,8 +30,10 @@ extension QTBusTests {
             func open() { gate.signal() }
         }
 
-        func values(_ bus: QTEventBus, _ whenFull: QTOverflow, capacity: Int = 2,
-                    send: (QTEventBus) -> Void) async -> [Int] {
+        func values(
+            _ bus: QTEventBus, _ whenFull: QTOverflow, capacity: Int = 2,
+            send: (QTEventBus) -> Void
+        ) async -> [Int] {
             let held = HeldQueue()
             let got = Recorder<Int>()
             let token = bus.on(PingEvent.self).atQueue(held.queue).buffer(capacity, whenFull: whenFull)
@@ -89,8 +91,10 @@ extension QTBusTests {
             let bus = QTEventBus()
             let held = HeldQueue()
             let got = Recorder<Int>()
-            let token = bus.on(PingEvent.self).atQueue(held.queue).buffer(1, whenFull: .block(timeout: .milliseconds(30)))
-                .next { got.append($0.n) }
+            let token = bus.on(PingEvent.self).atQueue(held.queue).buffer(
+                1, whenFull: .block(timeout: .milliseconds(30))
+            )
+            .next { got.append($0.n) }
             bus.dispatch(PingEvent(n: 0))
             let start = ContinuousClock.now
             bus.dispatch(PingEvent(n: 1))  // no room: waits 30 ms, then drops

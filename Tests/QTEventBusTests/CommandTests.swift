@@ -22,7 +22,8 @@ extension QTBusTests {
             let me = LockedValue<QTCommand<String, String>?>()
             let save = try QTCommand<String, String>(name: "save") { input, execution in
                 if let me = me.value {  // during the execution, as Swift and C see it
-                    states.append("executing \(me.isExecuting) enabled \(me.isEnabled) C \(cpeer_command_is_executing(me.id))")
+                    states.append(
+                        "executing \(me.isExecuting) enabled \(me.isEnabled) C \(cpeer_command_is_executing(me.id))")
                 }
                 execution.send("\(input)-a")
                 execution.send("\(input)-b")
@@ -102,7 +103,10 @@ extension QTBusTests {
                 .next { order.append("executing \($0.text)") }
             let t2 = QTEventBus.shared.on(named: QTEventBus.commandErrorTypeName).ofSubType("sync")
                 .next { order.append("error \($0.text)") }
-            defer { t1.dispose(); t2.dispose() }
+            defer {
+                t1.dispose()
+                t2.dispose()
+            }
             let sync = try QTCommand<Void, String>(name: "sync") { _, execution in
                 execution.send("partial")
                 execution.fail("disk full")
@@ -159,7 +163,10 @@ extension QTBusTests {
             let errors = Counter(), values = Counter()
             let t1 = bus.on(named: QTEventBus.commandErrorTypeName).next { _ in errors.increment() }
             let t2 = bus.on(named: QTEventBus.commandValueTypeName).next { _ in values.increment() }
-            defer { t1.dispose(); t2.dispose() }
+            defer {
+                t1.dispose()
+                t2.dispose()
+            }
             let none = try await bounded { try await once.execute() }
             #expect(none == [])
             #expect(errors.value == 0)
@@ -270,11 +277,13 @@ extension QTBusTests {
         @Test func asyncWork() async throws {
             struct Failure: Error, CustomStringConvertible { var description: String { "no network" } }
             let bus = QTEventBus()
-            let fetch = try QTCommand<String, String>(bus: bus, name: "fetch", work: { url in
-                try await Task.sleep(nanoseconds: 1_000_000)
-                if url.isEmpty { throw Failure() }
-                return "page at \(url)"
-            })
+            let fetch = try QTCommand<String, String>(
+                bus: bus, name: "fetch",
+                work: { url in
+                    try await Task.sleep(nanoseconds: 1_000_000)
+                    if url.isEmpty { throw Failure() }
+                    return "page at \(url)"
+                })
             let page = try await bounded { try await fetch.execute("qt.io") }
             #expect(page == ["page at qt.io"])
             do {

@@ -30,7 +30,10 @@ extension QTBusTests {
                     let tracked = Tracked(deinits)
                     let maker = bus.on(LoginEvent.self)
                     let token = (i % 2 == 0 ? maker : maker.ofSubType("t\(thread)"))
-                        .next { _ in _ = tracked; calls.increment() }
+                        .next { _ in
+                            _ = tracked
+                            calls.increment()
+                        }
                     mine.append(token)
                 }
                 tokens.append(mine)
@@ -45,8 +48,9 @@ extension QTBusTests {
                 for i in stride(from: thread, to: all.count, by: 2) { all[i].dispose() }
             }
             #expect(bus.subscriberCount(of: LoginEvent.self) == 0)
-            #expect(waitUntil { deinits.value == 2 * perThread },
-                    "every closure released exactly once: \(deinits.value)")
+            #expect(
+                waitUntil { deinits.value == 2 * perThread },
+                "every closure released exactly once: \(deinits.value)")
         }
 
         @Test func writersRaceDispatchers() {
@@ -67,7 +71,10 @@ extension QTBusTests {
                             if i % 5 == 0 { slot.value?.dispose() }
                         }
                         slot.value = token
-                        if i % 7 == 0 { bus.dispatch(PingEvent(n: -1)); dispatches.increment() }
+                        if i % 7 == 0 {
+                            bus.dispatch(PingEvent(n: -1))
+                            dispatches.increment()
+                        }
                         token.dispose()
                     }
                     done.increment()

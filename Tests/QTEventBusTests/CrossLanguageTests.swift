@@ -24,10 +24,11 @@ extension QTBusTests {
             defer { token.dispose() }
             #expect(cpeer_dispatch("CrossNamed", "alice", "hello") == 1)
             #expect(cpeer_dispatch("CrossNamed", nil, nil) == 1)
-            #expect(got.values == [
-                QTNamedEvent(type: "CrossNamed", subType: "alice", bytes: Array("hello".utf8)),
-                QTNamedEvent(type: "CrossNamed", subType: nil, bytes: []),
-            ])
+            #expect(
+                got.values == [
+                    QTNamedEvent(type: "CrossNamed", subType: "alice", bytes: Array("hello".utf8)),
+                    QTNamedEvent(type: "CrossNamed", subType: nil, bytes: []),
+                ])
             #expect(got.values.first?.text == "hello")
         }
 
@@ -35,7 +36,10 @@ extension QTBusTests {
             let got = Recorder<CLoginEvent>(), alice = Counter()
             let t1 = bus.on(CLoginEvent.self).next { got.append($0) }
             let t2 = bus.on(CLoginEvent.self).ofSubType("alice").next { _ in alice.increment() }
-            defer { t1.dispose(); t2.dispose() }
+            defer {
+                t1.dispose()
+                t2.dispose()
+            }
             #expect(cpeer_dispatch("CLoginEvent", "alice", "alice") == 2)
             #expect(got.values == [CLoginEvent(userId: "alice")], "decoded from the C bytes")
             #expect(alice.value == 1)
@@ -127,7 +131,8 @@ extension QTBusTests {
             string[16] = 200
             #expect(QTNamedEvent(type: "T", bytes: string + [0]).signalArguments == nil, "offset past the end")
             // An unknown kind.
-            let kind: [UInt8] = Array("QTSG".utf8) + [1, 1, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 8)
+            let kind: [UInt8] =
+                Array("QTSG".utf8) + [1, 1, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 8)
             #expect(QTNamedEvent(type: "T", bytes: kind).signalArguments == nil)
         }
 
@@ -136,7 +141,10 @@ extension QTBusTests {
             let typed = Counter(), named = Counter()
             let t1 = bus.on(Opaque.self).next { _ in typed.increment() }
             let t2 = bus.on(named: "CrossOpaque").next { _ in named.increment() }
-            defer { t1.dispose(); t2.dispose() }
+            defer {
+                t1.dispose()
+                t2.dispose()
+            }
             #expect(cpeer_dispatch("CrossOpaque", nil, "bytes") == 2, "both reached (the typed one skips)")
             #expect(typed.value == 0)
             #expect(named.value == 1)

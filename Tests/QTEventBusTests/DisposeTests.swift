@@ -18,7 +18,10 @@ extension QTBusTests {
             do {
                 let captured = Token()
                 watched = captured
-                token = bus.on(PingEvent.self).next { _ in _ = captured; calls.increment() }
+                token = bus.on(PingEvent.self).next { _ in
+                    _ = captured
+                    calls.increment()
+                }
             }
             bus.dispatch(PingEvent(n: 1))
             #expect(watched != nil)
@@ -38,11 +41,12 @@ extension QTBusTests {
             do {
                 let captured = Token()
                 watched = captured
-                slot.value = (bus.on(PingEvent.self).next { _ in
-                    _ = captured
-                    calls.increment()
-                    slot.value?.dispose()
-                })
+                slot.value =
+                    (bus.on(PingEvent.self).next { _ in
+                        _ = captured
+                        calls.increment()
+                        slot.value?.dispose()
+                    })
             }
             bus.dispatch(PingEvent(n: 1))
             bus.dispatch(PingEvent(n: 2))
@@ -59,7 +63,10 @@ extension QTBusTests {
             do {
                 let captured = Token()
                 watched = captured
-                bus.on(PingEvent.self).disposed(by: bag!).next { _ in _ = captured; calls.increment() }
+                bus.on(PingEvent.self).disposed(by: bag!).next { _ in
+                    _ = captured
+                    calls.increment()
+                }
                 bus.on(LoginEvent.self).next { _ in calls.increment() }.disposed(by: bag!)
             }
             #expect(bag?.count == 2)

@@ -23,7 +23,10 @@ extension QTBusTests {
             do {
                 let captured = Token()
                 watched = captured
-                bus.on(PingEvent.self).freeWith(owner!).next { _ in _ = captured; calls.increment() }
+                bus.on(PingEvent.self).freeWith(owner!).next { _ in
+                    _ = captured
+                    calls.increment()
+                }
             }
             bus.dispatch(PingEvent(n: 1))
             #expect(calls.value == 1)
@@ -44,7 +47,10 @@ extension QTBusTests {
             do {
                 let captured = Token()
                 watched = captured
-                bus.on(LoginEvent.self).ofSubType("alice").freeWith(owner!).next { _ in _ = captured; calls.increment() }
+                bus.on(LoginEvent.self).ofSubType("alice").freeWith(owner!).next { _ in
+                    _ = captured
+                    calls.increment()
+                }
             }
             owner = nil
             bus.dispatch(LoginEvent(userId: "bob"))  // does not reach the "alice" subscription
@@ -191,8 +197,14 @@ extension QTBusTests {
                 let whole = Token(), subtype = Token()
                 watchedWhole = whole
                 watchedSubtype = subtype
-                bus.on(named: "FreeWithFromC").freeWith(owner!).next { _ in _ = whole; calls.increment() }
-                bus.on(named: "FreeWithFromC").ofSubType("alice").freeWith(owner!).next { _ in _ = subtype; calls.increment() }
+                bus.on(named: "FreeWithFromC").freeWith(owner!).next { _ in
+                    _ = whole
+                    calls.increment()
+                }
+                bus.on(named: "FreeWithFromC").ofSubType("alice").freeWith(owner!).next { _ in
+                    _ = subtype
+                    calls.increment()
+                }
             }
             #expect(cpeer_dispatch("FreeWithFromC", "alice", "hi") == 2)
             owner = nil

@@ -43,8 +43,16 @@ extension QTBusTests {
                 watchedReplier = captured
                 watchedCommand = capturedCommand
                 watchedSource = capturedSource
-                tokens.append(bus.on(named: "Ask").priority(1).reply { _ in _ = captured; return ["sync"] })
-                tokens.append(bus.on(named: "Ask").atQueue(replyQueue).reply { _ in _ = captured; return ["queued"] })
+                tokens.append(
+                    bus.on(named: "Ask").priority(1).reply { _ in
+                        _ = captured
+                        return ["sync"]
+                    })
+                tokens.append(
+                    bus.on(named: "Ask").atQueue(replyQueue).reply { _ in
+                        _ = captured
+                        return ["queued"]
+                    })
                 command = try QTCommand(bus: bus, name: "serial") { n, execution in
                     _ = capturedCommand
                     bodies.increment()
@@ -57,10 +65,19 @@ extension QTBusTests {
                     _ = capturedCommand
                     finishQueue.async { if execution.finish() { concurrentFinished.increment() } }
                 }
-                source = try QTSource(bus: bus, type: "Manual", start: { _ in _ = capturedSource; manual.start() },
-                                      stop: { manual.stop() })
-                autoSource = try QTSource(bus: bus, type: "Auto", autoconnect: true,
-                                          start: { _ in _ = capturedSource; auto.start() }, stop: { auto.stop() })
+                source = try QTSource(
+                    bus: bus, type: "Manual",
+                    start: { _ in
+                        _ = capturedSource
+                        manual.start()
+                    },
+                    stop: { manual.stop() })
+                autoSource = try QTSource(
+                    bus: bus, type: "Auto", autoconnect: true,
+                    start: { _ in
+                        _ = capturedSource
+                        auto.start()
+                    }, stop: { auto.stop() })
             }
 
             let requests = Counter(), refused = Counter()
@@ -71,9 +88,16 @@ extension QTBusTests {
                         let id = t * rounds + i
                         let mine = Counter()
                         requests.increment()
-                        bus.request(named: "Ask", bytes: Array("\(id)".utf8),
-                                    onReply: { _ in mine.increment(); replies.increment() },
-                                    completion: { repliesAtCompletion.append(mine.value); completions.append(id) })
+                        bus.request(
+                            named: "Ask", bytes: Array("\(id)".utf8),
+                            onReply: { _ in
+                                mine.increment()
+                                replies.increment()
+                            },
+                            completion: {
+                                repliesAtCompletion.append(mine.value)
+                                completions.append(id)
+                            })
                     case 1:
                         do throws(QTBusError) {
                             try command.start(i)
@@ -83,7 +107,9 @@ extension QTBusTests {
                         }
                         if (try? concurrent.start(i)) == nil { refused.increment() }
                     case 2:
-                        #expect(throws: Never.self) { if t % 2 == 0 { try source.connect() } else { try source.disconnect() } }
+                        #expect(throws: Never.self) {
+                            if t % 2 == 0 { try source.connect() } else { try source.disconnect() }
+                        }
                     default:
                         bus.on(named: "Auto").next { _ in }.dispose()
                     }
@@ -94,8 +120,9 @@ extension QTBusTests {
             #expect(requests.value == expected)
             #expect(waitUntil(10) { completions.count == expected }, "every request completes")
             #expect(completions.values.sorted() == completions.values.sorted().uniqued(), "each exactly once")
-            #expect(repliesAtCompletion.values == Array(repeating: 2, count: expected),
-                    "both replies before each completion")
+            #expect(
+                repliesAtCompletion.values == Array(repeating: 2, count: expected),
+                "both replies before each completion")
             #expect(replies.value == 2 * expected)
             #expect(waitUntil(10) { !command.isExecuting && !concurrent.isExecuting })
             finishQueue.sync(flags: .barrier) {}
@@ -106,8 +133,9 @@ extension QTBusTests {
             #expect(concurrentFinished.value == expected)
             let states = executing.values
             #expect(states.count % 2 == 0)
-            #expect(zip(states, states.indices).allSatisfy { $0 == ($1 % 2 == 0 ? "1" : "0") },
-                    "executing alternates 1, 0, 1, 0... under contention")
+            #expect(
+                zip(states, states.indices).allSatisfy { $0 == ($1 % 2 == 0 ? "1" : "0") },
+                "executing alternates 1, 0, 1, 0... under contention")
             #expect(states.count / 2 == started.value, "not concurrent: one pair per execution")
             #expect(manual.alternated && auto.alternated, "start and stop never overlap")
             #expect(auto.starts.value == auto.stops.value, "no Auto subscriber is left")
@@ -120,13 +148,15 @@ extension QTBusTests {
             concurrent.dispose()
             autoSource.dispose()
             flush(replyQueue)
-            #expect(waitUntil { watchedReplier == nil && watchedCommand == nil && watchedSource == nil },
-                    "every closure released once everything is disposed")
+            #expect(
+                waitUntil { watchedReplier == nil && watchedCommand == nil && watchedSource == nil },
+                "every closure released once everything is disposed")
         }
 
         @Test func asyncRequestsAndExecutesFromManyTasks() async throws {
             let bus = QTEventBus()
-            let replier = bus.on(named: "Echo").atQueue(DispatchQueue(label: "stress.echo")).nextRequest { event, request in
+            let replier = bus.on(named: "Echo").atQueue(DispatchQueue(label: "stress.echo")).nextRequest {
+                event, request in
                 request.reply(event.text)
                 request.reply(event.text + "!")
             }

@@ -12,7 +12,8 @@ struct TimedOut: Error {}
 /// Awaits `operation`, or throws `TimedOut` after `seconds` (the operation is then left
 /// running: an awaited continuation cannot be cancelled).
 func bounded<T: Sendable>(_ seconds: Double = 5, _ operation: @escaping @Sendable () async throws -> T)
-    async throws -> T {
+    async throws -> T
+{
     let claimed = OneShotFlag()
     return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
         Task {
@@ -62,4 +63,3 @@ struct CCommandObserver {
 
     func stop() { for c in [executing, values, errors, enabled] { c.stop() } }
 }
-

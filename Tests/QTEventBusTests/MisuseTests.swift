@@ -86,7 +86,8 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
                 + "a delivery on the dispatching thread waits for nothing"
         case .bufferOfZero: return "buffer(_:whenFull:): the capacity 0 is below 1"
         case .onMatchingBadPattern:
-            return "on(matching:): the pattern \"Order.>.x\" has \">\" before its last token (\">\" matches the rest: only as the last token)"
+            return
+                "on(matching:): the pattern \"Order.>.x\" has \">\" before its last token (\">\" matches the rest: only as the last token)"
         case .tooManySubtypes:
             return "next(_:) of \"QTEventBusTests.PingEvent\": options->subtype_count is 4097"
         case .dispatchEmptySubtype: return "dispatch(_:sticky:) of \(tagged): the subtype \"\" is empty"
@@ -122,7 +123,8 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
         case .removeStickyBadType: return "removeSticky(_:subType:) of \(bad): \(badType)"
         case .removeStickyNamedEmptyType: return "removeSticky(named:subType:): the type name \"\" is empty"
         case .subscriberCountNULSubtype:
-            return "subscriberCount(of:subType:) of QTEventBusTests.PingEvent: the subtype \"a\\x00b\" contains a NUL byte"
+            return
+                "subscriberCount(of:subType:) of QTEventBusTests.PingEvent: the subtype \"a\\x00b\" contains a NUL byte"
         case .subscriberCountNamedLongType:
             return "subscriberCount(named:subType:): the type name \(longQuoted) is longer than 255 bytes"
         case .signalEmitWrongKinds:
@@ -213,7 +215,7 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
         case .subscriberCountNULSubtype: _ = bus.subscriberCount(of: PingEvent.self, subType: nulName)
         case .subscriberCountNamedLongType: _ = bus.subscriberCount(named: longName)
         case .signalEmitWrongKinds, .signalEmitTooFew, .signalEmitNULString, .signalEmitEmptySubtype,
-             .signalDefineOther:
+            .signalDefineOther:
             bus.defineSignal(named: "Login", [.string, .int32])
             switch self {
             case .signalEmitWrongKinds: bus.emitSignal(named: "Login", [.string("a"), .int64(1)])
@@ -260,7 +262,8 @@ extension QTBusTests {
     struct MisuseTests {
         @Test(arguments: MisuseCase.allCases)
         func programmerErrorsTrapNamingTheCallTheNameAndTheReason(_ misuse: MisuseCase) async throws {
-            let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) { [misuse] in
+            let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                [misuse] in
                 try await misuse.run()
             }
             let text = String(decoding: result.standardErrorContent, as: UTF8.self)
@@ -276,7 +279,8 @@ extension QTBusTests {
                 #expect(_qtbus_subscriber_count(bus.cBus, name, nil) < 0)
                 #expect(String(cString: _qtbus_errmsg()) == "qtbus_subscriber_count: " + _qtNameProblem(name, .type)!)
                 #expect(_qtbus_subscriber_count(bus.cBus, "T", name) < 0)
-                #expect(String(cString: _qtbus_errmsg()) == "qtbus_subscriber_count: " + _qtNameProblem(name, .subtype)!)
+                #expect(
+                    String(cString: _qtbus_errmsg()) == "qtbus_subscriber_count: " + _qtNameProblem(name, .subtype)!)
                 #expect(_qtbus_dispatch_json(bus.cBus, name, "{}") < 0)
                 #expect(String(cString: _qtbus_errmsg()) == "qtbus_dispatch_json: " + _qtNameProblem(name, .name)!)
             }

@@ -16,7 +16,10 @@ extension QTBusTests {
             let first = QTBUS__STATUS_LAST.rawValue + 1
             var cases: [QTBusError] = []
             for status in stride(from: Int32(-1), through: first, by: -1) {
-                guard let error = QTBusError(status: status) else { Issue.record("no error for \(status)"); return }
+                guard let error = QTBusError(status: status) else {
+                    Issue.record("no error for \(status)")
+                    return
+                }
                 if case .other = error.code { Issue.record("status \(status) of qtbus.h has no case of its own") }
                 #expect(error.rawValue == status)
                 #expect(error.description == String(cString: _qtbus_strerror(status)))
@@ -41,15 +44,17 @@ extension QTBusTests {
                 #expect(error.description == error.message)
             }
             // Each error has its own call's text, not the thread's previous one.
-            let command = try QTCommand<String, String>(bus: bus, name: "Once") { _, execution in _ = execution.finish() }
+            let command = try QTCommand<String, String>(bus: bus, name: "Once") { _, execution in _ = execution.finish()
+            }
             command.dispose()
             do {
                 try command.start("x")
                 Issue.record("a disposed command started")
             } catch {
                 #expect(error == .stale)
-                #expect(error.message == "qtbus_command_execute: the command is disposed or was never made",
-                        "\(error.message)")
+                #expect(
+                    error.message == "qtbus_command_execute: the command is disposed or was never made",
+                    "\(error.message)")
             }
             do {
                 try command.setEnabled(true)

@@ -54,7 +54,10 @@ extension QTBusTests {
             do {
                 let captured = Token()
                 watched = captured
-                token = bus.on(PingEvent.self).atQueue(queue).once().next { _ in _ = captured; got.increment() }
+                token = bus.on(PingEvent.self).atQueue(queue).once().next { _ in
+                    _ = captured
+                    got.increment()
+                }
             }
             bus.dispatch(PingEvent(n: 1))
             #expect(!token.isActive, "ONCE fired (its hop is queued)")
@@ -128,4 +131,3 @@ extension QTBusTests {
         }
     }
 }
-

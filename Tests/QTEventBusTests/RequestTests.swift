@@ -32,7 +32,8 @@ struct LoginRequest: QTBytesEvent, Equatable {
 
     init?(eventBytes: UnsafeRawBufferPointer, subType: String?) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(eventBytes)) as? [String: String],
-              let account = object["account"], let pwd = object["pwd"] else { return nil }
+            let account = object["account"], let pwd = object["pwd"]
+        else { return nil }
         self.init(account: account, pwd: pwd)
     }
 }
@@ -56,24 +57,29 @@ extension QTBusTests {
                 return [authenticate(login)]
             }
             let logger = bus.on(LoginRequest.self).next { login in order.append("logger \(login.account)") }
-            defer { auth.dispose(); logger.dispose() }
+            defer {
+                auth.dispose()
+                logger.dispose()
+            }
 
             let replies = Recorder<String>(), completions = Counter()
-            let reached = bus.request(LoginRequest(account: "alice", pwd: "secret"),
-                                      onReply: { reply in
-                                          #expect(reply.type == "LoginRequest")
-                                          replies.append(reply.string)
-                                      },
-                                      completion: {
-                                          #expect(replies.values == ["login ok"], "completion after the replies")
-                                          completions.increment()
-                                      })
+            let reached = bus.request(
+                LoginRequest(account: "alice", pwd: "secret"),
+                onReply: { reply in
+                    #expect(reply.type == "LoginRequest")
+                    replies.append(reply.string)
+                },
+                completion: {
+                    #expect(replies.values == ["login ok"], "completion after the replies")
+                    completions.increment()
+                })
             #expect(reached == 2, "the auth service and the logger")
             #expect(completions.value == 1, "every handler synchronous: completed before request returned")
             #expect(order.values == ["auth", "logger alice"], "priority 700 first; the logger only observes")
 
-            bus.request(LoginRequest(account: "alice", pwd: "wrong"), onReply: { replies.append($0.string) },
-                        completion: { completions.increment() })
+            bus.request(
+                LoginRequest(account: "alice", pwd: "wrong"), onReply: { replies.append($0.string) },
+                completion: { completions.increment() })
             #expect(replies.values == ["login ok", "bad credentials"])
             #expect(completions.value == 2)
         }
@@ -83,11 +89,16 @@ extension QTBusTests {
             let auth = bus.on(LoginRequest.self).priority(700).reply { [authenticate($0)] }
             let logged = Counter()
             let logger = bus.on(LoginRequest.self).next { _ in logged.increment() }
-            defer { auth.dispose(); logger.dispose() }
+            defer {
+                auth.dispose()
+                logger.dispose()
+            }
 
             let ok = try await bounded { try await bus.request(LoginRequest(account: "alice", pwd: "secret")) }
             #expect(ok.map(\.string) == ["login ok"])
-            let bad = try await bounded { try await bus.request(LoginRequest(account: "bob", pwd: "secret"), replyAs: String.self) }
+            let bad = try await bounded {
+                try await bus.request(LoginRequest(account: "bob", pwd: "secret"), replyAs: String.self)
+            }
             #expect(bad == ["bad credentials"])
             #expect(logged.value == 2)
         }
@@ -107,19 +118,23 @@ extension QTBusTests {
                 handlerDone.increment()
             }
             let logger = bus.on(LoginRequest.self).next { _ in loggerSaw.increment() }
-            defer { auth.dispose(); logger.dispose() }
+            defer {
+                auth.dispose()
+                logger.dispose()
+            }
 
             let replies = Recorder<String>(), repliesOnQueue = Counter()
             let completions = Counter(), completedAfterHandler = Counter()
-            let reached = bus.request(LoginRequest(account: "alice", pwd: "secret"),
-                                      onReply: { reply in
-                                          if DispatchQueue.getSpecific(key: key) == 700 { repliesOnQueue.increment() }
-                                          replies.append(reply.string)
-                                      },
-                                      completion: {
-                                          if handlerDone.value == 1 { completedAfterHandler.increment() }
-                                          completions.increment()
-                                      })
+            let reached = bus.request(
+                LoginRequest(account: "alice", pwd: "secret"),
+                onReply: { reply in
+                    if DispatchQueue.getSpecific(key: key) == 700 { repliesOnQueue.increment() }
+                    replies.append(reply.string)
+                },
+                completion: {
+                    if handlerDone.value == 1 { completedAfterHandler.increment() }
+                    completions.increment()
+                })
             #expect(reached == 2)
             #expect(loggerSaw.value == 1, "the synchronous logger ran inside request")
             #expect(completions.value == 0, "the auth handler is still queued: not complete")
@@ -141,7 +156,9 @@ extension QTBusTests {
                     return [authenticate(login)]
                 }
             defer { auth.dispose() }
-            let replies = try await bounded { try await bus.request(LoginRequest(account: "alice", pwd: "secret"), replyAs: String.self) }
+            let replies = try await bounded {
+                try await bus.request(LoginRequest(account: "alice", pwd: "secret"), replyAs: String.self)
+            }
             #expect(replies == ["login ok"])
         }
 
@@ -155,7 +172,10 @@ extension QTBusTests {
                 }
             }
             let more = bus.on(named: "Search").priority(-1).reply { _ in [[UInt8]([0, 1, 2])] }
-            defer { search.dispose(); more.dispose() }
+            defer {
+                search.dispose()
+                more.dispose()
+            }
             let replies = try await bounded { try await bus.request(named: "Search", bytes: Array("song".utf8)) }
             #expect(replies.map(\.string).prefix(3) == ["song 1", "song 2", "song 3"], "in reply order")
             #expect(replies.last?.bytes == [0, 1, 2], "then the lower-priority handler's bytes")
@@ -170,10 +190,13 @@ extension QTBusTests {
             let observed = Counter(), completions = Counter(), afterObserver = Counter()
             let observer = bus.on(LoginRequest.self).atQueue(queue).next { _ in observed.increment() }
             defer { observer.dispose() }
-            #expect(bus.request(LoginRequest(account: "a", pwd: "b"), onReply: nil, completion: {
-                if observed.value == 1 { afterObserver.increment() }
-                completions.increment()
-            }) == 1)
+            #expect(
+                bus.request(
+                    LoginRequest(account: "a", pwd: "b"), onReply: nil,
+                    completion: {
+                        if observed.value == 1 { afterObserver.increment() }
+                        completions.increment()
+                    }) == 1)
             #expect(completions.value == 0, "a plain next on a queue is a handler of the request too")
             gate.signal()
             #expect(waitUntil { completions.value == 1 })
@@ -217,8 +240,10 @@ extension QTBusTests {
         @Test func aRequestThatReachesNobodyCompletesAtOnce() async throws {
             let bus = QTEventBus()
             let completions = Counter()
-            #expect(bus.request(LoginRequest(account: "a", pwd: "b"), onReply: nil,
-                                completion: { completions.increment() }) == 0)
+            #expect(
+                bus.request(
+                    LoginRequest(account: "a", pwd: "b"), onReply: nil,
+                    completion: { completions.increment() }) == 0)
             #expect(completions.value == 1)
             let replies = try await bounded { try await bus.request(named: "Nobody") }
             #expect(replies == [])
@@ -273,7 +298,10 @@ extension QTBusTests {
                 usleep(1_000_000)
                 request.reply("slow")
             }
-            defer { fast.dispose(); slow.dispose() }
+            defer {
+                fast.dispose()
+                slow.dispose()
+            }
             let started = ContinuousClock.now
             let replies = try await bus.request(named: "Mixed", timeout: .milliseconds(100))
             #expect(replies.map(\.string) == ["fast"])
@@ -318,7 +346,10 @@ extension QTBusTests {
                 return [authenticate(login)]
             }
             let logger = bus.on(LoginRequest.self).next { _ in order.append("logger") }
-            defer { auth.dispose(); logger.dispose() }
+            defer {
+                auth.dispose()
+                logger.dispose()
+            }
 
             #expect(cpeer_request("LoginRequest", nil, #"{"account":"alice","pwd":"secret"}"#) == 2)
             #expect(cRequestReplies() == "login ok|", "decoded from the C bytes, answered as text")

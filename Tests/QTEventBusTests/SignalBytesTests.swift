@@ -76,7 +76,9 @@ extension QTBusTests {
                 if count >= 0 && count <= Int(QTBUS_SIGNAL_MAX_ARGS) && b.count >= 8 + count {
                     let kinds = (0..<count).map { qtbus_arg(rawValue: UInt32(b[8 + $0])) }
                     check = b.withUnsafeBytes { bytes in
-                        kinds.withUnsafeBufferPointer { qtbus_signal_check(bytes.baseAddress, bytes.count, $0.baseAddress, count) }
+                        kinds.withUnsafeBufferPointer {
+                            qtbus_signal_check(bytes.baseAddress, bytes.count, $0.baseAddress, count)
+                        }
                     }
                 }
                 #expect((args != nil) == (check == 1), "input \(i): \(b)")

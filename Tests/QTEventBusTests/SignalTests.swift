@@ -37,8 +37,10 @@ extension QTBusTests {
             let got = Recorder<[QTSignalArgument]?>()
             let token = bus.on(named: "Every").next { got.append($0.signalArguments) }
             defer { token.dispose() }
-            let args: [QTSignalArgument] = [.int32(-7), .uint32(.max), .int64(.min), .uint64(.max), .double(-2.5),
-                                            .string("h\u{e9}llo"), .string(nil), .pointer(0x1234)]
+            let args: [QTSignalArgument] = [
+                .int32(-7), .uint32(.max), .int64(.min), .uint64(.max), .double(-2.5),
+                .string("h\u{e9}llo"), .string(nil), .pointer(0x1234),
+            ]
             #expect(args.map(\.kind) == kinds)
             #expect(bus.emitSignal(named: "Every", args) == 1)
             #expect(got.values == [args])
@@ -55,8 +57,9 @@ extension QTBusTests {
             #expect(bus.emitSignal(named: "Nothing", []) == 0, "nobody subscribes")
             #expect(QTEventBus().signalKinds(named: "Login") == nil, "a signature is per bus")
             #expect(QTSignalKind.allCases.map(\.rawValue) == Array(1...7), "qtbus_arg's values")
-            #expect(QTSignalKind.allCases.map(\.description)
-                == ["int32", "uint32", "int64", "uint64", "double", "string", "pointer"])
+            #expect(
+                QTSignalKind.allCases.map(\.description)
+                    == ["int32", "uint32", "int64", "uint64", "double", "string", "pointer"])
         }
 
         @Test func subtypesQueuesAndOtherSubscribers() {
@@ -67,7 +70,11 @@ extension QTBusTests {
             let t1 = bus.on(named: "Price").next { all.append($0.subType ?? "-") }
             let t2 = bus.on(named: "Price").ofSubType("EUR").next { eur.append($0.subType ?? "-") }
             let t3 = bus.on(named: "Price").atQueue(queue).next { queued.append($0.signalArguments) }
-            defer { t1.dispose(); t2.dispose(); t3.dispose() }
+            defer {
+                t1.dispose()
+                t2.dispose()
+                t3.dispose()
+            }
             #expect(bus.emitSignal(named: "Price", subType: "EUR", [.string("ACME"), .double(1.5)]) == 3)
             #expect(bus.emitSignal(named: "Price", [.string("ACME"), .double(2)]) == 2)
             #expect(all.values == ["EUR", "-"])

@@ -47,9 +47,13 @@ extension QTBusTests {
         @Test func startedOnceForTwoSubscribers() throws {
             let bus = QTEventBus()
             let effect = SideEffect()
-            let source = try QTSource(bus: bus, of: Tick.self, autoconnect: true,
-                                      start: { bus in effect.start(); bus.dispatch(Tick(n: 1), sticky: true) },
-                                      stop: { effect.stop() })
+            let source = try QTSource(
+                bus: bus, of: Tick.self, autoconnect: true,
+                start: { bus in
+                    effect.start()
+                    bus.dispatch(Tick(n: 1), sticky: true)
+                },
+                stop: { effect.stop() })
             #expect(source.isAutoconnect)
             #expect(effect.starts.value == 0, "nobody subscribes yet")
             let first = Recorder<Int>(), second = Recorder<Int>()
@@ -96,10 +100,13 @@ extension QTBusTests {
         @Test func autoconnectStartStopRestart() throws {
             let bus = QTEventBus()
             let effect = SideEffect()
-            let source = try QTSource(bus: bus, type: "Feed", autoconnect: true,
-                                      start: { _ in effect.start() }, stop: { effect.stop() })
+            let source = try QTSource(
+                bus: bus, type: "Feed", autoconnect: true,
+                start: { _ in effect.start() }, stop: { effect.stop() })
             for round in 1...3 {
-                let token = bus.on(named: "Feed").ofSubType("any").atQueue(DispatchQueue(label: "test.feed")).next { _ in }
+                let token = bus.on(named: "Feed").ofSubType("any").atQueue(DispatchQueue(label: "test.feed")).next {
+                    _ in
+                }
                 #expect(effect.starts.value == round, "round \(round): the first subscriber starts it")
                 token.dispose()
                 #expect(effect.stops.value == round, "round \(round): the last one stops it")
@@ -118,8 +125,9 @@ extension QTBusTests {
             let bus = QTEventBus()
             let token = bus.on(Tick.self).next { _ in }
             let effect = SideEffect()
-            let source = try QTSource(bus: bus, of: Tick.self, autoconnect: true,
-                                      start: { _ in effect.start() }, stop: { effect.stop() })
+            let source = try QTSource(
+                bus: bus, of: Tick.self, autoconnect: true,
+                start: { _ in effect.start() }, stop: { effect.stop() })
             #expect(effect.starts.value == 1, "connected at once inside init")
             token.dispose()
             #expect(effect.stops.value == 1)
@@ -128,9 +136,13 @@ extension QTBusTests {
 
         @Test func cSubscribersDriveASwiftSource() throws {
             let effect = SideEffect()
-            let source = try QTSource(type: "CFeed", autoconnect: true,
-                                      start: { bus in effect.start(); bus.dispatch(named: "CFeed", bytes: Array("hi".utf8)) },
-                                      stop: { effect.stop() })
+            let source = try QTSource(
+                type: "CFeed", autoconnect: true,
+                start: { bus in
+                    effect.start()
+                    bus.dispatch(named: "CFeed", bytes: Array("hi".utf8))
+                },
+                stop: { effect.stop() })
             defer { source.dispose() }
             let c = CReceived(slot: cpeer_listen("CFeed", nil))
             #expect(effect.starts.value == 1, "a C qtbus_subscribe connects a Swift source")
@@ -147,8 +159,13 @@ extension QTBusTests {
             do {
                 let captured = Token()
                 watched = captured
-                let source = try QTSource(bus: bus, type: "Temp", start: { _ in _ = captured; effect.start() },
-                                          stop: { effect.stop() })
+                let source = try QTSource(
+                    bus: bus, type: "Temp",
+                    start: { _ in
+                        _ = captured
+                        effect.start()
+                    },
+                    stop: { effect.stop() })
                 try source.connect()
                 #expect(effect.starts.value == 1)
             }

@@ -36,7 +36,8 @@ extension QTBusTests {
             let (queued, queuedHeld) = watch { c in
                 bus.on(PingEvent.self).atQueue(DispatchQueue(label: "test.kept")).next { _ in _ = c }
             }
-            for (token, held) in [(typed, typedHeld), (named, namedHeld), (request, requestHeld), (queued, queuedHeld)] {
+            for (token, held) in [(typed, typedHeld), (named, namedHeld), (request, requestHeld), (queued, queuedHeld)]
+            {
                 #expect(held())
                 token.dispose()
                 #expect(!held(), "released when dispose returned (no dispatch in progress)")
@@ -47,7 +48,12 @@ extension QTBusTests {
         @Test func aKeptTokenOfAFiredOnceSubscriptionHoldsNoClosure() {
             let bus = QTEventBus()
             let calls = Counter()
-            let (token, held) = watch { c in bus.on(PingEvent.self).once().next { _ in _ = c; calls.increment() } }
+            let (token, held) = watch { c in
+                bus.on(PingEvent.self).once().next { _ in
+                    _ = c
+                    calls.increment()
+                }
+            }
             bus.dispatch(PingEvent(n: 1))
             bus.dispatch(PingEvent(n: 2))
             #expect(calls.value == 1)

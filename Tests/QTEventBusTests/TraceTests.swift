@@ -65,7 +65,10 @@ extension QTBusTests {
             do {
                 let captured = Token()
                 watched = captured
-                try bus.setTraceHook([.dispatch]) { _ = captured; first.append($0) }
+                try bus.setTraceHook([.dispatch]) {
+                    _ = captured
+                    first.append($0)
+                }
             }
             bus.dispatch(named: "One")
             #expect(watched != nil)

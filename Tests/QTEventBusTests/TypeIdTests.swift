@@ -118,9 +118,11 @@ extension QTBusTests {
         @Test func typesSharingANameShareTheEngineType() {
             let bus = QTEventBus()
             let plain = Recorder<Int>(), bytes = Recorder<UInt8>(), named = Recorder<[UInt8]>()
-            let tokens = [bus.on(SharedPlain.self).next { plain.append($0.n) },
-                          bus.on(SharedBytes.self).next { bytes.append($0.n) },
-                          bus.on(named: "TypeIdTests.Shared").next { named.append($0.bytes) }]
+            let tokens = [
+                bus.on(SharedPlain.self).next { plain.append($0.n) },
+                bus.on(SharedBytes.self).next { bytes.append($0.n) },
+                bus.on(named: "TypeIdTests.Shared").next { named.append($0.bytes) },
+            ]
             for round in 0..<2 {
                 #expect(bus.dispatch(SharedPlain(n: round)) == 3)
                 #expect(bus.dispatch(SharedBytes(n: UInt8(round + 10))) == 3)

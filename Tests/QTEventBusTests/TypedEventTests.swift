@@ -53,10 +53,12 @@ extension QTBusTests {
             #expect(ints.values == [7])
             #expect(strings.values == ["seven"])
             #expect(GenericEvent<Int>.eventName == String(reflecting: GenericEvent<Int>.self))
-            #expect(GenericEvent<Int>.eventName.contains("GenericEvent<Swift.Int>"),
-                    Comment(rawValue: GenericEvent<Int>.eventName))
+            #expect(
+                GenericEvent<Int>.eventName.contains("GenericEvent<Swift.Int>"),
+                Comment(rawValue: GenericEvent<Int>.eventName))
             #expect(bus.subscriberCount(named: GenericEvent<Int>.eventName) == 1, "the engine sees the Swift name")
-            t1.dispose(); t2.dispose()
+            t1.dispose()
+            t2.dispose()
         }
 
         @Test func veryLongGenericNamesAreShortenedUniquely() {
@@ -70,8 +72,19 @@ extension QTBusTests {
             let bus = QTEventBus()
             let got = Counter()
             let token = bus.on(Deep.self).next { _ in got.increment() }
-            bus.dispatch(G(value: G(value: G(value: G(value: G(value: G(value: G(value: G(value: G(value: G(value:
-                G(value: G(value: G(value: 1))))))))))))))
+            bus.dispatch(
+                G(
+                    value: G(
+                        value: G(
+                            value: G(
+                                value: G(
+                                    value: G(
+                                        value: G(
+                                            value: G(
+                                                value: G(
+                                                    value: G(
+                                                        value:
+                                                            G(value: G(value: G(value: 1))))))))))))))
             #expect(got.value == 1)
             token.dispose()
         }
@@ -84,7 +97,8 @@ extension QTBusTests {
             tokens.append(bus.on(LoginEvent.self).ofSubType("alice").next { _ in order.append("alice-0") })
             tokens.append(bus.on(LoginEvent.self).priority(5).next { _ in order.append("whole-5") })
             tokens.append(bus.on(LoginEvent.self).next { _ in order.append("whole-0b") })
-            tokens.append(bus.on(LoginEvent.self).ofSubType("alice").priority(-1).next { _ in order.append("alice--1") })
+            tokens.append(
+                bus.on(LoginEvent.self).ofSubType("alice").priority(-1).next { _ in order.append("alice--1") })
             bus.dispatch(LoginEvent(userId: "alice"))
             #expect(order.values == ["whole-5", "alice-0", "whole-0a", "whole-0b", "alice--1"])
             tokens.forEach { $0.dispose() }
@@ -135,7 +149,8 @@ extension QTBusTests {
             #expect(refresh.value == 1)
             #expect(all.values == ["refresh", "logout"])
             // `bus.dispatch("")` traps: MisuseTests.
-            t1.dispose(); t2.dispose()
+            t1.dispose()
+            t2.dispose()
         }
 
         // Refused subscriptions and dispatches trap: MisuseTests.

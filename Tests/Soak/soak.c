@@ -39,10 +39,23 @@ static atomic_ulong clock_ticks, violations, inflight_starts;
 static atomic_long subscribed, released, objects_made, objects_released;
 static atomic_int stop;
 
-enum { F_SUB, F_DISPOSE, F_BAG, F_DISPATCH, F_JSON, F_COUNT, F_CLEAR, F_REQUEST, F_COMMAND, F_SOURCE,
-       F_POST, F_DESTROY, NF };
-static const char *const family[NF] = {"subscribe", "dispose", "bag", "dispatch", "json", "count", "sticky_clear",
-                                       "request", "command", "source", "post", "bus destroy"};
+enum {
+    F_SUB,
+    F_DISPOSE,
+    F_BAG,
+    F_DISPATCH,
+    F_JSON,
+    F_COUNT,
+    F_CLEAR,
+    F_REQUEST,
+    F_COMMAND,
+    F_SOURCE,
+    F_POST,
+    F_DESTROY,
+    NF
+};
+static const char *const family[NF] = {"subscribe",    "dispose", "bag",     "dispatch", "json", "count",
+                                       "sticky_clear", "request", "command", "source",   "post", "bus destroy"};
 static atomic_ulong ops[NF];
 
 static void violation(const char *what)
@@ -54,8 +67,8 @@ static void violation(const char *what)
 /* ---- subscriptions: the record behind each userdata ---- */
 
 typedef struct rec {
-    atomic_int running;            /* handler calls in progress */
-    atomic_ulong ended_ticket;     /* ticket at which token/bag dispose returned; 0: not */
+    atomic_int running;        /* handler calls in progress */
+    atomic_ulong ended_ticket; /* ticket at which token/bag dispose returned; 0: not */
     atomic_int releases;
 } rec;
 
@@ -69,8 +82,10 @@ static void handler(const qtbus_event *e, void *u)
     const void *data = qtbus_event_data(e, &size);
     unsigned long began = 0;
     if (size == sizeof began) memcpy(&began, data, sizeof began); /* a ticketed dispatch */
-    if (ended && began && ended < began) violation("rule 2: a dispatch that began after the dispose reached the handler");
-    else if (ended && ended < now) atomic_fetch_add(&inflight_starts, 1);
+    if (ended && began && ended < began)
+        violation("rule 2: a dispatch that began after the dispose reached the handler");
+    else if (ended && ended < now)
+        atomic_fetch_add(&inflight_starts, 1);
     if (atomic_load(&r->releases)) violation("rule 1: a handler ran after its release");
     const char *sub = qtbus_event_subtype(e);
     if (sub && strcmp(sub, "ask") == 0) qtbus_event_reply(e, "ok", 2);
@@ -94,7 +109,11 @@ static void object_release(void *o)
     free(o);
 }
 
-static void reply(const qtbus_event *e, void *u) { (void)e; (void)u; }
+static void reply(const qtbus_event *e, void *u)
+{
+    (void)e;
+    (void)u;
+}
 static void execute(const qtbus_event *in, qtbus_execution x, void *u)
 {
     (void)in;
@@ -102,7 +121,11 @@ static void execute(const qtbus_event *in, qtbus_execution x, void *u)
     qtbus_execution_send(x, "v", 1);
     qtbus_execution_finish(x, 0, NULL);
 }
-static void start(qtbus_bus *b, void *u) { (void)b; (void)u; }
+static void start(qtbus_bus *b, void *u)
+{
+    (void)b;
+    (void)u;
+}
 static void stop_source(void *u) { (void)u; }
 
 /* ---- buses: destroyed only when no thread is inside a call on them ---- */
@@ -111,7 +134,10 @@ static qtbus_bus *buses[BUSES];
 static pthread_rwlock_t bus_lock[BUSES];
 static qtbus_queue *queue;
 
-typedef struct kept { qtbus_token token; rec *r; } kept;
+typedef struct kept {
+    qtbus_token token;
+    rec *r;
+} kept;
 
 #define OWNED 8192
 
@@ -139,8 +165,10 @@ static rec *new_rec(worker *w)
     if (w->nowned == OWNED) {
         int k = 0;
         for (int i = 0; i < w->nowned; i++) {
-            if (atomic_load(&w->owned[i]->releases)) free(w->owned[i]);
-            else w->owned[k++] = w->owned[i];
+            if (atomic_load(&w->owned[i]->releases))
+                free(w->owned[i]);
+            else
+                w->owned[k++] = w->owned[i];
         }
         w->nowned = k;
         if (k == OWNED) return NULL;
@@ -183,13 +211,20 @@ static void one_call(worker *w, int b)
     }
     const char *type = types[rnd(w) % 3];
     switch (rnd(w) % 12) {
-    case 0: case 1: { /* subscribe */
-        if (w->ntokens[b] == KEEP) { dispose_kept(w, b, (int)(rnd(w) % KEEP)); break; }
+    case 0:
+    case 1: { /* subscribe */
+        if (w->ntokens[b] == KEEP) {
+            dispose_kept(w, b, (int)(rnd(w) % KEEP));
+            break;
+        }
         rec *r = new_rec(w);
         if (!r) break;
         qtbus_sub_options o = {0};
         const char *subs[2] = {subtypes[rnd(w) % 3], subtypes[rnd(w) % 3]};
-        if (rnd(w) % 2) { o.subtypes = subs; o.subtype_count = 1 + rnd(w) % 2; }
+        if (rnd(w) % 2) {
+            o.subtypes = subs;
+            o.subtype_count = 1 + rnd(w) % 2;
+        }
         if (rnd(w) % 4 == 0) o.queue = queue;
         uint64_t f = rnd(w) % 8;
         o.flags = (f == 0 ? QTBUS_SUB_ONCE : 0) | (f == 1 ? QTBUS_SUB_REPLAY : 0);
@@ -235,7 +270,8 @@ static void one_call(worker *w, int b)
         atomic_fetch_add(&ops[F_BAG], 1);
         break;
     }
-    case 4: case 5: { /* dispatch, sometimes sticky, sometimes with an object */
+    case 4:
+    case 5: { /* dispatch, sometimes sticky, sometimes with an object */
         qtbus_event_desc d = {.type = type, .subtype = rnd(w) % 2 ? subtypes[rnd(w) % 3] : NULL};
         if (rnd(w) % 4 == 0) d.flags = QTBUS_EVENT_STICKY;
         int *obj = NULL;
@@ -245,8 +281,10 @@ static void one_call(worker *w, int b)
             d.object_release = object_release;
         }
         int rc = dispatch_ticketed(bus, &d);
-        if (obj && rc >= 0) atomic_fetch_add(&objects_made, 1);
-        else if (obj) free(obj);
+        if (obj && rc >= 0)
+            atomic_fetch_add(&objects_made, 1);
+        else if (obj)
+            free(obj);
         atomic_fetch_add(&ops[F_DISPATCH], 1);
         break;
     }
@@ -356,30 +394,35 @@ int main(int argc, char **argv)
     }
     printf("\n");
     atomic_store(&stop, 1);
-    for (int i = 0; i < THREADS; i++) pthread_join(threads[i], NULL);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(threads[i], NULL);
     for (int b = 0; b < BUSES; b++)
         if (qtbus_bus_destroy(buses[b]) != QTBUS_OK) violation("final bus destroy failed");
     qtbus_queue_release(queue);
     /* Queued releases and deliveries finish on the queue: wait for them (bounded). */
     for (int i = 0; i < 1000 && (atomic_load(&released) != atomic_load(&subscribed) ||
-                                 atomic_load(&objects_released) != atomic_load(&objects_made)); i++)
+                                 atomic_load(&objects_released) != atomic_load(&objects_made));
+         i++)
         usleep(10000);
     unsigned long total = 0;
-    for (int f = 0; f < NF; f++) total += atomic_load(&ops[f]);
+    for (int f = 0; f < NF; f++)
+        total += atomic_load(&ops[f]);
     printf("soak: %.0f calls/s in all;", (double)total / seconds);
-    for (int f = 0; f < NF; f++) printf(" %s %.0f/s%s", family[f], (double)atomic_load(&ops[f]) / seconds, f + 1 < NF ? "," : "\n");
+    for (int f = 0; f < NF; f++)
+        printf(" %s %.0f/s%s", family[f], (double)atomic_load(&ops[f]) / seconds, f + 1 < NF ? "," : "\n");
     printf("soak: %ld subscriptions, %ld released; %ld objects, %ld released\n", atomic_load(&subscribed),
            atomic_load(&released), atomic_load(&objects_made), atomic_load(&objects_released));
     if (atomic_load(&released) != atomic_load(&subscribed)) violation("rule 1: a release never ran");
     if (atomic_load(&objects_released) != atomic_load(&objects_made)) violation("an object was not released once");
-    printf("soak: heap in use after warm-up %.1f MB, at the end %.1f MB; RSS %.1f MB, %.1f MB\n", heap_warm,
-           heap_end, rss_warm, rss_end);
+    printf("soak: heap in use after warm-up %.1f MB, at the end %.1f MB; RSS %.1f MB, %.1f MB\n", heap_warm, heap_end,
+           rss_warm, rss_end);
     if (heap_warm == 0 && heap_end == 0)
         printf("soak: no heap figures: the allocator is not glibc's (AddressSanitizer's checks for leaks at exit)\n");
     else if (heap_end > heap_warm * 1.10 + 2.0)
         violation("the heap in use grew after the warm-up");
     printf("soak: handler starts after the dispose returned, by a dispatch already in progress "
-           "(allowed by rule 2): %lu\n", atomic_load(&inflight_starts));
+           "(allowed by rule 2): %lu\n",
+           atomic_load(&inflight_starts));
     printf("soak: violations: %lu\n", atomic_load(&violations));
     return atomic_load(&violations) == 0 ? 0 : 1;
 }

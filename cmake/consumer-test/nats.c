@@ -10,7 +10,7 @@ int main(void)
 {
     qtbus_bus *bus = qtbus_bus_create();
     qtbus_nats *bridge;
-    qtbus_nats_options options = { .url = "nats://127.0.0.1:1" };
+    qtbus_nats_options options = {.url = "nats://127.0.0.1:1"};
     int status = qtbus_nats_connect(bus, &options, &bridge);
     printf("qtbus_nats_connect: %s (%s)\n", qtbus_strerror(status), qtbus_errmsg());
     qtbus_bus_destroy(bus);

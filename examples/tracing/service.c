@@ -46,7 +46,7 @@ static void on_order(const qtbus_event *event, void *userdata)
     char text[128];
     int n = snprintf(text, sizeof text, "shipped %.*s", (int)size, data ? data : "");
     /* No header given: traceparent, tracestate and baggage come from the Order. */
-    qtbus_event_desc d = { .type = "Shipped", .data = text, .size = (size_t)n };
+    qtbus_event_desc d = {.type = "Shipped", .data = text, .size = (size_t)n};
     if (qtbus_dispatch(bus, &d) < 0) fprintf(stderr, "%s\n", qtbus_errmsg());
 }
 
@@ -67,16 +67,16 @@ int main(int argc, char **argv)
     orders_left = argc > 2 ? atoi(argv[2]) : 1;
     bus = qtbus_bus_create();
     qtbus_queue *warehouse = qtbus_queue_create("warehouse");
-    qtbus_nats_options options = { .url = argc > 1 ? argv[1] : "nats://127.0.0.1:4222" };
+    qtbus_nats_options options = {.url = argc > 1 ? argv[1] : "nats://127.0.0.1:4222"};
     qtbus_nats *bridge;
     if (!bus || !warehouse || qtbus_nats_connect(bus, &options, &bridge) != QTBUS_OK) {
         fprintf(stderr, "%s\n", qtbus_errmsg());
         return 1;
     }
-    qtbus_sub_options on_queue = { .queue = warehouse };
-    if (qtbus_subscribe(bus, "Order", &on_queue, on_order, NULL, NULL, NULL) != QTBUS_OK
-        || qtbus_subscribe(bus, "Shipped", NULL, on_shipped, NULL, NULL, NULL) != QTBUS_OK
-        || qtbus_nats_export(bridge, "Shipped") != QTBUS_OK || qtbus_nats_import(bridge, "Order") != QTBUS_OK) {
+    qtbus_sub_options on_queue = {.queue = warehouse};
+    if (qtbus_subscribe(bus, "Order", &on_queue, on_order, NULL, NULL, NULL) != QTBUS_OK ||
+        qtbus_subscribe(bus, "Shipped", NULL, on_shipped, NULL, NULL, NULL) != QTBUS_OK ||
+        qtbus_nats_export(bridge, "Shipped") != QTBUS_OK || qtbus_nats_import(bridge, "Order") != QTBUS_OK) {
         fprintf(stderr, "%s\n", qtbus_errmsg());
         return 1;
     }
@@ -84,10 +84,11 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     pthread_mutex_lock(&lock);
-    while (orders_left > 0) pthread_cond_wait(&shipped, &lock);
+    while (orders_left > 0)
+        pthread_cond_wait(&shipped, &lock);
     pthread_mutex_unlock(&lock);
 
-    qtbus_nats_close(bridge);   /* before the bus goes; what it published is flushed */
+    qtbus_nats_close(bridge); /* before the bus goes; what it published is flushed */
     qtbus_bus_destroy(bus);
     qtbus_queue_release(warehouse);
     return 0;

@@ -23,15 +23,15 @@
 #include <stdint.h>
 
 #if defined(__has_include)
-#  if __has_include(<sys/sdt.h>) && !defined(QTSHIM_NO_PROBES)
-#    define _SDT_HAS_SEMAPHORES 1
-#    include <sys/sdt.h>
-#    define QTSHIM_PROBES 1
-#  endif
+#if __has_include(<sys/sdt.h>) && !defined(QTSHIM_NO_PROBES)
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+#define QTSHIM_PROBES 1
+#endif
 #endif
 
 #ifdef QTSHIM_PROBES
-#define QTSHIM_SEMAPHORE(name) \
+#define QTSHIM_SEMAPHORE(name)                                                                                         \
     extern volatile unsigned short qtbus_##name##_semaphore __attribute__((visibility("hidden")))
 QTSHIM_SEMAPHORE(dispatch);
 QTSHIM_SEMAPHORE(deliver);
@@ -63,10 +63,7 @@ static inline void qtshim_probe_dispose(uint64_t token, const void *userdata)
     STAP_PROBE2(qtbus, dispose, token, userdata);
 }
 static inline bool qtshim_probe_release_enabled(void) { return QTSHIM_ENABLED(release); }
-static inline void qtshim_probe_release(const void *userdata)
-{
-    STAP_PROBE1(qtbus, release, userdata);
-}
+static inline void qtshim_probe_release(const void *userdata) { STAP_PROBE1(qtbus, release, userdata); }
 static inline bool qtshim_probe_drop_enabled(void) { return QTSHIM_ENABLED(drop); }
 static inline void qtshim_probe_drop(const void *bus, const char *type, uint64_t token, const char *rule)
 {
@@ -76,20 +73,42 @@ static inline void qtshim_probe_drop(const void *bus, const char *type, uint64_t
 #else
 static inline bool qtshim_probe_dispatch_enabled(void) { return false; }
 static inline void qtshim_probe_dispatch(const void *bus, const char *type, const char *subtype, int32_t reached)
-{ (void)bus; (void)type; (void)subtype; (void)reached; }
+{
+    (void)bus;
+    (void)type;
+    (void)subtype;
+    (void)reached;
+}
 static inline bool qtshim_probe_deliver_enabled(void) { return false; }
 static inline void qtshim_probe_deliver(const char *type, uint64_t token, int32_t queued)
-{ (void)type; (void)token; (void)queued; }
+{
+    (void)type;
+    (void)token;
+    (void)queued;
+}
 static inline bool qtshim_probe_subscribe_enabled(void) { return false; }
 static inline void qtshim_probe_subscribe(const void *bus, const char *type, uint64_t token)
-{ (void)bus; (void)type; (void)token; }
+{
+    (void)bus;
+    (void)type;
+    (void)token;
+}
 static inline bool qtshim_probe_dispose_enabled(void) { return false; }
-static inline void qtshim_probe_dispose(uint64_t token, const void *userdata) { (void)token; (void)userdata; }
+static inline void qtshim_probe_dispose(uint64_t token, const void *userdata)
+{
+    (void)token;
+    (void)userdata;
+}
 static inline bool qtshim_probe_release_enabled(void) { return false; }
 static inline void qtshim_probe_release(const void *userdata) { (void)userdata; }
 static inline bool qtshim_probe_drop_enabled(void) { return false; }
 static inline void qtshim_probe_drop(const void *bus, const char *type, uint64_t token, const char *rule)
-{ (void)bus; (void)type; (void)token; (void)rule; }
+{
+    (void)bus;
+    (void)type;
+    (void)token;
+    (void)rule;
+}
 #endif
 
 #endif

@@ -62,45 +62,71 @@ static inline struct qtshim_thread *qtshim_thread(void) { return &qtshim_thread_
 static inline uint64_t qtshim_atomic_load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline uint64_t qtshim_atomic_load_seqcst_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 static inline void qtshim_atomic_store_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-static inline uint64_t qtshim_atomic_exchange_u64(uint64_t *p, uint64_t v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
-static inline uint64_t qtshim_atomic_fetch_add_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
-static inline uint64_t qtshim_atomic_fetch_sub_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_ACQ_REL); }
+static inline uint64_t qtshim_atomic_exchange_u64(uint64_t *p, uint64_t v)
+{
+    return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+}
+static inline uint64_t qtshim_atomic_fetch_add_u64(uint64_t *p, uint64_t v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+static inline uint64_t qtshim_atomic_fetch_sub_u64(uint64_t *p, uint64_t v)
+{
+    return __atomic_fetch_sub(p, v, __ATOMIC_ACQ_REL);
+}
 /* One more on a counter that has one writer at a time (a thread, or whoever holds a
  * lock) and readers anywhere: a load and a store, not a locked read-modify-write. */
-static inline void qtshim_bump_u64(uint64_t *p) { __atomic_store_n(p, __atomic_load_n(p, __ATOMIC_ACQUIRE) + 1, __ATOMIC_RELEASE); }
-static inline bool qtshim_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired) {
+static inline void qtshim_bump_u64(uint64_t *p)
+{
+    __atomic_store_n(p, __atomic_load_n(p, __ATOMIC_ACQUIRE) + 1, __ATOMIC_RELEASE);
+}
+static inline bool qtshim_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired)
+{
     return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 /* Sequentially consistent: one side of a handshake where each side writes, then reads
  * what the other wrote (BoundedQueue.swift: making room, then looking for waiters). */
-static inline bool qtshim_atomic_cas_seqcst_u64(uint64_t *p, uint64_t expected, uint64_t desired) {
+static inline bool qtshim_atomic_cas_seqcst_u64(uint64_t *p, uint64_t expected, uint64_t desired)
+{
     return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 static inline uint32_t qtshim_atomic_load_u32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void qtshim_atomic_store_u32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-static inline bool qtshim_atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t desired) {
+static inline bool qtshim_atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t desired)
+{
     return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 static inline uint8_t qtshim_atomic_load_u8(const uint8_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static inline bool qtshim_atomic_cas_u8(uint8_t *p, uint8_t expected, uint8_t desired) {
+static inline bool qtshim_atomic_cas_u8(uint8_t *p, uint8_t expected, uint8_t desired)
+{
     return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 static inline void *qtshim_atomic_load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void qtshim_atomic_store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-static inline void *qtshim_atomic_exchange_ptr(void **p, void *v) { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }
+static inline void *qtshim_atomic_exchange_ptr(void **p, void *v)
+{
+    return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL);
+}
 /* Weak: may fail spuriously; on failure *expected receives the current value. */
-static inline bool qtshim_atomic_cas_ptr(void **p, void **expected, void *desired) {
+static inline bool qtshim_atomic_cas_ptr(void **p, void **expected, void *desired)
+{
     return __atomic_compare_exchange_n(p, expected, desired, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
 /* ---- reclamation counters (Reclamation.swift explains the protocol) ----
  * Plain C globals: the dispatch path reads them with one load, no lazy-init check. */
-QTBUS_INTERNAL extern uint64_t qtshim_epoch_global;    /* starts at 1; 0 in a record means "quiescent" */
-QTBUS_INTERNAL extern uint64_t qtshim_retire_pending;  /* items waiting for a grace period */
+QTBUS_INTERNAL extern uint64_t qtshim_epoch_global;   /* starts at 1; 0 in a record means "quiescent" */
+QTBUS_INTERNAL extern uint64_t qtshim_retire_pending; /* items waiting for a grace period */
 static inline uint64_t qtshim_epoch_now(void) { return __atomic_load_n(&qtshim_epoch_global, __ATOMIC_ACQUIRE); }
-static inline uint64_t qtshim_epoch_advance(void) { return __atomic_fetch_add(&qtshim_epoch_global, 1, __ATOMIC_SEQ_CST); }
+static inline uint64_t qtshim_epoch_advance(void)
+{
+    return __atomic_fetch_add(&qtshim_epoch_global, 1, __ATOMIC_SEQ_CST);
+}
 static inline uint64_t qtshim_pending_load(void) { return __atomic_load_n(&qtshim_retire_pending, __ATOMIC_SEQ_CST); }
-static inline void qtshim_pending_add(int64_t n) { __atomic_fetch_add(&qtshim_retire_pending, (uint64_t)n, __ATOMIC_SEQ_CST); }
+static inline void qtshim_pending_add(int64_t n)
+{
+    __atomic_fetch_add(&qtshim_retire_pending, (uint64_t)n, __ATOMIC_SEQ_CST);
+}
 
 /* Asymmetric fence: every running thread of the process executes a full barrier before
  * qtshim_membarrier() returns (membarrier PRIVATE_EXPEDITED).  A load-time constructor
@@ -114,7 +140,10 @@ static inline bool qtshim_exit_unfenced_enabled(void) { return qtshim_exit_unfen
 QTBUS_INTERNAL extern bool qtshim_exit_unfenced_no_tsan;
 static inline bool qtshim_exit_unfenced_no_tsan_enabled(void) { return qtshim_exit_unfenced_no_tsan; }
 QTBUS_INTERNAL void qtshim_membarrier(void);
-static inline uint64_t qtshim_pending_load_relaxed(void) { return __atomic_load_n(&qtshim_retire_pending, __ATOMIC_RELAXED); }
+static inline uint64_t qtshim_pending_load_relaxed(void)
+{
+    return __atomic_load_n(&qtshim_retire_pending, __ATOMIC_RELAXED);
+}
 
 /* ---- QTBUS_DEBUG ----
  * Read from the environment when the library is loaded: a comma-separated list in
@@ -171,10 +200,12 @@ static inline void qtshim_trace_set_current(void *hook) { qtshim_thread()->trace
 /* How many buses have a hook taking MISUSE records: a failed call looks for its bus's
  * hook (under the registry lock) only when some bus has one. */
 QTBUS_INTERNAL extern uint32_t qtshim_trace_misuse_hooks;
-static inline bool qtshim_trace_misuse_somewhere(void) {
+static inline bool qtshim_trace_misuse_somewhere(void)
+{
     return __atomic_load_n(&qtshim_trace_misuse_hooks, __ATOMIC_RELAXED) != 0;
 }
-static inline void qtshim_trace_misuse_hooks_add(int32_t n) {
+static inline void qtshim_trace_misuse_hooks_add(int32_t n)
+{
     __atomic_fetch_add(&qtshim_trace_misuse_hooks, (uint32_t)n, __ATOMIC_RELAXED);
 }
 /* CLOCK_MONOTONIC in nanoseconds. */
@@ -302,11 +333,11 @@ QTBUS_INTERNAL qtshim_dispatch_queue_t qtshim_dq_main(void);
 QTBUS_INTERNAL void qtshim_dq_async(qtshim_dispatch_queue_t queue, void *context, void (*work)(void *));
 QTBUS_INTERNAL void qtshim_dq_release(qtshim_dispatch_queue_t queue);
 /* Main queue pump: the eventfd libdispatch pokes when main-queue work is posted. */
-QTBUS_INTERNAL int  qtshim_main_queue_fd(void);
+QTBUS_INTERNAL int qtshim_main_queue_fd(void);
 /* Clears the eventfd, then runs what is pending on the main queue. */
 QTBUS_INTERNAL void qtshim_main_queue_run(void);
 /* poll(2) on the fd; returns > 0 when readable. */
-QTBUS_INTERNAL int  qtshim_main_queue_poll(int timeout_ms);
+QTBUS_INTERNAL int qtshim_main_queue_poll(int timeout_ms);
 
 /* ---- typed signals (signals.c; the engine's side in Features/Signals.swift, the C
  * entry points in Boundary/CSignals.swift) ---- */
@@ -325,8 +356,7 @@ QTBUS_INTERNAL void qtshim_signals_event_layout(size_t data_offset, size_t size_
 /* qtbus_signal_connect's subscription: a connection (its userdata, holding a reference
  * to `signature`; NULL when out of memory), its handler and its release, which calls
  * `release(userdata)`.  A connection whose subscription was not made is discarded. */
-QTBUS_INTERNAL void *qtshim_connection_make(void *signature, void (*fn)(void), void *userdata,
-                                            qtbus_release release);
+QTBUS_INTERNAL void *qtshim_connection_make(void *signature, void (*fn)(void), void *userdata, qtbus_release release);
 QTBUS_INTERNAL void qtshim_connection_handler(const qtbus_event *event, void *connection);
 QTBUS_INTERNAL void qtshim_connection_release(void *connection);
 QTBUS_INTERNAL void qtshim_connection_discard(void *connection);

@@ -10,11 +10,13 @@ let knownEventFlags = UInt32(QTBUS_EVENT_STICKY)
 @inline(__always)
 func outgoing(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBusStatus) -> Outgoing {
     guard let d = desc?.pointee, let typeText = d.type, let type = CName(typeText),
-          d.flags & ~knownEventFlags == 0, d.data != nil || d.size == 0 else {
+        d.flags & ~knownEventFlags == 0, d.data != nil || d.size == 0
+    else {
         throw QTBusStatus(refuseEvent(desc))
     }
-    return Outgoing(type: type, subtype: try scannedOptionalName(d.subtype, .subtype), data: d.data, size: d.size,
-                    object: d.object, objectRelease: d.object_release)
+    return Outgoing(
+        type: type, subtype: try scannedOptionalName(d.subtype, .subtype), data: d.data, size: d.size,
+        object: d.object, objectRelease: d.object_release)
 }
 
 /// Records why `outgoing` refused `desc`.  It checks again, out of line, what
@@ -60,30 +62,39 @@ func ensureUTF8(_ event: Outgoing, of desc: UnsafePointer<qtbus_event_desc>) thr
 /// As `outgoing` checks, but the type is only measured (`CName.measured`): its hash is
 /// made only when the thread's last-dispatched type is not it (`dispatchNamed`).
 @inline(__always)
-private func outgoingNamed(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBusStatus) -> (type: CName, subtype: CName?) {
+private func outgoingNamed(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBusStatus) -> (
+    type: CName, subtype: CName?
+) {
     guard let d = desc?.pointee, let typeText = d.type, let type = CName(measuring: typeText),
-          d.flags & ~knownEventFlags == 0, d.data != nil || d.size == 0 else {
+        d.flags & ~knownEventFlags == 0, d.data != nil || d.size == 0
+    else {
         throw QTBusStatus(refuseEvent(desc))
     }
     return (type, try scannedOptionalName(d.subtype, .subtype))
 }
 
 @_cdecl("qtbus_dispatch")
-@usableFromInline package func _qtbus_dispatch(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
+@usableFromInline package func _qtbus_dispatch(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32
+{
     dispatchEntryPoint("qtbus_dispatch", bus: bus, checks: try outgoingNamed(desc)) { bus, names, record in
         let d = desc.unsafelyUnwrapped.pointee
-        var event = Outgoing(type: names.type, subtype: names.subtype, data: d.data, size: d.size,
-                             object: d.object, objectRelease: d.object_release)
+        var event = Outgoing(
+            type: names.type, subtype: names.subtype, data: d.data, size: d.size,
+            object: d.object, objectRelease: d.object_release)
         return dispatchNamed(bus, &event, flags: d.flags, record)
     }
 }
 
 @_cdecl("qtbus_type_lookup")
-@usableFromInline package func _qtbus_type_lookup(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
-                                                  _ out: UnsafeMutablePointer<qtbus_type_id>?) -> Int32 {
+@usableFromInline package func _qtbus_type_lookup(
+    _ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?,
+    _ out: UnsafeMutablePointer<qtbus_type_id>?
+) -> Int32 {
     out?.pointee = qtbus_type_id(id: 0)
-    return entryPoint("qtbus_type_lookup", bus: bus,
-                      checks: (out: try required(out, "out is NULL"), type: try checkedName(type, .type))) {
+    return entryPoint(
+        "qtbus_type_lookup", bus: bus,
+        checks: (out: try required(out, "out is NULL"), type: try checkedName(type, .type))
+    ) {
         var id: UInt64 = 0
         let status = lookupTypeId($0, $1.type, &id)
         if status == QTBUS_OK.rawValue { $1.out.pointee = qtbus_type_id(id: id) }
@@ -92,8 +103,10 @@ private func outgoingNamed(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBu
 }
 
 @_cdecl("qtbus_dispatch_id")
-@usableFromInline package func _qtbus_dispatch_id(_ bus: OpaquePointer?, _ type: qtbus_type_id,
-                                                  _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
+@usableFromInline package func _qtbus_dispatch_id(
+    _ bus: OpaquePointer?, _ type: qtbus_type_id,
+    _ desc: UnsafePointer<qtbus_event_desc>?
+) -> Int32 {
     entryPoint("qtbus_dispatch_id", bus: bus, .dispatch, checks: try checkedById(desc)) { bus, subtype in
         dispatchById(bus, type.id, desc.unsafelyUnwrapped, subtype)
     }
@@ -102,8 +115,10 @@ private func outgoingNamed(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBu
 /// qtbus_dispatch_on_bus_queue and qtbus_dispatch_on_main: the event copied, its
 /// dispatch posted to the queue `queue` picks.
 @inline(__always)
-private func post(_ function: StaticString, _ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?,
-                  _ queue: (UnsafeMutablePointer<Bus>) -> qtshim_dispatch_queue_t, isMain: Bool) -> Int32 {
+private func post(
+    _ function: StaticString, _ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?,
+    _ queue: (UnsafeMutablePointer<Bus>) -> qtshim_dispatch_queue_t, isMain: Bool
+) -> Int32 {
     // In a memory section: a concurrent destroy cannot free the bus between the check
     // and the pin.
     entryPoint(function, bus: bus, .memory, checks: try copiedOutgoing(desc)) {
@@ -112,12 +127,16 @@ private func post(_ function: StaticString, _ bus: OpaquePointer?, _ desc: Unsaf
 }
 
 @_cdecl("qtbus_dispatch_on_bus_queue")
-@usableFromInline package func _qtbus_dispatch_on_bus_queue(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
+@usableFromInline package func _qtbus_dispatch_on_bus_queue(
+    _ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?
+) -> Int32 {
     post("qtbus_dispatch_on_bus_queue", bus, desc, { $0.pointee.queue }, isMain: false)
 }
 
 @_cdecl("qtbus_dispatch_on_main")
-@usableFromInline package func _qtbus_dispatch_on_main(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32 {
+@usableFromInline package func _qtbus_dispatch_on_main(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?)
+    -> Int32
+{
     post("qtbus_dispatch_on_main", bus, desc, { _ in mainQueue.pointee.dq }, isMain: true)
 }
 
@@ -129,22 +148,29 @@ private func jsonEvent(_ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CCha
     let name = try checkedName(name, .name)
     let json = try required(json, "the JSON text is NULL")
     let size = strlen(json)
-    try ensure(_isValidJSON(UnsafeRawBufferPointer(start: json, count: size)),
-               else: fail(QTBUS_EJSON, "the text is not JSON (RFC 8259, nesting up to QTBUS_JSON_MAX_DEPTH)"))
+    try ensure(
+        _isValidJSON(UnsafeRawBufferPointer(start: json, count: size)),
+        else: fail(QTBUS_EJSON, "the text is not JSON (RFC 8259, nesting up to QTBUS_JSON_MAX_DEPTH)"))
     return Outgoing(type: jsonTypeName.name, subtype: name, data: json, size: size, object: nil, objectRelease: nil)
 }
 
 @_cdecl("qtbus_dispatch_json")
-@usableFromInline package func _qtbus_dispatch_json(_ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?) -> Int32 {
+@usableFromInline package func _qtbus_dispatch_json(
+    _ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?
+) -> Int32 {
     entryPoint("qtbus_dispatch_json", bus: bus, .dispatch, checks: try jsonEvent(name, json)) {
         dispatchEvent($0, &$1, flags: 0)
     }
 }
 
 @_cdecl("qtbus_sticky_clear")
-@usableFromInline package func _qtbus_sticky_clear(_ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ subtype: UnsafePointer<CChar>?) -> Int32 {
-    entryPoint("qtbus_sticky_clear", bus: bus, .memory,
-               checks: (type: try checkedName(type, .type), subtype: try checkedOptionalName(subtype, .subtype))) {
+@usableFromInline package func _qtbus_sticky_clear(
+    _ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ subtype: UnsafePointer<CChar>?
+) -> Int32 {
+    entryPoint(
+        "qtbus_sticky_clear", bus: bus, .memory,
+        checks: (type: try checkedName(type, .type), subtype: try checkedOptionalName(subtype, .subtype))
+    ) {
         clearSticky($0, $1.type, $1.subtype)
     }
 }

@@ -46,9 +46,11 @@ enum Section {
 /// `nested`: `body` calls another entry point (qtbus_signal_connect calls
 /// qtbus_subscribe), whose report of its own failure stands, with `function` put before it.
 @inline(__always)
-func entryPoint<Checked>(_ function: StaticString, on bus: OpaquePointer? = nil, _ section: Section = .none,
-                         nested: Bool = false, checks: @autoclosure () throws(QTBusStatus) -> Checked,
-                         _ body: (inout Checked) -> Int32) -> Int32 {
+func entryPoint<Checked>(
+    _ function: StaticString, on bus: OpaquePointer? = nil, _ section: Section = .none,
+    nested: Bool = false, checks: @autoclosure () throws(QTBusStatus) -> Checked,
+    _ body: (inout Checked) -> Int32
+) -> Int32 {
     var checked: Checked
     do {
         checked = try checks()
@@ -64,9 +66,11 @@ func entryPoint<Checked>(_ function: StaticString, on bus: OpaquePointer? = nil,
 /// of that by address (an event to dispatch), the optimizer keeps all of it in memory:
 /// the dispatch path would store the bus there and load it back.
 @inline(__always)
-func entryPoint<Checked>(_ function: StaticString, bus: OpaquePointer?, _ section: Section = .none,
-                         nested: Bool = false, checks: @autoclosure () throws(QTBusStatus) -> Checked,
-                         _ body: (UnsafeMutablePointer<Bus>, inout Checked) -> Int32) -> Int32 {
+func entryPoint<Checked>(
+    _ function: StaticString, bus: OpaquePointer?, _ section: Section = .none,
+    nested: Bool = false, checks: @autoclosure () throws(QTBusStatus) -> Checked,
+    _ body: (UnsafeMutablePointer<Bus>, inout Checked) -> Int32
+) -> Int32 {
     let engine: UnsafeMutablePointer<Bus>
     var checked: Checked
     do {
@@ -82,10 +86,13 @@ func entryPoint<Checked>(_ function: StaticString, bus: OpaquePointer?, _ sectio
 /// `entryPoint` of a dispatch by name: `body` runs in a dispatch section and is given
 /// the thread's record, which opening the section read (`withEpochRecord`).
 @inline(__always)
-func dispatchEntryPoint<Checked>(_ function: StaticString, bus: OpaquePointer?,
-                                 checks: @autoclosure () throws(QTBusStatus) -> Checked,
-                                 _ body: (UnsafeMutablePointer<Bus>, inout Checked, UnsafeMutablePointer<ThreadRecord>) -> Int32)
-    -> Int32 {
+func dispatchEntryPoint<Checked>(
+    _ function: StaticString, bus: OpaquePointer?,
+    checks: @autoclosure () throws(QTBusStatus) -> Checked,
+    _ body: (UnsafeMutablePointer<Bus>, inout Checked, UnsafeMutablePointer<ThreadRecord>) -> Int32
+)
+    -> Int32
+{
     let engine: UnsafeMutablePointer<Bus>
     var checked: Checked
     do {
@@ -102,15 +109,19 @@ func dispatchEntryPoint<Checked>(_ function: StaticString, bus: OpaquePointer?,
 
 /// `entryPoint` of a call naming a bus whose other arguments need no check.
 @inline(__always)
-func entryPoint(_ function: StaticString, bus: OpaquePointer?, _ section: Section = .none,
-                _ body: (UnsafeMutablePointer<Bus>) -> Int32) -> Int32 {
+func entryPoint(
+    _ function: StaticString, bus: OpaquePointer?, _ section: Section = .none,
+    _ body: (UnsafeMutablePointer<Bus>) -> Int32
+) -> Int32 {
     entryPoint(function, bus: bus, section, checks: ()) { bus, _ in body(bus) }
 }
 
 /// `body` in `section`, its failure reported.
 @inline(__always)
-private func run(_ function: StaticString, on bus: OpaquePointer?, _ section: Section, nested: Bool,
-                 _ body: () -> Int32) -> Int32 {
+private func run(
+    _ function: StaticString, on bus: OpaquePointer?, _ section: Section, nested: Bool,
+    _ body: () -> Int32
+) -> Int32 {
     let failuresBefore = nested ? qtshim_failures() : 0
     let status: Int32
     switch section {
@@ -134,8 +145,10 @@ private func run(_ function: StaticString, on bus: OpaquePointer?, _ section: Se
 
 /// `entryPoint` of a call whose arguments need no check.
 @inline(__always)
-func entryPoint(_ function: StaticString, on bus: OpaquePointer? = nil, _ section: Section = .none,
-                _ body: () -> Int32) -> Int32 {
+func entryPoint(
+    _ function: StaticString, on bus: OpaquePointer? = nil, _ section: Section = .none,
+    _ body: () -> Int32
+) -> Int32 {
     entryPoint(function, on: bus, section, checks: ()) { _ in body() }
 }
 
@@ -247,7 +260,8 @@ func scannedOptionalName(_ text: UnsafePointer<CChar>?, _ role: NameRole) throws
 
 /// A made handle's id (`result` >= 0) stored in `out`; a failure (< 0) returned as is.
 @inline(__always)
-func storedHandle<Handle>(_ result: Int64, in out: UnsafeMutablePointer<Handle>, _ handle: (UInt64) -> Handle) -> Int32 {
+func storedHandle<Handle>(_ result: Int64, in out: UnsafeMutablePointer<Handle>, _ handle: (UInt64) -> Handle) -> Int32
+{
     if result < 0 { return Int32(result) }
     out.pointee = handle(UInt64(result))
     return QTBUS_OK.rawValue

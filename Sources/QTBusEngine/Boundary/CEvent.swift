@@ -20,7 +20,9 @@ private func view(_ event: OpaquePointer?) -> UnsafeMutablePointer<EventView>? {
 }
 
 @_cdecl("qtbus_event_data")
-@usableFromInline package func _qtbus_event_data(_ event: OpaquePointer?, _ sizeOut: UnsafeMutablePointer<Int>?) -> UnsafeRawPointer? {
+@usableFromInline package func _qtbus_event_data(_ event: OpaquePointer?, _ sizeOut: UnsafeMutablePointer<Int>?)
+    -> UnsafeRawPointer?
+{
     guard let v = view(event) else {
         sizeOut?.pointee = 0
         return nil
@@ -38,7 +40,11 @@ private func view(_ event: OpaquePointer?) -> UnsafeMutablePointer<EventView>? {
 @inline(__always)
 private func stoppable(_ event: OpaquePointer?) throws(QTBusStatus) -> UnsafeMutablePointer<EventView> {
     let v = try checkedEvent(event)
-    try ensure(!v.pointee.queued, else: fail(QTBUS_EINVAL, "the event is delivered after its dispatch returned (queued or replayed): there is nothing left to stop"))
+    try ensure(
+        !v.pointee.queued,
+        else: fail(
+            QTBUS_EINVAL,
+            "the event is delivered after its dispatch returned (queued or replayed): there is nothing left to stop"))
     return v
 }
 

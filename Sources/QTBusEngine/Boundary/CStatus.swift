@@ -10,15 +10,18 @@ private let versionString = StaticName(qtshim_version_string())
 
 /// qtbus_report's own checks: the caller's function name and failure.
 @inline(__always)
-private func reportable(_ function: UnsafePointer<CChar>?, _ status: Int32) throws(QTBusStatus) -> UnsafePointer<CChar> {
+private func reportable(_ function: UnsafePointer<CChar>?, _ status: Int32) throws(QTBusStatus) -> UnsafePointer<CChar>
+{
     let function = try required(function, "the function name is NULL")
     try ensure(status < 0, else: fail(QTBUS_EINVAL, "the status %llu is not a failure (< 0)", value: UInt64(status)))
     return function
 }
 
 @_cdecl("qtbus_report")
-@usableFromInline package func _qtbus_report(_ bus: OpaquePointer?, _ function: UnsafePointer<CChar>?, _ status: Int32,
-                                             _ reason: UnsafePointer<CChar>?) -> Int32 {
+@usableFromInline package func _qtbus_report(
+    _ bus: OpaquePointer?, _ function: UnsafePointer<CChar>?, _ status: Int32,
+    _ reason: UnsafePointer<CChar>?
+) -> Int32 {
     // The failure it records and returns is the caller's, under the caller's name: only
     // a refusal is qtbus_report's own.
     let own = entryPoint("qtbus_report", on: bus, checks: try reportable(function, status)) { function in

@@ -62,7 +62,8 @@ import CQtbusLibc
 @usableFromInline package func _qtEngineDispatchSwift(
     _ bus: OpaquePointer, key: UInt, subtype: UnsafePointer<CChar>?, subtypeLength: Int,
     object: UnsafeMutableRawPointer, flags: UInt32,
-    bytes: (_ dispatch: (_ data: UnsafeRawPointer?, _ size: Int) -> Int32) -> Int32) -> Int32 {
+    bytes: (_ dispatch: (_ data: UnsafeRawPointer?, _ size: Int) -> Int32) -> Int32
+) -> Int32 {
     let b = UnsafeMutablePointer<Bus>(bus)
     return withEpoch {
         guard let slot = swiftType(b, UInt64(key)) else { return _qtEngineTypeNotLearned }
@@ -71,8 +72,11 @@ import CQtbusLibc
         do throws(QTBusStatus) { subtypeName = try borrowedChecks(flags, nil, 0, subtype, subtypeLength) } catch {
             return reported("qtbus_dispatch", on: bus, error.value)
         }
-        return reported("qtbus_dispatch", on: bus, dispatchBorrowed(b, slot.pointee.entry, nil, subtypeName, nil, 0, object,
-                                                                    slot.pointee.borrowed, flags))
+        return reported(
+            "qtbus_dispatch", on: bus,
+            dispatchBorrowed(
+                b, slot.pointee.entry, nil, subtypeName, nil, 0, object,
+                slot.pointee.borrowed, flags))
     }
 }
 
@@ -80,10 +84,12 @@ import CQtbusLibc
 /// with the rest of the dispatch.  Out of line: its continuation's context would cost
 /// the other dispatches their registers.
 @inline(never)
-private func dispatchAskingBytes(_ bus: UnsafeMutablePointer<Bus>, _ slot: UnsafeMutablePointer<SwiftTypeSlot>,
-                                 _ subtype: UnsafePointer<CChar>?, _ subtypeLength: Int, _ object: UnsafeMutableRawPointer,
-                                 _ flags: UInt32,
-                                 _ bytes: (_ dispatch: (_ data: UnsafeRawPointer?, _ size: Int) -> Int32) -> Int32) -> Int32 {
+private func dispatchAskingBytes(
+    _ bus: UnsafeMutablePointer<Bus>, _ slot: UnsafeMutablePointer<SwiftTypeSlot>,
+    _ subtype: UnsafePointer<CChar>?, _ subtypeLength: Int, _ object: UnsafeMutableRawPointer,
+    _ flags: UInt32,
+    _ bytes: (_ dispatch: (_ data: UnsafeRawPointer?, _ size: Int) -> Int32) -> Int32
+) -> Int32 {
     let c = OpaquePointer(bus)
     let subtypeName: CName?
     do { subtypeName = try borrowedChecks(flags, nil, 0, subtype, subtypeLength) } catch {
@@ -91,7 +97,8 @@ private func dispatchAskingBytes(_ bus: UnsafeMutablePointer<Bus>, _ slot: Unsaf
     }
     let (type, borrowed) = (slot.pointee.entry, slot.pointee.borrowed)
     return bytes { data, size in
-        reported("qtbus_dispatch", on: c, dispatchBorrowed(bus, type, nil, subtypeName, data, size, object, borrowed, flags))
+        reported(
+            "qtbus_dispatch", on: c, dispatchBorrowed(bus, type, nil, subtypeName, data, size, object, borrowed, flags))
     }
 }
 
@@ -112,13 +119,17 @@ private func dispatchAskingBytes(_ bus: UnsafeMutablePointer<Bus>, _ slot: Unsaf
 /// valid as long as the bus; nil when the bus is closed or out of memory (the dispatch
 /// then goes by name and reports it).  A key registered already keeps what it was
 /// first registered with.
-@usableFromInline package func _qtEngineLearnSwiftType(_ bus: OpaquePointer, key: UInt, name: UnsafePointer<CChar>,
-                                                       info: UnsafeRawPointer, copy: _QTEngineObjectCopy,
-                                                       release: qtbus_release, withData: Bool) -> OpaquePointer? {
+@usableFromInline package func _qtEngineLearnSwiftType(
+    _ bus: OpaquePointer, key: UInt, name: UnsafePointer<CChar>,
+    info: UnsafeRawPointer, copy: _QTEngineObjectCopy,
+    release: qtbus_release, withData: Bool
+) -> OpaquePointer? {
     guard key != 0, let cName = CName(name), cName.isValidUTF8 else { return nil }
-    return learnSwiftType(UnsafeMutablePointer<Bus>(bus), UInt64(key), cName, info: info,
-                          borrowed: BorrowedObject(copy: copy, release: release), withData: withData)
-        .map { OpaquePointer($0) }
+    return learnSwiftType(
+        UnsafeMutablePointer<Bus>(bus), UInt64(key), cName, info: info,
+        borrowed: BorrowedObject(copy: copy, release: release), withData: withData
+    )
+    .map { OpaquePointer($0) }
 }
 
 /// Swift-only: `qtbus_dispatch` of an event whose `object` is borrowed for the duration
@@ -135,12 +146,14 @@ private func dispatchAskingBytes(_ bus: UnsafeMutablePointer<Bus>, _ slot: Unsaf
 /// `subtypeLength`: the UTF-8 length of the Swift string `subtype` was made from. A NUL
 /// byte inside it ends the C string early, which the length measured here then shows:
 /// refused, rather than dispatched under the shorter name (the Swift API traps on it).
-@usableFromInline package func _qtEngineDispatchBorrowed(_ bus: OpaquePointer, type: OpaquePointer?,
-                                                         typeName: UnsafePointer<CChar>?,
-                                                         subtype: UnsafePointer<CChar>?, subtypeLength: Int,
-                                                         data: UnsafeRawPointer?, size: Int,
-                                                         object: UnsafeMutableRawPointer, copy: _QTEngineObjectCopy,
-                                                         release: qtbus_release, flags: UInt32) -> Int32 {
+@usableFromInline package func _qtEngineDispatchBorrowed(
+    _ bus: OpaquePointer, type: OpaquePointer?,
+    typeName: UnsafePointer<CChar>?,
+    subtype: UnsafePointer<CChar>?, subtypeLength: Int,
+    data: UnsafeRawPointer?, size: Int,
+    object: UnsafeMutableRawPointer, copy: _QTEngineObjectCopy,
+    release: qtbus_release, flags: UInt32
+) -> Int32 {
     let f: StaticString = "qtbus_dispatch"
     let subtypeName: CName?
     do { subtypeName = try borrowedChecks(flags, data, size, subtype, subtypeLength) } catch {
@@ -152,7 +165,8 @@ private func dispatchAskingBytes(_ bus: UnsafeMutablePointer<Bus>, _ slot: Unsaf
     // Its own dispatch section: called from no other (`_qtSendFirst` registers the type
     // outside any), and what a handler releases must wait for the dispatch's end.
     return withEpoch {
-        reported(f, on: bus, dispatchBorrowed(engineBus, entry, typeName, subtypeName, data, size, object, borrowed, flags))
+        reported(
+            f, on: bus, dispatchBorrowed(engineBus, entry, typeName, subtypeName, data, size, object, borrowed, flags))
     }
 }
 
@@ -160,8 +174,10 @@ private func dispatchAskingBytes(_ bus: UnsafeMutablePointer<Bus>, _ slot: Unsaf
 /// valid flags and bytes): the subtype, scanned, and its length compared with the
 /// Swift string's.
 @inline(__always)
-private func borrowedChecks(_ flags: UInt32, _ data: UnsafeRawPointer?, _ size: Int, _ subtype: UnsafePointer<CChar>?,
-                            _ subtypeLength: Int) throws(QTBusStatus) -> CName? {
+private func borrowedChecks(
+    _ flags: UInt32, _ data: UnsafeRawPointer?, _ size: Int, _ subtype: UnsafePointer<CChar>?,
+    _ subtypeLength: Int
+) throws(QTBusStatus) -> CName? {
     guard flags & ~UInt32(QTBUS_EVENT_STICKY) == 0, data != nil || size == 0 else {
         throw QTBusStatus(QTBUS_EINVAL.rawValue)
     }
@@ -181,9 +197,11 @@ private func failSubtype(_ subtype: UnsafePointer<CChar>, _ length: Int) -> Int3
 /// A borrowed dispatch once checked, inside its section: of the type `resolved`, or else
 /// by the name `type`.
 @inline(__always)
-private func dispatchBorrowed(_ bus: UnsafeMutablePointer<Bus>, _ resolved: UnsafeMutablePointer<TypeEntry>?,
-                              _ type: UnsafePointer<CChar>?, _ subtype: CName?, _ data: UnsafeRawPointer?, _ size: Int,
-                              _ object: UnsafeMutableRawPointer, _ borrowed: BorrowedObject, _ flags: UInt32) -> Int32 {
+private func dispatchBorrowed(
+    _ bus: UnsafeMutablePointer<Bus>, _ resolved: UnsafeMutablePointer<TypeEntry>?,
+    _ type: UnsafePointer<CChar>?, _ subtype: CName?, _ data: UnsafeRawPointer?, _ size: Int,
+    _ object: UnsafeMutableRawPointer, _ borrowed: BorrowedObject, _ flags: UInt32
+) -> Int32 {
     let typeName: CName
     if let resolved {
         typeName = resolved.pointee.name.cName
@@ -193,11 +211,12 @@ private func dispatchBorrowed(_ bus: UnsafeMutablePointer<Bus>, _ resolved: Unsa
     }
     var event = Outgoing(type: typeName, subtype: subtype, data: data, size: size, object: object, objectRelease: nil)
     event.borrowed = borrowed
-    let result = if let resolved {
-        dispatchResolved(bus, resolved, &event, flags: flags)
-    } else {
-        dispatchEvent(bus, &event, flags: flags)
-    }
+    let result =
+        if let resolved {
+            dispatchResolved(bus, resolved, &event, flags: flags)
+        } else {
+            dispatchEvent(bus, &event, flags: flags)
+        }
     // dispatchEvent fails before it copies anything today; should a later check fail
     // after a copy, the copy is the engine's to release, never the caller's object.
     if result < 0 { event.finish() }
@@ -217,8 +236,11 @@ private func dispatchBorrowed(_ bus: UnsafeMutablePointer<Bus>, _ resolved: Unsa
     alive: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Bool,
     pin: @escaping @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?,
     unpin: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void,
-    _ tokenOut: UnsafeMutablePointer<qtbus_token>) -> Int32 {
-    subscribeChecked(bus, type, options, handler, userdata, release, owner: OwnerCheck(alive: alive, pin: pin, unpin: unpin), tokenOut)
+    _ tokenOut: UnsafeMutablePointer<qtbus_token>
+) -> Int32 {
+    subscribeChecked(
+        bus, type, options, handler, userdata, release, owner: OwnerCheck(alive: alive, pin: pin, unpin: unpin),
+        tokenOut)
 }
 
 /// `qtbus_event_object` read in place, without a call: the Swift API's delivery closures
@@ -299,8 +321,10 @@ func releaseHeldRequest(_ held: UnsafeMutablePointer<EventView>) {
 
 /// A Swift subscription's buffer (`buffer(_:whenFull:)`) dropped a delivery: the DROP
 /// record and the `drop` probe, as for an engine queue's drop.
-package func _qtEngineReportDrop(_ bus: OpaquePointer, token: UInt64, type: String, subtype: String?,
-                                 rule: StaticString) {
+package func _qtEngineReportDrop(
+    _ bus: OpaquePointer, token: UInt64, type: String, subtype: String?,
+    rule: StaticString
+) {
     type.withCString { type in
         guard let subtype else { return reportDrop(UnsafeMutablePointer<Bus>(bus), token: token, type, nil, rule) }
         subtype.withCString { reportDrop(UnsafeMutablePointer<Bus>(bus), token: token, type, $0, rule) }

@@ -27,14 +27,16 @@ struct DeliveryArray {
     }
 
     static func size(_ count: Int) -> Int {
-        MemoryLayout<DeliveryArray>.stride + count * (MemoryLayout<Entry>.stride + MemoryLayout<UnsafeMutableRawPointer>.stride)
+        MemoryLayout<DeliveryArray>.stride + count
+            * (MemoryLayout<Entry>.stride + MemoryLayout<UnsafeMutableRawPointer>.stride)
     }
 }
 
 extension UnsafeMutablePointer where Pointee == DeliveryArray {
     @inline(__always)
     var entries: UnsafeMutablePointer<DeliveryArray.Entry> {
-        (UnsafeMutableRawPointer(self) + MemoryLayout<DeliveryArray>.stride).assumingMemoryBound(to: DeliveryArray.Entry.self)
+        (UnsafeMutableRawPointer(self) + MemoryLayout<DeliveryArray>.stride).assumingMemoryBound(
+            to: DeliveryArray.Entry.self)
     }
     @inline(__always)
     func nodes(capacity: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<ListNode>> {
@@ -65,7 +67,8 @@ func deliverArray(_ type: UnsafeMutablePointer<TypeEntry>, _ event: inout Outgoi
         raw = makeDeliveryArray(type, changes, raw)
     }
     guard let array = raw?.assumingMemoryBound(to: DeliveryArray.self), array.pointee.count >= 0,
-          array.pointee.newest <= start else {
+        array.pointee.newest <= start
+    else {
         return deliver(type, nil, &event, start, Plain.self)
     }
     var view = EventView(event)
@@ -97,8 +100,10 @@ func deliverArray(_ type: UnsafeMutablePointer<TypeEntry>, _ event: inout Outgoi
 
 /// The rest of a plain walk by the list, from `node` on.
 @inline(never)
-private func walkList(from node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<EventView>,
-                      _ event: inout Outgoing, _ last: UInt64, _ count: inout Int32) {
+private func walkList(
+    from node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<EventView>,
+    _ event: inout Outgoing, _ last: UInt64, _ count: inout Int32
+) {
     var w: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(node)
     while let wr = w {
         let wn = wr.assumingMemoryBound(to: ListNode.self)
@@ -111,8 +116,10 @@ private func walkList(from node: UnsafeMutablePointer<ListNode>, _ view: UnsafeM
 /// place of `old`; nil when memory ran out, the list changed meanwhile or another
 /// dispatch published one first (this dispatch then walks the list).
 @inline(never)
-private func makeDeliveryArray(_ type: UnsafeMutablePointer<TypeEntry>, _ changes: UInt64,
-                               _ old: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+private func makeDeliveryArray(
+    _ type: UnsafeMutablePointer<TypeEntry>, _ changes: UInt64,
+    _ old: UnsafeMutableRawPointer?
+) -> UnsafeMutableRawPointer? {
     // Count the direct subscriptions; any routed one (queued, ONCE, replaying, owned)
     // makes the array a marker that the list is walked.  Fired and disposed ones are
     // left out: their dispose or delivery has begun, and their unlink moves `changes`;
@@ -144,7 +151,8 @@ private func makeDeliveryArray(_ type: UnsafeMutablePointer<TypeEntry>, _ change
             let node = wr.assumingMemoryBound(to: ListNode.self)
             let sub = Subscription.of(node)
             if qtshim_atomic_load_u8(sub.field(&sub.pointee.state)) == SubState.direct {
-                (entries + filled).initialize(to: DeliveryArray.Entry(handler: sub.pointee.handler, userdata: sub.pointee.userdata))
+                (entries + filled).initialize(
+                    to: DeliveryArray.Entry(handler: sub.pointee.handler, userdata: sub.pointee.userdata))
                 (nodes + filled).initialize(to: node)
                 // The field itself: `seq` would copy the node, `next` (stored by writers) too.
                 newest = max(newest, node.pointee.order >> 16)
@@ -157,7 +165,8 @@ private func makeDeliveryArray(_ type: UnsafeMutablePointer<TypeEntry>, _ change
     // Only an array of the list as it still is, in place of the one this dispatch saw.
     var expected = old
     guard filled == n, qtshim_atomic_load_u64(type.field(&type.pointee.whole.changes)) == changes,
-          qtshim_atomic_cas_ptr(type.field(&type.pointee.delivery.array), &expected, raw) else {
+        qtshim_atomic_cas_ptr(type.field(&type.pointee.delivery.array), &expected, raw)
+    else {
         free(raw)
         return nil
     }

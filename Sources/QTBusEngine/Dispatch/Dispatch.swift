@@ -36,8 +36,11 @@ func dispatchEvent(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
 /// learned, `learnType`); throws the reported failure of a name that is not UTF-8.
 @inline(__always)
 func foundOrLearned(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) throws(QTBusStatus)
-    -> UnsafeMutablePointer<TypeEntry>? {
-    if let type = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(&bus.pointee.types)), name) { return type }
+    -> UnsafeMutablePointer<TypeEntry>?
+{
+    if let type = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(&bus.pointee.types)), name) {
+        return type
+    }
     // A name that matched a stored one was validated when it was stored.
     if !name.isValidUTF8 { throw QTBusStatus(failName(name.bytes, .type)) }
     return learnType(bus, name)
@@ -49,8 +52,10 @@ func foundOrLearned(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) throws(QTBu
 /// `dispatchResolvedId`, reached by a tail call (docs/perf-notes.md, "The no-subscriber
 /// path").
 @inline(never)
-func dispatchById(_ bus: UnsafeMutablePointer<Bus>, _ id: UInt64, _ desc: UnsafePointer<qtbus_event_desc>,
-                  _ subtype: CName?) -> Int32 {
+func dispatchById(
+    _ bus: UnsafeMutablePointer<Bus>, _ id: UInt64, _ desc: UnsafePointer<qtbus_event_desc>,
+    _ subtype: CName?
+) -> Int32 {
     guard let found = resolvedType(bus, id) else { return failTypeId(bus, id) }
     if nobodyListens(bus, found) && subtype == nil && desc.pointee.flags == 0 {
         if let release = desc.pointee.object_release { release(desc.pointee.object) }
@@ -61,11 +66,14 @@ func dispatchById(_ bus: UnsafeMutablePointer<Bus>, _ id: UInt64, _ desc: Unsafe
 
 /// Inside a dispatch section (the resolved table stays).
 @inline(never)
-private func dispatchResolvedId(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>,
-                                _ desc: UnsafePointer<qtbus_event_desc>, _ subtype: CName?) -> Int32 {
+private func dispatchResolvedId(
+    _ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>,
+    _ desc: UnsafePointer<qtbus_event_desc>, _ subtype: CName?
+) -> Int32 {
     let d = desc.pointee
-    var event = Outgoing(type: type.pointee.name.cName, subtype: subtype, data: d.data, size: d.size,
-                         object: d.object, objectRelease: d.object_release)
+    var event = Outgoing(
+        type: type.pointee.name.cName, subtype: subtype, data: d.data, size: d.size,
+        object: d.object, objectRelease: d.object_release)
     return dispatchResolved(bus, type, &event, flags: d.flags)
 }
 
@@ -86,8 +94,10 @@ func nobodyListens(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointe
 /// `dispatchEvent` once the type is known (nil: a type nobody subscribed to and not
 /// learned); qtbus_dispatch_id starts here, with `event.type` the entry's name.
 @inline(__always)
-func dispatchResolved(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
-                      _ event: inout Outgoing, flags: UInt32) -> Int32 {
+func dispatchResolved(
+    _ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
+    _ event: inout Outgoing, flags: UInt32
+) -> Int32 {
     // One test for a closed bus, a traced one (Trace.swift) and one with pattern
     // subscriptions: nothing else here knows about tracing or patterns.
     let busFlags = qtshim_atomic_load_u32(bus.field(&bus.pointee.flags))
@@ -103,15 +113,18 @@ func dispatchResolved(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePoi
 
 /// A dispatch on a closed bus, a traced one, or one with pattern subscriptions.
 @inline(never)
-private func dispatchFlagged(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
-                             _ event: inout Outgoing, flags: UInt32, _ busFlags: UInt32) -> Int32 {
+private func dispatchFlagged(
+    _ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
+    _ event: inout Outgoing, flags: UInt32, _ busFlags: UInt32
+) -> Int32 {
     if busFlags & Bus.closedBit != 0 { return failClosed() }
     // Nothing is traced on a thread while a hook runs there.
     let inHook = qtshim_trace_current() != nil
     let traceDeliveries = !inHook && busFlags & Bus.traced(QTBUS_TRACE_DELIVER) != 0
     let since = !inHook && busFlags & Bus.traced(QTBUS_TRACE_DISPATCH) != 0 ? qtshim_now_ns() : nil
-    return dispatchFound(bus, type, &event, flags: flags, traceDeliveries: traceDeliveries, since: since,
-                         patterns: busFlags & Bus.patternsBit != 0)
+    return dispatchFound(
+        bus, type, &event, flags: flags, traceDeliveries: traceDeliveries, since: since,
+        patterns: busFlags & Bus.patternsBit != 0)
 }
 
 /// The dispatch once the bus is known open.  `traceDeliveries`: the bus's hook takes
@@ -119,9 +132,11 @@ private func dispatchFlagged(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMut
 /// `patterns`: the bus has pattern subscriptions (false, nil and false, as constants, in
 /// the plain dispatch).
 @inline(__always)
-private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMutablePointer<TypeEntry>?,
-                           _ event: inout Outgoing, flags: UInt32, traceDeliveries: Bool,
-                           since: UInt64?, patterns: Bool) -> Int32 {
+private func dispatchFound(
+    _ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMutablePointer<TypeEntry>?,
+    _ event: inout Outgoing, flags: UInt32, traceDeliveries: Bool,
+    since: UInt64?, patterns: Bool
+) -> Int32 {
     var type = found
     // The start sequence is read before the subtype list is looked up: every node with
     // a sequence up to it was linked, and its subtype entry published, before the
@@ -157,14 +172,19 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
     var specific: UnsafeMutablePointer<SubtypeEntry>? = nil
     if let type, let subtype = event.subtype {
         specific = NameTable<SubtypeEntry>.lookup(qtshim_atomic_load_ptr(type.field(&type.pointee.subtypes)), subtype)
-        if specific == nil && flags & stickyFlag == 0 && !subtype.isValidUTF8 { return failName(subtype.bytes, .subtype) }
+        if specific == nil && flags & stickyFlag == 0 && !subtype.isValidUTF8 {
+            return failName(subtype.bytes, .subtype)
+        }
     } else if let subtype = event.subtype, !subtype.isValidUTF8 {
         return failName(subtype.bytes, .subtype)
     }
 
     var count: Int32 = 0
-    if patterns, let reached = deliverWithPatterns(bus, type, specific, &event, start,
-                                                   instrumented: traceDeliveries || qtshim_probe_deliver_enabled()) {
+    if patterns,
+        let reached = deliverWithPatterns(
+            bus, type, specific, &event, start,
+            instrumented: traceDeliveries || qtshim_probe_deliver_enabled())
+    {
         // Pattern subscriptions were among those reached (PatternDispatch.swift), or
         // memory ran out before any was: nothing done, nothing taken.
         if reached < 0 { return reached }
@@ -190,7 +210,8 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
     // Before the event is let go: the record shows its names.
     if let since { emitDispatch(bus, event.type.bytes, event.subtype?.bytes, reached: count, since: since) }
     if count == 0 && qtshim_atomic_load_u64(bus.field(&bus.pointee.noSubscriberListeners)) != 0
-        && !noSubscriberName.isSame(as: event.type) {
+        && !noSubscriberName.isSame(as: event.type)
+    {
         dispatchNoSubscriber(bus, &event)
         return 0
     }
@@ -201,16 +222,18 @@ private func dispatchFound(_ bus: UnsafeMutablePointer<Bus>, _ found: UnsafeMuta
 /// Re-dispatches an event nobody received as QTNoSubscriberEvent (subtype: its type),
 /// handing the object over.
 private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) {
-    var inner = Outgoing(type: noSubscriberName.name, subtype: event.type, data: event.data, size: event.size,
-                         object: event.object, objectRelease: event.objectRelease)
+    var inner = Outgoing(
+        type: noSubscriberName.name, subtype: event.type, data: event.data, size: event.size,
+        object: event.object, objectRelease: event.objectRelease)
     inner.borrowed = event.borrowed  // nil when there is a payload
     // The outer dispatch succeeded: this one cannot fail.
     inner.accepted = true
     if let p = event.payload {
         // The original payload keeps the object; copies for queued deliveries hold it.
         inner.objectRelease = nil
-        inner.payload = makePayloadWaiting(type: inner.type, subtype: inner.subtype, data: inner.data, size: inner.size,
-                                    object: p.pointee.object, objectRelease: nil, parent: p)
+        inner.payload = makePayloadWaiting(
+            type: inner.type, subtype: inner.subtype, data: inner.data, size: inner.size,
+            object: p.pointee.object, objectRelease: nil, parent: p)
         inner.data = UnsafeRawPointer(inner.payload!.data)
         p.release()
     }
@@ -229,8 +252,10 @@ enum Plain: WalkMode { static var instrumented: Bool { false } }
 /// Walks the list(s) and delivers; returns how many subscriptions were reached (and
 /// sets `event.stopped` when a handler stopped it).
 @inline(__always)
-func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
-                                     _ event: inout Outgoing, _ start: UInt64, _: Mode.Type) -> Int32 {
+func deliver<Mode: WalkMode>(
+    _ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
+    _ event: inout Outgoing, _ start: UInt64, _: Mode.Type
+) -> Int32 {
     let instrumented = Mode.instrumented
     // Found here rather than passed: the plain walk takes no argument for it.
     let tracing = instrumented ? deliverTracer(type.pointee.bus) : nil
@@ -246,8 +271,10 @@ func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ specific
             // Merge: the subtype's node first at equal priority.
             while let sr = s {
                 let sn = sr.assumingMemoryBound(to: ListNode.self)
-                if let wr = w, Subscription.of(wr.assumingMemoryBound(to: ListNode.self)).pointee.priority
-                    > Subscription.of(sn).pointee.priority {
+                if let wr = w,
+                    Subscription.of(wr.assumingMemoryBound(to: ListNode.self)).pointee.priority
+                        > Subscription.of(sn).pointee.priority
+                {
                     let wn = wr.assumingMemoryBound(to: ListNode.self)
                     if visit(wn, view, &event, last, &count, instrumented, tracing) { return }
                     w = qtshim_atomic_load_ptr(wn.field(&wn.pointee.next))
@@ -270,9 +297,11 @@ func deliver<Mode: WalkMode>(_ type: UnsafeMutablePointer<TypeEntry>, _ specific
 /// handler stopped the event.  The next pointer is read by the caller after this
 /// returns, so a node the handler unlinked is skipped.
 @inline(__always)
-func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<EventView>,
-           _ event: inout Outgoing, _ last: UInt64, _ count: inout Int32, _ instrumented: Bool,
-           _ tracing: UnsafeMutablePointer<Bus>?) -> Bool {
+func visit(
+    _ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<EventView>,
+    _ event: inout Outgoing, _ last: UInt64, _ count: inout Int32, _ instrumented: Bool,
+    _ tracing: UnsafeMutablePointer<Bus>?
+) -> Bool {
     // Newer than this dispatch: subscribed during it, so it does not receive it.
     guard node.pointee.order <= last else { return false }
     let sub = Subscription.of(node)
@@ -297,8 +326,10 @@ func visit(_ node: UnsafeMutablePointer<ListNode>, _ view: UnsafeMutablePointer<
 
 /// ONCE, queued, or gated (replaying) subscriptions.
 @inline(never)
-private func deliverRouted(_ sub: UnsafeMutablePointer<Subscription>, _ view: UnsafeMutablePointer<EventView>,
-                            _ event: inout Outgoing, _ tracing: UnsafeMutablePointer<Bus>?) -> Bool {
+private func deliverRouted(
+    _ sub: UnsafeMutablePointer<Subscription>, _ view: UnsafeMutablePointer<EventView>,
+    _ event: inout Outgoing, _ tracing: UnsafeMutablePointer<Bus>?
+) -> Bool {
     if let owner = sub.pointee.extra?.pointee.owner, ownerGone(sub, owner) { return false }
     if let backlog = sub.pointee.extra?.pointee.backlog, backlog.parks {
         event.ensurePayload()

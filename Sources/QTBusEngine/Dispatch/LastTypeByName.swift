@@ -15,15 +15,20 @@ import CQtbusLibc
 /// is alive: type entries live as long as their bus, serials are never reused, and
 /// the caller's bus is alive.
 @inline(__always)
-func dispatchNamed(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32,
-                   _ record: UnsafeMutablePointer<ThreadRecord>) -> Int32 {
+func dispatchNamed(
+    _ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32,
+    _ record: UnsafeMutablePointer<ThreadRecord>
+) -> Int32 {
     let text = event.type
     // As bit patterns: the optionals' == is a test for nil more (the text is never nil).
     if UInt(bitPattern: record.pointee.lastByNameText) == UInt(bitPattern: text.bytes),
-       record.pointee.lastByNameBusSerial == bus.pointee.serial,
-       let type = record.pointee.lastByNameType {
+        record.pointee.lastByNameBusSerial == bus.pointee.serial,
+        let type = record.pointee.lastByNameType
+    {
         let name = type.pointee.name
-        if name.length == text.length && sameText(UnsafeRawPointer(name.bytes), UnsafeRawPointer(text.bytes), text.length) {
+        if name.length == text.length
+            && sameText(UnsafeRawPointer(name.bytes), UnsafeRawPointer(text.bytes), text.length)
+        {
             // The caller's pointer stays the event's type (qtbus_event_type() returns it).
             event.type = CName(bytes: text.bytes, length: text.length, hash: name.hash)
             return dispatchResolved(bus, type, &event, flags: flags)
@@ -35,8 +40,10 @@ func dispatchNamed(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, fl
 /// `dispatchNamed` when the record's type is not the event's: hashed and looked up,
 /// then kept in the record.
 @inline(never)
-private func dispatchLookingUp(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32,
-                               _ record: UnsafeMutablePointer<ThreadRecord>) -> Int32 {
+private func dispatchLookingUp(
+    _ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, flags: UInt32,
+    _ record: UnsafeMutablePointer<ThreadRecord>
+) -> Int32 {
     event.type = event.type.hashed
     let type: UnsafeMutablePointer<TypeEntry>?
     do { type = try foundOrLearned(bus, event.type) } catch { return error.value }

@@ -77,17 +77,21 @@ private struct Cursor {
 /// an accepted event (`Outgoing.accepted`: a sticky one already kept, a posted one)
 /// cannot fail, and waits for memory instead (qtbus.h, "Out of memory").
 @inline(__always)
-func deliverWithPatterns(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
-                         _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing, _ start: UInt64,
-                         instrumented: Bool) -> Int32? {
+func deliverWithPatterns(
+    _ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
+    _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing, _ start: UInt64,
+    instrumented: Bool
+) -> Int32? {
     if let type, let kept = currentMatches(bus, type), kept.pointee.count == 0 { return nil }
     return deliverReachingPatterns(bus, type, specific, &event, start, instrumented: instrumented)
 }
 
 /// `type`'s kept answer, if it is current.
 @inline(__always)
-private func currentMatches(_ bus: UnsafeMutablePointer<Bus>,
-                            _ type: UnsafeMutablePointer<TypeEntry>) -> UnsafeMutablePointer<PatternMatches>? {
+private func currentMatches(
+    _ bus: UnsafeMutablePointer<Bus>,
+    _ type: UnsafeMutablePointer<TypeEntry>
+) -> UnsafeMutablePointer<PatternMatches>? {
     guard let raw = qtshim_atomic_load_ptr(type.field(&type.pointee.patterns.matches)) else { return nil }
     let kept = raw.assumingMemoryBound(to: PatternMatches.self)
     return kept.pointee.patternCount == qtshim_atomic_load_u64(bus.field(&bus.pointee.patternCount)) ? kept : nil
@@ -96,25 +100,31 @@ private func currentMatches(_ bus: UnsafeMutablePointer<Bus>,
 /// `deliverWithPatterns` past its inline part: with the type's current answer, or a new
 /// one.
 @inline(never)
-private func deliverReachingPatterns(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
-                                     _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing,
-                                     _ start: UInt64, instrumented: Bool) -> Int32? {
+private func deliverReachingPatterns(
+    _ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
+    _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing,
+    _ start: UInt64, instrumented: Bool
+) -> Int32? {
     if let type, let kept = currentMatches(bus, type) {
-        return deliverMatched(bus, kept.entries, kept.pointee.count, type, specific, &event, start,
-                              instrumented: instrumented)
+        return deliverMatched(
+            bus, kept.entries, kept.pointee.count, type, specific, &event, start,
+            instrumented: instrumented)
     }
     return matchAndDeliver(bus, type, specific, &event, start, instrumented: instrumented)
 }
 
 /// `deliverWithPatterns` once the pattern entries the type reaches are known
 /// (QTBUS_ENOMEM: nothing delivered).
-private func deliverMatched(_ bus: UnsafeMutablePointer<Bus>, _ matches: UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>>,
-                            _ matchCount: Int, _ type: UnsafeMutablePointer<TypeEntry>?,
-                            _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing, _ start: UInt64,
-                            instrumented: Bool) -> Int32 {
+private func deliverMatched(
+    _ bus: UnsafeMutablePointer<Bus>, _ matches: UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>>,
+    _ matchCount: Int, _ type: UnsafeMutablePointer<TypeEntry>?,
+    _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing, _ start: UInt64,
+    instrumented: Bool
+) -> Int32 {
     // Each entry's whole list, and with a subtype its subtype's list too.
     let perEntry = event.subtype == nil ? 1 : 2
-    let delivered = withScratch(Cursor.self, capacity: perEntry * (1 + matchCount), waiting: event.accepted) { cursors in
+    let delivered = withScratch(Cursor.self, capacity: perEntry * (1 + matchCount), waiting: event.accepted) {
+        cursors in
         var n = 0
         // Kept sorted as they come (a few lists: an insertion sort), empty lists left out.
         func add(_ head: UnsafeMutableRawPointer?, _ rank: UInt64, _ last: UInt64) {
@@ -137,10 +147,14 @@ private func deliverMatched(_ bus: UnsafeMutablePointer<Bus>, _ matches: UnsafeM
         for i in 0..<matchCount {
             let pattern = matches[i]
             // Read before the lists, as `start` is (Dispatch.swift).
-            let last = (qtshim_atomic_load_u64(pattern.field(&pattern.pointee.seq)) & ~TypeEntry.hasOwned) << 16 | ListNode.indexMask
+            let last =
+                (qtshim_atomic_load_u64(pattern.field(&pattern.pointee.seq)) & ~TypeEntry.hasOwned) << 16
+                | ListNode.indexMask
             qtshim_tsan_acquire(pattern)
             if let subtype = event.subtype,
-               let entry = NameTable<SubtypeEntry>.lookup(qtshim_atomic_load_ptr(pattern.field(&pattern.pointee.subtypes)), subtype) {
+                let entry = NameTable<SubtypeEntry>.lookup(
+                    qtshim_atomic_load_ptr(pattern.field(&pattern.pointee.subtypes)), subtype)
+            {
                 add(qtshim_atomic_load_ptr(entry.field(&entry.pointee.list.head)), 2, last)
             }
             add(qtshim_atomic_load_ptr(pattern.field(&pattern.pointee.whole.head)), 2, last)
@@ -165,8 +179,10 @@ private func deliverMatched(_ bus: UnsafeMutablePointer<Bus>, _ matches: UnsafeM
 
 /// Takes the next node in delivery order from the `n` cursors, sorted by their keys,
 /// until they are empty or a handler stops the event.
-private func walk(_ bus: UnsafeMutablePointer<Bus>, _ cursors: UnsafeMutablePointer<Cursor>, _ n: Int,
-                  _ event: inout Outgoing, instrumented: Bool) -> Int32 {
+private func walk(
+    _ bus: UnsafeMutablePointer<Bus>, _ cursors: UnsafeMutablePointer<Cursor>, _ n: Int,
+    _ event: inout Outgoing, instrumented: Bool
+) -> Int32 {
     let tracing = instrumented ? deliverTracer(bus) : nil
     var view = EventView(event)
     var count: Int32 = 0
@@ -216,9 +232,11 @@ private func walk(_ bus: UnsafeMutablePointer<Bus>, _ cursors: UnsafeMutablePoin
 /// `deliverWithPatterns` when the type has no current answer: finds the pattern entries
 /// its name matches, once, keeps the answer on its entry (if it has one), and delivers.
 @inline(never)
-private func matchAndDeliver(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
-                             _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing, _ start: UInt64,
-                             instrumented: Bool) -> Int32? {
+private func matchAndDeliver(
+    _ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>?,
+    _ specific: UnsafeMutablePointer<SubtypeEntry>?, _ event: inout Outgoing, _ start: UInt64,
+    instrumented: Bool
+) -> Int32? {
     // Before the walk: the trie then holds at least the entries this many stand for
     // (Registry.swift, patternEntry), so the answer is kept as current for it.  It may
     // hold a newer one too, a match all the same; the answer is then made again.
@@ -229,8 +247,10 @@ private func matchAndDeliver(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMut
     var capacity = 32
     while true {
         // nil: no memory for the matches; .some(.none): more room needed.
-        let outcome: Int32??? = withScratch(UnsafeMutablePointer<TypeEntry>.self, capacity: capacity,
-                                            waiting: event.accepted) { found in
+        let outcome: Int32??? = withScratch(
+            UnsafeMutablePointer<TypeEntry>.self, capacity: capacity,
+            waiting: event.accepted
+        ) { found in
             var n = 0
             SubjectTrie.forEachMatch(trie, event.type) { entry in
                 if n < capacity { found[n] = entry.assumingMemoryBound(to: TypeEntry.self) }
@@ -306,8 +326,10 @@ private func siftDown(_ e: UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>>
 /// Keeps `count` matching pattern entries, found when the bus had `patternCount`, as
 /// `type`'s answer, unless another dispatch kept one for the same or a larger count
 /// meanwhile (or there is no memory: the next dispatch matches again).
-private func keepMatches(_ found: UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>>, _ count: Int,
-                         patternCount: UInt64, on type: UnsafeMutablePointer<TypeEntry>) {
+private func keepMatches(
+    _ found: UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>>, _ count: Int,
+    patternCount: UInt64, on type: UnsafeMutablePointer<TypeEntry>
+) {
     let size = MemoryLayout<PatternMatches>.stride + count * MemoryLayout<UnsafeMutablePointer<TypeEntry>>.stride
     guard let raw = malloc(size) else { return }
     let made = raw.bindMemory(to: PatternMatches.self, capacity: 1)

@@ -6,11 +6,16 @@ import CQtbusLibc
 
 /// Copies `event` and posts its dispatch to the queue `queue` picks; inside a memory
 /// section, so a concurrent destroy cannot free the bus between the check and the pin.
-func postCopy(_ bus: UnsafeMutablePointer<Bus>, _ event: Outgoing, flags: UInt32,
-              _ queue: (UnsafeMutablePointer<Bus>) -> qtshim_dispatch_queue_t, isMain: Bool) -> Int32 {
+func postCopy(
+    _ bus: UnsafeMutablePointer<Bus>, _ event: Outgoing, flags: UInt32,
+    _ queue: (UnsafeMutablePointer<Bus>) -> qtshim_dispatch_queue_t, isMain: Bool
+) -> Int32 {
     if isClosed(bus) { return failClosed() }
-    guard let payload = makePayload(type: event.type, subtype: event.subtype, data: event.data, size: event.size,
-                                    object: event.object, objectRelease: event.objectRelease, parent: nil) else {
+    guard
+        let payload = makePayload(
+            type: event.type, subtype: event.subtype, data: event.data, size: event.size,
+            object: event.object, objectRelease: event.objectRelease, parent: nil)
+    else {
         return QTBUS_ENOMEM.rawValue
     }
     postDispatch(bus, payload, flags: flags, on: queue(bus), isMain: isMain)
@@ -25,8 +30,10 @@ private struct BusPost {
 }
 
 /// Posts a dispatch of `payload` (its reference is taken) to run later on `queue`.
-func postDispatch(_ bus: UnsafeMutablePointer<Bus>, _ payload: UnsafeMutablePointer<Payload>,
-                  flags: UInt32, on queue: qtshim_dispatch_queue_t, isMain: Bool) {
+func postDispatch(
+    _ bus: UnsafeMutablePointer<Bus>, _ payload: UnsafeMutablePointer<Payload>,
+    flags: UInt32, on queue: qtshim_dispatch_queue_t, isMain: Bool
+) {
     beginQueuedWork(bus, main: isMain)
     // The event was copied and accepted: its post waits for memory if it must.
     let post = allocateWaiting(BusPost.self)
@@ -35,7 +42,9 @@ func postDispatch(_ bus: UnsafeMutablePointer<Bus>, _ payload: UnsafeMutablePoin
     qtshim_dq_async(queue, post) { raw in
         qtshim_tsan_acquire(raw)
         let post = raw!.assumingMemoryBound(to: BusPost.self)
-        let (bus, payload, flags, isMain) = (post.pointee.bus, post.pointee.payload, post.pointee.flags, post.pointee.isMain)
+        let (bus, payload, flags, isMain) = (
+            post.pointee.bus, post.pointee.payload, post.pointee.flags, post.pointee.isMain
+        )
         post.deinitialize(count: 1)
         free(post)
         withEpoch {

@@ -25,8 +25,10 @@ struct Delivery {
 /// one allocation a dispatch besides libdispatch's own continuation.  `tracing`: the
 /// bus, when its hook takes DELIVER records (such a delivery does not ride).
 @discardableResult
-func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>, once: Bool,
-                     tracing: UnsafeMutablePointer<Bus>?, mayWait: Bool = false) -> Bool {
+func enqueueDelivery(
+    _ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>, once: Bool,
+    tracing: UnsafeMutablePointer<Bus>?, mayWait: Bool = false
+) -> Bool {
     let extra = sub.pointee.extra!
     _ = qtshim_atomic_fetch_add_u64(extra.field(&extra.pointee.posted), 1)
     let queue = extra.pointee.queue!
@@ -41,24 +43,30 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
     if tracing == nil && qtshim_atomic_cas_u32(payload.field(&payload.pointee.carrying), 0, 1) {
         payload.field(&payload.pointee.carriedOnce).pointee = once
         let carried = payload.field(&payload.pointee.carried)
-        carried.initialize(to: CarriedDelivery(node: WorkNode(run: { raw in
-            // The payload outlives this: `run` drops the delivery's reference last.
-            let payload = (raw! - carriedOffset).assumingMemoryBound(to: Payload.self)
-            run(Delivery(node: WorkNode(run: { _ in }), sub: payload.pointee.carried.sub!, payload: payload,
-                         once: payload.pointee.carriedOnce))
-        }), sub: sub))
+        carried.initialize(
+            to: CarriedDelivery(
+                node: WorkNode(run: { raw in
+                    // The payload outlives this: `run` drops the delivery's reference last.
+                    let payload = (raw! - carriedOffset).assumingMemoryBound(to: Payload.self)
+                    run(
+                        Delivery(
+                            node: WorkNode(run: { _ in }), sub: payload.pointee.carried.sub!, payload: payload,
+                            once: payload.pointee.carriedOnce))
+                }), sub: sub))
         submitUnbounded(queue, UnsafeMutableRawPointer(carried).assumingMemoryBound(to: WorkNode.self))
         if isMain { mainWorkPosted(bus) }
         return true
     }
     // The dispatch is under way (handlers may have run): wait rather than fail.
     let d = allocateWaiting(Delivery.self)
-    d.initialize(to: Delivery(node: WorkNode(run: { raw in
-        let d = raw!.assumingMemoryBound(to: Delivery.self)
-        let delivery = d.move()
-        free(d)
-        run(delivery)
-    }), sub: sub, payload: payload, once: once, tracing: tracing))
+    d.initialize(
+        to: Delivery(
+            node: WorkNode(run: { raw in
+                let d = raw!.assumingMemoryBound(to: Delivery.self)
+                let delivery = d.move()
+                free(d)
+                run(delivery)
+            }), sub: sub, payload: payload, once: once, tracing: tracing))
     submitUnbounded(queue, UnsafeMutableRawPointer(d).assumingMemoryBound(to: WorkNode.self))
     if isMain { mainWorkPosted(bus) }
     return true
@@ -67,14 +75,17 @@ func enqueueDelivery(_ sub: UnsafeMutablePointer<Subscription>, _ payload: Unsaf
 /// `enqueueDelivery` on a bounded queue: the ring decides (Events/BoundedQueue.swift);
 /// what it dropped is finished here, outside its lock.
 @inline(never)
-private func enqueueBounded(_ queue: UnsafeMutablePointer<Queue>, _ ring: UnsafeMutablePointer<Ring>,
-                            _ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>,
-                            once: Bool, tracing: UnsafeMutablePointer<Bus>?, mayWait: Bool,
-                            _ bus: UnsafeMutablePointer<Bus>) -> Bool {
+private func enqueueBounded(
+    _ queue: UnsafeMutablePointer<Queue>, _ ring: UnsafeMutablePointer<Ring>,
+    _ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>,
+    once: Bool, tracing: UnsafeMutablePointer<Bus>?, mayWait: Bool,
+    _ bus: UnsafeMutablePointer<Bus>
+) -> Bool {
     let extra = sub.pointee.extra!
-    let slot = Slot(sub: sub, payload: payload, tracing: tracing.map { UnsafeMutableRawPointer($0) },
-                    bus: UnsafeMutableRawPointer(bus), token: SubscriptionPool.token(sub),
-                    done: extra.field(&extra.pointee.done), once: once)
+    let slot = Slot(
+        sub: sub, payload: payload, tracing: tracing.map { UnsafeMutableRawPointer($0) },
+        bus: UnsafeMutableRawPointer(bus), token: SubscriptionPool.token(sub),
+        done: extra.field(&extra.pointee.done), once: once)
     let offered = queue.offer(ring, slot, bus: UnsafeMutableRawPointer(bus), mayWait: mayWait)
     if queue.pointee.isMain { mainWorkPosted(bus) }
     if let dropped = offered.dropped { finishDropped(dropped, offered.why) }
@@ -100,15 +111,19 @@ private func finishDropped(_ slot: Slot, _ why: StaticString) {
 /// started, and says whether it took a doom).
 let runRingDelivery: @convention(c) (UnsafeMutableRawPointer, UInt32) -> Void = { raw, doom in
     let slot = raw.assumingMemoryBound(to: Slot.self)
-    run(Delivery(node: WorkNode(run: { _ in }), sub: slot.pointee.sub!,
-                 payload: slot.pointee.payload!, once: slot.pointee.once,
-                 tracing: slot.pointee.tracing?.assumingMemoryBound(to: Bus.self)), counted: true, doom: doom)
+    run(
+        Delivery(
+            node: WorkNode(run: { _ in }), sub: slot.pointee.sub!,
+            payload: slot.pointee.payload!, once: slot.pointee.once,
+            tracing: slot.pointee.tracing?.assumingMemoryBound(to: Bus.self)), counted: true, doom: doom)
 }
 
 /// A delivery that took a doom: its DROP record and probe, on the queue's thread.
 @inline(never)
-private func reportDoomed(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>,
-                          _ bus: UnsafeMutablePointer<Bus>, _ doom: UInt32) {
+private func reportDoomed(
+    _ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeMutablePointer<Payload>,
+    _ bus: UnsafeMutablePointer<Bus>, _ doom: UInt32
+) {
     let rule = Overflow(rawValue: doom) ?? .dropOldest
     reportDrop(bus, token: SubscriptionPool.token(sub), payload.type, payload.subtype, rule.name)
 }

@@ -94,7 +94,8 @@ func keepSticky(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing) -> Ke
         if isClosed(bus) { return .failed(failClosed()) }
         // The copy last: every step before it can fail without changing what is seen.
         guard let type = typeEntry(bus, event.type), let kept = type.pointee.sticky.record(event.subtype),
-              event.tryEnsurePayload() else { return .failed(QTBUS_ENOMEM.rawValue) }
+            event.tryEnsurePayload()
+        else { return .failed(QTBUS_ENOMEM.rawValue) }
         event.payload!.pointee.sticky = true
         event.payload!.retain()
         if let replaced = type.pointee.sticky.fill(kept, event.payload!) { after.release(replaced) }

@@ -157,9 +157,9 @@ private let batchSize = 32
 
 /// `Ring.hand`'s halves.
 private let doomUnit: UInt64 = 1 << 32
-private extension UInt64 {
-    var inHand: Int { Int(self & (doomUnit - 1)) }
-    var dooms: Int { Int(self >> 32) }
+extension UInt64 {
+    fileprivate var inHand: Int { Int(self & (doomUnit - 1)) }
+    fileprivate var dooms: Int { Int(self >> 32) }
 }
 
 /// The rings of all queues, linked through `nextRing`; taken before a ring's own lock.
@@ -177,20 +177,26 @@ extension UnsafeMutablePointer where Pointee == Queue {
 // MARK: - Setting the limit
 
 /// qtbus_queue_set_limit, arguments checked.  False when out of memory (nothing changed).
-func setLimit(_ q: UnsafeMutablePointer<Queue>, capacity: Int, rule: Overflow, blockTimeoutMs: Int32,
-              runDelivery: @convention(c) (UnsafeMutableRawPointer, UInt32) -> Void) -> Bool {
+func setLimit(
+    _ q: UnsafeMutablePointer<Queue>, capacity: Int, rule: Overflow, blockTimeoutMs: Int32,
+    runDelivery: @convention(c) (UnsafeMutableRawPointer, UInt32) -> Void
+) -> Bool {
     qtshim_lock(&ringsLock)
     defer { qtshim_unlock(&ringsLock) }
     guard let ring = q.ring else {
         // Unbounded and never bounded: the list stays.
         if rule == .grow && capacity == 0 { return true }
         let size = slotCount(for: capacity)
-        guard let slots = tryAllocate(Slot.self, capacity: size), let ring = tryAllocate(Ring.self) else { return false }
+        guard let slots = tryAllocate(Slot.self, capacity: size), let ring = tryAllocate(Ring.self) else {
+            return false
+        }
         // A block per delivery the capacity allows, and one per delivery a drain holds
         // (up to a limit: beyond it copies are malloc'd).
         let pool = makePayloadPool(count: min(max(capacity, 16), 1024) + batchSize)
-        ring.initialize(to: Ring(slots: slots, size: size, queue: q, capacity: capacity, rule: rule,
-                                 blockTimeoutMs: blockTimeoutMs, pool: pool, runDelivery: runDelivery))
+        ring.initialize(
+            to: Ring(
+                slots: slots, size: size, queue: q, capacity: capacity, rule: rule,
+                blockTimeoutMs: blockTimeoutMs, pool: pool, runDelivery: runDelivery))
         ring.pointee.startedSeen = qtshim_atomic_load_seqcst_u64(q.field(&q.pointee.started))
         ring.pointee.nextRing = rings
         rings?.pointee.prevRing = ring
@@ -212,7 +218,11 @@ func setLimit(_ q: UnsafeMutablePointer<Queue>, capacity: Int, rule: Overflow, b
 /// the queue).
 func freeRing(_ ring: UnsafeMutablePointer<Ring>) {
     qtshim_lock(&ringsLock)
-    if let prev = ring.pointee.prevRing { prev.pointee.nextRing = ring.pointee.nextRing } else { rings = ring.pointee.nextRing }
+    if let prev = ring.pointee.prevRing {
+        prev.pointee.nextRing = ring.pointee.nextRing
+    } else {
+        rings = ring.pointee.nextRing
+    }
     ring.pointee.nextRing?.pointee.prevRing = ring.pointee.prevRing
     qtshim_unlock(&ringsLock)
     free(ring.pointee.slots)
@@ -257,7 +267,8 @@ extension UnsafeMutablePointer where Pointee == Queue {
 
     /// A delivery of `bus` into the ring, by the rule.  `mayWait`: a dispatch, which
     /// BLOCK may hold (a replay may not).
-    func offer(_ ring: UnsafeMutablePointer<Ring>, _ slot: Slot, bus: UnsafeMutableRawPointer, mayWait: Bool) -> Offered {
+    func offer(_ ring: UnsafeMutablePointer<Ring>, _ slot: Slot, bus: UnsafeMutableRawPointer, mayWait: Bool) -> Offered
+    {
         qtshim_lock(ring.field(&ring.pointee.lock))
         let offered = decide(ring, slot, bus: bus, mayWait: mayWait)
         // Done while the lock keeps the release queued behind a dropped delivery from
@@ -268,8 +279,10 @@ extension UnsafeMutablePointer where Pointee == Queue {
     }
 
     /// `offer` under the lock (which `wait` lets go while it sleeps).
-    private func decide(_ ring: UnsafeMutablePointer<Ring>, _ slot: Slot, bus: UnsafeMutableRawPointer,
-                        mayWait: Bool) -> Offered {
+    private func decide(
+        _ ring: UnsafeMutablePointer<Ring>, _ slot: Slot, bus: UnsafeMutableRawPointer,
+        mayWait: Bool
+    ) -> Offered {
         while true {
             // Field by field: a copy of the whole Ring would read the lock word too.
             let rule = ring.pointee.rule
@@ -280,8 +293,11 @@ extension UnsafeMutablePointer where Pointee == Queue {
                 return Offered(accepted: true, dropped: old, why: rule.name)
             }
             let capacity = ring.pointee.capacity
-            if capacity == 0 || (ring.pointee.blockedHead == nil && (ring.waitingBound + ring.pointee.reserved < capacity
-                                                                   || ring.waiting() + ring.pointee.reserved < capacity)) {
+            if capacity == 0
+                || (ring.pointee.blockedHead == nil
+                    && (ring.waitingBound + ring.pointee.reserved < capacity
+                        || ring.waiting() + ring.pointee.reserved < capacity))
+            {
                 accept(ring, slot)
                 return Offered(accepted: true, dropped: nil, why: rule.name)
             }
@@ -325,7 +341,9 @@ extension UnsafeMutablePointer where Pointee == Queue {
                     continue
                 default:
                     countDropped()
-                    let why: StaticString = answer == Blocked.busDestroyed ? "qtbus_bus_destroy"
+                    let why: StaticString =
+                        answer == Blocked.busDestroyed
+                        ? "qtbus_bus_destroy"
                         : answer == Blocked.queueReleased ? "qtbus_queue_release" : rule.name
                     return Offered(accepted: false, dropped: slot, why: why)
                 }
@@ -341,7 +359,9 @@ extension UnsafeMutablePointer where Pointee == Queue {
 
     /// Waits, the ring's lock held on entry and on return, for an answer or the
     /// timeout (then removes itself and answers `Blocked.waiting`).
-    private func wait(_ ring: UnsafeMutablePointer<Ring>, _ me: UnsafeMutablePointer<Blocked>, timeoutMs: Int32) -> UInt32 {
+    private func wait(_ ring: UnsafeMutablePointer<Ring>, _ me: UnsafeMutablePointer<Blocked>, timeoutMs: Int32)
+        -> UInt32
+    {
         if let tail = ring.pointee.blockedTail { tail.pointee.next = me } else { ring.pointee.blockedHead = me }
         ring.pointee.blockedTail = me
         // Published before room is looked at again: the drain makes room (`started`)
@@ -473,9 +493,10 @@ extension UnsafeMutablePointer where Pointee == Queue {
         // A dispatch that looked for the ring just before it was made posts outside it,
         // counting only the deliveries outside: the mark may have to catch up.
         raiseHighWater(to: pending)
-        return qtbus_queue_stats(pending: pending, high_water: qtshim_atomic_load_u64(field(&pointee.highWater)),
-                                 delivered: qtshim_atomic_load_u64(field(&pointee.delivered)),
-                                 dropped: qtshim_atomic_load_u64(field(&pointee.dropped)))
+        return qtbus_queue_stats(
+            pending: pending, high_water: qtshim_atomic_load_u64(field(&pointee.highWater)),
+            delivered: qtshim_atomic_load_u64(field(&pointee.delivered)),
+            dropped: qtshim_atomic_load_u64(field(&pointee.dropped)))
     }
 }
 
@@ -529,7 +550,9 @@ private func runMainItem(_ q: UnsafeMutablePointer<Queue>) {
     locals.pointee.ring_running = outer
 }
 
-private func run(_ q: UnsafeMutablePointer<Queue>, _ ring: UnsafeMutablePointer<Ring>, _ slot: UnsafeMutablePointer<Slot>) {
+private func run(
+    _ q: UnsafeMutablePointer<Queue>, _ ring: UnsafeMutablePointer<Ring>, _ slot: UnsafeMutablePointer<Slot>
+) {
     if let work = slot.pointee.work {
         qtshim_tsan_acquire(work)
         work.pointee.run(UnsafeMutableRawPointer(work))
@@ -685,7 +708,9 @@ extension UnsafeMutablePointer where Pointee == Ring {
     /// Keeps `hasBlocked` in step with the line of waiters (under the lock).
     fileprivate func noteBlocked() {
         let value: UInt64 = pointee.blockedHead == nil ? 0 : 1
-        if qtshim_atomic_load_u64(field(&pointee.hasBlocked)) != value { qtshim_atomic_store_u64(field(&pointee.hasBlocked), value) }
+        if qtshim_atomic_load_u64(field(&pointee.hasBlocked)) != value {
+            qtshim_atomic_store_u64(field(&pointee.hasBlocked), value)
+        }
     }
 }
 

@@ -21,8 +21,10 @@ struct EventView {
     /// Set when the event is a request (qtbus_request): handlers may reply to it.
     var request: UnsafeMutablePointer<Request>? = nil
 
-    init(type: UnsafePointer<CChar>, subtype: UnsafePointer<CChar>?, data: UnsafeRawPointer?, size: Int,
-         object: UnsafeMutableRawPointer?) {
+    init(
+        type: UnsafePointer<CChar>, subtype: UnsafePointer<CChar>?, data: UnsafeRawPointer?, size: Int,
+        object: UnsafeMutableRawPointer?
+    ) {
         self.type = type
         self.subtype = subtype
         self.data = data
@@ -31,8 +33,9 @@ struct EventView {
     }
 
     init(payload p: UnsafeMutablePointer<Payload>, queued: Bool) {
-        self.init(type: p.type, subtype: p.subtype, data: p.data, size: p.pointee.size,
-                  object: p.pointee.object)
+        self.init(
+            type: p.type, subtype: p.subtype, data: p.data, size: p.pointee.size,
+            object: p.pointee.object)
         self.queued = queued
         self.sticky = p.pointee.sticky
         self.request = p.pointee.request
@@ -64,8 +67,10 @@ struct Outgoing {
     /// would fail for waits for memory instead (PatternDispatch.swift).
     var accepted = false
 
-    init(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
-         object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?) {
+    init(
+        type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
+        object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?
+    ) {
         self.type = type
         self.subtype = subtype
         self.data = data
@@ -77,8 +82,9 @@ struct Outgoing {
 
     /// An event copied earlier; takes the caller's reference to `payload`.
     init(payload p: UnsafeMutablePointer<Payload>) {
-        self.init(type: payloadTypeName(p), subtype: payloadSubtypeName(p), data: p.data,
-                  size: p.pointee.size, object: p.pointee.object, objectRelease: nil)
+        self.init(
+            type: payloadTypeName(p), subtype: payloadSubtypeName(p), data: p.data,
+            size: p.pointee.size, object: p.pointee.object, objectRelease: nil)
         payload = p
         request = p.pointee.request
         accepted = true
@@ -90,8 +96,11 @@ struct Outgoing {
     mutating func tryEnsurePayload() -> Bool {
         guard payload == nil else { return true }
         if borrowed != nil { return tryEnsureBorrowedPayload() }
-        guard let p = makePayload(type: type, subtype: subtype, data: data, size: size,
-                                  object: object, objectRelease: objectRelease, parent: nil, request: request) else {
+        guard
+            let p = makePayload(
+                type: type, subtype: subtype, data: data, size: size,
+                object: object, objectRelease: objectRelease, parent: nil, request: request)
+        else {
             return false
         }
         payload = p
@@ -104,8 +113,11 @@ struct Outgoing {
     private mutating func tryEnsureBorrowedPayload() -> Bool {
         let b = borrowed!
         let copy = b.copy(object)
-        guard let p = makePayload(type: type, subtype: subtype, data: data, size: size,
-                                  object: copy, objectRelease: b.release, parent: nil, request: request) else {
+        guard
+            let p = makePayload(
+                type: type, subtype: subtype, data: data, size: size,
+                object: copy, objectRelease: b.release, parent: nil, request: request)
+        else {
             b.release(copy)
             return false
         }
@@ -126,8 +138,11 @@ struct Outgoing {
     /// queue's blocks when one is free and it fits (PayloadPool.swift).
     mutating func ensurePayload(pool: UnsafeMutablePointer<PayloadPool>) {
         guard payload == nil else { return }
-        if borrowed == nil, let p = makePooledPayload(pool, type: type, subtype: subtype, data: data, size: size,
-                                                      object: object, objectRelease: objectRelease, request: request) {
+        if borrowed == nil,
+            let p = makePooledPayload(
+                pool, type: type, subtype: subtype, data: data, size: size,
+                object: object, objectRelease: objectRelease, request: request)
+        {
             payload = p
             objectRelease = nil
             return
@@ -157,8 +172,9 @@ extension EventView {
     /// view here, so a field added to the view is filled in one place).
     @inline(__always)
     init(_ event: Outgoing) {
-        self.init(type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
-                  object: event.object)
+        self.init(
+            type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
+            object: event.object)
         request = event.request
         if let p = event.payload, p.pointee.sticky { sticky = true }
     }
@@ -175,4 +191,5 @@ struct BorrowedObject {
 }
 
 /// Makes a copy of a borrowed object that outlives the dispatch (SwiftAPISupport.swift explains).
-@usableFromInline package typealias _QTEngineObjectCopy = @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
+@usableFromInline package typealias _QTEngineObjectCopy =
+    @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?

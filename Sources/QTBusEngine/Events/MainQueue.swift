@@ -29,7 +29,9 @@ func countIfMain(_ isMain: Bool) {
 // MARK: - Main queue pump
 
 func mainDrain() -> Int32 {
-    guard qtshim_is_main_thread() else { return fail(QTBUS_EINVAL, "called on a thread other than the process's main thread") }
+    guard qtshim_is_main_thread() else {
+        return fail(QTBUS_EINVAL, "called on a thread other than the process's main thread")
+    }
     _ = mainQueue
     // Saved and restored so a main-queue handler that drains again counts correctly.
     let outer = mainWorkRun
@@ -41,7 +43,9 @@ func mainDrain() -> Int32 {
 }
 
 func mainWait(_ timeoutMs: Int32) -> Int32 {
-    guard qtshim_is_main_thread() else { return fail(QTBUS_EINVAL, "called on a thread other than the process's main thread") }
+    guard qtshim_is_main_thread() else {
+        return fail(QTBUS_EINVAL, "called on a thread other than the process's main thread")
+    }
     _ = mainQueue
     if qtshim_main_queue_poll(timeoutMs) <= 0 { return 0 }
     return mainDrain()

@@ -14,7 +14,8 @@
 
 /// qtbus_overflow.
 package enum Overflow: UInt32 {
-    case grow = 0, block, dropNewest, dropOldest, latest
+    case grow = 0
+    case block, dropNewest, dropOldest, latest
 
     /// The `function` of the DROP records this rule makes.
     package var name: StaticString {

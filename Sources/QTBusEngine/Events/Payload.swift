@@ -68,17 +68,20 @@ extension UnsafeMutablePointer where Pointee == Payload {
 
 /// A copy of an event, holding one reference; nil when out of memory (then nothing was
 /// retained and the object is still the caller's).
-func makePayload(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
-                 object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?,
-                 parent: UnsafeMutablePointer<Payload>?,
-                 request: UnsafeMutablePointer<Request>? = nil) -> UnsafeMutablePointer<Payload>? {
+func makePayload(
+    type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
+    object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?,
+    parent: UnsafeMutablePointer<Payload>?,
+    request: UnsafeMutablePointer<Request>? = nil
+) -> UnsafeMutablePointer<Payload>? {
     // malloc, not allocate(byteCount:alignment: 16): the Swift runtime sends an explicit
     // 16-byte alignment to posix_memalign, which costs (docs/perf-notes.md, "Payloads
     // come from malloc"), while glibc's malloc already returns 16-aligned blocks on every
     // 64-bit target.
     guard let raw = malloc(payloadBytes(size: size, type: type, subtype: subtype)) else { return nil }
-    return fillPayload(raw, type: type, subtype: subtype, data: data, size: size, object: object,
-                       objectRelease: objectRelease, parent: parent, request: request)
+    return fillPayload(
+        raw, type: type, subtype: subtype, data: data, size: size, object: object,
+        objectRelease: objectRelease, parent: parent, request: request)
 }
 
 /// The bytes a Payload of this event takes.
@@ -89,24 +92,30 @@ func payloadBytes(size: Int, type: CName, subtype: CName?) -> Int {
 
 /// A copy of an event made in a bounded queue's block (PayloadPool.swift), when one is
 /// free and the copy fits it; nil otherwise (nothing was taken or retained).
-func makePooledPayload(_ pool: UnsafeMutablePointer<PayloadPool>, type: CName, subtype: CName?,
-                       data: UnsafeRawPointer?, size: Int, object: UnsafeMutableRawPointer?,
-                       objectRelease: qtbus_release?,
-                       request: UnsafeMutablePointer<Request>?) -> UnsafeMutablePointer<Payload>? {
+func makePooledPayload(
+    _ pool: UnsafeMutablePointer<PayloadPool>, type: CName, subtype: CName?,
+    data: UnsafeRawPointer?, size: Int, object: UnsafeMutableRawPointer?,
+    objectRelease: qtbus_release?,
+    request: UnsafeMutablePointer<Request>?
+) -> UnsafeMutablePointer<Payload>? {
     guard payloadBytes(size: size, type: type, subtype: subtype) <= PayloadPool.payloadRoom,
-          let raw = pool.take() else { return nil }
-    let p = fillPayload(raw, type: type, subtype: subtype, data: data, size: size, object: object,
-                        objectRelease: objectRelease, parent: nil, request: request)
+        let raw = pool.take()
+    else { return nil }
+    let p = fillPayload(
+        raw, type: type, subtype: subtype, data: data, size: size, object: object,
+        objectRelease: objectRelease, parent: nil, request: request)
     p.pointee.carrying = Payload.pooled
     return p
 }
 
 /// Copies the event into `raw` (`payloadBytes` long) and makes it a Payload.
 @inline(__always)
-private func fillPayload(_ raw: UnsafeMutableRawPointer, type: CName, subtype: CName?, data: UnsafeRawPointer?,
-                         size: Int, object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?,
-                         parent: UnsafeMutablePointer<Payload>?,
-                         request: UnsafeMutablePointer<Request>?) -> UnsafeMutablePointer<Payload> {
+private func fillPayload(
+    _ raw: UnsafeMutableRawPointer, type: CName, subtype: CName?, data: UnsafeRawPointer?,
+    size: Int, object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?,
+    parent: UnsafeMutablePointer<Payload>?,
+    request: UnsafeMutablePointer<Request>?
+) -> UnsafeMutablePointer<Payload> {
     let bytes = raw + payloadHeader
     if let data, size > 0 { bytes.copyMemory(from: data, byteCount: size) }
     bytes.storeBytes(of: 0, toByteOffset: size, as: UInt8.self)
@@ -121,20 +130,25 @@ private func fillPayload(_ raw: UnsafeMutableRawPointer, type: CName, subtype: C
     if let parent { parent.retain() }
     if let request { request.retain() }
     let p = raw.bindMemory(to: Payload.self, capacity: 1)
-    p.initialize(to: Payload(size: size, object: object, objectRelease: objectRelease, parent: parent,
-                             request: request, typeLength: UInt8(truncatingIfNeeded: type.length),
-                             subtypeLength: UInt8(truncatingIfNeeded: subtype?.length ?? 0)))
+    p.initialize(
+        to: Payload(
+            size: size, object: object, objectRelease: objectRelease, parent: parent,
+            request: request, typeLength: UInt8(truncatingIfNeeded: type.length),
+            subtypeLength: UInt8(truncatingIfNeeded: subtype?.length ?? 0)))
     return p
 }
 
 /// `makePayload` for copies that must be made (the event was accepted): waits for memory.
-func makePayloadWaiting(type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
-                        object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?,
-                        parent: UnsafeMutablePointer<Payload>?,
-                        request: UnsafeMutablePointer<Request>? = nil) -> UnsafeMutablePointer<Payload> {
+func makePayloadWaiting(
+    type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
+    object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?,
+    parent: UnsafeMutablePointer<Payload>?,
+    request: UnsafeMutablePointer<Request>? = nil
+) -> UnsafeMutablePointer<Payload> {
     func attempt() -> UnsafeMutablePointer<Payload>? {
-        makePayload(type: type, subtype: subtype, data: data, size: size, object: object,
-                    objectRelease: objectRelease, parent: parent, request: request)
+        makePayload(
+            type: type, subtype: subtype, data: data, size: size, object: object,
+            objectRelease: objectRelease, parent: parent, request: request)
     }
     return attempt() ?? waitForMemory(attempt)
 }

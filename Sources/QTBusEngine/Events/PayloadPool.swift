@@ -45,7 +45,8 @@ struct PayloadPool {
 func makePayloadPool(count: Int) -> UnsafeMutablePointer<PayloadPool>? {
     let count = min(count, PayloadPool.maxBlocks)
     guard let pool = tryAllocate(PayloadPool.self),
-          let blocks = aligned_alloc(64, count * PayloadPool.blockSize) else {
+        let blocks = aligned_alloc(64, count * PayloadPool.blockSize)
+    else {
         return nil
     }
     pool.initialize(to: PayloadPool(blocks: blocks, count: count))
@@ -91,8 +92,9 @@ extension UnsafeMutablePointer where Pointee == PayloadPool {
 /// Gives back the block holding `payload` (memory `take` returned), from any thread.
 func returnPayloadBlock(_ payload: UnsafeMutableRawPointer) {
     let block = payload - PayloadPool.payloadOffset
-    let pool = UnsafeMutablePointer<PayloadPool>(mutating: block.load(as: UnsafeRawPointer.self)
-        .assumingMemoryBound(to: PayloadPool.self))
+    let pool = UnsafeMutablePointer<PayloadPool>(
+        mutating: block.load(as: UnsafeRawPointer.self)
+            .assumingMemoryBound(to: PayloadPool.self))
     let index = UInt64((block - pool.pointee.blocks) / PayloadPool.blockSize)
     let head = pool.field(&pool.pointee.head)
     qtshim_tsan_release(block)

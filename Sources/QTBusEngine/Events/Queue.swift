@@ -107,9 +107,10 @@ extension UnsafeMutablePointer where Pointee == Queue {
         // is not negative (it may still count one that started meanwhile, as the header
         // says), and the high-water mark reported is never below it.
         let pending = enqueued > started ? enqueued &- started : 0
-        return qtbus_queue_stats(pending: pending,
-                                 high_water: max(pending, qtshim_atomic_load_u64(field(&pointee.highWater))),
-                                 delivered: delivered, dropped: dropped)
+        return qtbus_queue_stats(
+            pending: pending,
+            high_water: max(pending, qtshim_atomic_load_u64(field(&pointee.highWater))),
+            delivered: delivered, dropped: dropped)
     }
 }
 
@@ -189,8 +190,10 @@ private func runBatch(_ q: UnsafeMutablePointer<Queue>) {
 
 /// Work that is not a delivery (a release, an execution): `work(context)` on `q`, in
 /// FIFO order with its deliveries.  Allocates a node; these are rare next to deliveries.
-func submit(_ q: UnsafeMutablePointer<Queue>, context: UnsafeMutableRawPointer?,
-            _ work: @convention(c) (UnsafeMutableRawPointer?) -> Void) {
+func submit(
+    _ q: UnsafeMutablePointer<Queue>, context: UnsafeMutableRawPointer?,
+    _ work: @convention(c) (UnsafeMutableRawPointer?) -> Void
+) {
     struct Item {
         var node: WorkNode
         let context: UnsafeMutableRawPointer?
@@ -198,13 +201,15 @@ func submit(_ q: UnsafeMutablePointer<Queue>, context: UnsafeMutableRawPointer?,
     }
     // A release or an accepted execution: it must run, so it waits for memory.
     let item = allocateWaiting(Item.self)
-    item.initialize(to: Item(node: WorkNode(run: { raw in
-        let item = raw!.assumingMemoryBound(to: Item.self)
-        let (context, work) = (item.pointee.context, item.pointee.work)
-        item.deinitialize(count: 1)
-        free(item)
-        work(context)
-    }), context: context, work: work))
+    item.initialize(
+        to: Item(
+            node: WorkNode(run: { raw in
+                let item = raw!.assumingMemoryBound(to: Item.self)
+                let (context, work) = (item.pointee.context, item.pointee.work)
+                item.deinitialize(count: 1)
+                free(item)
+                work(context)
+            }), context: context, work: work))
     submit(q, UnsafeMutableRawPointer(item).assumingMemoryBound(to: WorkNode.self))
 }
 

@@ -13,8 +13,10 @@ struct Request {
 }
 
 /// nil when out of memory.
-func makeRequest(onReply: qtbus_reply_handler?, userdata: UnsafeMutableRawPointer?,
-                 release: qtbus_release?) -> UnsafeMutablePointer<Request>? {
+func makeRequest(
+    onReply: qtbus_reply_handler?, userdata: UnsafeMutableRawPointer?,
+    release: qtbus_release?
+) -> UnsafeMutablePointer<Request>? {
     guard let r = tryAllocate(Request.self) else { return nil }
     r.initialize(to: Request(onReply: onReply, userdata: userdata, release: release))
     return r
@@ -50,8 +52,10 @@ struct DeferredReply {
 }
 
 /// nil when out of memory; takes a reference to `request` on success.
-func makeDeferredReply(_ request: UnsafeMutablePointer<Request>, type: UnsafePointer<CChar>,
-                       subtype: UnsafePointer<CChar>?) -> UnsafeMutablePointer<DeferredReply>? {
+func makeDeferredReply(
+    _ request: UnsafeMutablePointer<Request>, type: UnsafePointer<CChar>,
+    subtype: UnsafePointer<CChar>?
+) -> UnsafeMutablePointer<DeferredReply>? {
     let typeSize = strlen(type) + 1
     let subtypeSize = subtype.map { strlen($0) + 1 } ?? 0
     guard let raw = malloc(MemoryLayout<DeferredReply>.stride + typeSize + subtypeSize) else { return nil }
@@ -60,8 +64,10 @@ func makeDeferredReply(_ request: UnsafeMutablePointer<Request>, type: UnsafePoi
     if let subtype { memcpy(names + typeSize, subtype, subtypeSize) }
     let d = raw.assumingMemoryBound(to: DeferredReply.self)
     request.retain()
-    d.initialize(to: DeferredReply(request: request, type: UnsafePointer(names),
-                                   subtype: subtype == nil ? nil : UnsafePointer(names + typeSize)))
+    d.initialize(
+        to: DeferredReply(
+            request: request, type: UnsafePointer(names),
+            subtype: subtype == nil ? nil : UnsafePointer(names + typeSize)))
     return d
 }
 

@@ -60,8 +60,10 @@ extension UnsafeMutablePointer where Pointee == Command {
     /// happened, so its event waits for memory if it must.
     fileprivate func append(_ type: StaticName, _ data: UnsafeRawPointer?, _ size: Int) {
         let subtype = CName(UnsafePointer(pointee.name.bytes))!
-        pointee.pending.append(makePayloadWaiting(type: type.name, subtype: subtype, data: data, size: size,
-                                                  object: nil, objectRelease: nil, parent: nil))
+        pointee.pending.append(
+            makePayloadWaiting(
+                type: type.name, subtype: subtype, data: data, size: size,
+                object: nil, objectRelease: nil, parent: nil))
     }
 
     fileprivate func append(_ type: StaticName, flag: Bool) {
@@ -130,8 +132,10 @@ private let finalizeCommand: Finalizer = { raw in
 
 // MARK: - Entry points
 
-func makeCommand(_ bus: UnsafeMutablePointer<Bus>, _ name: CName, concurrent: Bool, _ execute: qtbus_execute_fn,
-                   _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int64 {
+func makeCommand(
+    _ bus: UnsafeMutablePointer<Bus>, _ name: CName, concurrent: Bool, _ execute: qtbus_execute_fn,
+    _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?
+) -> Int64 {
     withMemoryEpoch {
         withRegistry { state, _ in
             if isClosed(bus) { return Int64(failClosed()) }
@@ -147,8 +151,10 @@ func makeCommand(_ bus: UnsafeMutablePointer<Bus>, _ name: CName, concurrent: Bo
                 free(c)
                 return Int64(QTBUS_ENOMEM.rawValue)
             }
-            c.initialize(to: Command(id: id, bus: bus, name: stored, concurrent: concurrent,
-                                     execute: execute, userdata: userdata, release: release))
+            c.initialize(
+                to: Command(
+                    id: id, bus: bus, name: stored, concurrent: concurrent,
+                    execute: execute, userdata: userdata, release: release))
             bus.pointee.commands.appendReserved(id)
             return Int64(bitPattern: id)
         }
@@ -240,11 +246,15 @@ private struct QueuedExecution {
 }
 
 /// Runs `execute` on `queue` later, unless the command is disposed by then.
-private func postExecution(_ item: UnsafeMutablePointer<QueuedExecution>, _ c: UnsafeMutablePointer<Command>,
-                           _ execution: qtbus_execution, _ input: UnsafeMutablePointer<Payload>?,
-                           _ queue: UnsafeMutablePointer<Queue>) {
-    item.initialize(to: QueuedExecution(command: c, execution: execution, input: input,
-                                        isMain: queue.pointee.isMain))
+private func postExecution(
+    _ item: UnsafeMutablePointer<QueuedExecution>, _ c: UnsafeMutablePointer<Command>,
+    _ execution: qtbus_execution, _ input: UnsafeMutablePointer<Payload>?,
+    _ queue: UnsafeMutablePointer<Queue>
+) {
+    item.initialize(
+        to: QueuedExecution(
+            command: c, execution: execution, input: input,
+            isMain: queue.pointee.isMain))
     // The queue may be released by its creator meanwhile: work already submitted keeps
     // it alive (see `submit`).
     submit(queue, context: item) { raw in
@@ -255,7 +265,9 @@ private func postExecution(_ item: UnsafeMutablePointer<QueuedExecution>, _ c: U
         if !withRegistry({ _, _ in c.pointee.disposed }) {
             if let p = item.input {
                 var view = EventView(payload: p, queued: true)
-                withUnsafeMutablePointer(to: &view) { c.pointee.execute(OpaquePointer($0), item.execution, c.pointee.userdata) }
+                withUnsafeMutablePointer(to: &view) {
+                    c.pointee.execute(OpaquePointer($0), item.execution, c.pointee.userdata)
+                }
             } else {
                 c.pointee.execute(nil, item.execution, c.pointee.userdata)
             }
@@ -272,7 +284,9 @@ private func postExecution(_ item: UnsafeMutablePointer<QueuedExecution>, _ c: U
 private func changeCommand(_ change: (inout RegistryState) -> UnsafeMutablePointer<Command>?) -> Int32 {
     withEpoch {
         withRegistry { state, after in
-            guard let c = change(&state) else { return fail(QTBUS_ESTALE, "the command or execution is over, disposed or was never made") }
+            guard let c = change(&state) else {
+                return fail(QTBUS_ESTALE, "the command or execution is over, disposed or was never made")
+            }
             c.claimPublisher(&after)
             return QTBUS_OK.rawValue
         }
@@ -291,7 +305,9 @@ func setCommandEnabled(_ id: UInt64, _ enabled: Bool) -> Int32 {
 /// 1 or 0 for `running > 0` (`executing: true`) or for "execute would be accepted now".
 func queryCommand(_ id: UInt64, executing: Bool) -> Int32 {
     withRegistry { state, _ in
-        guard let c = state.commands.lookup(id) else { return fail(QTBUS_ESTALE, "the command is disposed or was never made") }
+        guard let c = state.commands.lookup(id) else {
+            return fail(QTBUS_ESTALE, "the command is disposed or was never made")
+        }
         if executing { return c.pointee.running > 0 ? 1 : 0 }
         return c.pointee.enabled && (c.pointee.concurrent || c.pointee.running == 0) ? 1 : 0
     }
@@ -322,8 +338,10 @@ func finishExecution(_ id: UInt64, _ error: Int32, _ message: UnsafePointer<CCha
 
 /// Under the registry lock: takes the command out of the tables (its executions too)
 /// and drops the table's reference.
-func disposeCommandLocked(_ state: inout RegistryState, _ c: UnsafeMutablePointer<Command>,
-                          _ after: inout AfterUnlock) {
+func disposeCommandLocked(
+    _ state: inout RegistryState, _ c: UnsafeMutablePointer<Command>,
+    _ after: inout AfterUnlock
+) {
     state.commands.remove(c.pointee.id)
     c.pointee.executions.forEach { state.executions.remove($0) }
     c.pointee.executions.free()
@@ -335,7 +353,9 @@ func disposeCommandLocked(_ state: inout RegistryState, _ c: UnsafeMutablePointe
 
 func disposeCommand(_ id: UInt64) -> Int32 {
     withRegistry { state, after in
-        guard let c = state.commands.lookup(id) else { return fail(QTBUS_ESTALE, "the command is disposed or was never made") }
+        guard let c = state.commands.lookup(id) else {
+            return fail(QTBUS_ESTALE, "the command is disposed or was never made")
+        }
         disposeCommandLocked(&state, c, &after)
         return QTBUS_OK.rawValue
     }

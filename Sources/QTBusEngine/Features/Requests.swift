@@ -18,8 +18,10 @@ import CQtbusLibc
 
 /// qtbus_request: dispatches `event` with a request attached.  Arguments were checked
 /// by the caller (not sticky: a request completes, it cannot be kept for later).
-func sendRequest(_ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, onReply: qtbus_reply_handler?,
-                 userdata: UnsafeMutableRawPointer?, release: qtbus_release?) -> Int32 {
+func sendRequest(
+    _ bus: UnsafeMutablePointer<Bus>, _ event: inout Outgoing, onReply: qtbus_reply_handler?,
+    userdata: UnsafeMutableRawPointer?, release: qtbus_release?
+) -> Int32 {
     guard let request = makeRequest(onReply: onReply, userdata: userdata, release: release) else {
         return QTBUS_ENOMEM.rawValue
     }
@@ -45,8 +47,10 @@ func replyTo(_ view: UnsafeMutablePointer<EventView>, _ data: UnsafeRawPointer?,
     return QTBUS_OK.rawValue
 }
 
-private func sendReply(_ request: UnsafeMutablePointer<Request>, type: UnsafePointer<CChar>,
-                       subtype: UnsafePointer<CChar>?, _ data: UnsafeRawPointer?, _ size: Int) {
+private func sendReply(
+    _ request: UnsafeMutablePointer<Request>, type: UnsafePointer<CChar>,
+    subtype: UnsafePointer<CChar>?, _ data: UnsafeRawPointer?, _ size: Int
+) {
     guard let onReply = request.pointee.onReply else { return }
     var reply = EventView(type: type, subtype: subtype, data: data, size: size, object: nil)
     reply.queued = true

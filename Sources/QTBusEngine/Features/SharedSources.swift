@@ -96,21 +96,26 @@ func typeLivenessChanged(_ type: UnsafeMutablePointer<TypeEntry>, live: Bool, _ 
     }
 }
 
-func makeSource(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, autoconnect: Bool, _ start: qtbus_source_start,
-                  _ stop: qtbus_source_stop?, _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int64 {
+func makeSource(
+    _ bus: UnsafeMutablePointer<Bus>, _ type: CName, autoconnect: Bool, _ start: qtbus_source_start,
+    _ stop: qtbus_source_stop?, _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?
+) -> Int64 {
     withMemoryEpoch {
         withRegistry { state, after in
             if isClosed(bus) { return Int64(failClosed()) }
             guard let entry = typeEntry(bus, type), bus.pointee.sources.reserve(1),
-                  !autoconnect || entry.pointee.sources.reserve(1),
-                  let s = tryAllocate(SharedSource.self) else { return Int64(QTBUS_ENOMEM.rawValue) }
+                !autoconnect || entry.pointee.sources.reserve(1),
+                let s = tryAllocate(SharedSource.self)
+            else { return Int64(QTBUS_ENOMEM.rawValue) }
             let id = state.sources.insert(s)
             guard id != 0 else {
                 free(s)
                 return Int64(QTBUS_ENOMEM.rawValue)
             }
-            s.initialize(to: SharedSource(id: id, bus: bus, type: entry, autoconnect: autoconnect, start: start,
-                                          stop: stop, userdata: userdata, release: release))
+            s.initialize(
+                to: SharedSource(
+                    id: id, bus: bus, type: entry, autoconnect: autoconnect, start: start,
+                    stop: stop, userdata: userdata, release: release))
             bus.pointee.sources.appendReserved(id)
             if autoconnect {
                 entry.pointee.sources.appendReserved(s)
@@ -129,7 +134,9 @@ func makeSource(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, autoconnect: Bo
 /// runs start or stop after unlocking.
 func setSourceConnected(_ id: UInt64, _ want: Bool) -> Int32 {
     withRegistry { state, after in
-        guard let s = state.sources.lookup(id) else { return fail(QTBUS_ESTALE, "the source is disposed or was never made") }
+        guard let s = state.sources.lookup(id) else {
+            return fail(QTBUS_ESTALE, "the source is disposed or was never made")
+        }
         s.pointee.want = want
         claimWorker(s, &after)
         return QTBUS_OK.rawValue
@@ -139,8 +146,10 @@ func setSourceConnected(_ id: UInt64, _ want: Bool) -> Int32 {
 /// Under the registry lock: takes the source out of every list and marks it to be
 /// stopped (if connected) and released by a worker: this call, after the unlock, or
 /// the busy worker, which finishes the job.
-func disposeSourceLocked(_ state: inout RegistryState, _ s: UnsafeMutablePointer<SharedSource>,
-                         _ after: inout AfterUnlock) {
+func disposeSourceLocked(
+    _ state: inout RegistryState, _ s: UnsafeMutablePointer<SharedSource>,
+    _ after: inout AfterUnlock
+) {
     state.sources.remove(s.pointee.id)
     let bus = s.pointee.bus
     bus.pointee.sources.removeFirst { $0 == s.pointee.id }
@@ -152,7 +161,9 @@ func disposeSourceLocked(_ state: inout RegistryState, _ s: UnsafeMutablePointer
 
 func disposeSource(_ id: UInt64) -> Int32 {
     withRegistry { state, after in
-        guard let s = state.sources.lookup(id) else { return fail(QTBUS_ESTALE, "the source is disposed or was never made") }
+        guard let s = state.sources.lookup(id) else {
+            return fail(QTBUS_ESTALE, "the source is disposed or was never made")
+        }
         disposeSourceLocked(&state, s, &after)
         return QTBUS_OK.rawValue
     }

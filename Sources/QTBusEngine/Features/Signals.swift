@@ -14,12 +14,15 @@ import CQtbusLibc
 
 /// qtbus_signal_define: makes a signature of `count` `kinds` (checked) the one of `type`
 /// on `bus`; defining an equal one again is QTBUS_OK.
-func defineSignal(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ kinds: UnsafePointer<qtbus_arg>?,
-                  _ count: Int) -> Int32 {
+func defineSignal(
+    _ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ kinds: UnsafePointer<qtbus_arg>?,
+    _ count: Int
+) -> Int32 {
     // Where a typed handler finds the bytes of the event it is given (signals.c reads
     // them in place; every connect follows a define).
-    qtshim_signals_event_layout(MemoryLayout<EventView>.offset(of: \.data)!,
-                                MemoryLayout<EventView>.offset(of: \.size)!)
+    qtshim_signals_event_layout(
+        MemoryLayout<EventView>.offset(of: \.data)!,
+        MemoryLayout<EventView>.offset(of: \.size)!)
     var made: UnsafeMutableRawPointer? = nil
     let status = qtshim_signature_make(kinds, count, &made)
     guard status == QTBUS_OK.rawValue, let signature = made else { return status }
@@ -45,11 +48,14 @@ func defineSignal(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ kinds: Unsa
 /// destroy it).  A type with a signature has an entry, so a name not found (or not valid
 /// UTF-8, which no entry has) has none.
 @inline(__always)
-private func withSignature(_ bus: UnsafeMutablePointer<Bus>, _ type: CName,
-                           _ body: (UnsafeMutablePointer<TypeEntry>, UnsafeMutableRawPointer) -> Int32) -> Int32 {
+private func withSignature(
+    _ bus: UnsafeMutablePointer<Bus>, _ type: CName,
+    _ body: (UnsafeMutablePointer<TypeEntry>, UnsafeMutableRawPointer) -> Int32
+) -> Int32 {
     if isClosed(bus) { return failClosed() }
     guard let entry = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(&bus.pointee.types)), type),
-          let signature = qtshim_atomic_load_ptr(entry.field(&entry.pointee.signature)) else {
+        let signature = qtshim_atomic_load_ptr(entry.field(&entry.pointee.signature))
+    else {
         return fail(QTBUS_EINVAL, "the type has no signature on this bus (qtbus_signal_define)")
     }
     return body(entry, signature)
@@ -63,16 +69,19 @@ private func withSignature(_ bus: UnsafeMutablePointer<Bus>, _ type: CName,
 func signatureKinds(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ out: UnsafeMutablePointer<UInt8>) -> Int {
     if isClosed(bus) { return -1 }
     guard let entry = NameTable<TypeEntry>.lookup(qtshim_atomic_load_ptr(bus.field(&bus.pointee.types)), type),
-          let signature = qtshim_atomic_load_ptr(entry.field(&entry.pointee.signature)) else { return -1 }
+        let signature = qtshim_atomic_load_ptr(entry.field(&entry.pointee.signature))
+    else { return -1 }
     return qtshim_signature_kinds(signature, out)
 }
 
 /// qtbus_signal_connect, in a memory section (a connect must not delay or run other
 /// threads' releases): `subscribe` is called with the handler, userdata and release of
 /// a subscription that calls `fn` with the arguments of `type`'s signature.
-func connectSignal(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ fn: @convention(c) () -> Void,
-                   _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?,
-                   subscribe: (qtbus_handler, UnsafeMutableRawPointer, qtbus_release) -> Int32) -> Int32 {
+func connectSignal(
+    _ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ fn: @convention(c) () -> Void,
+    _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?,
+    subscribe: (qtbus_handler, UnsafeMutableRawPointer, qtbus_release) -> Int32
+) -> Int32 {
     withSignature(bus, type) { _, signature in
         guard let connection = qtshim_connection_make(signature, fn, userdata, release) else {
             return QTBUS_ENOMEM.rawValue
@@ -94,19 +103,22 @@ enum SignalArguments {
 /// they are this thread's current emit: the typed handlers `send` reaches use the call
 /// prepared once here.  In a dispatch section (an emit is a dispatch).
 @inline(__always)
-func withPackedArguments(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ arguments: SignalArguments,
-                         _ send: (UnsafeMutablePointer<TypeEntry>, UnsafeRawPointer, Int) -> Int32) -> Int32 {
+func withPackedArguments(
+    _ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ arguments: SignalArguments,
+    _ send: (UnsafeMutablePointer<TypeEntry>, UnsafeRawPointer, Int) -> Int32
+) -> Int32 {
     withSignature(bus, type) { entry, signature in
         // Not initialized: signals.c writes what it reads.
         withUnsafeTemporaryAllocation(byteCount: Int(QTSHIM_EMIT_SIZE), alignment: 16) { emit in
             var bytes: UnsafeRawPointer? = nil
             var size = 0
-            let packed = switch arguments {
-            case .values(let values, let count):
-                qtshim_emit_begin(emit.baseAddress, signature, values, count, nil, &bytes, &size)
-            case .varargs(let list):
-                qtshim_emit_begin(emit.baseAddress, signature, nil, 0, list, &bytes, &size)
-            }
+            let packed =
+                switch arguments {
+                case .values(let values, let count):
+                    qtshim_emit_begin(emit.baseAddress, signature, values, count, nil, &bytes, &size)
+                case .varargs(let list):
+                    qtshim_emit_begin(emit.baseAddress, signature, nil, 0, list, &bytes, &size)
+                }
             guard packed == QTBUS_OK.rawValue else { return packed }
             let status = send(entry, bytes.unsafelyUnwrapped, size)
             qtshim_emit_end(emit.baseAddress)
@@ -118,8 +130,10 @@ func withPackedArguments(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ argu
 /// qtbus_signal_emit and qtbus_signal_emitv: `arguments` packed, then dispatched with
 /// the checks qtbus_dispatch makes of what the caller gave (the bytes are the emit's
 /// own).  The dispatch starts from the type's entry, found with the signature.
-func emitSignal(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ arguments: SignalArguments,
-                subtype: UnsafePointer<CChar>?, flags: UInt32) -> Int32 {
+func emitSignal(
+    _ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ arguments: SignalArguments,
+    subtype: UnsafePointer<CChar>?, flags: UInt32
+) -> Int32 {
     withPackedArguments(bus, type, arguments) { entry, bytes, size in
         guard flags & ~stickyFlag == 0 else {
             return fail(QTBUS_EINVAL, "unknown flag bits 0x%llx in flags", value: UInt64(flags & ~stickyFlag))
@@ -136,8 +150,10 @@ func emitSignal(_ bus: UnsafeMutablePointer<Bus>, _ type: CName, _ arguments: Si
 }
 
 /// qtbus_event_args: the arguments `event`'s bytes carry, into `out`.
-func signalArguments(_ event: UnsafeMutablePointer<EventView>, _ out: UnsafeMutablePointer<qtbus_value>?,
-                     _ count: Int) -> Int32 {
+func signalArguments(
+    _ event: UnsafeMutablePointer<EventView>, _ out: UnsafeMutablePointer<qtbus_value>?,
+    _ count: Int
+) -> Int32 {
     let size = event.pointee.size
     return qtshim_event_args(size > 0 ? event.pointee.data : nil, size, out, count)
 }

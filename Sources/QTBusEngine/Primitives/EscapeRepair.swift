@@ -27,8 +27,10 @@ extension UnsafeMutablePointer where Pointee == ThreadRecord {
 /// in `slot`.  Two stores on the dispatch path; nothing clears the slot, which is read
 /// only while the section is open.
 @inline(__always)
-func withEscapeCanary<R>(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ value: UInt64,
-                         _ body: () -> R) -> R {
+func withEscapeCanary<R>(
+    _ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ value: UInt64,
+    _ body: () -> R
+) -> R {
     var canary = value
     // Unprotected: a stack protector would cost the dispatch path more than the
     // canary itself, for a pointer no code writes through.
@@ -62,7 +64,8 @@ func closeMemorySection(_ record: UnsafeMutablePointer<ThreadRecord>) {
 }
 
 func reportEscape() {
-    qtshim_escape_noticed("""
+    qtshim_escape_noticed(
+        """
         a callback on this thread did not return normally (a C++ exception or longjmp() \
         out of a handler, release hook or other callback): the library closed the \
         dispatch it interrupted, so releases go on, but what that dispatch had not done \
@@ -77,12 +80,14 @@ func reportEscape() {
 func repairEscapedSections(_ record: UnsafeMutablePointer<ThreadRecord>) {
     var escaped = false
     if record.pointee.depth > 0, let canary = record.pointee.canary,
-       frameGone(canary, record.canaryValue) {
+        frameGone(canary, record.canaryValue)
+    {
         closeDispatchSection(record)
         escaped = true
     }
     if record.pointee.memoryDepth > 0, let canary = record.pointee.memoryCanary,
-       frameGone(canary, record.memoryCanaryValue) {
+        frameGone(canary, record.memoryCanaryValue)
+    {
         closeMemorySection(record)
         escaped = true
     }

@@ -58,7 +58,8 @@ struct HandleTable<Value> {
         let index = Int(id & 0xFFFF_FFFF)
         let generation = UInt32(truncatingIfNeeded: id >> 32)
         guard index < used, generation != 0, let s = slots,
-              s[index].generation == generation, s[index].value != nil else { return nil }
+            s[index].generation == generation, s[index].value != nil
+        else { return nil }
         return index
     }
 

@@ -227,8 +227,8 @@ private struct JSONReader {
         guard end - i >= 2 else { return false }
         switch byte(i + 1) {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"),
-             UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
-             UInt8(ascii: "r"), UInt8(ascii: "t"):
+            UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
+            UInt8(ascii: "r"), UInt8(ascii: "t"):
             i += 2
             return true
         case UInt8(ascii: "u"):

@@ -59,9 +59,10 @@ extension UnsafeMutablePointer {
     /// atomic store there would be lost without a word.
     @inline(__always)
     func field<Field>(_ address: UnsafeMutablePointer<Field>) -> UnsafeMutablePointer<Field> {
-        assert(UnsafeRawPointer(address) >= UnsafeRawPointer(self)
-               && UnsafeRawPointer(address + 1) <= UnsafeRawPointer(self + 1),
-               "field(&p.pointee.x): x is not a stored field of p's pointee")
+        assert(
+            UnsafeRawPointer(address) >= UnsafeRawPointer(self)
+                && UnsafeRawPointer(address + 1) <= UnsafeRawPointer(self + 1),
+            "field(&p.pointee.x): x is not a stored field of p's pointee")
         return address
     }
 }

@@ -55,7 +55,9 @@ enum NameTable<Entry: NamedEntry> {
 
     /// Adds `entry` (its name must not be present); false, with the table unchanged,
     /// when out of memory.  Writers only, under the lock.
-    static func insert(_ root: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ entry: UnsafeMutablePointer<Entry>) -> Bool {
+    static func insert(_ root: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ entry: UnsafeMutablePointer<Entry>)
+        -> Bool
+    {
         guard var table = root.pointee else {
             guard let t = make(capacity: 8) else { return false }
             place(t, entry)

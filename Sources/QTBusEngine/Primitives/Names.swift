@@ -97,7 +97,8 @@ struct StoredName {
 
     @inline(__always)
     func isSame(as name: CName) -> Bool {
-        hash == name.hash && length == name.length && sameBytes(UnsafeRawPointer(bytes), UnsafeRawPointer(name.bytes), length)
+        hash == name.hash && length == name.length
+            && sameBytes(UnsafeRawPointer(bytes), UnsafeRawPointer(name.bytes), length)
     }
 }
 
@@ -164,7 +165,8 @@ func sameText(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
         }
         i &+= 8
     }
-    return a.loadUnaligned(fromByteOffset: m &- 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: m &- 8, as: UInt64.self)
+    return a.loadUnaligned(fromByteOffset: m &- 8, as: UInt64.self)
+        == b.loadUnaligned(fromByteOffset: m &- 8, as: UInt64.self)
 }
 
 /// The length of the well-formed multi-byte UTF-8 scalar at `p` (whose first byte is
@@ -179,12 +181,20 @@ func utf8ScalarLength(_ p: UnsafeRawPointer, available: Int) -> Int {
     var high: UInt8 = 0xBF
     switch p.load(as: UInt8.self) {
     case 0xC2...0xDF: trail = 1
-    case 0xE0: trail = 2; low = 0xA0
+    case 0xE0:
+        trail = 2
+        low = 0xA0
     case 0xE1...0xEC, 0xEE...0xEF: trail = 2
-    case 0xED: trail = 2; high = 0x9F
-    case 0xF0: trail = 3; low = 0x90
+    case 0xED:
+        trail = 2
+        high = 0x9F
+    case 0xF0:
+        trail = 3
+        low = 0x90
     case 0xF1...0xF3: trail = 3
-    case 0xF4: trail = 3; high = 0x8F
+    case 0xF4:
+        trail = 3
+        high = 0x8F
     default: return 0
     }
     guard available > trail else { return 0 }  // truncated

@@ -145,7 +145,8 @@ struct Reclaimer {
     /// and whether a thread other than the caller holds one <= e (of memory sections
     /// too when `memory`).
     private func activeEpochs(upTo e: UInt64, memory: Bool)
-        -> (oldestDispatch: UInt64, oldest: UInt64, othersActive: Bool) {
+        -> (oldestDispatch: UInt64, oldest: UInt64, othersActive: Bool)
+    {
         let me = qtshim_tls_get()
         var oldestDispatch = UInt64.max
         var oldest = UInt64.max

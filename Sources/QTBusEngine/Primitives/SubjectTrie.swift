@@ -52,8 +52,10 @@ enum SubjectTrie {
     /// Calls `body` with the entry of every pattern in the trie at `root` that `type`
     /// matches (what `subjectMatches` says), each once, in no particular order.
     /// Reader-safe: inside a section of the reclaimer, or under the writers' lock.
-    static func forEachMatch(_ root: UnsafeMutableRawPointer?, _ type: CName,
-                             _ body: (UnsafeMutableRawPointer) -> Void) {
+    static func forEachMatch(
+        _ root: UnsafeMutableRawPointer?, _ type: CName,
+        _ body: (UnsafeMutableRawPointer) -> Void
+    ) {
         guard let root else { return }
         walk(root.assumingMemoryBound(to: SubjectNode.self), type.bytes, 0, type.length, body)
     }
@@ -61,8 +63,10 @@ enum SubjectTrie {
     /// Matches the tokens of `t` from `from` (a token starts there: the type has one
     /// more) below `start`.  Recursive only for a "*" child, as nats-server's
     /// matchLevel, so its depth is at most the type's tokens.
-    private static func walk(_ start: Node, _ t: UnsafePointer<CChar>, _ from: Int, _ length: Int,
-                             _ body: (UnsafeMutableRawPointer) -> Void) {
+    private static func walk(
+        _ start: Node, _ t: UnsafePointer<CChar>, _ from: Int, _ length: Int,
+        _ body: (UnsafeMutableRawPointer) -> Void
+    ) {
         var node = start
         var ti = from
         while true {
@@ -104,8 +108,10 @@ enum SubjectTrie {
     /// stores the entry there (a release store) once it may be found.  nil when out of
     /// memory: nodes made before it stay, empty (they match nothing), and are freed
     /// with the trie.  Writers only, under their lock.
-    static func slot(_ root: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
-                     for pattern: CName) -> UnsafeMutablePointer<UnsafeMutableRawPointer?>? {
+    static func slot(
+        _ root: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+        for pattern: CName
+    ) -> UnsafeMutablePointer<UnsafeMutableRawPointer?>? {
         if root.pointee == nil {
             guard let made = makeNode(pattern.bytes, 0) else { return nil }
             qtshim_atomic_store_ptr(root, UnsafeMutableRawPointer(made))

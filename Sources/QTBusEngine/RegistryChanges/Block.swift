@@ -24,8 +24,9 @@ func blockToken(_ id: UInt64) -> Int32 {
         guard let sub = state.pool.lookup(id), SubState.isLive(sub) else { return failStaleToken() }
         let blocks = sub.field(&sub.pointee.blocks)
         guard blocks.pointee < UInt16(QTBUS_MAX_BLOCKS) else {
-            return fail(QTBUS_EINVAL, "the token is blocked %llu times already (QTBUS_MAX_BLOCKS)",
-                        value: UInt64(blocks.pointee))
+            return fail(
+                QTBUS_EINVAL, "the token is blocked %llu times already (QTBUS_MAX_BLOCKS)",
+                value: UInt64(blocks.pointee))
         }
         if blocks.pointee == 0 {
             // A ONCE subscription a dispatch claimed since the lookup has fired.

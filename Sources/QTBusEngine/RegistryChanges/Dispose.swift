@@ -28,8 +28,10 @@ enum DisposeReason {
 /// Takes a disposed or fired subscription out of every list and its bag, and retires it
 /// after the unlock.  Under the registry lock (an emptied subtype
 /// entry only needs its memory freed, so `retireMemory` may take it here).
-func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>, _ after: inout AfterUnlock,
-            _ reason: DisposeReason) {
+func unlink(
+    _ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscription>, _ after: inout AfterUnlock,
+    _ reason: DisposeReason
+) {
     let type = Subscription.type(sub)
     if qtshim_probe_dispose_enabled() { qtshim_probe_dispose(SubscriptionPool.token(sub), sub.pointee.userdata) }
     for i in 0..<Int(sub.pointee.nodeCount) {
@@ -69,7 +71,9 @@ func unlink(_ state: inout RegistryState, _ sub: UnsafeMutablePointer<Subscripti
 private let afterGracePeriod: Finalizer = { raw in
     let sub = raw!.assumingMemoryBound(to: Subscription.self)
     guard let extra = sub.pointee.extra, let queue = extra.pointee.queue,
-          qtshim_atomic_load_u64(extra.field(&extra.pointee.done)) != qtshim_atomic_load_u64(extra.field(&extra.pointee.posted)) else {
+        qtshim_atomic_load_u64(extra.field(&extra.pointee.done))
+            != qtshim_atomic_load_u64(extra.field(&extra.pointee.posted))
+    else {
         return finalize(sub)
     }
     submit(queue, context: raw) { finalize($0!.assumingMemoryBound(to: Subscription.self)) }

@@ -53,13 +53,19 @@ private func takeSnapshot(_ bus: UnsafeMutablePointer<Bus>) -> SubscriptionSnaps
     // Per type: its subscriptions, sorted; then one allocation for everything.
     var perType = Vector<(UnsafeMutablePointer<TypeEntry>, Vector<UnsafeMutablePointer<Subscription>>)>()
     defer {
-        perType.forEach { entry in var subs = entry.1; subs.free() }
+        perType.forEach { entry in
+            var subs = entry.1
+            subs.free()
+        }
         perType.free()
     }
     var ok = true
     func take(_ type: UnsafeMutablePointer<TypeEntry>) {
         guard ok, type.pointee.liveCount > 0 else { return }
-        guard let subs = subscriptions(of: type) else { ok = false; return }
+        guard let subs = subscriptions(of: type) else {
+            ok = false
+            return
+        }
         if !perType.tryAppend((type, subs)) {
             var s = subs
             s.free()
@@ -108,11 +114,12 @@ private func takeSnapshot(_ bus: UnsafeMutablePointer<Bus>) -> SubscriptionSnaps
                 nextPointer += 1
                 subtypeCount += 1
             }
-            (infos + i).initialize(to: qtbus_sub_info(
-                token: qtbus_token(id: SubscriptionPool.token(sub)), type: typeName,
-                subtypes: subtypeCount > 0 ? UnsafePointer(first) : nil, subtype_count: subtypeCount,
-                priority: sub.pointee.priority, flags: UInt32(sub.pointee.flags),
-                queued: Subscription.queue(sub) != nil ? 1 : 0, in_bag: sub.pointee.bagOrFreeLink != 0 ? 1 : 0))
+            (infos + i).initialize(
+                to: qtbus_sub_info(
+                    token: qtbus_token(id: SubscriptionPool.token(sub)), type: typeName,
+                    subtypes: subtypeCount > 0 ? UnsafePointer(first) : nil, subtype_count: subtypeCount,
+                    priority: sub.pointee.priority, flags: UInt32(sub.pointee.flags),
+                    queued: Subscription.queue(sub) != nil ? 1 : 0, in_bag: sub.pointee.bagOrFreeLink != 0 ? 1 : 0))
             i += 1
         }
     }

@@ -85,8 +85,10 @@ func ownerGone(_ sub: UnsafeMutablePointer<Subscription>, _ check: OwnerCheck) -
 /// `specific` and `last` are the dispatch's (Dispatch.swift); `stopped`: a handler
 /// stopped it, so some it would have reached were not asked.  Inside its section.
 @inline(never)
-func sweepOwners(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
-                 _ last: UInt64, stopped: Bool) {
+func sweepOwners(
+    _ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
+    _ last: UInt64, stopped: Bool
+) {
     var cursor = qtshim_atomic_load_ptr(type.field(&type.pointee.owned))
     while let raw = cursor {
         let extra = raw.assumingMemoryBound(to: SubscriptionExtra.self)
@@ -103,8 +105,10 @@ func sweepOwners(_ type: UnsafeMutablePointer<TypeEntry>, _ specific: UnsafeMuta
 
 /// Whether a dispatch with this `specific` subtype entry and `last` order reached `sub`
 /// (so asked about its owner on the way).
-private func reached(_ sub: UnsafeMutablePointer<Subscription>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
-                     _ last: UInt64) -> Bool {
+private func reached(
+    _ sub: UnsafeMutablePointer<Subscription>, _ specific: UnsafeMutablePointer<SubtypeEntry>?,
+    _ last: UInt64
+) -> Bool {
     guard sub.pointee.node.order <= last else { return false }
     for i in 0..<Int(sub.pointee.nodeCount) {
         let node = Subscription.node(sub, i)
@@ -115,8 +119,10 @@ private func reached(_ sub: UnsafeMutablePointer<Subscription>, _ specific: Unsa
 
 /// The same, under the registry lock (a count): the gone ones are unlinked here, and the
 /// pins dropped after the unlock.
-func disposeOwnerless(_ state: inout RegistryState, _ type: UnsafeMutablePointer<TypeEntry>,
-                      _ after: inout AfterUnlock) {
+func disposeOwnerless(
+    _ state: inout RegistryState, _ type: UnsafeMutablePointer<TypeEntry>,
+    _ after: inout AfterUnlock
+) {
     var cursor = type.pointee.owned
     while let raw = cursor {
         let extra = raw.assumingMemoryBound(to: SubscriptionExtra.self)

@@ -51,7 +51,8 @@ private func subscribeLocked(_ bus: UnsafeMutablePointer<Bus>, _ request: Subscr
             return Int64(failName(request.type.bytes, .type))
         }
         guard let type = pattern ? patternEntry(bus, request.type) : typeEntry(bus, request.type),
-              let sub = makeSubscription(&state, type, request, bag) else { return Int64(QTBUS_ENOMEM.rawValue) }
+            let sub = makeSubscription(&state, type, request, bag)
+        else { return Int64(QTBUS_ENOMEM.rawValue) }
         link(sub, type, &after)
         if let b = bag { linkToBag(b, slot: UInt32(truncatingIfNeeded: request.bag), sub) }
         if sub.pointee.flags & subReplay != 0 { after.call(deliverReplay, UnsafeMutableRawPointer(sub)) }
@@ -66,8 +67,10 @@ private func subscribeLocked(_ bus: UnsafeMutablePointer<Bus>, _ request: Subscr
 /// next subscription sequence of `type`), and room for its token in `bag`; nil when
 /// out of memory.  Every allocation comes before the record is taken, and what they
 /// leave on failure is invisible: empty subtype entries, spare room in the bag.
-private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutablePointer<TypeEntry>,
-                              _ request: SubscribeRequest, _ bag: UnsafeMutablePointer<Bag>?) -> UnsafeMutablePointer<Subscription>? {
+private func makeSubscription(
+    _ state: inout RegistryState, _ type: UnsafeMutablePointer<TypeEntry>,
+    _ request: SubscribeRequest, _ bag: UnsafeMutablePointer<Bag>?
+) -> UnsafeMutablePointer<Subscription>? {
     let flags = UInt8(truncatingIfNeeded: request.flags)
     let nodeCount = max(1, request.subtypes.count)
     var firstSubtype: UnsafeMutablePointer<SubtypeEntry>? = nil
@@ -85,8 +88,11 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
     if flags & subReplay != 0 {
         // Shut, holding the kept events to replay, before the nodes are published: in
         // this critical section, so no sticky dispatch comes between (StickyReplay.swift).
-        guard var kept = type.pointee.patterns.isPattern ? keptForPattern(type, request.subtypes)
-                                                : type.pointee.sticky.matching(request.subtypes) else {
+        guard
+            var kept = type.pointee.patterns.isPattern
+                ? keptForPattern(type, request.subtypes)
+                : type.pointee.sticky.matching(request.subtypes)
+        else {
             free(extraRaw)
             return nil
         }
@@ -106,14 +112,18 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
 
     // Pattern subscriptions of all patterns in one sequence: they are delivered in
     // subscription order across patterns.
-    let seq = type.pointee.patterns.isPattern ? type.pointee.bus.pointee.patternSeq + 1 : (type.pointee.seq & ~TypeEntry.hasOwned) + 1
+    let seq =
+        type.pointee.patterns.isPattern
+        ? type.pointee.bus.pointee.patternSeq + 1 : (type.pointee.seq & ~TypeEntry.hasOwned) + 1
     let direct = request.queue == nil && request.owner == nil && flags & (subOnce | subReplay) == 0
-    let first = firstSubtype.map { ListNode(seq: seq, index: 0, subtype: $0) } ?? ListNode(seq: seq, index: 0, type: type)
-    sub.initialize(to: Subscription(
-        generation: generation, index: index, state: direct ? SubState.direct : SubState.routed,
-        flags: flags, nodeCount: UInt16(nodeCount), priority: request.priority,
-        handler: request.handler, userdata: request.userdata, release: request.release,
-        extra: extraRaw.map { SubscriptionExtra.make($0, sub) }, node: first))
+    let first =
+        firstSubtype.map { ListNode(seq: seq, index: 0, subtype: $0) } ?? ListNode(seq: seq, index: 0, type: type)
+    sub.initialize(
+        to: Subscription(
+            generation: generation, index: index, state: direct ? SubState.direct : SubState.routed,
+            flags: flags, nodeCount: UInt16(nodeCount), priority: request.priority,
+            handler: request.handler, userdata: request.userdata, release: request.release,
+            extra: extraRaw.map { SubscriptionExtra.make($0, sub) }, node: first))
     if let q = request.queue {
         q.retain()
         sub.pointee.extra!.pointee.queue = q
@@ -131,8 +141,10 @@ private func makeSubscription(_ state: inout RegistryState, _ type: UnsafeMutabl
 /// The kept events a REPLAY subscription to the pattern `pattern` replays: those of
 /// every type it matches (narrowed by `subtypes`), oldest first across the types, each
 /// retained for the caller; nil (nothing retained) when out of memory.  Under the lock.
-private func keptForPattern(_ pattern: UnsafeMutablePointer<TypeEntry>,
-                            _ subtypes: Vector<CName>) -> Vector<UnsafeMutablePointer<Payload>>? {
+private func keptForPattern(
+    _ pattern: UnsafeMutablePointer<TypeEntry>,
+    _ subtypes: Vector<CName>
+) -> Vector<UnsafeMutablePointer<Payload>>? {
     var chosen = Vector<UnsafeMutablePointer<Payload>>()
     var keptAt = Vector<UInt64>()
     defer { keptAt.free() }
@@ -140,7 +152,9 @@ private func keptForPattern(_ pattern: UnsafeMutablePointer<TypeEntry>,
     let name = pattern.pointee.name.cName
     NameTable<TypeEntry>.forEach(pattern.pointee.bus.pointee.types) { type in
         guard ok, subjectMatches(name, type.pointee.name.cName) else { return }
-        ok = withUnsafeMutablePointer(to: &keptAt) { type.pointee.sticky.appendMatching(subtypes, to: &chosen, keptAt: $0) }
+        ok = withUnsafeMutablePointer(to: &keptAt) {
+            type.pointee.sticky.appendMatching(subtypes, to: &chosen, keptAt: $0)
+        }
     }
     guard ok else {
         chosen.free()
@@ -166,8 +180,10 @@ private func keptForPattern(_ pattern: UnsafeMutablePointer<TypeEntry>,
 
 /// Publishes a made subscription: its nodes into their lists, then the type's sequence,
 /// then the counts (a type coming alive wakes its autoconnect sources).
-private func link(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutablePointer<TypeEntry>,
-                  _ after: inout AfterUnlock) {
+private func link(
+    _ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutablePointer<TypeEntry>,
+    _ after: inout AfterUnlock
+) {
     for i in 0..<Int(sub.pointee.nodeCount) {
         let node = Subscription.node(sub, i)
         SubList.insert(node.pointee.list, node)
@@ -178,7 +194,8 @@ private func link(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutab
     if type.pointee.patterns.isPattern { bus.field(&bus.pointee.patternSeq).pointee = sub.pointee.node.seq }
     // After the links: a dispatch that reads this sequence sees the nodes.
     qtshim_tsan_release(type)
-    qtshim_atomic_store_u64(type.field(&type.pointee.seq), sub.pointee.node.seq | (type.pointee.owned != nil ? TypeEntry.hasOwned : 0))
+    qtshim_atomic_store_u64(
+        type.field(&type.pointee.seq), sub.pointee.node.seq | (type.pointee.owned != nil ? TypeEntry.hasOwned : 0))
     type.pointee.liveCount += 1
     if type.pointee.liveCount == 1 && !type.pointee.sources.isEmpty {
         typeLivenessChanged(type, live: true, &after)

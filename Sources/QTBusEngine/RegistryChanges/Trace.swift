@@ -54,8 +54,10 @@ let knownTraceKinds = UInt32(QTBUS_TRACE_ALL.rawValue)
 // MARK: - Setting and removing
 
 /// qtbus_trace_set (arguments checked by the caller).
-func setTrace(_ bus: UnsafeMutablePointer<Bus>, kinds: UInt32, _ fn: qtbus_trace_fn?,
-              _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?) -> Int32 {
+func setTrace(
+    _ bus: UnsafeMutablePointer<Bus>, kinds: UInt32, _ fn: qtbus_trace_fn?,
+    _ userdata: UnsafeMutableRawPointer?, _ release: qtbus_release?
+) -> Int32 {
     var hook: UnsafeMutablePointer<TraceHook>? = nil
     if let fn {
         guard let h = tryAllocate(TraceHook.self) else { return QTBUS_ENOMEM.rawValue }
@@ -91,8 +93,10 @@ func removeTrace(_ bus: UnsafeMutablePointer<Bus>) {
 
 /// Makes `hook` the bus's; returns the one it replaces.  Under the registry lock, with
 /// room for one more entry in `misuseHooks`.
-private func swapHook(_ state: inout RegistryState, _ bus: UnsafeMutablePointer<Bus>,
-                      _ hook: UnsafeMutablePointer<TraceHook>?) -> UnsafeMutablePointer<TraceHook>? {
+private func swapHook(
+    _ state: inout RegistryState, _ bus: UnsafeMutablePointer<Bus>,
+    _ hook: UnsafeMutablePointer<TraceHook>?
+) -> UnsafeMutablePointer<TraceHook>? {
     let old = qtshim_atomic_load_ptr(bus.field(&bus.pointee.trace))?.assumingMemoryBound(to: TraceHook.self)
     qtshim_atomic_store_ptr(bus.field(&bus.pointee.trace), hook.map { UnsafeMutableRawPointer($0) })
     let flags = qtshim_atomic_load_u32(bus.field(&bus.pointee.flags))
@@ -159,8 +163,10 @@ private func unrefHook(_ hook: UnsafeMutablePointer<TraceHook>) {
 /// The `dispatch` USDT probe (qtbus_probes.h), when a tracer is attached: one site,
 /// however many times the dispatch is inlined.
 @inline(never)
-func probeDispatch(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafePointer<CChar>, _ subtype: UnsafePointer<CChar>?,
-                   _ reached: Int32) {
+func probeDispatch(
+    _ bus: UnsafeMutablePointer<Bus>, _ type: UnsafePointer<CChar>, _ subtype: UnsafePointer<CChar>?,
+    _ reached: Int32
+) {
     qtshim_probe_dispatch(bus, type, subtype, reached)
 }
 
@@ -199,15 +205,18 @@ func emit(_ bus: UnsafeMutablePointer<Bus>, _ record: inout qtbus_trace_record) 
 }
 
 func traceRecord(_ kind: qtbus_trace_kind) -> qtbus_trace_record {
-    qtbus_trace_record(kind: kind.rawValue, function: nil, type: nil, subtype: nil, token: qtbus_token(id: 0),
-                       status: 0, reached: 0, queued: 0, duration_ns: 0)
+    qtbus_trace_record(
+        kind: kind.rawValue, function: nil, type: nil, subtype: nil, token: qtbus_token(id: 0),
+        status: 0, reached: 0, queued: 0, duration_ns: 0)
 }
 
 /// A DISPATCH record: the dispatch of `type`/`subtype` reached `reached` subscriptions
 /// and took the time since `start`.
 @inline(never)
-func emitDispatch(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafePointer<CChar>, _ subtype: UnsafePointer<CChar>?,
-                  reached: Int32, since start: UInt64) {
+func emitDispatch(
+    _ bus: UnsafeMutablePointer<Bus>, _ type: UnsafePointer<CChar>, _ subtype: UnsafePointer<CChar>?,
+    reached: Int32, since start: UInt64
+) {
     var record = traceRecord(QTBUS_TRACE_DISPATCH)
     record.duration_ns = qtshim_now_ns() &- start
     record.type = type
@@ -223,12 +232,15 @@ func emitDispatch(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafePointer<CChar>
 /// a DROP record when the bus's hook takes them.  The bus is pinned by the dropped
 /// delivery's queued work; the record is sent inside a memory section of its own.
 @inline(never)
-func reportDrop(_ bus: UnsafeMutablePointer<Bus>, token: UInt64, _ type: UnsafePointer<CChar>,
-                _ subtype: UnsafePointer<CChar>?, _ rule: StaticString) {
+func reportDrop(
+    _ bus: UnsafeMutablePointer<Bus>, token: UInt64, _ type: UnsafePointer<CChar>,
+    _ subtype: UnsafePointer<CChar>?, _ rule: StaticString
+) {
     let function = UnsafeRawPointer(rule.utf8Start).assumingMemoryBound(to: CChar.self)
     if qtshim_probe_drop_enabled() { qtshim_probe_drop(bus, type, token, function) }
     guard qtshim_atomic_load_u32(bus.field(&bus.pointee.flags)) & Bus.traced(QTBUS_TRACE_DROP) != 0,
-          qtshim_trace_current() == nil else { return }
+        qtshim_trace_current() == nil
+    else { return }
     var record = traceRecord(QTBUS_TRACE_DROP)
     record.type = type
     record.subtype = subtype
@@ -240,8 +252,10 @@ func reportDrop(_ bus: UnsafeMutablePointer<Bus>, token: UInt64, _ type: UnsafeP
 /// Calls a subscription's handler with the instruments a tracer asked for: the
 /// `deliver` probe, and a DELIVER record when `bus` is given (its hook takes them).
 @inline(never)
-func deliverInstrumented(_ sub: UnsafeMutablePointer<Subscription>, _ view: UnsafeMutablePointer<EventView>,
-                         queued: Bool, tracing bus: UnsafeMutablePointer<Bus>?) {
+func deliverInstrumented(
+    _ sub: UnsafeMutablePointer<Subscription>, _ view: UnsafeMutablePointer<EventView>,
+    queued: Bool, tracing bus: UnsafeMutablePointer<Bus>?
+) {
     if qtshim_probe_deliver_enabled() { probeDeliver(sub, view.pointee.type, queued: queued) }
     guard let bus else {
         sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
@@ -265,7 +279,8 @@ func deliverInstrumented(_ sub: UnsafeMutablePointer<Subscription>, _ view: Unsa
 @inline(__always)
 func deliverTracer(_ bus: UnsafeMutablePointer<Bus>) -> UnsafeMutablePointer<Bus>? {
     guard qtshim_atomic_load_u32(bus.field(&bus.pointee.flags)) & Bus.traced(QTBUS_TRACE_DELIVER) != 0,
-          qtshim_trace_current() == nil else { return nil }
+        qtshim_trace_current() == nil
+    else { return nil }
     return bus
 }
 
@@ -312,22 +327,28 @@ struct TraceNote {
 
 /// A note for `type`'s bus when its hook takes `kind`, else nil.  Under the registry
 /// lock; waits for memory (what it records cannot fail).
-func traceNote(_ kind: qtbus_trace_kind, _ type: UnsafeMutablePointer<TypeEntry>, token: UInt64,
-               function: StaticString? = nil) -> UnsafeMutablePointer<TraceNote>? {
+func traceNote(
+    _ kind: qtbus_trace_kind, _ type: UnsafeMutablePointer<TypeEntry>, token: UInt64,
+    function: StaticString? = nil
+) -> UnsafeMutablePointer<TraceNote>? {
     let bus = type.pointee.bus
     guard qtshim_atomic_load_u32(bus.field(&bus.pointee.flags)) & Bus.traced(kind) != 0 else { return nil }
     return makeNote(kind, bus, type, token, function)
 }
 
 @inline(never)
-private func makeNote(_ kind: qtbus_trace_kind, _ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>,
-                      _ token: UInt64, _ function: StaticString?) -> UnsafeMutablePointer<TraceNote> {
+private func makeNote(
+    _ kind: qtbus_trace_kind, _ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>,
+    _ token: UInt64, _ function: StaticString?
+) -> UnsafeMutablePointer<TraceNote> {
     let hook = qtshim_atomic_load_ptr(bus.field(&bus.pointee.trace))!.assumingMemoryBound(to: TraceHook.self)
     retainHook(hook)
     pinBus(bus)
     let note = allocateWaiting(TraceNote.self)
-    note.initialize(to: TraceNote(hook: hook, bus: bus, type: type, kind: kind, token: token,
-                                  function: function.map { cText($0) }))
+    note.initialize(
+        to: TraceNote(
+            hook: hook, bus: bus, type: type, kind: kind, token: token,
+            function: function.map { cText($0) }))
     return note
 }
 
@@ -361,8 +382,10 @@ func emitNotes(_ last: UnsafeMutablePointer<TraceNote>) {
 /// At unlink, under the lock, when the bus's hook takes DISPOSE or RELEASE records: the
 /// DISPOSE note, and what the RELEASE record will need (`keepReleaseTracer`).
 @inline(never)
-func traceUnlink(_ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutablePointer<TypeEntry>,
-                 _ reason: DisposeReason, _ after: inout AfterUnlock) {
+func traceUnlink(
+    _ sub: UnsafeMutablePointer<Subscription>, _ type: UnsafeMutablePointer<TypeEntry>,
+    _ reason: DisposeReason, _ after: inout AfterUnlock
+) {
     let token = SubscriptionPool.token(sub)
     if let note = traceNote(QTBUS_TRACE_DISPOSE, type, token: token, function: reason.text) { after.note(note) }
     Subscription.keepReleaseTracer(sub, type.pointee.bus)
@@ -380,7 +403,8 @@ extension Subscription {
     /// unlinked), marked in `bagOrFreeLink` (0 from unlink to release).
     static func keepReleaseTracer(_ sub: UnsafeMutablePointer<Subscription>, _ bus: UnsafeMutablePointer<Bus>) {
         guard sub.pointee.release != nil,
-              qtshim_atomic_load_u32(bus.field(&bus.pointee.flags)) & Bus.traced(QTBUS_TRACE_RELEASE) != 0 else { return }
+            qtshim_atomic_load_u32(bus.field(&bus.pointee.flags)) & Bus.traced(QTBUS_TRACE_RELEASE) != 0
+        else { return }
         let hook = qtshim_atomic_load_ptr(bus.field(&bus.pointee.trace))!.assumingMemoryBound(to: TraceHook.self)
         retainHook(hook)
         sub.pointee.node.prev = UnsafeMutableRawPointer(hook).assumingMemoryBound(to: ListNode.self)
@@ -395,7 +419,9 @@ extension Subscription {
 
     /// The hook `keepReleaseTracer` kept, with the subscription's token.  Read, not
     /// cleared: only the record's return to the pool, under the lock, writes the field.
-    static func releaseTracer(_ sub: UnsafeMutablePointer<Subscription>) -> (hook: UnsafeMutablePointer<TraceHook>, token: UInt64) {
+    static func releaseTracer(_ sub: UnsafeMutablePointer<Subscription>) -> (
+        hook: UnsafeMutablePointer<TraceHook>, token: UInt64
+    ) {
         let hook = UnsafeMutableRawPointer(sub.pointee.node.prev!).assumingMemoryBound(to: TraceHook.self)
         return (hook, SubscriptionPool.token(sub))
     }

@@ -37,13 +37,16 @@ struct ResolvedTypes {
     let swiftMask: UInt64
 
     @inline(__always)
-    static func entries(_ table: UnsafeMutablePointer<ResolvedTypes>) -> UnsafeMutablePointer<UnsafeMutablePointer<TypeEntry>> {
+    static func entries(_ table: UnsafeMutablePointer<ResolvedTypes>) -> UnsafeMutablePointer<
+        UnsafeMutablePointer<TypeEntry>
+    > {
         UnsafeMutableRawPointer(table + 1).assumingMemoryBound(to: UnsafeMutablePointer<TypeEntry>.self)
     }
 
     @inline(__always)
     static func swiftSlots(_ table: UnsafeMutablePointer<ResolvedTypes>) -> UnsafeMutablePointer<SwiftTypeSlot> {
-        UnsafeMutableRawPointer(entries(table) + Int(table.pointee.capacity)).assumingMemoryBound(to: SwiftTypeSlot.self)
+        UnsafeMutableRawPointer(entries(table) + Int(table.pointee.capacity)).assumingMemoryBound(
+            to: SwiftTypeSlot.self)
     }
 
     static func byteCount(capacity: UInt64, swiftSlots: UInt64) -> Int {
@@ -107,9 +110,13 @@ private func appendResolved(_ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMuta
 @inline(__always)
 func resolvedType(_ bus: UnsafeMutablePointer<Bus>, _ id: UInt64) -> UnsafeMutablePointer<TypeEntry>? {
     let index = id & 0xFFFF_FFFF
-    if let raw = qtshim_atomic_load_ptr(bus.field(&bus.pointee.resolved)), UInt32(truncatingIfNeeded: id >> 32) == bus.pointee.serial {
+    if let raw = qtshim_atomic_load_ptr(bus.field(&bus.pointee.resolved)),
+        UInt32(truncatingIfNeeded: id >> 32) == bus.pointee.serial
+    {
         let table = raw.assumingMemoryBound(to: ResolvedTypes.self)
-        if index < qtshim_atomic_load_u64(table.field(&table.pointee.count)) { return ResolvedTypes.entries(table)[Int(index)] }
+        if index < qtshim_atomic_load_u64(table.field(&table.pointee.count)) {
+            return ResolvedTypes.entries(table)[Int(index)]
+        }
     }
     return nil
 }
@@ -147,8 +154,10 @@ func swiftType(_ bus: UnsafeMutablePointer<Bus>, _ key: UInt64) -> UnsafeMutable
 /// Registers the Swift type `key`, named `name`, on `bus`, with the rest of `slot`, if it
 /// is not yet; returns its entry, nil when the bus is closed or out of memory.  A key
 /// registered already keeps what it was first registered with.
-func learnSwiftType(_ bus: UnsafeMutablePointer<Bus>, _ key: UInt64, _ name: CName, info: UnsafeRawPointer,
-                    borrowed: BorrowedObject, withData: Bool) -> UnsafeMutablePointer<TypeEntry>? {
+func learnSwiftType(
+    _ bus: UnsafeMutablePointer<Bus>, _ key: UInt64, _ name: CName, info: UnsafeRawPointer,
+    borrowed: BorrowedObject, withData: Bool
+) -> UnsafeMutablePointer<TypeEntry>? {
     withRegistry { _, _ in
         if isClosed(bus) { return nil }
         if let slot = swiftType(bus, key) { return slot.pointee.entry }
@@ -166,7 +175,9 @@ func learnSwiftType(_ bus: UnsafeMutablePointer<Bus>, _ key: UInt64, _ name: CNa
 }
 
 /// The free slot where `key` goes in `table` (which has room).
-private func freeSlot(_ table: UnsafeMutablePointer<ResolvedTypes>, _ key: UInt64) -> UnsafeMutablePointer<SwiftTypeSlot> {
+private func freeSlot(_ table: UnsafeMutablePointer<ResolvedTypes>, _ key: UInt64) -> UnsafeMutablePointer<
+    SwiftTypeSlot
+> {
     let slots = ResolvedTypes.swiftSlots(table)
     var i = swiftHash(key) & table.pointee.swiftMask
     while keyOf(slots + Int(i)) != 0 { i = (i &+ 1) & table.pointee.swiftMask }
@@ -195,10 +206,15 @@ private func tableWithRoom(_ bus: UnsafeMutablePointer<Bus>, entry: Bool) -> Uns
     }
     guard let raw = malloc(ResolvedTypes.byteCount(capacity: capacity, swiftSlots: swiftSlots)) else { return nil }
     let table = raw.bindMemory(to: ResolvedTypes.self, capacity: 1)
-    table.initialize(to: ResolvedTypes(swiftCount: old?.pointee.swiftCount ?? 0, count: old?.pointee.count ?? 0,
-                                       capacity: capacity, swiftMask: swiftSlots - 1))
+    table.initialize(
+        to: ResolvedTypes(
+            swiftCount: old?.pointee.swiftCount ?? 0, count: old?.pointee.count ?? 0,
+            capacity: capacity, swiftMask: swiftSlots - 1))
     let slots = ResolvedTypes.swiftSlots(table)
-    for i in 0..<Int(swiftSlots) { let slot = slots + i; slot.field(&slot.pointee.key).initialize(to: 0) }
+    for i in 0..<Int(swiftSlots) {
+        let slot = slots + i
+        slot.field(&slot.pointee.key).initialize(to: 0)
+    }
     if let old {
         ResolvedTypes.entries(table).initialize(from: ResolvedTypes.entries(old), count: Int(old.pointee.count))
         let oldSlots = ResolvedTypes.swiftSlots(old)

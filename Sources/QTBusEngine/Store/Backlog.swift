@@ -24,7 +24,8 @@ extension UnsafeMutablePointer where Pointee == Backlog {
     /// another thread or further out on this one.
     @inline(__always)
     var parks: Bool {
-        qtshim_atomic_load_u32(field(&pointee.gateOpen)) == 0 && qtshim_atomic_load_ptr(field(&pointee.drainer)) != qtshim_tls_get()
+        qtshim_atomic_load_u32(field(&pointee.gateOpen)) == 0
+            && qtshim_atomic_load_ptr(field(&pointee.drainer)) != qtshim_tls_get()
     }
 }
 

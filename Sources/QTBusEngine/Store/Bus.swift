@@ -64,9 +64,11 @@ struct Bus {
 /// Never freed; its fields are atomics or guarded by the registry lock.  Made on first
 /// use (qtbus_shared(), which never returns NULL): out of memory there waits for memory,
 /// as libdispatch does for the bus's queue.
-nonisolated(unsafe) let sharedBus: UnsafeMutablePointer<Bus> = makeBus(shared: true) ?? waitForMemory {
+nonisolated(unsafe) let sharedBus: UnsafeMutablePointer<Bus> =
     makeBus(shared: true)
-}
+    ?? waitForMemory {
+        makeBus(shared: true)
+    }
 
 /// nil when out of memory.
 func makeBus(shared: Bool) -> UnsafeMutablePointer<Bus>? {

@@ -183,16 +183,20 @@ func typeEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMutable
 
 /// A new, empty entry named `name` in the table at `table` (the bus's types or its
 /// patterns); nil when out of memory, with nothing changed.
-private func insertEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName,
-                         into table: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
-                         isPattern: Bool) -> UnsafeMutablePointer<TypeEntry>? {
+private func insertEntry(
+    _ bus: UnsafeMutablePointer<Bus>, _ name: CName,
+    into table: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+    isPattern: Bool
+) -> UnsafeMutablePointer<TypeEntry>? {
     guard let entry = tryAllocate(TypeEntry.self) else { return nil }
     guard let stored = StoredName(copying: name) else {
         free(entry)
         return nil
     }
-    entry.initialize(to: TypeEntry(name: stored, bus: bus,
-                                   isNoSubscriberType: !isPattern && noSubscriberName.isSame(as: name)))
+    entry.initialize(
+        to: TypeEntry(
+            name: stored, bus: bus,
+            isNoSubscriberType: !isPattern && noSubscriberName.isSame(as: name)))
     entry.pointee.patterns.isPattern = isPattern
     guard NameTable<TypeEntry>.insert(table, entry) else {
         freeTypeEntry(entry)
@@ -207,7 +211,8 @@ func patternEntry(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) -> UnsafeMuta
     if let entry = NameTable<TypeEntry>.lookup(bus.pointee.patterns, name) { return entry }
     // The trie's place first: failing there leaves no entry, only empty nodes.
     guard let slot = SubjectTrie.slot(bus.field(&bus.pointee.patternTrie), for: name),
-          let entry = insertEntry(bus, name, into: bus.field(&bus.pointee.patterns), isPattern: true) else { return nil }
+        let entry = insertEntry(bus, name, into: bus.field(&bus.pointee.patterns), isPattern: true)
+    else { return nil }
     entry.pointee.patterns.index = UInt32(truncatingIfNeeded: bus.pointee.patternCount)
     qtshim_atomic_store_ptr(slot, UnsafeMutableRawPointer(entry))
     // After the trie: a dispatch that reads the new count finds the entry there, so a

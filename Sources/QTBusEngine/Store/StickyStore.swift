@@ -56,8 +56,10 @@ struct StickyStore {
 
     /// Keeps `payload` (taking its reference) as the newest event of `kept`'s subtype;
     /// returns the payload it replaces, for the caller to release after the unlock.
-    mutating func fill(_ kept: UnsafeMutablePointer<KeptEvent>,
-                       _ payload: UnsafeMutablePointer<Payload>) -> UnsafeMutablePointer<Payload>? {
+    mutating func fill(
+        _ kept: UnsafeMutablePointer<KeptEvent>,
+        _ payload: UnsafeMutablePointer<Payload>
+    ) -> UnsafeMutablePointer<Payload>? {
         let replaced = kept.pointee.payload
         if replaced != nil { unlist(kept) }
         kept.pointee.payload = payload
@@ -82,8 +84,10 @@ struct StickyStore {
 
     /// Appends the kept events `matching` would choose, oldest first, not retained, and
     /// when each was kept to `order` (if given); false when out of memory.
-    func appendMatching(_ subtypes: Vector<CName>, to chosen: inout Vector<UnsafeMutablePointer<Payload>>,
-                        keptAt order: UnsafeMutablePointer<Vector<UInt64>>?) -> Bool {
+    func appendMatching(
+        _ subtypes: Vector<CName>, to chosen: inout Vector<UnsafeMutablePointer<Payload>>,
+        keptAt order: UnsafeMutablePointer<Vector<UInt64>>?
+    ) -> Bool {
         var cursor = oldest
         while let kept = cursor {
             cursor = kept.pointee.newer
@@ -104,7 +108,8 @@ struct StickyStore {
     mutating func clear(_ subtype: CName?, all: Bool, _ after: inout AfterUnlock) -> Int {
         if all { return removeAll(&after) }
         guard let kept = subtype.map({ NameTable<KeptEvent>.lookup(bySubtype, $0) }) ?? withoutSubtype,
-              kept.pointee.payload != nil else { return 0 }
+            kept.pointee.payload != nil
+        else { return 0 }
         drop(kept, &after)
         return 1
     }

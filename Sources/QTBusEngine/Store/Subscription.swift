@@ -134,9 +134,11 @@ struct Subscription {
     private var releaseOrExtra: UnsafeMutableRawPointer?
     var node: ListNode
 
-    init(generation: UInt32, index: UInt32, state: UInt8, flags: UInt8, nodeCount: UInt16, priority: Int32,
-         handler: @escaping qtbus_handler, userdata: UnsafeMutableRawPointer?, release: qtbus_release?,
-         extra: UnsafeMutablePointer<SubscriptionExtra>?, node: ListNode) {
+    init(
+        generation: UInt32, index: UInt32, state: UInt8, flags: UInt8, nodeCount: UInt16, priority: Int32,
+        handler: @escaping qtbus_handler, userdata: UnsafeMutableRawPointer?, release: qtbus_release?,
+        extra: UnsafeMutablePointer<SubscriptionExtra>?, node: ListNode
+    ) {
         self.generation = generation
         self.index = index
         self.state = state
@@ -156,7 +158,9 @@ struct Subscription {
     }
 
     var extra: UnsafeMutablePointer<SubscriptionExtra>? {
-        @inline(__always) get { hasExtra ? releaseOrExtra.unsafelyUnwrapped.assumingMemoryBound(to: SubscriptionExtra.self) : nil }
+        @inline(__always) get {
+            hasExtra ? releaseOrExtra.unsafelyUnwrapped.assumingMemoryBound(to: SubscriptionExtra.self) : nil
+        }
     }
 
     var release: qtbus_release? {
@@ -202,7 +206,8 @@ struct Subscription {
     }
 
     @inline(never)
-    private static func ofExtra(_ node: UnsafeMutablePointer<ListNode>, _ i: Int) -> UnsafeMutablePointer<Subscription> {
+    private static func ofExtra(_ node: UnsafeMutablePointer<ListNode>, _ i: Int) -> UnsafeMutablePointer<Subscription>
+    {
         SubscriptionExtra.owner(of: node - (i - 1))
     }
 
@@ -245,7 +250,9 @@ struct SubscriptionExtra {
         malloc(nodesOffset + extraNodes * MemoryLayout<ListNode>.stride)
     }
 
-    static func make(_ raw: UnsafeMutableRawPointer, _ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePointer<SubscriptionExtra> {
+    static func make(_ raw: UnsafeMutableRawPointer, _ sub: UnsafeMutablePointer<Subscription>) -> UnsafeMutablePointer<
+        SubscriptionExtra
+    > {
         let extra = raw.bindMemory(to: SubscriptionExtra.self, capacity: 1)
         extra.initialize(to: SubscriptionExtra(sub: sub))
         return extra

@@ -38,7 +38,8 @@ struct SubscriptionPool {
         // records would take 160 GiB, so this refuses nothing a program can reach.
         if count == Int(_qtEngineTokenSpareBit) { return nil }
         if count == chunkCapacity * Self.chunkSize {
-            guard let grown = tryAllocate(UnsafeMutablePointer<Subscription>.self, capacity: max(8, chunkCapacity * 2)) else {
+            guard let grown = tryAllocate(UnsafeMutablePointer<Subscription>.self, capacity: max(8, chunkCapacity * 2))
+            else {
                 return nil
             }
             if let old = chunks {
@@ -53,7 +54,8 @@ struct SubscriptionPool {
             // record, with no allocator header.
             let size = Self.chunkSize * MemoryLayout<Subscription>.stride
             guard let raw = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-                  raw != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
+                raw != UnsafeMutableRawPointer(bitPattern: -1)
+            else { return nil }
             qtshim_lsan_register_root_region(raw, size)
             chunks![count >> Self.chunkShift] = raw.bindMemory(to: Subscription.self, capacity: Self.chunkSize)
         }

@@ -141,7 +141,8 @@ final class _QTHopBuffer: @unchecked Sendable {
             if timeout == nil {
                 pthread_cond_wait(cond, mutex)
             } else if pthread_cond_timedwait(cond, mutex, &deadline) == ETIMEDOUT
-                        && !(serving == ticket && count < capacity) {
+                && !(serving == ticket && count < capacity)
+            {
                 if serving == ticket {
                     serving &+= 1
                     skipAbandoned()

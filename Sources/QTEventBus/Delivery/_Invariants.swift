@@ -85,10 +85,12 @@ func _qtDeliveryLayoutProblems() -> [String] {
     let word = MemoryLayout<UInt>.size
 
     // 3. Closures.
-    check(MemoryLayout<_QTDeliverFunction>.size == 2 * word,
-          "_QTDeliverFunction is \(MemoryLayout<_QTDeliverFunction>.size) bytes, not two words")
-    check(MemoryLayout<_QTHandler<UInt8>>.size == 2 * word && MemoryLayout<_QTHandler<QTNamedEvent>>.size == 2 * word,
-          "_QTHandler is not two words")
+    check(
+        MemoryLayout<_QTDeliverFunction>.size == 2 * word,
+        "_QTDeliverFunction is \(MemoryLayout<_QTDeliverFunction>.size) bytes, not two words")
+    check(
+        MemoryLayout<_QTHandler<UInt8>>.size == 2 * word && MemoryLayout<_QTHandler<QTNamedEvent>>.size == 2 * word,
+        "_QTHandler is not two words")
 
     // 2. The subscription object: each field where the offsets say, holding its value.
     final class Captured: Sendable {}
@@ -101,24 +103,28 @@ func _qtDeliveryLayoutProblems() -> [String] {
     check(base.load(fromByteOffset: 2 * word, as: UInt64.self) == id, "QTEventToken.state is not at \(2 * word)")
     // `deliver` is between them (a bare closure cannot be read without a new context:
     // `_QTHandler` is a struct so that `handler` can).
-    check(_QTNamedSubscription.handlerOffset == 5 * word,
-          "handlerOffset is \(_QTNamedSubscription.handlerOffset), not \(5 * word)")
+    check(
+        _QTNamedSubscription.handlerOffset == 5 * word,
+        "handlerOffset is \(_QTNamedSubscription.handlerOffset), not \(5 * word)")
     let handler = unsafeBitCast(subscription.handler, to: (UInt, UInt).self)
-    check(handler.1 != 0 && subscription.handlerField.map(UnsafeRawPointer.init) == base + 5 * word,
-          "_QTHandlerSubscription.handler is not at handlerOffset")
+    check(
+        handler.1 != 0 && subscription.handlerField.map(UnsafeRawPointer.init) == base + 5 * word,
+        "_QTHandlerSubscription.handler is not at handlerOffset")
     withExtendedLifetime(subscription) {}
 
     // 1. Cells: the header and the value where `_qtCellValue` reads it, for a value to
     // destroy and for plain bytes, and in a copy.
     func checkCell<E: Equatable>(_ value: E, destroy: Bool) {
         let offset = _qtCellValueOffset(E.self)
-        check(offset >= 2 * word && offset % MemoryLayout<E>.alignment == 0, "the cell offset of \(E.self) is \(offset)")
+        check(
+            offset >= 2 * word && offset % MemoryLayout<E>.alignment == 0, "the cell offset of \(E.self) is \(offset)")
         let cell = _qtMakeCell(value)
         let copy = _qtEventCellCopy(cell)!
         for c in [cell, copy] {
             check(c.load(as: UInt.self) == _qtTypeKey(E.self), "a cell of \(E.self) does not start with its key")
-            check(c.load(fromByteOffset: word, as: UInt.self) == (destroy ? 1 : 0),
-                  "a cell of \(E.self) does not say whether to destroy its value")
+            check(
+                c.load(fromByteOffset: word, as: UInt.self) == (destroy ? 1 : 0),
+                "a cell of \(E.self) does not say whether to destroy its value")
             check((c + offset).assumingMemoryBound(to: E.self).pointee == value, "a cell of \(E.self) lost its value")
         }
         _qtEventCellRelease(copy)

@@ -44,7 +44,9 @@ func _qtIsValidName(_ name: String) -> Bool {
 
 /// Whether `text` holds a NUL byte.
 func _qtHasNUL(_ text: String) -> Bool {
-    text.utf8.withContiguousStorageIfAvailable { utf8 in utf8.baseAddress.map { memchr($0, 0, utf8.count) != nil } ?? false }
+    text.utf8.withContiguousStorageIfAvailable { utf8 in
+        utf8.baseAddress.map { memchr($0, 0, utf8.count) != nil } ?? false
+    }
         ?? text.utf8.contains(0)
 }
 
@@ -95,8 +97,9 @@ package func _qtRequireName(_ name: String, _ role: _QTNameRole, _ call: @autocl
 @usableFromInline
 func _qtRequireTypeName<E: QTEvent>(_ type: E.Type, _ call: @autoclosure () -> String) -> UnsafePointer<CChar> {
     guard let cName = _QTTypeRecord.of(E.self).pointee.cName else {
-        _qtMisuse("\(call()) of \(String(reflecting: E.self))",
-                  _qtNameProblem(E.eventName, .type) ?? "the type name is not valid")
+        _qtMisuse(
+            "\(call()) of \(String(reflecting: E.self))",
+            _qtNameProblem(E.eventName, .type) ?? "the type name is not valid")
     }
     return cName
 }
@@ -139,7 +142,8 @@ func _qtEngineReason(_ status: Int32, since before: UInt32? = nil) -> String {
     guard !message.isEmpty else { return statusText }
     // "qtbus_dispatch: the subtype ..." -> "the subtype ..."
     if let colon = message.firstIndex(of: UInt8(ascii: ":")), colon + 1 < message.count,
-       message[colon + 1] == UInt8(ascii: " "), !message[..<colon].contains(UInt8(ascii: " ")) {
+        message[colon + 1] == UInt8(ascii: " "), !message[..<colon].contains(UInt8(ascii: " "))
+    {
         return String(decoding: message[(colon + 2)...], as: UTF8.self)
     }
     return String(decoding: message, as: UTF8.self)

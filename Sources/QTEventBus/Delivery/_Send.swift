@@ -55,8 +55,10 @@ struct _QTOutgoing {
     @usableFromInline let mode: _QTSendMode
 
     @inlinable
-    init(bus: OpaquePointer, type: OpaquePointer? = nil, typeName: UnsafePointer<CChar>?, cell: UnsafeMutableRawPointer?,
-         borrowed: Bool, flags: UInt32, mode: _QTSendMode) {
+    init(
+        bus: OpaquePointer, type: OpaquePointer? = nil, typeName: UnsafePointer<CChar>?, cell: UnsafeMutableRawPointer?,
+        borrowed: Bool, flags: UInt32, mode: _QTSendMode
+    ) {
         self.bus = bus
         self.type = type
         self.typeName = typeName
@@ -86,18 +88,23 @@ extension QTEventBus {
     func _send<E: QTEvent>(_ event: E, flags: UInt32, mode: _QTSendMode) -> Int32 {
         guard mode == .now else {
             // Posted: the whole event outlives this call, so its cell is on the heap.
-            let record = _qtEngineSwiftTypeInfo(raw, key: _qtTypeKey(E.self))?.assumingMemoryBound(to: _QTTypeRecord.self)
+            let record =
+                _qtEngineSwiftTypeInfo(raw, key: _qtTypeKey(E.self))?.assumingMemoryBound(to: _QTTypeRecord.self)
                 ?? _qtLearnType(E.self, on: raw).record
             // An invalid eventName: `_qtRefusedDispatch` says so.
             guard let cName = record.pointee.cName else { return QTBUS_EINVAL.rawValue }
-            return _qtSendTyped(event, record.pointee.isBytes,
-                                _QTOutgoing(bus: raw, typeName: cName, cell: _qtMakeCell(event), borrowed: false,
-                                            flags: flags, mode: mode))
+            return _qtSendTyped(
+                event, record.pointee.isBytes,
+                _QTOutgoing(
+                    bus: raw, typeName: cName, cell: _qtMakeCell(event), borrowed: false,
+                    flags: flags, mode: mode))
         }
         // Synchronous: the cell lives in this frame and the engine borrows it; it asks
         // `_qtEventCellCopy` for a heap copy only if a delivery outlives the call.
-        return withUnsafeTemporaryAllocation(byteCount: _qtCellByteCount(E.self),
-                                             alignment: max(16, MemoryLayout<E>.alignment)) { buffer in
+        return withUnsafeTemporaryAllocation(
+            byteCount: _qtCellByteCount(E.self),
+            alignment: max(16, MemoryLayout<E>.alignment)
+        ) { buffer in
             let cell = buffer.baseAddress.unsafelyUnwrapped
             _qtInitializeCell(cell, event)
             defer { (cell + _qtCellValueOffset(E.self)).assumingMemoryBound(to: E.self).deinitialize(count: 1) }
@@ -113,10 +120,14 @@ extension QTEventBus {
     /// bytes on the way), but for the first dispatch of `E` on this bus, which it
     /// declines with nothing done: `_qtSendFirst` then registers `E` and dispatches.
     @inlinable @inline(__always)
-    func _sendBorrowed<E: QTEvent>(_ value: E, _ cell: UnsafeMutableRawPointer, _ subType: UnsafePointer<CChar>?,
-                                   _ subTypeLength: Int, _ flags: UInt32) -> Int32 {
-        let status = _qtEngineDispatchSwift(raw, key: _qtTypeKey(E.self), subtype: subType, subtypeLength: subTypeLength,
-                                            object: cell, flags: flags) { dispatch in
+    func _sendBorrowed<E: QTEvent>(
+        _ value: E, _ cell: UnsafeMutableRawPointer, _ subType: UnsafePointer<CChar>?,
+        _ subTypeLength: Int, _ flags: UInt32
+    ) -> Int32 {
+        let status = _qtEngineDispatchSwift(
+            raw, key: _qtTypeKey(E.self), subtype: subType, subtypeLength: subTypeLength,
+            object: cell, flags: flags
+        ) { dispatch in
             _qtWithEventBytes(value, dispatch)
         }
         guard status == _qtEngineTypeNotLearned else { return status }
@@ -139,8 +150,10 @@ func _qtWithEventBytes<E: QTEvent>(_ value: E, _ dispatch: (UnsafeRawPointer?, I
 /// engine's handle of it), then dispatched, two engine calls one after the other and
 /// neither inside the other. Out of line (specialized all the same).
 @inlinable @inline(never)
-func _qtSendFirst<E: QTEvent>(_ value: E, _ bus: OpaquePointer, _ cell: UnsafeMutableRawPointer,
-                              _ subType: UnsafePointer<CChar>?, _ subTypeLength: Int, _ flags: UInt32) -> Int32 {
+func _qtSendFirst<E: QTEvent>(
+    _ value: E, _ bus: OpaquePointer, _ cell: UnsafeMutableRawPointer,
+    _ subType: UnsafePointer<CChar>?, _ subTypeLength: Int, _ flags: UInt32
+) -> Int32 {
     var event = _QTOutgoing(bus: bus, typeName: nil, cell: cell, borrowed: true, flags: flags, mode: .now)
     event.subType = subType
     event.subTypeLength = subTypeLength
@@ -157,11 +170,13 @@ func _qtSendFirst<E: QTEvent>(_ value: E, _ bus: OpaquePointer, _ cell: UnsafeMu
 /// memory: the dispatch then fails, by name).
 @usableFromInline @inline(never)
 func _qtLearnType<E: QTEvent>(_: E.Type, on bus: OpaquePointer)
-    -> (type: OpaquePointer?, record: UnsafePointer<_QTTypeRecord>) {
+    -> (type: OpaquePointer?, record: UnsafePointer<_QTTypeRecord>)
+{
     let record = _QTTypeRecord.of(E.self)
     guard let cName = record.pointee.cName else { return (nil, record) }
-    let type = _qtEngineLearnSwiftType(bus, key: _qtTypeKey(E.self), name: cName, info: UnsafeRawPointer(record),
-                                       copy: _qtEventCellCopy, release: _qtEventCellRelease, withData: record.pointee.isBytes)
+    let type = _qtEngineLearnSwiftType(
+        bus, key: _qtTypeKey(E.self), name: cName, info: UnsafeRawPointer(record),
+        copy: _qtEventCellCopy, release: _qtEventCellRelease, withData: record.pointee.isBytes)
     return (type, record)
 }
 
@@ -242,10 +257,11 @@ func _qtSendBytes(_ event: _QTOutgoing, bytes: [UInt8]) -> Int32 {
 @usableFromInline
 func _qtSend(_ event: _QTOutgoing) -> Int32 {
     if event.borrowed, let cell = event.cell {
-        return _qtEngineDispatchBorrowed(event.bus, type: event.type, typeName: event.typeName, subtype: event.subType,
-                                         subtypeLength: event.subTypeLength, data: event.data, size: event.size,
-                                         object: cell, copy: _qtEventCellCopy, release: _qtEventCellRelease,
-                                         flags: event.flags)
+        return _qtEngineDispatchBorrowed(
+            event.bus, type: event.type, typeName: event.typeName, subtype: event.subType,
+            subtypeLength: event.subTypeLength, data: event.data, size: event.size,
+            object: cell, copy: _qtEventCellCopy, release: _qtEventCellRelease,
+            flags: event.flags)
     }
     return _qtSendDescribed(event)
 }
@@ -254,9 +270,10 @@ func _qtSend(_ event: _QTOutgoing) -> Int32 {
 /// cost the borrowed path a stack protector).
 @inline(never)
 private func _qtSendDescribed(_ event: _QTOutgoing) -> Int32 {
-    var desc = qtbus_event_desc(type: event.typeName, subtype: event.subType, data: event.data, size: event.size,
-                                object: event.cell, object_release: event.cell == nil ? nil : _qtEventCellRelease,
-                                flags: event.flags, headers: nil, header_count: 0)
+    var desc = qtbus_event_desc(
+        type: event.typeName, subtype: event.subType, data: event.data, size: event.size,
+        object: event.cell, object_release: event.cell == nil ? nil : _qtEventCellRelease,
+        flags: event.flags, headers: nil, header_count: 0)
     let status: Int32
     switch event.mode {
     case .now: status = _qtbus_dispatch(event.bus, &desc)

@@ -135,8 +135,10 @@ final class _QTSubscriptionExtras: @unchecked Sendable {
     let sourceEnd: (@Sendable () -> Void)?
 
     /// Nil when there is nothing to keep (without a queue, ONCE needs nothing here).
-    static func make(options: _QTSubscribeOptions, bus: OpaquePointer,
-                     sourceEnd: (@Sendable () -> Void)?) -> _QTSubscriptionExtras? {
+    static func make(
+        options: _QTSubscribeOptions, bus: OpaquePointer,
+        sourceEnd: (@Sendable () -> Void)?
+    ) -> _QTSubscriptionExtras? {
         if options.queue == nil && options.owner == nil && sourceEnd == nil { return nil }
         return _QTSubscriptionExtras(options: options, bus: bus, sourceEnd: sourceEnd)
     }
@@ -232,8 +234,10 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
 
     /// `hop` through the subscription's buffer, which runs or drops it.
     @usableFromInline @inline(never)
-    final func bufferedHop(_ value: V, _ event: OpaquePointer, _ heldBits: UInt, _ buffer: _QTHopBuffer,
-                           _ extras: _QTSubscriptionExtras) {
+    final func bufferedHop(
+        _ value: V, _ event: OpaquePointer, _ heldBits: UInt, _ buffer: _QTHopBuffer,
+        _ extras: _QTSubscriptionExtras
+    ) {
         let handler = self.handler
         let (isMain, token) = (extras.isMain, id)
         let type = String(cString: _qtbus_event_type(event)!)
@@ -244,13 +248,17 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
             _qtEngineQueuedWorkEnd(extras.bus)
         }
         _qtEngineQueuedWorkBegin(extras.bus, main: isMain)
-        buffer.offer(_QTHopBuffer.Waiting(subType: subType, run: { [self] in
-            if hopMayRun(extras) { handler(value) }
-            end()
-        }, drop: { rule in
-            _qtEngineReportDrop(extras.bus, token: token, type: type, subtype: subType, rule: rule)
-            end()
-        }))
+        buffer.offer(
+            _QTHopBuffer.Waiting(
+                subType: subType,
+                run: { [self] in
+                    if hopMayRun(extras) { handler(value) }
+                    end()
+                },
+                drop: { rule in
+                    _qtEngineReportDrop(extras.bus, token: token, type: type, subtype: subType, rule: rule)
+                    end()
+                }))
         if isMain { _qtEngineMainWorkPosted(extras.bus) }
     }
 
@@ -345,8 +353,11 @@ class _QTTypedSubscription<E: QTEvent>: _QTHandlerSubscription<E>, @unchecked Se
         var size = 0
         let data = _qtbus_event_data(event, &size)
         let subType = _qtbus_event_subtype(event).map { String(cString: $0) }
-        guard let value = bytesType.init(eventBytes: UnsafeRawBufferPointer(start: data, count: size),
-                                         subType: subType) as? E else { return }
+        guard
+            let value = bytesType.init(
+                eventBytes: UnsafeRawBufferPointer(start: data, count: size),
+                subType: subType) as? E
+        else { return }
         run(value, event, extras)
     }
 }
@@ -358,8 +369,10 @@ final class _QTTypedOptionsSubscription<E: QTEvent>: _QTTypedSubscription<E>, @u
     // @unchecked: immutable after init.
     @usableFromInline let storedExtras: _QTSubscriptionExtras
 
-    init(deliver: @escaping _QTDeliverFunction, handler: @escaping @Sendable (E) -> Void,
-         extras: _QTSubscriptionExtras) {
+    init(
+        deliver: @escaping _QTDeliverFunction, handler: @escaping @Sendable (E) -> Void,
+        extras: _QTSubscriptionExtras
+    ) {
         storedExtras = extras
         super.init(deliver: deliver, handler: handler)
     }
@@ -450,43 +463,55 @@ extension QTEventBus {
     /// `hop` the path with a queue, built by the (specialized) caller with
     /// `_qtTypedFastDeliver` and `_qtTypedHopDeliver`.
     @usableFromInline
-    func _subscribeTyped<E: QTEvent>(_ type: E.Type, options: _QTSubscribeOptions,
-                                     fast: @escaping _QTDeliverFunction, hop: @escaping _QTDeliverFunction,
-                                     handler: @escaping @Sendable (E) -> Void) -> QTEventToken {
+    func _subscribeTyped<E: QTEvent>(
+        _ type: E.Type, options: _QTSubscribeOptions,
+        fast: @escaping _QTDeliverFunction, hop: @escaping _QTDeliverFunction,
+        handler: @escaping @Sendable (E) -> Void
+    ) -> QTEventToken {
         _ = _qtRequireTypeName(E.self, "\(options.call)")
         let record = _QTTypeRecord.of(E.self)
-        return _subscribe(name: record.pointee.names.takeUnretainedValue(), options: options,
-                          source: _qtSourceStart(E.self)) { sourceEnd in
+        return _subscribe(
+            name: record.pointee.names.takeUnretainedValue(), options: options,
+            source: _qtSourceStart(E.self)
+        ) { sourceEnd in
             // Plain (no queue, no freeWith): the specialized fast path; with a queue, the
             // specialized hop; else the slow path.
             guard let extras = _QTSubscriptionExtras.make(options: options, bus: raw, sourceEnd: sourceEnd) else {
                 return _QTTypedSubscription(deliver: fast, handler: handler)
             }
-            return _QTTypedOptionsSubscription(deliver: extras.queue == nil ? _qtSlowDeliverFunction : hop,
-                                               handler: handler, extras: extras)
+            return _QTTypedOptionsSubscription(
+                deliver: extras.queue == nil ? _qtSlowDeliverFunction : hop,
+                handler: handler, extras: extras)
         }
     }
 
     /// Subscribes to the named type `type`.
-    func _subscribeNamed(_ type: String, options: _QTSubscribeOptions,
-                         handler: @escaping @Sendable (QTNamedEvent) -> Void) -> QTEventToken {
+    func _subscribeNamed(
+        _ type: String, options: _QTSubscribeOptions,
+        handler: @escaping @Sendable (QTNamedEvent) -> Void
+    ) -> QTEventToken {
         _subscribe(name: _QTNameInfo.forName(type), options: options, source: nil) { sourceEnd in
-            _QTNamedSubscription(handler: handler,
-                                 extras: _QTSubscriptionExtras.make(options: options, bus: raw, sourceEnd: sourceEnd))
+            _QTNamedSubscription(
+                handler: handler,
+                extras: _QTSubscriptionExtras.make(options: options, bus: raw, sourceEnd: sourceEnd))
         }
     }
 
     /// Makes one engine subscription for `name`; its box is its token.
-    func _subscribe(name: _QTNameInfo, options: _QTSubscribeOptions,
-                            source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)?,
-                            makeBox: ((@Sendable () -> Void)?) -> _QTSubscription)
-        -> QTEventToken {
+    func _subscribe(
+        name: _QTNameInfo, options: _QTSubscribeOptions,
+        source: ((QTEventBus, [String]) -> (@Sendable () -> Void)?)?,
+        makeBox: ((@Sendable () -> Void)?) -> _QTSubscription
+    )
+        -> QTEventToken
+    {
         // Every name was checked: by `on(named:)`, `ofSubType(_:)`, or the typed
         // subscribe (`_qtRequireTypeName`).
         guard let cName = name.cName else { _qtMisuse("\(options.call)", _qtNameProblem(name.name, .type) ?? "") }
         if options.buffer != nil && options.queue == nil {
-            _qtMisuse("\(options.call) of \(_qtQuoted(name.name))",
-                      "buffer(_:whenFull:) without atQueue(_:): a delivery on the dispatching thread waits for nothing")
+            _qtMisuse(
+                "\(options.call) of \(_qtQuoted(name.name))",
+                "buffer(_:whenFull:) without atQueue(_:): a delivery on the dispatching thread waits for nothing")
         }
         // Claimed before the engine subscription exists: the source is running before
         // the first event can be expected.
@@ -503,13 +528,15 @@ extension QTEventBus {
             o.subtypes = list.isEmpty ? nil : list.baseAddress
             o.subtype_count = list.count
             o.priority = options.priority
-            o.flags = (options.once ? UInt32(QTBUS_SUB_ONCE) : 0) | (options.replay ? UInt32(QTBUS_SUB_REPLAY) : 0)
+            o.flags =
+                (options.once ? UInt32(QTBUS_SUB_ONCE) : 0) | (options.replay ? UInt32(QTBUS_SUB_REPLAY) : 0)
                 | (options.pattern ? UInt32(QTBUS_SUB_PATTERN) : 0)
             if options.owner == nil {
                 return _qtbus_subscribe(raw, cName, &o, _qtDeliver, userdata, _qtSubscriptionRelease, &engineToken)
             }
-            return _qtEngineSubscribeOwned(raw, cName, &o, _qtDeliver, userdata, _qtSubscriptionRelease,
-                                           alive: _qtOwnerAlive, pin: _qtOwnerPin, unpin: _qtOwnerUnpin, &engineToken)
+            return _qtEngineSubscribeOwned(
+                raw, cName, &o, _qtDeliver, userdata, _qtSubscriptionRelease,
+                alive: _qtOwnerAlive, pin: _qtOwnerPin, unpin: _qtOwnerUnpin, &engineToken)
         }
         if status < 0 {
             // A failed subscribe took nothing: the box and the claim are ours.

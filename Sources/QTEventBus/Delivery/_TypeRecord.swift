@@ -42,7 +42,8 @@ struct _QTTypeRecord {
         return byType.withLock { records in
             if let found = records[key] { return found }
             let record = UnsafeMutablePointer<_QTTypeRecord>.allocate(capacity: 1)
-            record.initialize(to: _QTTypeRecord(cName: names.cName, isBytes: isBytes, names: Unmanaged.passUnretained(names)))
+            record.initialize(
+                to: _QTTypeRecord(cName: names.cName, isBytes: isBytes, names: Unmanaged.passUnretained(names)))
             records[key] = UnsafePointer(record)
             return UnsafePointer(record)
         }

@@ -15,8 +15,8 @@ func demo(url: String) async throws(QTBusError) {
     let billing = QTEventBus()
     let shopBridge = try await QTNATSBridge(bus: shop, url: url)
     let billingBridge = try await QTNATSBridge(bus: billing, url: url)
-    shopBridge.export(matching: "Order.>")                 // Order.created, Order.paid, ...
-    try await billingBridge.import(matching: "Order.>")    // returns once the server has it
+    shopBridge.export(matching: "Order.>")  // Order.created, Order.paid, ...
+    try await billingBridge.import(matching: "Order.>")  // returns once the server has it
 
     // Imported events are dispatched on billing's bus like any other.
     let orders = billing.on(matching: "Order.>").events()
@@ -31,8 +31,8 @@ func demo(url: String) async throws(QTBusError) {
     }
     print("shop: published \(shopBridge.stats.published) orders; billing: received \(billingBridge.stats.received)")
 
-    try await shopBridge.close()       // flushes: what was published has reached the server
-    try await billingBridge.close()    // dispatches what it had received, then disconnects
+    try await shopBridge.close()  // flushes: what was published has reached the server
+    try await billingBridge.close()  // dispatches what it had received, then disconnects
 
     do {
         _ = try await QTNATSBridge(bus: shop, url: "nats://127.0.0.1:1")

@@ -28,11 +28,9 @@ int bench_allowed_cpus(int *first, int *second)
     cpu_set_t set;
     CPU_ZERO(&set);
     *first = *second = -1;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return 1;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
     for (int c = 0, k = 0; c < CPU_SETSIZE && k < 2; c++)
-        if (CPU_ISSET(c, &set))
-            *(k++ == 0 ? first : second) = c;
+        if (CPU_ISSET(c, &set)) *(k++ == 0 ? first : second) = c;
     return CPU_COUNT(&set);
 }
 

@@ -64,12 +64,14 @@ struct Options {
 let caseNames = ["dispatch", "subscribe", "threads", "memory", "queue"]
 
 func usage() -> Never {
-    FileHandle.standardError.write(Data("""
-        usage: swift-bench [--smoke] [--json FILE] [--md FILE] [--reps N] [--rep-ms MS]
-                           [--case dispatch|subscribe|threads|memory|queue]...
-                           [--meta KEY=VALUE]... [--lib-version KEY=VERSION]... [--verbose]
+    FileHandle.standardError.write(
+        Data(
+            """
+            usage: swift-bench [--smoke] [--json FILE] [--md FILE] [--reps N] [--rep-ms MS]
+                               [--case dispatch|subscribe|threads|memory|queue]...
+                               [--meta KEY=VALUE]... [--lib-version KEY=VERSION]... [--verbose]
 
-        """.utf8))
+            """.utf8))
     exit(2)
 }
 
@@ -128,11 +130,16 @@ enum SwiftBench {
         let machine = Machine.read()
         let driver = Driver(options: opt, machine: machine)
 
-        print("swift-bench\(opt.smoke ? " --smoke" : ""): \(machine.cpuModel), \(machine.cpusAllowed) CPUs allowed, "
-              + "load \(String(format: "%.2f", machine.loadStart))")
-        print("libraries: " + [Column.qtbus, .notificationCenter, .openCombine]
-            .map { "\($0.displayName) \(driver.version($0))" }.joined(separator: ", "))
-        print("\(opt.reps) repetitions of >= \(String(format: "%.0f", opt.repSeconds * 1e3)) ms per library and case, interleaved\n")
+        print(
+            "swift-bench\(opt.smoke ? " --smoke" : ""): \(machine.cpuModel), \(machine.cpusAllowed) CPUs allowed, "
+                + "load \(String(format: "%.2f", machine.loadStart))")
+        print(
+            "libraries: "
+                + [Column.qtbus, .notificationCenter, .openCombine]
+                .map { "\($0.displayName) \(driver.version($0))" }.joined(separator: ", "))
+        print(
+            "\(opt.reps) repetitions of >= \(String(format: "%.0f", opt.repSeconds * 1e3)) ms per library and case, interleaved\n"
+        )
 
         let t0 = bench_now(), machine0 = bench_machine_cpu_seconds(), own0 = bench_own_cpu_seconds()
         if opt.wanted("dispatch") {
@@ -161,7 +168,8 @@ enum SwiftBench {
             driver.caseQueue(burst: false)
         }
         let wall = bench_now() - t0
-        driver.otherCPUShare = Swift.max(0, ((bench_machine_cpu_seconds() - machine0) - (bench_own_cpu_seconds() - own0)) / wall)
+        driver.otherCPUShare = Swift.max(
+            0, ((bench_machine_cpu_seconds() - machine0) - (bench_own_cpu_seconds() - own0)) / wall)
         driver.wallSeconds = wall
 
         let report = Report(driver: driver)
@@ -170,12 +178,17 @@ enum SwiftBench {
         print("")
         print(report.table(spread: true), terminator: "")
         print("\nColumns:")
-        for c in Column.allCases { print("  \(c.head.padding(toLength: 12, withPad: " ", startingAt: 0)) \(c.longName)") }
+        for c in Column.allCases {
+            print("  \(c.head.padding(toLength: 12, withPad: " ", startingAt: 0)) \(c.longName)")
+        }
         print("q/X = qtbus / X, median of the per-repetition ratios (lower is better, except the scaling row: higher).")
         print("\nTargets of PERFORMANCE.md in this run\(opt.smoke ? " (smoke: not meaningful)" : ""):")
         print(report.targets(markdown: false), terminator: "")
-        print(String(format: "\nother programs used %.0f%% of one CPU during the run (%.0f s)", driver.otherCPUShare * 100, wall)
-              + (driver.otherCPUShare > 0.1 ? ": the machine was not idle, figures may be noisy" : ""))
+        print(
+            String(
+                format: "\nother programs used %.0f%% of one CPU during the run (%.0f s)", driver.otherCPUShare * 100,
+                wall)
+                + (driver.otherCPUShare > 0.1 ? ": the machine was not idle, figures may be noisy" : ""))
         if let path = opt.json {
             report.write(report.json(), to: path)
             print("\nwrote \(path)")

@@ -45,7 +45,9 @@ final class Driver {
     private func calibrate(_ f: Measure, start: UInt64) -> UInt64 {
         let target = opt.repSeconds
         let t0 = f(start)
-        if opt.verbose { print(String(format: "  calibrate: %llu operations, %.3f ms (first run, not used)", start, t0 * 1e3)) }
+        if opt.verbose {
+            print(String(format: "  calibrate: %llu operations, %.3f ms (first run, not used)", start, t0 * 1e3))
+        }
         var n = start
         while true {
             let t = f(n)
@@ -81,14 +83,18 @@ final class Driver {
             let lib = make()
             lib.connect(handlers)
             libraries.append((column, lib))
-            subjects.append((column, { n in
-                bench_count_reset()
-                let t0 = bench_now()
-                lib.dispatch(n)
-                let t = bench_now() - t0
-                expectCount(column, "dispatch", bench_count(), n * UInt64(handlers))
-                return t
-            }, 64))
+            subjects.append(
+                (
+                    column,
+                    { n in
+                        bench_count_reset()
+                        let t0 = bench_now()
+                        lib.dispatch(n)
+                        let t = bench_now() - t0
+                        expectCount(column, "dispatch", bench_count(), n * UInt64(handlers))
+                        return t
+                    }, 64
+                ))
         }
         runInterleaved(r, subjects)
         for (_, lib) in libraries { lib.disconnectAll() }
@@ -107,14 +113,18 @@ final class Driver {
         var subjects: [(column: Column, measure: Measure, start: UInt64)] = []
         for (column, lib) in [(Column.qtbus, qtbus as any BenchLibrary), (.limit, limit)] {
             lib.connect(10)
-            subjects.append((column, { n in
-                bench_count_reset()
-                let t0 = bench_now()
-                lib.dispatch(n)
-                let t = bench_now() - t0
-                expectCount(column, "dispatch (freeWith)", bench_count(), n * 10)
-                return t
-            }, 64))
+            subjects.append(
+                (
+                    column,
+                    { n in
+                        bench_count_reset()
+                        let t0 = bench_now()
+                        lib.dispatch(n)
+                        let t = bench_now() - t0
+                        expectCount(column, "dispatch (freeWith)", bench_count(), n * 10)
+                        return t
+                    }, 64
+                ))
         }
         r[.notificationCenter].na = "n/a (no freeWith)"
         r[.openCombine].na = "n/a (no freeWith)"
@@ -135,16 +145,20 @@ final class Driver {
             let lib = make()
             lib.connect(100)
             libraries.append((column, lib))
-            subjects.append((column, { n in
-                let t0 = bench_now()
-                lib.subscribeDispose(n)
-                let t = bench_now() - t0
-                // Exactly the 100 others are left: the disposed ones are gone.
-                bench_count_reset()
-                lib.dispatch(1)
-                expectCount(column, "subscribe + dispose", bench_count(), 100)
-                return t
-            }, 16))
+            subjects.append(
+                (
+                    column,
+                    { n in
+                        let t0 = bench_now()
+                        lib.subscribeDispose(n)
+                        let t = bench_now() - t0
+                        // Exactly the 100 others are left: the disposed ones are gone.
+                        bench_count_reset()
+                        lib.dispatch(1)
+                        expectCount(column, "subscribe + dispose", bench_count(), 100)
+                        return t
+                    }, 16
+                ))
         }
         runInterleaved(r, subjects)
         for (_, lib) in libraries { lib.disconnectAll() }
@@ -165,7 +179,9 @@ final class Driver {
         let barrier: UnsafeMutablePointer<pthread_barrier_t>
         var t0 = 0.0, t1 = 0.0, count: UInt64 = 0, pinned: Int32 = 0
 
-        init(library: any BenchLibrary, iterations: UInt64, cpu: Int32, barrier: UnsafeMutablePointer<pthread_barrier_t>) {
+        init(
+            library: any BenchLibrary, iterations: UInt64, cpu: Int32, barrier: UnsafeMutablePointer<pthread_barrier_t>
+        ) {
             self.library = library
             self.iterations = iterations
             self.cpu = cpu
@@ -197,10 +213,12 @@ final class Driver {
             let w = Worker(library: lib, iterations: n, cpu: cpus[i], barrier: barrier)
             workers.append(w)
             var tid = pthread_t()
-            let rc = pthread_create(&tid, nil, { arg in
-                Unmanaged<Worker>.fromOpaque(arg!).takeRetainedValue().run()
-                return nil
-            }, Unmanaged.passRetained(w).toOpaque())
+            let rc = pthread_create(
+                &tid, nil,
+                { arg in
+                    Unmanaged<Worker>.fromOpaque(arg!).takeRetainedValue().run()
+                    return nil
+                }, Unmanaged.passRetained(w).toOpaque())
             if rc != 0 { fail("pthread_create failed: \(rc)") }
             tids.append(tid)
         }
@@ -250,7 +268,8 @@ final class Driver {
         r.peerRow = true
         let h = newRow("heap_per_subscription", "memory per subscription (heap)", "bytes")
         h.inTable = false
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let me =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         for _ in 0..<opt.reps {
             for (column, _) in Column.libraries {
                 let p = Process()
@@ -264,7 +283,9 @@ final class Driver {
                 if p.terminationReason != .exit || p.terminationStatus != 0 {
                     fail("\(column.head): the memory child did not exit with 0 (status \(p.terminationStatus))")
                 }
-                let fields = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+                let fields = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap {
+                    Double($0)
+                }
                 if fields.count != 2 { fail("\(column.head): the memory child printed no figures") }
                 r[column].reps.append(fields[0])
                 h[column].reps.append(fields[1])
@@ -282,7 +303,8 @@ final class Driver {
     /// what a producer sees, which swings with whether the consumer thread sleeps
     /// between items).
     func caseQueue(burst: Bool) {
-        let r = burst
+        let r =
+            burst
             ? newRow("queued_serial", "queued, serial queue (burst)", "ns/event")
             : newRow("queued_serial_streaming", "queued, serial queue (stream)", "ns/event")
         for (column, _) in Column.libraries where column != .qtbus { r[column].na = "-" }
@@ -309,7 +331,7 @@ func childMemory(key: String, n: Int) -> Int32 {
         return 2
     }
     let lib = make()
-    lib.reserve(n)            // the handles' array is the caller's, not counted
+    lib.reserve(n)  // the handles' array is the caller's, not counted
     lib.subscribeDispose(16)  // first-use allocations are not counted either
     let rss0 = bench_rss_bytes(), heap0 = bench_heap_bytes()
     lib.connect(n)

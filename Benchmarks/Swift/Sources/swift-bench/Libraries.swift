@@ -200,7 +200,10 @@ final class ClosureArrayLibrary: BenchLibrary, @unchecked Sendable {
     func connect(_ n: Int) {
         for _ in 0..<n {
             if let owner {
-                final class Weak: @unchecked Sendable { weak var object: AnyObject?; init(_ o: AnyObject) { object = o } }
+                final class Weak: @unchecked Sendable {
+                    weak var object: AnyObject?
+                    init(_ o: AnyObject) { object = o }
+                }
                 let weak = Weak(owner)
                 handlers.append(Handler { _ in if weak.object != nil { bench_count_inc() } })
             } else {

@@ -16,8 +16,9 @@ struct Machine {
     static func read() -> Machine {
         var m = Machine()
         if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-           let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
-           let colon = line.firstIndex(of: ":") {
+            let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+            let colon = line.firstIndex(of: ":")
+        {
             m.cpuModel = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         var first: Int32 = -1, second: Int32 = -1
@@ -27,11 +28,11 @@ struct Machine {
             (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         #if arch(x86_64)
-        let arch = "x86_64"
+            let arch = "x86_64"
         #elseif arch(arm64)
-        let arch = "aarch64"
+            let arch = "aarch64"
         #else
-        let arch = "unknown"
+            let arch = "unknown"
         #endif
         m.kernel = "\(proc("/proc/sys/kernel/ostype") ?? "Linux") \(proc("/proc/sys/kernel/osrelease") ?? "?") \(arch)"
         let f = DateFormatter()

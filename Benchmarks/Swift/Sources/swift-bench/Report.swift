@@ -20,23 +20,31 @@ struct Target {
 }
 
 let allTargets: [Target] = [
-    Target(figure: "Swift typed dispatch, 1 closure", rowID: "dispatch_1", target: "<= 25 ns",
-           limit: 25, atLeast: false, vsBare: false, swift: true),
-    Target(figure: "Swift typed dispatch, 10 closures", rowID: "dispatch_10", target: "<= 60 ns",
-           limit: 60, atLeast: false, vsBare: false, swift: true),
-    Target(figure: "Swift typed dispatch, 100 closures", rowID: "dispatch_100", target: "<= 400 ns",
-           limit: 400, atLeast: false, vsBare: false, swift: true),
-    Target(figure: "queued delivery through one serial queue, burst", rowID: "queued_serial",
-           target: "<= 1.5x bare DispatchQueue.async", limit: 1.5, atLeast: false, vsBare: true, swift: true),
-    Target(figure: "2 threads dispatching the same type to 10 closures", rowID: "two_threads_10",
-           target: ">= 1.6x one thread", limit: 1.6, atLeast: true, vsBare: false, swift: false),
-    Target(figure: "memory per subscription (token, closure included)", rowID: "memory_per_subscription",
-           target: "<= 96 bytes", limit: 96, atLeast: false, vsBare: false, swift: false),
+    Target(
+        figure: "Swift typed dispatch, 1 closure", rowID: "dispatch_1", target: "<= 25 ns",
+        limit: 25, atLeast: false, vsBare: false, swift: true),
+    Target(
+        figure: "Swift typed dispatch, 10 closures", rowID: "dispatch_10", target: "<= 60 ns",
+        limit: 60, atLeast: false, vsBare: false, swift: true),
+    Target(
+        figure: "Swift typed dispatch, 100 closures", rowID: "dispatch_100", target: "<= 400 ns",
+        limit: 400, atLeast: false, vsBare: false, swift: true),
+    Target(
+        figure: "queued delivery through one serial queue, burst", rowID: "queued_serial",
+        target: "<= 1.5x bare DispatchQueue.async", limit: 1.5, atLeast: false, vsBare: true, swift: true),
+    Target(
+        figure: "2 threads dispatching the same type to 10 closures", rowID: "two_threads_10",
+        target: ">= 1.6x one thread", limit: 1.6, atLeast: true, vsBare: false, swift: false),
+    Target(
+        figure: "memory per subscription (token, closure included)", rowID: "memory_per_subscription",
+        target: "<= 96 bytes", limit: 96, atLeast: false, vsBare: false, swift: false),
     // Round two (PERFORMANCE.md): the stream row, and the Swift memory figure.
-    Target(figure: "queued delivery through one serial queue, stream", rowID: "queued_serial_streaming",
-           target: "<= 1.5x bare DispatchQueue.async", limit: 1.5, atLeast: false, vsBare: true, swift: true),
-    Target(figure: "Swift memory per subscription", rowID: "memory_per_subscription",
-           target: "<= 150 bytes (NotificationCenter: 177)", limit: 150, atLeast: false, vsBare: false, swift: true),
+    Target(
+        figure: "queued delivery through one serial queue, stream", rowID: "queued_serial_streaming",
+        target: "<= 1.5x bare DispatchQueue.async", limit: 1.5, atLeast: false, vsBare: true, swift: true),
+    Target(
+        figure: "Swift memory per subscription", rowID: "memory_per_subscription",
+        target: "<= 150 bytes (NotificationCenter: 177)", limit: 150, atLeast: false, vsBare: false, swift: true),
 ]
 
 func fmtValue(_ v: Double) -> String {
@@ -91,7 +99,9 @@ struct Report {
             s += pad(r.title, 32, left: true) + pad(r.unit, 11, left: true)
             for c in Column.allCases {
                 let cell = r[c]
-                let v = !cell.present ? naText(cell)
+                let v =
+                    !cell.present
+                    ? naText(cell)
                     : spread ? "\(fmtValue(cell.min))..\(fmtValue(cell.max))" : fmtValue(cell.median)
                 s += pad(v, spread ? 16 : 12)
             }
@@ -109,7 +119,9 @@ struct Report {
     }
 
     func check(_ t: Target) -> TargetResult {
-        guard let r = driver.row(t.rowID), r[.qtbus].present, !t.vsBare || r[.bare].present else { return TargetResult() }
+        guard let r = driver.row(t.rowID), r[.qtbus].present, !t.vsBare || r[.bare].present else {
+            return TargetResult()
+        }
         let v = t.vsBare ? r.ratio(.bare) ?? 0 : r[.qtbus].median
         return TargetResult(value: v, met: t.atLeast ? v >= t.limit : v <= t.limit)
     }
@@ -129,8 +141,9 @@ struct Report {
         var lost: [String] = []
         for r in rows where r.peerRow {
             for peer in [Column.notificationCenter, .openCombine] where r.beats(peer) == false {
-                lost.append("\(r.title): \(fmtValue(r[.qtbus].median)) vs \(peer.displayName) \(fmtValue(r[peer].median)) \(r.unit)"
-                            + " (\(String(format: "%.3g", r.ratio(peer) ?? 0))x)")
+                lost.append(
+                    "\(r.title): \(fmtValue(r[.qtbus].median)) vs \(peer.displayName) \(fmtValue(r[peer].median)) \(r.unit)"
+                        + " (\(String(format: "%.3g", r.ratio(peer) ?? 0))x)")
             }
         }
         return lost
@@ -149,18 +162,21 @@ struct Report {
                 if markdown {
                     s += "| \(t.figure) | \(t.target) | \(valueText(t, res)) | \(metText(res)) |\n"
                 } else {
-                    s += "  " + pad(t.figure, 58, left: true) + pad(t.target, 34, left: true)
+                    s +=
+                        "  " + pad(t.figure, 58, left: true) + pad(t.target, 34, left: true)
                         + pad(valueText(t, res), 16, left: true) + metText(res) + "\n"
                 }
             }
         }
         let lost = lostRows()
         if markdown {
-            s += "| beat NotificationCenter and OpenCombine on every peer row | every row | "
+            s +=
+                "| beat NotificationCenter and OpenCombine on every peer row | every row | "
                 + (lost.isEmpty ? "beats both everywhere" : lost.joined(separator: "; ")) + " | "
                 + (lost.isEmpty ? "met" : "NOT met") + " |\n"
         } else {
-            s += "  " + pad("beat NotificationCenter and OpenCombine on every peer row", 58, left: true)
+            s +=
+                "  " + pad("beat NotificationCenter and OpenCombine on every peer row", 58, left: true)
                 + pad("every row", 34, left: true) + pad(lost.isEmpty ? "all rows" : "lost on", 16, left: true)
                 + (lost.isEmpty ? "met" : "NOT met") + "\n"
             if !lost.isEmpty { s += "      lost on: " + lost.joined(separator: "; ") + "\n" }
@@ -172,12 +188,16 @@ struct Report {
 
     func json() -> String {
         var s = "{\n  \"schema\": \"qtbus-bench-swift/1\",\n  \"date\": \(jsonString(machine.dateUTC)),\n"
-        s += "  \"machine\": {\"cpu\": \(jsonString(machine.cpuModel)), \"cpus_online\": \(machine.cpusOnline), "
+        s +=
+            "  \"machine\": {\"cpu\": \(jsonString(machine.cpuModel)), \"cpus_online\": \(machine.cpusOnline), "
             + "\"cpus_allowed\": \(machine.cpusAllowed), \"kernel\": \(jsonString(machine.kernel)), "
             + "\"loadavg_start\": \(String(format: "%.2f", machine.loadStart)), "
             + "\"other_cpu_use_cores\": \(String(format: "%.3f", driver.otherCPUShare))},\n"
-        s += "  \"meta\": {" + opt.meta.map { "\(jsonString($0.key)): \(jsonString($0.value))" }.joined(separator: ", ") + "},\n"
-        s += "  \"method\": {\"repetitions\": \(opt.reps), \"min_repetition_seconds\": \(String(format: "%.3f", opt.repSeconds)), "
+        s +=
+            "  \"meta\": {" + opt.meta.map { "\(jsonString($0.key)): \(jsonString($0.value))" }.joined(separator: ", ")
+            + "},\n"
+        s +=
+            "  \"method\": {\"repetitions\": \(opt.reps), \"min_repetition_seconds\": \(String(format: "%.3f", opt.repSeconds)), "
             + "\"interleaved\": true, \"statistic\": \"median\", \"memory_subscriptions\": \(opt.memorySubscriptions), "
             + "\"build\": \"swift build -c release\", \"smoke\": \(opt.smoke)},\n"
         s += "  \"libraries\": [\n"
@@ -186,7 +206,8 @@ struct Report {
         }.joined(separator: ",\n")
         s += "\n  ],\n  \"cases\": [\n"
         s += rows.map { r in
-            var c = "    {\"id\": \"\(r.id)\", \"title\": \(jsonString(r.title)), \"unit\": \(jsonString(r.unit)), \"better\": \"\(r.better)\""
+            var c =
+                "    {\"id\": \"\(r.id)\", \"title\": \(jsonString(r.title)), \"unit\": \(jsonString(r.unit)), \"better\": \"\(r.better)\""
             if let h = r.handlers { c += ", \"handlers\": \(h)" }
             c += ",\n     \"results\": {"
             var results: [String] = []
@@ -196,9 +217,10 @@ struct Report {
                     if let na = cell.na { results.append("\n       \"\(col.key)\": {\"na\": \(jsonString(na))}") }
                     continue
                 }
-                results.append("\n       \"\(col.key)\": {\"median\": \(jsonNumber(cell.median)), \"min\": \(jsonNumber(cell.min)), "
-                               + "\"max\": \(jsonNumber(cell.max)), \"operations_per_repetition\": \(cell.iterations), "
-                               + "\"repetitions\": [" + cell.reps.map(jsonNumber).joined(separator: ", ") + "]}")
+                results.append(
+                    "\n       \"\(col.key)\": {\"median\": \(jsonNumber(cell.median)), \"min\": \(jsonNumber(cell.min)), "
+                        + "\"max\": \(jsonNumber(cell.max)), \"operations_per_repetition\": \(cell.iterations), "
+                        + "\"repetitions\": [" + cell.reps.map(jsonNumber).joined(separator: ", ") + "]}")
             }
             c += results.joined(separator: ",") + "},\n     \"ratio_qtbus_over\": {"
             c += Column.allCases.compactMap { col in
@@ -209,7 +231,8 @@ struct Report {
         s += "\n  ],\n  \"targets\": [\n"
         s += allTargets.map { t in
             let res = check(t)
-            var e = "    {\"figure\": \(jsonString(t.figure)), \"case\": \"\(t.rowID)\", \"target\": \(jsonString(t.target)), "
+            var e =
+                "    {\"figure\": \(jsonString(t.figure)), \"case\": \"\(t.rowID)\", \"target\": \(jsonString(t.target)), "
                 + "\"swift_target\": \(t.swift), "
             if let v = res.value, let met = res.met {
                 e += "\"value\": \(String(format: "%.4g", v)), \"met\": \(met)}"
@@ -219,7 +242,8 @@ struct Report {
             return e
         }.joined(separator: ",\n")
         let lost = lostRows()
-        s += "\n  ],\n  \"beats_every_peer\": {\"met\": \(lost.isEmpty), \"lost_on\": ["
+        s +=
+            "\n  ],\n  \"beats_every_peer\": {\"met\": \(lost.isEmpty), \"lost_on\": ["
             + lost.map(jsonString).joined(separator: ", ") + "]}\n}\n"
         return s
     }
@@ -241,33 +265,44 @@ struct Report {
 
 
             """
-        s += "Generated by `scripts/bench.sh` on \(machine.dateUTC). Machine: \(machine.cpuModel), "
+        s +=
+            "Generated by `scripts/bench.sh` on \(machine.dateUTC). Machine: \(machine.cpuModel), "
             + "\(machine.cpusAllowed) CPUs allowed, \(machine.kernel); other programs used "
             + String(format: "%.0f%%", driver.otherCPUShare * 100) + " of one CPU during the run.  \n"
-        s += "Swift: \(meta["swift"] ?? "unknown"), `swift build -c release` (Swift 6 language mode); "
+        s +=
+            "Swift: \(meta["swift"] ?? "unknown"), `swift build -c release` (Swift 6 language mode); "
             + "qtbus revision: \(meta["qtbus revision"] ?? "unknown").  \n"
-        s += "Libraries: " + [Column.qtbus, .notificationCenter, .openCombine].map { "\($0.displayName) \(driver.version($0))" }
+        s +=
+            "Libraries: "
+            + [Column.qtbus, .notificationCenter, .openCombine].map { "\($0.displayName) \(driver.version($0))" }
             .joined(separator: ", ") + ".\n\n"
-        s += "Median of \(opt.reps) repetitions (each >= \(String(format: "%.0f", opt.repSeconds * 1e3)) ms, libraries "
+        s +=
+            "Median of \(opt.reps) repetitions (each >= \(String(format: "%.0f", opt.repSeconds * 1e3)) ms, libraries "
             + "interleaved round-robin), with min-max in parentheses; `q/X` is qtbus over X: the median of the "
             + "per-repetition ratios (each pair ran back to back, so the machine's drift cancels). Lower is better "
             + "except on the scaling row (aggregate rate of two threads over one thread's). Absolute figures move "
             + "between runs and machines; compare the ratios within one run.\n\n"
-        s += "| case | unit | " + Column.allCases.map(\.displayName).joined(separator: " | ") + " | "
+        s +=
+            "| case | unit | " + Column.allCases.map(\.displayName).joined(separator: " | ") + " | "
             + Column.allCases.dropFirst().map { "q/\($0.displayName)" }.joined(separator: " | ") + " |\n"
         s += "|---|---|" + String(repeating: "---:|", count: Column.allCases.count * 2 - 1) + "\n"
         for r in rows where r.inTable {
             s += "| \(r.title) | \(r.unit) |"
             for c in Column.allCases {
                 let cell = r[c]
-                if !cell.present { s += " \(naText(cell)) |"; continue }
+                if !cell.present {
+                    s += " \(naText(cell)) |"
+                    continue
+                }
                 let m = c == .qtbus ? "**\(fmtValue(cell.median))**" : fmtValue(cell.median)
                 s += " \(m) (\(fmtValue(cell.min))-\(fmtValue(cell.max))) |"
             }
             for c in Column.allCases.dropFirst() { s += " \(ratioText(r, c)) |" }
             s += "\n"
         }
-        s += "\nColumns: " + Column.allCases.map { "**\($0.displayName)**: \($0.longName)" }
+        s +=
+            "\nColumns: "
+            + Column.allCases.map { "**\($0.displayName)**: \($0.longName)" }
             .joined(separator: "; ") + ".\n\n"
         s += """
             Cases: the event is a struct with one `Int` field, and every closure increments a per-thread \

@@ -48,9 +48,11 @@ enum Column: Int, CaseIterable {
     var longName: String {
         switch self {
         case .qtbus: "qtbus (Swift API: QTEventBus)"
-        case .notificationCenter: "Foundation NotificationCenter (the Swift toolchain's Foundation for Linux), block observers"
+        case .notificationCenter:
+            "Foundation NotificationCenter (the Swift toolchain's Foundation for Linux), block observers"
         case .openCombine: "OpenCombine PassthroughSubject, sink subscribers"
-        case .limit: "limit: closures in a Swift array, called in a loop as Swift compiles it (a retain and release of each context per call); no lock, not thread-safe to change: a floor, not a peer"
+        case .limit:
+            "limit: closures in a Swift array, called in a loop as Swift compiles it (a retain and release of each context per call); no lock, not thread-safe to change: a floor, not a peer"
         case .bare: "DispatchQueue.async to a serial queue (queued rows)"
         }
     }

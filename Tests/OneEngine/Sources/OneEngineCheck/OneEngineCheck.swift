@@ -9,9 +9,9 @@ import QTEventBus
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Swift → C: a typed Swift event that joins the named type the plugin subscribes to,
@@ -35,10 +35,16 @@ final class Received: Sendable {
 }
 
 private typealias StartFn = @convention(c) (UnsafePointer<CChar>?) -> OpaquePointer?
-private typealias DispatchFn = @convention(c) (UnsafePointer<CChar>?, UnsafePointer<CChar>?,
-                                               UnsafePointer<CChar>?) -> Int32
-private typealias ReceivedFn = @convention(c) (UnsafeMutablePointer<UInt8>?,
-                                               UnsafeMutablePointer<UInt8>?, Int) -> Int32
+private typealias DispatchFn =
+    @convention(c) (
+        UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+        UnsafePointer<CChar>?
+    ) -> Int32
+private typealias ReceivedFn =
+    @convention(c) (
+        UnsafeMutablePointer<UInt8>?,
+        UnsafeMutablePointer<UInt8>?, Int
+    ) -> Int32
 private typealias CountFn = @convention(c) () -> Int32
 private typealias AddressFn = @convention(c) () -> UnsafeMutableRawPointer?
 private typealias TextFn = @convention(c) () -> UnsafePointer<CChar>?
@@ -109,8 +115,10 @@ public func oneEngineCheck(variant: String, control: Bool = false) -> Never {
     func readPlugin() -> (count: Int32, data: String, subType: String) {
         var data = [UInt8](repeating: 0, count: 256), subType = [UInt8](repeating: 0, count: 256)
         let count = pluginReceived(&data, &subType, 256)
-        return (count, String(decoding: data.prefix { $0 != 0 }, as: UTF8.self),
-                String(decoding: subType.prefix { $0 != 0 }, as: UTF8.self))
+        return (
+            count, String(decoding: data.prefix { $0 != 0 }, as: UTF8.self),
+            String(decoding: subType.prefix { $0 != 0 }, as: UTF8.self)
+        )
     }
 
     // 1. Same bus.
@@ -122,38 +130,44 @@ public func oneEngineCheck(variant: String, control: Bool = false) -> Never {
     // first qtbus_shared() warns of a second engine, and only then (qtbus.h).
     let startErrmsg = pluginStartErrmsg().map { String(cString: $0) } ?? ""
     let warned = startErrmsg.contains("One engine per process")
-    check("qtbus_errmsg() after the plugin's qtbus_shared() warns of no second engine", !warned,
-          "\"\(startErrmsg)\"")
+    check(
+        "qtbus_errmsg() after the plugin's qtbus_shared() warns of no second engine", !warned,
+        "\"\(startErrmsg)\"")
 
     // 2. C → Swift.
     let cReached = pluginDispatch("OneEnginePong", "c", "hello from C")
     let swiftGot = got.all
     let expected = QTNamedEvent(type: "OneEnginePong", subType: "c", bytes: Array("hello from C".utf8))
     let cToSwift = cReached == 1 && swiftGot == [expected]
-    check("a C dispatch from the plugin reaches the Swift handler", cToSwift,
-          "qtbus_dispatch reached \(cReached), Swift received \(swiftGot)")
+    check(
+        "a C dispatch from the plugin reaches the Swift handler", cToSwift,
+        "qtbus_dispatch reached \(cReached), Swift received \(swiftGot)")
 
     // 3. Swift → C.
     let swiftReached = QTEventBus.shared.dispatch(Ping(text: "hello from Swift"))
     let c = readPlugin()
     let swiftToC = swiftReached == 1 && c.count == 1 && c.data == "hello from Swift" && c.subType == "swift"
-    check("a Swift dispatch reaches the plugin's C handler", swiftToC,
-          "dispatch reached \(swiftReached), C received \(c.count) (last: \"\(c.data)\", subtype \"\(c.subType)\")")
+    check(
+        "a Swift dispatch reaches the plugin's C handler", swiftToC,
+        "dispatch reached \(swiftReached), C received \(c.count) (last: \"\(c.data)\", subtype \"\(c.subType)\")")
 
     // 4. Disposal on both sides.
     let stopStatus = pluginStop()
     let released = pluginReleased()
-    check("plugin_stop disposes the C subscription, its release hook runs once",
-          stopStatus == 0 && released == 1, "qtbus_token_dispose -> \(stopStatus), release ran \(released)x")
+    check(
+        "plugin_stop disposes the C subscription, its release hook runs once",
+        stopStatus == 0 && released == 1, "qtbus_token_dispose -> \(stopStatus), release ran \(released)x")
     let afterStop = QTEventBus.shared.dispatch(Ping(text: "after stop"))
     let cAfter = readPlugin().count
-    check("after it, a Swift dispatch reaches nobody", afterStop == 0 && cAfter == 1,
-          "dispatch reached \(afterStop), C received \(cAfter) in all")
+    check(
+        "after it, a Swift dispatch reaches nobody", afterStop == 0 && cAfter == 1,
+        "dispatch reached \(afterStop), C received \(cAfter) in all")
     swiftToken.dispose()
     let afterDispose = pluginDispatch("OneEnginePong", "c", "after dispose")
-    check("after Swift's token.dispose(), a C dispatch reaches nobody",
-          afterDispose == 0 && got.all.count == 1,
-          "qtbus_dispatch reached \(afterDispose), Swift received \(got.all.count) in all")
+    check(
+        "after Swift's token.dispose(), a C dispatch reaches nobody",
+        afterDispose == 0 && got.all.count == 1,
+        "qtbus_dispatch reached \(afterDispose), Swift received \(got.all.count) in all")
     _ = handle  // the plugin stays loaded until exit (libqtbus.so is never unloaded)
 
     if allPassed {
@@ -161,9 +175,10 @@ public func oneEngineCheck(variant: String, control: Bool = false) -> Never {
         exit(0)
     }
     if !sameBus && cReached == 0 && swiftGot.isEmpty && swiftReached == 0 && c.count == 0 && warned {
-        print("result: two engines: the plugin's qtbus_* run libqtbus.so's own engine (bus \(pluginBus)),"
-              + " not this executable's (bus \(swiftBus)); link the executable with"
-              + " -Xlinker --dynamic-list=<file with { qtbus_*; };> (docs/operations.md: One engine per process)")
+        print(
+            "result: two engines: the plugin's qtbus_* run libqtbus.so's own engine (bus \(pluginBus)),"
+                + " not this executable's (bus \(swiftBus)); link the executable with"
+                + " -Xlinker --dynamic-list=<file with { qtbus_*; };> (docs/operations.md: One engine per process)")
         exit(3)
     }
     print("result: FAILED (inconsistent: neither one engine nor two separate ones), see the checks above")
