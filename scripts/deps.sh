@@ -5,10 +5,10 @@
 #                            cmake (>= 3.25), ninja, pkg-config, binutils, libffi-dev,
 #                            systemtap-sdt-dev;
 #   scripts/deps.sh          that, and what the test scripts need: valgrind, libc6-dbg,
-#                            libnats-dev, nats-server, openssl, and the Python packages
-#                            nats-py, nkeys and OpenTelemetry in a virtual environment
-#                            under the build tree ($QTBUS_VENV, scripts/common.sh;
-#                            python3-venv makes it).
+#                            libnats-dev, nats-server, openssl, clang-format, and the
+#                            Python packages nats-py, nkeys and OpenTelemetry in a virtual
+#                            environment under the build tree ($QTBUS_VENV,
+#                            scripts/common.sh; python3-venv makes it).
 # Installs nothing when everything is present; otherwise runs apt-get update once, then
 # apt-get install -y (as root, or through sudo -n), and pip inside the virtual
 # environment only: the system's Python is never changed.
@@ -33,8 +33,10 @@ build_packages=(cmake ninja-build pkg-config binutils libffi-dev systemtap-sdt-d
 # Testing it: valgrind; libc6-dbg gives valgrind glibc's symbols (readable stacks, and the
 # frames scripts/valgrind.supp names); libnats-dev (nats.c) for libqtbus-nats, and
 # nats-server, which its tests start themselves; openssl, with which test_nats_tls
-# makes its CA and certificates.
-test_packages=(valgrind libc6-dbg libnats-dev nats-server openssl)
+# makes its CA and certificates; clang-format, Debian's (14 on bookworm), which the format
+# step checks the C and C++ with (scripts/format.sh; Swift's swift-format is the
+# toolchain's).
+test_packages=(valgrind libc6-dbg libnats-dev nats-server openssl clang-format)
 if [ "$build_only" = 1 ]; then
   apt_install deps "${build_packages[@]}"
 else

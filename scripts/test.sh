@@ -28,6 +28,7 @@ do_deps() { bash "$ROOT/scripts/deps.sh"; }
 do_layers() { python3 "$ROOT/scripts/layers.py" && python3 "$ROOT/scripts/layers.py" --check-drawing; }
 do_nats_layers() { python3 "$ROOT/scripts/nats-layers.py"; }
 do_source_check() { python3 "$ROOT/scripts/source-check.py"; }
+do_format() { bash "$ROOT/scripts/format.sh" --check; }
 do_build() { build_install "$BUILD" "$PREFIX" -DCMAKE_BUILD_TYPE=Release -DQTBUS_BUILD_TESTS=ON -DQTBUS_NATS=ON; }
 do_abi_check() { bash "$ROOT/scripts/abi-check.sh" "$BUILD/libqtbus.so" "$ROOT/include/qtbus.h"; }
 do_library_checks() { env -u LD_LIBRARY_PATH ctest --test-dir "$BUILD" --output-on-failure; }
@@ -147,6 +148,7 @@ STEPS=(
   "layers         | -           | do_layers             | engine layers: calls go down but for the hooks, docs/layout.md draws the tree (scripts/layers.py)"
   "nats-layers    | -           | do_nats_layers        | NATS bridge layers: each nats/*.c calls only files below it in bridge.h's table (scripts/nats-layers.py)"
   "source-check   | -           | do_source_check       | source habits: an SPDX line in every source file, no measured figure in the library's comments, README.md within 320 lines (scripts/source-check.py)"
+  "format         | -           | do_format             | format: swift format and clang-format would change nothing (scripts/format.sh --check; scripts/format.sh rewrites)"
   "build          | -           | do_build              | build + install libqtbus and libqtbus-nats (build/, _install/), as scripts/quickstart.sh does"
   "library        | build       | do_library_checks     | library checks: exports, no Foundation, NEEDED and RUNPATH, header hygiene, demo (ctest in build/)"
   "abi            | build       | do_abi_check          | ABI check: abidiff against abi/ (scripts/abi-check.sh)"
