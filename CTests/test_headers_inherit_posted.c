@@ -29,7 +29,9 @@ static void post_both(const qtbus_event *event, void *userdata)
 static void on_posted(const qtbus_event *event, void *userdata)
 {
     (void)userdata;
-    CHECK_EQ_INT(atomic_load(&handler_returned), 1);
+    /* The main queue's runs on the drain, after the handler; the bus queue's may start
+     * on its own thread before the handler has returned, so only the first is checked. */
+    if (strcmp(qtbus_event_subtype(event), "main") == 0) CHECK_EQ_INT(atomic_load(&handler_returned), 1);
     th_take(strcmp(qtbus_event_subtype(event), "bus") == 0 ? &posted_bus : &posted_main, event);
     if (strcmp(qtbus_event_subtype(event), "bus") == 0) {
         qtbus_event_desc d = tu_event("Chained", NULL);
