@@ -43,8 +43,9 @@ func withGivenOrInheritedHeaders(
 func eventHeaders(
     _ desc: UnsafePointer<qtbus_event_desc>?, flags: UInt32, _ record: UnsafeMutablePointer<ThreadRecord>
 ) throws(QTBusStatus) -> (block: UnsafeMutablePointer<HeaderBlock>?, owned: Bool) {
-    guard let desc, flags & headersFlag != 0 else { return (record.pointee.handling, false) }
-    switch makeHeaders(desc.pointee.headers, desc.pointee.header_count, inheriting: record.pointee.handling) {
+    let context = record.pointee.handling?.pointee.inheritable
+    guard let desc, flags & headersFlag != 0 else { return (context, false) }
+    switch makeHeaders(desc.pointee.headers, desc.pointee.header_count, inheriting: context) {
     case .made(let block, let owned): return (block, owned)
     case .failed(let status): throw QTBusStatus(status)
     }

@@ -72,10 +72,10 @@ struct ThreadRecord {
     var lastByNameText: UnsafeRawPointer? = nil
     var lastByNameBusSerial: UInt32 = 0
     var lastByNameType: UnsafeMutablePointer<TypeEntry>? = nil
-    /// The inheritable headers of the innermost event this thread is handling
-    /// (Headers.swift; nil: none, or no event): what a dispatch made here inherits.  Set
-    /// around a walk or a delivery whose event's differ (`handlingEvent`); only the
-    /// owning thread touches it.
+    /// The headers of the innermost event this thread is handling (Headers.swift; nil:
+    /// none, or no event): a dispatch made here inherits their inheritable block, and
+    /// the Swift API reads them (`_qtEngineCurrentHeaders`).  Set around a walk or a
+    /// delivery whose event's differ (`handlingEvent`); only the owning thread touches it.
     var handling: UnsafeMutablePointer<HeaderBlock>? = nil
 }
 
@@ -86,7 +86,7 @@ struct ThreadRecord {
 func handlingEvent<R>(
     _ record: UnsafeMutablePointer<ThreadRecord>, _ headers: UnsafeMutablePointer<HeaderBlock>?, _ body: () -> R
 ) -> R {
-    let inner = headers?.pointee.inheritable
+    let inner = headers
     let outer = record.pointee.handling
     if inner == outer { return body() }
     record.pointee.handling = inner
