@@ -22,7 +22,8 @@ using pairs = std::vector<std::pair<std::string, std::string>>;
 static pairs all_of(const qtbus::event &e)
 {
     pairs out;
-    for (qtbus::header h : e.headers()) out.emplace_back(std::string(h.name), std::string(h.value));
+    for (qtbus::header h : e.headers())
+        out.emplace_back(std::string(h.name), std::string(h.value));
     return out;
 }
 
