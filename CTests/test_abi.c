@@ -108,6 +108,10 @@ int main(void)
                                    qtbus_reply_handler, void *, qtbus_release) = qtbus_signal_requestv;
     int (*p_qtbus_event_args)(const qtbus_event *, qtbus_value *, size_t) = qtbus_event_args;
     int (*p_qtbus_signal_check)(const void *, size_t, const qtbus_arg *, size_t) = qtbus_signal_check;
+    /* Event headers */
+    const char *(*p_qtbus_event_header)(const qtbus_event *, const char *) = qtbus_event_header;
+    size_t (*p_qtbus_event_header_count)(const qtbus_event *) = qtbus_event_header_count;
+    int (*p_qtbus_event_header_at)(const qtbus_event *, size_t, const char **, const char **) = qtbus_event_header_at;
 
     const fn_entry fns[] = {
         FN(qtbus_strerror),
@@ -171,10 +175,13 @@ int main(void)
         FN(qtbus_token_block),
         FN(qtbus_token_unblock),
         FN(qtbus_signal_check),
+        FN(qtbus_event_header),
+        FN(qtbus_event_header_count),
+        FN(qtbus_event_header_at),
     };
     const int count = (int)(sizeof fns / sizeof fns[0]);
-    /* 61 QTBUS_API functions of the header (scripts/check-exports.sh checks them all). */
-    CHECK_EQ_INT(count, 61);
+    /* 64 QTBUS_API functions of the header (scripts/check-exports.sh checks them all). */
+    CHECK_EQ_INT(count, 64);
     for (int i = 0; i < count; i++) {
         CHECK_MSG(fns[i].address != NULL, "%s has no address", fns[i].name);
         for (int j = 0; j < i; j++)
@@ -222,7 +229,13 @@ int main(void)
     _Static_assert(offsetof(qtbus_event_desc, object) == 32, "layout");
     _Static_assert(offsetof(qtbus_event_desc, object_release) == 40, "layout");
     _Static_assert(offsetof(qtbus_event_desc, flags) == 48, "layout");
-    _Static_assert(sizeof(qtbus_event_desc) == 56, "layout");
+    /* 0.3.0's fields, after 0.2.0's 56 bytes (read only under QTBUS_EVENT_HEADERS). */
+    _Static_assert(offsetof(qtbus_event_desc, headers) == 56, "layout");
+    _Static_assert(offsetof(qtbus_event_desc, header_count) == 64, "layout");
+    _Static_assert(sizeof(qtbus_event_desc) == 72, "layout");
+    _Static_assert(offsetof(qtbus_header, name) == 0, "layout");
+    _Static_assert(offsetof(qtbus_header, value) == 8, "layout");
+    _Static_assert(sizeof(qtbus_header) == 16, "layout");
 #endif
     /* The slots of a signal event's bytes are qtbus_values (qtbus.h, "Typed signals"). */
     _Static_assert(sizeof(qtbus_value) == 8, "layout");
@@ -233,6 +246,7 @@ int main(void)
     CHECK_EQ_INT(QTBUS_SUB_ONCE, 1);
     CHECK_EQ_INT(QTBUS_SUB_REPLAY, 2);
     CHECK_EQ_INT(QTBUS_EVENT_STICKY, 1);
+    CHECK_EQ_INT(QTBUS_EVENT_HEADERS, 4);
     CHECK_EQ_STR(QTBUS_JSON_TYPE, "QTJsonEvent");
     CHECK_EQ_STR(QTBUS_NO_SUBSCRIBER_TYPE, "QTNoSubscriberEvent");
     CHECK_EQ_INT(QTBUS_COMMAND_CONCURRENT, 1);

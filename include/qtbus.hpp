@@ -95,6 +95,8 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -289,6 +291,108 @@ inline exception_handler set_exception_handler(exception_handler h)
     return h;
 }
 
+/* ---- event headers (qtbus.h, "Event headers") ---- */
+
+/* The headers a dispatch gives its event, built from a list:
+ *
+ *     bus.dispatch("Order", bytes, qtbus::headers{{"traceparent", tp}, {"baggage", b}});
+ *
+ * The strings are copied here, and again by the library.  The rules (names, values,
+ * limits) are the library's: a header that breaks them makes the call throw
+ * qtbus::error (QTBUS_EINVAL, with the reason); a name or value holding a NUL byte is
+ * refused here, before any C call (a C string would end there). */
+class headers {
+  public:
+    headers() = default;
+    headers(std::initializer_list<std::pair<std::string_view, std::string_view>> list)
+    {
+        strings_.reserve(2 * list.size());
+        for (const auto &h : list)
+            add(h.first, h.second);
+    }
+    /* One more header (a name given twice: the last value wins, as in C). */
+    headers &add(std::string_view name, std::string_view value)
+    {
+        strings_.emplace_back(name);
+        strings_.emplace_back(value);
+        return *this;
+    }
+    std::size_t size() const noexcept { return strings_.size() / 2; }
+    bool empty() const noexcept { return strings_.empty(); }
+
+    /* Points `d` at these headers (QTBUS_EVENT_HEADERS set); `out` holds the C array
+     * for the call. */
+    void fill(qtbus_event_desc &d, std::vector<qtbus_header> &out, const char *call, qtbus_bus *bus) const
+    {
+        out.clear();
+        out.reserve(size());
+        for (std::size_t i = 0; i < strings_.size(); i += 2) {
+            detail::check_no_nul(strings_[i], call, "header name", bus);
+            detail::check_no_nul(strings_[i + 1], call, "header value", bus);
+            out.push_back(qtbus_header{strings_[i].c_str(), strings_[i + 1].c_str()});
+        }
+        d.flags |= QTBUS_EVENT_HEADERS;
+        d.headers = out.data();
+        d.header_count = out.size();
+    }
+
+  private:
+    std::vector<std::string> strings_; /* name, value, name, value... */
+};
+
+/* One header of an event a handler received (valid while the handler runs). */
+struct header {
+    std::string_view name;
+    std::string_view value;
+};
+
+/* An event's headers in qtbus_event_header_at's order: the given ones (a repeated name
+ * once, its last value at its first place), then the inherited ones. */
+class header_range {
+  public:
+    class iterator {
+      public:
+        using iterator_category = std::input_iterator_tag;
+        using value_type = header;
+        using difference_type = std::ptrdiff_t;
+        using pointer = void;
+        using reference = header;
+        iterator(const qtbus_event *e, std::size_t i) noexcept : e_(e), i_(i) {}
+        header operator*() const
+        {
+            const char *name = nullptr, *value = nullptr;
+            detail::check(qtbus_event_header_at(e_, i_, &name, &value), "qtbus_event_header_at");
+            return header{name, value};
+        }
+        iterator &operator++() noexcept
+        {
+            ++i_;
+            return *this;
+        }
+        iterator operator++(int) noexcept
+        {
+            iterator old = *this;
+            ++i_;
+            return old;
+        }
+        bool operator==(const iterator &o) const noexcept { return i_ == o.i_; }
+        bool operator!=(const iterator &o) const noexcept { return i_ != o.i_; }
+
+      private:
+        const qtbus_event *e_;
+        std::size_t i_;
+    };
+    explicit header_range(const qtbus_event *e) noexcept : e_(e), n_(qtbus_event_header_count(e)) {}
+    iterator begin() const noexcept { return iterator(e_, 0); }
+    iterator end() const noexcept { return iterator(e_, n_); }
+    std::size_t size() const noexcept { return n_; }
+    bool empty() const noexcept { return n_ == 0; }
+
+  private:
+    const qtbus_event *e_;
+    std::size_t n_;
+};
+
 /* ---- the event a callable receives ---- */
 
 class deferred_reply;
@@ -314,6 +418,18 @@ class event {
         return d ? std::string_view(static_cast<const char *>(d), size) : std::string_view();
     }
     void *object() const { return qtbus_event_object(e_); }
+    /* The value of the header `name` (given or inherited; names are case-sensitive),
+     * or nullopt when the event has none of that name. */
+    std::optional<std::string_view> header(std::string_view name) const
+    {
+        if (name.find('\0') != std::string_view::npos) return std::nullopt;
+        const std::string n(name);
+        const char *v = qtbus_event_header(e_, n.c_str());
+        if (!v) return std::nullopt;
+        return std::string_view(v);
+    }
+    /* Every header, in qtbus_event_header_at's order: for (auto h : e.headers()) h.name, h.value. */
+    header_range headers() const noexcept { return header_range(e_); }
     /* No later handler of this dispatch receives the event.  False where it cannot stop
      * (a queued delivery, a replay: qtbus_event_stop's QTBUS_EINVAL). */
     bool stop() const { return qtbus_event_stop(e_) == QTBUS_OK; }
@@ -883,6 +999,30 @@ class bus_ref {
         return detail::check(qtbus_dispatch(b_, &d), "qtbus_dispatch");
     }
     int dispatch(const qtbus_event_desc &desc) { return detail::check(qtbus_dispatch(b_, &desc), "qtbus_dispatch"); }
+    /* The same with headers (qtbus.h, "Event headers"). */
+    int dispatch(std::string_view type, std::string_view data, const qtbus::headers &h)
+    {
+        detail::name t(type, "qtbus_dispatch", "type name", b_);
+        qtbus_event_desc d{};
+        d.type = t.c_str();
+        d.data = detail::bytes(data);
+        d.size = data.size();
+        std::vector<qtbus_header> c;
+        h.fill(d, c, "qtbus_dispatch", b_);
+        return detail::check(qtbus_dispatch(b_, &d), "qtbus_dispatch");
+    }
+    int dispatch(std::string_view type, std::string_view subtype, std::string_view data, const qtbus::headers &h)
+    {
+        detail::name t(type, "qtbus_dispatch", "type name", b_), s(subtype, "qtbus_dispatch", "subtype", b_);
+        qtbus_event_desc d{};
+        d.type = t.c_str();
+        d.subtype = s.c_str();
+        d.data = detail::bytes(data);
+        d.size = data.size();
+        std::vector<qtbus_header> c;
+        h.fill(d, c, "qtbus_dispatch", b_);
+        return detail::check(qtbus_dispatch(b_, &d), "qtbus_dispatch");
+    }
 
     /* Type ids, for hot loops (qtbus.h): look the type up once, dispatch by id. */
     qtbus_type_id type_id(std::string_view type)
@@ -908,7 +1048,7 @@ class bus_ref {
     {
         return request(type, data, std::forward<F>(on_reply), nullptr);
     }
-    template <class F, class C>
+    template <class F, class C, std::enable_if_t<!std::is_same_v<std::decay_t<F>, qtbus::headers>, int> = 0>
     int request(std::string_view type, std::string_view data, F &&on_reply, C &&on_complete)
     {
         detail::name t(type, "qtbus_request", "type name", b_);
@@ -916,6 +1056,24 @@ class bus_ref {
         d.type = t.c_str();
         d.data = detail::bytes(data);
         d.size = data.size();
+        return request(d, std::forward<F>(on_reply), std::forward<C>(on_complete));
+    }
+    /* The same with headers (qtbus.h, "Event headers"); the replies carry none. */
+    template <class F>
+    int request(std::string_view type, std::string_view data, const qtbus::headers &h, F &&on_reply)
+    {
+        return request(type, data, h, std::forward<F>(on_reply), nullptr);
+    }
+    template <class F, class C>
+    int request(std::string_view type, std::string_view data, const qtbus::headers &h, F &&on_reply, C &&on_complete)
+    {
+        detail::name t(type, "qtbus_request", "type name", b_);
+        qtbus_event_desc d{};
+        d.type = t.c_str();
+        d.data = detail::bytes(data);
+        d.size = data.size();
+        std::vector<qtbus_header> c;
+        h.fill(d, c, "qtbus_request", b_);
         return request(d, std::forward<F>(on_reply), std::forward<C>(on_complete));
     }
     template <class F, class C = std::nullptr_t>

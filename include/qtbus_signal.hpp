@@ -454,6 +454,14 @@ class signal<void(Args...)> {
         return send(s.c_str(), args...);
     }
     int operator()(detail::emit_param_t<Args>... args) { return send(nullptr, args...); }
+    /* emit with headers (qtbus.h, "Event headers"): the slots' events carry them. */
+    int emit(const qtbus::headers &h, detail::emit_param_t<Args>... args)
+    {
+        std::vector<qtbus_header> c;
+        qtbus_event_desc d{};
+        h.fill(d, c, "qtbus_dispatch_id", bus_.c_bus());
+        return send_with(&d, nullptr, args...);
+    }
 
     bus_ref bus() const noexcept { return bus_; }
     const std::string &type() const noexcept { return type_; }
@@ -525,7 +533,8 @@ class signal<void(Args...)> {
     }
 
     template <std::size_t... I>
-    int pack_and_send(const char *subtype, const detail::emit_param_t<Args> &...args, std::index_sequence<I...>)
+    int pack_and_send(const qtbus_event_desc *with, const char *subtype, const detail::emit_param_t<Args> &...args,
+                      std::index_sequence<I...>)
     {
         std::size_t size = layout::fixed;
         if constexpr (layout::any_string) {
@@ -543,7 +552,7 @@ class signal<void(Args...)> {
         std::size_t next = layout::fixed;
         (put(bytes, I, next, args), ...);
         (void)next;
-        qtbus_event_desc d{};
+        qtbus_event_desc d = with ? *with : qtbus_event_desc{};
         d.subtype = subtype;
         d.data = bytes;
         d.size = size;
@@ -557,7 +566,12 @@ class signal<void(Args...)> {
 
     int send(const char *subtype, const detail::emit_param_t<Args> &...args)
     {
-        return pack_and_send(subtype, args..., std::index_sequence_for<Args...>());
+        return pack_and_send(nullptr, subtype, args..., std::index_sequence_for<Args...>());
+    }
+    /* `with`: a desc holding the headers (and nothing else) to send them with. */
+    int send_with(const qtbus_event_desc *with, const char *subtype, const detail::emit_param_t<Args> &...args)
+    {
+        return pack_and_send(with, subtype, args..., std::index_sequence_for<Args...>());
     }
 
     /* Whether `bytes` are arguments of this signature: the library's reader decides

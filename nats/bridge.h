@@ -103,17 +103,28 @@ QTBUS_NATS_INTERNAL const char *qn_parse(const char *subject, size_t prefix_len,
 
 /* ---- publish.c ------------------------------------------------------------------- */
 
-/* The headers of the bridge's messages (qtbus_nats.h, REQUESTS). */
+/* The headers of the bridge's messages (qtbus_nats.h, REQUESTS), all named with the
+ * prefix that qtbus.h refuses for an event's headers, in any letter case. */
+#define QN_HEADER_PREFIX "Qtbus-"
 #define QN_HEADER_ORIGIN "Qtbus-Origin"   /* an attached bridge's id, on what it sends */
 #define QN_HEADER_REQUEST "Qtbus-Request" /* a request from a bridge: answer with ack and done */
 #define QN_HEADER_ANSWER "Qtbus-Answer"   /* "ack" or "done", on a bridge's answer with no bytes */
 
 /* Gives an attached bridge its origin (16 hex digits, random). */
 QTBUS_NATS_INTERNAL void qn_origin_init(qtbus_nats *bridge);
-/* Publishes `size` bytes on `subject` (a reply subject or NULL) with the header
- * `header`: `value` (or none: NULL), and the bridge's origin when it is attached. */
+/* Publishes `size` bytes on `subject` (a reply subject or NULL) with the headers of
+ * `event` (NULL: none; a reply carries none), the header `header`: `value` (or none:
+ * NULL), and the bridge's origin when it is attached. */
 QTBUS_NATS_INTERNAL natsStatus qn_publish(qtbus_nats *bridge, const char *subject, const char *reply, const void *data,
-                                          int size, const char *header, const char *value);
+                                          int size, const qtbus_event *event, const char *header, const char *value);
+/* Whether a header name is the bridge's own: it starts "Qtbus-", in any letter case. */
+QTBUS_NATS_INTERNAL bool qn_is_bridge_header(const char *name);
+/* Whether `msg` has a header that is not the bridge's own (an event's). */
+QTBUS_NATS_INTERNAL bool qn_has_event_headers(natsMsg *msg);
+/* The headers of `msg` (NULL: none) that are an event's, all but the bridge's own, into
+ * out[0..max): each name once, with its last value; the strings are msg's.  Returns how
+ * many there are, which may be more than max (only max written then). */
+QTBUS_NATS_INTERNAL int qn_event_headers(natsMsg *msg, qtbus_header *out, int max);
 /* Whether `msg` came from this bridge (attached: its connection may echo). */
 QTBUS_NATS_INTERNAL bool qn_is_own(const qtbus_nats *bridge, natsMsg *msg);
 /* The value of the header `key` of `msg`, or NULL. */

@@ -46,7 +46,8 @@ static void publish(const qtbus_event *event, void *userdata)
         qn_request_publish(bridge, event, subject, data, (int)size);
         return;
     }
-    natsStatus s = size > INT_MAX ? NATS_MAX_PAYLOAD : qn_publish(bridge, subject, NULL, data, (int)size, NULL, NULL);
+    natsStatus s =
+        size > INT_MAX ? NATS_MAX_PAYLOAD : qn_publish(bridge, subject, NULL, data, (int)size, event, NULL, NULL);
     atomic_fetch_add_explicit(s == NATS_OK ? &bridge->published : &bridge->dropped, 1, memory_order_relaxed);
     if (s != NATS_OK) {
         char what[QN_SUBJECT_MAX + 128];

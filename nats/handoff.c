@@ -93,7 +93,10 @@ void qn_handoff_enqueue(qtbus_nats *bridge, natsMsg *msg, bool answer, char tag)
 {
     size_t bytes = (size_t)natsMsg_GetDataLength(msg);
     const char *subject = natsMsg_GetSubject(msg), *reply = natsMsg_GetReply(msg);
-    bool copy = bytes <= QN_COPY_MAX;
+    /* An event's headers stay in its natsMsg, kept until the event is dispatched rather
+     * than copied: a message without them (an answer never has any for us) copies as
+     * before. */
+    bool copy = bytes <= QN_COPY_MAX && (answer || !qn_has_event_headers(msg));
     size_t subject_size = strlen(subject) + 1, reply_size = reply ? strlen(reply) + 1 : 0;
     qn_pending *p = qn_node_get(bridge, copy ? bytes + subject_size + reply_size : 0);
     if (!p) {

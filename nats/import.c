@@ -2,7 +2,7 @@
 /*
  * NATS -> local dispatches.  nats.c calls on_message on its own delivery thread; that
  * only appends the message to the bridge's queue, and the bridge's thread dispatches
- * the queue in order.  So a slow handler delays later imported events but never
+ * the queue in order, each message's headers (but the bridge's own) as the event's.  So a slow handler delays later imported events but never
  * nats.c (whose pending limits would otherwise drop messages as a slow consumer), and
  * the bridge's own bounds make an overflow a reported drop rather than unbounded
  * memory.
@@ -100,6 +100,26 @@ static void dispatch_message(qtbus_nats *bridge, const qn_pending *msg)
         .size = msg->size,
         .flags = parsed->kind == QN_KIND_KEPT ? QTBUS_EVENT_STICKY : 0,
     };
+    /* The message's headers but the bridge's own become the event's (qtbus_nats.h,
+     * HEADERS); the engine judges them as any dispatch's, and a refusal drops the
+     * message with its reason, below. */
+    qtbus_header few[16], *headers = few;
+    int header_count = qn_event_headers(msg->msg, few, 16);
+    if (header_count > 16) {
+        headers = malloc((size_t)header_count * sizeof *headers);
+        if (!headers) {
+            atomic_fetch_add_explicit(&bridge->dropped, 1, memory_order_relaxed);
+            qn_report(bridge, "qtbus_nats_import", QTBUS_ENOMEM,
+                      "dropped a message on %.300s: no memory for its %d headers", subject, header_count);
+            return;
+        }
+        qn_event_headers(msg->msg, headers, header_count);
+    }
+    if (header_count > 0) {
+        d.flags |= QTBUS_EVENT_HEADERS;
+        d.headers = headers;
+        d.header_count = (size_t)header_count;
+    }
     const char *reply = msg->reply;
     importing_bridge = bridge;
     importing_type = parsed->type;
@@ -111,6 +131,7 @@ static void dispatch_message(qtbus_nats *bridge, const qn_pending *msg)
     }
     importing_bridge = NULL;
     importing_type = NULL;
+    if (headers != few) free(headers);
     if (status < 0) {
         atomic_fetch_add_explicit(&bridge->dropped, 1, memory_order_relaxed);
         char why_dispatch[400];

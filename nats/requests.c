@@ -121,7 +121,7 @@ void qn_request_publish(qtbus_nats *bridge, const qtbus_event *event, const char
     /* The bridge's thread times the request out: it must wake for this deadline. */
     qn_handoff_wake(bridge);
 
-    natsStatus s = qn_publish(bridge, subject, reply, data, size, QN_HEADER_REQUEST, "1");
+    natsStatus s = qn_publish(bridge, subject, reply, data, size, event, QN_HEADER_REQUEST, "1");
     if (s == NATS_OK) atomic_fetch_add_explicit(&bridge->published, 1, memory_order_relaxed);
     if (s != NATS_OK) {
         atomic_fetch_add_explicit(&bridge->dropped, 1, memory_order_relaxed);
@@ -247,7 +247,7 @@ static void publish_answer(answer_to *to, char tag, const void *data, size_t siz
     bool gone = bridge->attached && atomic_load(&bridge->closed);
     natsStatus s =
         gone ? NATS_CONNECTION_CLOSED
-             : qn_publish(bridge, to->subjects, NULL, data, (int)size, answer ? QN_HEADER_ANSWER : NULL, answer);
+             : qn_publish(bridge, to->subjects, NULL, data, (int)size, NULL, answer ? QN_HEADER_ANSWER : NULL, answer);
     pthread_mutex_unlock(&bridge->answer_lock);
     if (s != NATS_OK)
         answer_lost(bridge, tag, size, to->request, s, gone ? "the connection is the application's again" : NULL);
@@ -271,7 +271,7 @@ static void send_done(void *userdata)
 bool qn_request_acknowledge(qtbus_nats *bridge, natsMsg *msg)
 {
     if (!qn_header(msg, QN_HEADER_REQUEST)) return false;
-    natsStatus s = qn_publish(bridge, natsMsg_GetReply(msg), NULL, NULL, 0, QN_HEADER_ANSWER, "ack");
+    natsStatus s = qn_publish(bridge, natsMsg_GetReply(msg), NULL, NULL, 0, NULL, QN_HEADER_ANSWER, "ack");
     if (s != NATS_OK) answer_lost(bridge, QN_ANSWER_ACK, 0, natsMsg_GetSubject(msg), s, NULL);
     return true;
 }
@@ -284,7 +284,7 @@ void qn_request_dispatch(qtbus_nats *bridge, const qtbus_event_desc *desc, const
     answer_to *to = malloc(sizeof *to + reply_size + subject_size);
     if (!to) {
         /* Its end, at least, so that a requesting bridge does not wait for this one. */
-        natsStatus s = bridge_asks ? qn_publish(bridge, reply, NULL, NULL, 0, QN_HEADER_ANSWER, "done") : NATS_OK;
+        natsStatus s = bridge_asks ? qn_publish(bridge, reply, NULL, NULL, 0, NULL, QN_HEADER_ANSWER, "done") : NATS_OK;
         qn_report(bridge, fn, QTBUS_ENOMEM, "dropped a request on %.200s: no memory to dispatch it%s", subject,
                   s == NATS_OK ? "" : ", and its end was not sent (the requester waits until its request_timeout_ms)");
         atomic_fetch_add_explicit(&bridge->dropped, 1, memory_order_relaxed);

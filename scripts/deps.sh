@@ -5,9 +5,10 @@
 #                            cmake (>= 3.25), ninja, pkg-config, binutils, libffi-dev,
 #                            systemtap-sdt-dev;
 #   scripts/deps.sh          that, and what the test scripts need: valgrind, libc6-dbg,
-#                            libnats-dev, nats-server, openssl, clang-format, and the Python packages
-#                            nats-py and nkeys in a virtual environment under the build
-#                            tree ($QTBUS_VENV, scripts/common.sh; python3-venv makes it).
+#                            libnats-dev, nats-server, openssl, clang-format, and the
+#                            Python packages nats-py, nkeys and OpenTelemetry in a virtual
+#                            environment under the build tree ($QTBUS_VENV,
+#                            scripts/common.sh; python3-venv makes it).
 # Installs nothing when everything is present; otherwise runs apt-get update once, then
 # apt-get install -y (as root, or through sudo -n), and pip inside the virtual
 # environment only: the system's Python is never changed.
@@ -60,11 +61,14 @@ fi
 
 # The bridge's tests' Python packages, in the virtual environment $QTBUS_VENV:
 #   nkeys    test_nats_auth and _credentials make NKey pairs with it;
-#   nats-py  test_nats_interop's plain NATS client (CTests/nats/plain_client.py).
+#   nats-py  test_nats_interop's plain NATS client (CTests/nats/plain_client.py), and
+#            test_nats_headers' and examples/tracing's;
+#   opentelemetry-api, opentelemetry-sdk  their W3C propagator and trace ids (the same
+#            trace at both ends of the bridge).
 # A package added here is checked by importing venv_modules.  Python runs from / so that
 # the source tree's nats/ directory is not taken for the nats package.
-venv_packages=(nats-py nkeys)
-venv_modules="nkeys, nats.aio.client"
+venv_packages=(nats-py nkeys opentelemetry-api opentelemetry-sdk)
+venv_modules="nkeys, nats.aio.client, opentelemetry.trace, opentelemetry.sdk.trace"
 python=$QTBUS_VENV/bin/python3
 venv_ready() { [ -x "$python" ] && (cd / && "$python" -c "import $venv_modules" 2>/dev/null); }
 if ! venv_ready; then

@@ -68,6 +68,7 @@ do_cxx_tests() {
 }
 do_nats_demo() { need_cxx; bash "$ROOT/scripts/nats-demo.sh" "$PREFIX"; }
 do_deployment() { bash "$ROOT/examples/deployment/try.sh" "$PREFIX"; }
+do_tracing() { bash "$ROOT/examples/tracing/run.sh" "$PREFIX" "$QTBUS_VENV/bin/python3"; }
 do_swift_nats_demo() { bash "$ROOT/scripts/nats-demo.sh" --swift "$(swift build --show-bin-path)/qtbus-nats-demo"; }
 do_cmake_consumer() {
   fresh_if_not_ninja "$BUILD/consumer-test"
@@ -155,6 +156,7 @@ STEPS=(
   "pkgconfig      | build       | do_pkgconfig_consumer | pkg-config consumers: examples/demo.c, messaging.c, signals.c, inspect.c, logger.c, demo.cpp, run without LD_LIBRARY_PATH"
   "nats-demo      | build       | do_nats_demo          | NATS examples: two C processes, and examples/nats_demo.cpp (qtbus_nats.hpp), through a local nats-server (scripts/nats-demo.sh)"
   "deployment     | build       | do_deployment         | the example deployment: TLS and two accounts in nats-server.conf, the C examples as two services, the server's refusals (examples/deployment/try.sh)"
+  "tracing        | build       | do_tracing            | the tracing example: one W3C trace id from Python (OpenTelemetry) through a C service's queued handler and dispatch back to Python, via nats-server (examples/tracing/run.sh)"
   "cmake          | build       | do_cmake_consumer     | CMake consumer: find_package(qtbus) -> qtbus::qtbus, qtbus::nats (cmake/consumer-test)"
   "c-tests        | build       | do_c_tests            | C tests (CTests/, via pkg-config; the NATS bridge's against nats-servers they start)"
   "cxx-tests      | build       | do_cxx_tests          | C++ tests (CxxTests/, qtbus.hpp; qtbus_nats.hpp against a nats-server it starts): g++ and clang++"

@@ -169,7 +169,7 @@ public final class QTCommand<Input: Sendable, Output: QTBytesConvertible>: Senda
             return name.withCString { type in
                 var desc = qtbus_event_desc(
                     type: type, subtype: nil, data: base, size: count, object: cell,
-                    object_release: _qtEventCellRelease, flags: 0)
+                    object_release: _qtEventCellRelease, flags: 0, headers: nil, header_count: 0)
                 return _qtbus_command_execute(command, &desc, nil)
             }
         }

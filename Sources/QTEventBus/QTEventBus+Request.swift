@@ -272,7 +272,7 @@ private func _qtRequest(
         func send(_ sub: UnsafePointer<CChar>?) -> Int32 {
             var desc = qtbus_event_desc(
                 type: type, subtype: sub, data: base, size: count, object: object,
-                object_release: object == nil ? nil : _qtEventCellRelease, flags: 0)
+                object_release: object == nil ? nil : _qtEventCellRelease, flags: 0, headers: nil, header_count: 0)
             return _qtbus_request(bus, &desc, box.onReply == nil ? nil : _qtReplyHandler, userdata, _qtRequestRelease)
         }
         guard let subType else { return send(nil) }

@@ -242,7 +242,7 @@ extension Engine {
                         var desc = qtbus_event_desc(
                             type: t, subtype: nil, data: UnsafeRawPointer(d),
                             size: strlen(d), object: counter.pointer,
-                            object_release: objectRelease, flags: 0)
+                            object_release: objectRelease, flags: 0, headers: nil, header_count: 0)
                         return _qtbus_dispatch_on_bus_queue(bus, &desc)
                     }
                 }

@@ -273,7 +273,7 @@ func dispatchBytes(
                 var desc = qtbus_event_desc(
                     type: t, subtype: s, data: bytes.isEmpty ? nil : raw.baseAddress,
                     size: bytes.count, object: object, object_release: release,
-                    flags: flags)
+                    flags: flags, headers: nil, header_count: 0)
                 return _qtbus_dispatch(bus, &desc)
             }
         }

@@ -714,6 +714,21 @@ QTBUS_API int qtbus_report(qtbus_bus *bus, const char *function, int status, con
 /* The type of events that reached no subscription (subtype: the original type). */
 #define QTBUS_NO_SUBSCRIBER_TYPE "QTNoSubscriberEvent"
 
+/* The desc's `headers` and `header_count` are set (since 0.3.0).  See "Event headers"
+ * below for what headers are and the rules they follow. */
+#define QTBUS_EVENT_HEADERS (1u << 2)
+
+/* One event header: a name and its value, NUL-terminated; rules under "Event headers". */
+typedef struct qtbus_header {
+    const char *name;
+    const char *value;
+} qtbus_header;
+
+/* What a dispatch is given.  The struct grew in 0.3.0 by its last two fields, under the
+ * flag QTBUS_EVENT_HEADERS: the library reads `headers` and `header_count` only when
+ * `flags` has that bit, and without it never reads past `flags` (0.2.0's struct, 56
+ * bytes on LP64), not even to copy the struct whole.  So a program built against
+ * 0.2.0's header, whose descs are that size, keeps working unchanged. */
 typedef struct qtbus_event_desc {
     const char *type;             /* required */
     const char *subtype;          /* optional */
@@ -721,7 +736,10 @@ typedef struct qtbus_event_desc {
     size_t size;                  /* data may be NULL only with size 0 */
     void *object;                 /* optional pointer payload, owned by a successful dispatch */
     qtbus_release object_release; /* nullable; runs exactly once, after the last delivery */
-    uint32_t flags;               /* QTBUS_EVENT_STICKY */
+    uint32_t flags;               /* QTBUS_EVENT_STICKY, QTBUS_EVENT_HEADERS */
+    /* 0.3.0, read only when flags has QTBUS_EVENT_HEADERS: */
+    const qtbus_header *headers; /* header_count of them, borrowed during the call (copied) */
+    size_t header_count;         /* 0 to 32; headers may be NULL only with 0 */
 } qtbus_event_desc;
 
 /* Delivers `event` to every matching subscription of `bus`:
@@ -741,8 +759,9 @@ typedef struct qtbus_event_desc {
  *     and subtype; a plain dispatch leaves it alone.
  * Returns the number of subscriptions run synchronously plus those queued (>= 0; 0 when
  * the event went to QTBUS_NO_SUBSCRIBER_TYPE subscribers instead), or
- * QTBUS_EINVAL (NULL, bad names, data NULL with size > 0, unknown flag), QTBUS_ECLOSED,
- * QTBUS_ENOMEM; on failure object_release is not called. */
+ * QTBUS_EINVAL (NULL, bad names, data NULL with size > 0, unknown flag, headers that
+ * break the rules of "Event headers"), QTBUS_ECLOSED, QTBUS_ENOMEM; on failure
+ * object_release is not called. */
 QTBUS_API int qtbus_dispatch(qtbus_bus *bus, const qtbus_event_desc *event);
 
 /* Type ids, for hot loops: GLib's signal ids (g_signal_lookup) for this bus.  A
@@ -815,6 +834,77 @@ QTBUS_API int qtbus_event_stop(const qtbus_event *event);
 /* QTBUS_EVENT_STICKY when the event was dispatched sticky (its replays included),
  * QTBUS_EVENT_REQUEST when it is a request; 0 for NULL and for a reply. */
 QTBUS_API uint32_t qtbus_event_flags(const qtbus_event *event);
+
+/* ---------------------------------------------------------------------------------
+ * Event headers (0.3.0)
+ *
+ * Short name/value text pairs that travel with an event wherever it goes, so that an
+ * application (or OpenTelemetry, with W3C Trace Context's `traceparent`, `tracestate`
+ * and `baggage`) can follow one causal chain across threads, queues and processes.
+ * A dispatch is given them in its desc, with QTBUS_EVENT_HEADERS in flags:
+ *
+ *     qtbus_header h[] = { { "traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-"
+ *                                          "00f067aa0ba902b7-01" } };
+ *     qtbus_dispatch(bus, &(qtbus_event_desc){ .type = "Order", .data = o, .size = n,
+ *                    .flags = QTBUS_EVENT_HEADERS, .headers = h, .header_count = 1 });
+ *
+ * The rules (anything else is QTBUS_EINVAL, with qtbus_errmsg() naming the function
+ * called and the reason, nothing dispatched, and event->object not taken, as for any
+ * failed dispatch):
+ *   - a name is 1 to 64 bytes of RFC 9110 token characters (letters, digits and
+ *     !#$%&'*+-.^_`|~), compared exactly: case-sensitive (W3C's names are lower case).
+ *     A name starting "Qtbus-", in any letter case, is the NATS bridge's own and is
+ *     refused.
+ *   - a value is 0 to 4,096 bytes of valid UTF-8 (RFC 3629: no overlong forms, no
+ *     surrogates, nothing above U+10FFFF) without CR or LF.  NULL is not a value.
+ *   - a name given twice: the last value wins, at the name's first place.
+ *   - at most 32 headers, and at most 16,384 bytes of names and values together, per
+ *     event: counted on what the dispatch was given after that merge (inherited
+ *     headers, below, do not count).
+ *   - headers NULL with header_count > 0 is refused; header_count 0 is no headers.
+ * The library copies them (as it copies `data`), so the caller's strings may go when
+ * the dispatch returns.
+ *
+ * Delivery: the headers reach every delivery of the event: synchronous and queued
+ * handlers, bounded queues (with QTBUS_OVERFLOW_LATEST the replacing event's headers),
+ * a sticky event's replays, a request's handlers, QTBUS_NO_SUBSCRIBER_TYPE deliveries,
+ * and a command's execution (qtbus_command_execute's input).  A reply carries none.
+ *
+ * Causal context, automatic: while a handler runs, on any thread or queue, a dispatch
+ * of any form made on that thread (qtbus_dispatch, _id, _on_bus_queue, _on_main,
+ * qtbus_request, qtbus_signal_emit and _emitv, qtbus_command_execute) that does not set
+ * a header named `traceparent`, `tracestate` or `baggage` inherits that header's value
+ * from the event being handled:
+ *   - from the innermost event when handlers nest, and only from it: a name the
+ *     innermost event lacks is not taken from an outer one;
+ *   - a header set explicitly, even to the empty string, is not replaced;
+ *   - "a handler runs" is every call the library makes with an event: subscription
+ *     handlers (the main queue's included), replays, typed-signal handlers, and a
+ *     command's execute function with its input;
+ *   - a posted dispatch (_on_bus_queue, _on_main) inherits at the call, not when its
+ *     queue runs it;
+ *   - no other header is inherited, and a dispatch made outside any handler inherits
+ *     nothing.
+ * Inherited headers come after the given ones (qtbus_event_header_at's order) and do
+ * not count against the limits.  A program that uses no headers pays at most a few
+ * instructions per dispatch for this.
+ *
+ * The NATS bridge carries them as NATS message headers both ways (qtbus_nats.h).
+ * ------------------------------------------------------------------------------- */
+
+/* The value of the header `name` of `event` (given or inherited), or NULL when it has
+ * none (or for a NULL argument).  Valid while the handler runs, as the event is. */
+QTBUS_API const char *qtbus_event_header(const qtbus_event *event, const char *name);
+
+/* How many headers `event` has, inherited ones included (0 for NULL and for a reply). */
+QTBUS_API size_t qtbus_event_header_count(const qtbus_event *event);
+
+/* The header at `index`, in the order the dispatch was given them (a repeated name once,
+ * with its last value, at its first place), then the inherited ones.  QTBUS_OK with
+ * *name_out and *value_out set (valid while the handler runs); QTBUS_EINVAL for a NULL
+ * argument or an index past the end. */
+QTBUS_API int qtbus_event_header_at(const qtbus_event *event, size_t index, const char **name_out,
+                                    const char **value_out);
 
 /* ---------------------------------------------------------------------------------
  * Request and reply

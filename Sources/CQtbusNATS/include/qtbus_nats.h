@@ -68,6 +68,19 @@
  * value unchanged): waking it does not preempt the thread that received the event, so
  * on a busy machine a stream is dispatched in batches rather than one switch per event.
  *
+ * HEADERS.  An exported event's headers (qtbus.h, "Event headers"; inherited ones
+ * included) are NATS message headers of the same names and values; a received
+ * message's headers become the dispatched event's, all but the bridge's own, whose
+ * names start "Qtbus-" (which an event's may not, in any letter case).  So a plain NATS
+ * client that publishes with a `traceparent` header on an imported type's subject
+ * reaches handlers that read it, and what they dispatch on an exported type reaches
+ * NATS with it (inherited): W3C Trace Context crosses both ways.  A request carries its
+ * headers to the answering bridge's handlers; replies carry none.  A name received
+ * with several values keeps the last; the order of received headers is nats.c's, not
+ * necessarily the sender's.  A received message whose headers break qtbus.h's rules
+ * (a name that is no token, more than 32, a value with invalid UTF-8...) is dropped and
+ * reported (ERRORS, below) with the reason.  Headers need nats-server 2.2 or later.
+ *
  * REQUESTS.  Standard NATS request/reply, so that any NATS client can ask a qtbus
  * handler and any NATS service can answer a qtbus request.  qtbus_request() on an
  * exported type also reaches the handlers of the processes that import it: the request

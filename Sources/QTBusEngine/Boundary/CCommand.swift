@@ -33,7 +33,8 @@ private let knownCommandFlags = UInt32(QTBUS_COMMAND_CONCURRENT)
 private func commandInput(_ input: UnsafePointer<qtbus_event_desc>?) throws(QTBusStatus) -> Outgoing? {
     guard let input else { return nil }
     let event = try outgoing(input)
-    try ensure(input.pointee.flags == 0, else: fail(QTBUS_EINVAL, "an input cannot be sticky (input->flags)"))
+    try ensure(
+        input.pointee.flags & ~headersFlag == 0, else: fail(QTBUS_EINVAL, "an input cannot be sticky (input->flags)"))
     try ensureUTF8(event, of: input)
     return event
 }
@@ -46,8 +47,13 @@ private func commandInput(_ input: UnsafePointer<qtbus_event_desc>?) throws(QTBu
     entryPoint(
         "qtbus_command_execute",
         checks: (input: try commandInput(input), queue: queue.map { UnsafeMutablePointer<Queue>($0) })
-    ) {
-        executeCommand(command.id, &$0.input, $0.queue)
+    ) { checked in
+        guard let input else { return executeCommand(command.id, &checked.input, checked.queue) }
+        // The input is an event: its headers, given and inherited, as a dispatch's.
+        return withCallHeaders(input, flags: input.pointee.flags) { headers in
+            checked.input!.headers = headers
+            return executeCommand(command.id, &checked.input, checked.queue)
+        }
     }
 }
 

@@ -4,19 +4,23 @@
 import CQtbusShims
 import CQtbusLibc
 
-let knownEventFlags = UInt32(QTBUS_EVENT_STICKY)
+let knownEventFlags = UInt32(QTBUS_EVENT_STICKY) | headersFlag
+
+// A desc is read field by field, never copied whole (`desc.pointee` as a value): a
+// program built against 0.2.0's header passes a desc that ends after `flags`, and the
+// two fields after it are read only under QTBUS_EVENT_HEADERS (qtbus.h).
 
 /// The checks every dispatch entry point shares: the event, its names scanned.
 @inline(__always)
 func outgoing(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBusStatus) -> Outgoing {
-    guard let d = desc?.pointee, let typeText = d.type, let type = CName(typeText),
-        d.flags & ~knownEventFlags == 0, d.data != nil || d.size == 0
+    guard let d = desc, let typeText = d.pointee.type, let type = CName(typeText),
+        d.pointee.flags & ~knownEventFlags == 0, d.pointee.data != nil || d.pointee.size == 0
     else {
         throw QTBusStatus(refuseEvent(desc))
     }
     return Outgoing(
-        type: type, subtype: try scannedOptionalName(d.subtype, .subtype), data: d.data, size: d.size,
-        object: d.object, objectRelease: d.object_release)
+        type: type, subtype: try scannedOptionalName(d.pointee.subtype, .subtype), data: d.pointee.data,
+        size: d.pointee.size, object: d.pointee.object, objectRelease: d.pointee.object_release)
 }
 
 /// Records why `outgoing` refused `desc`.  It checks again, out of line, what
@@ -26,22 +30,25 @@ func outgoing(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBusStatus) -> O
 /// qtbus_dispatch_id, which does not read event->type.
 @inline(never)
 private func refuseEvent(_ desc: UnsafePointer<qtbus_event_desc>?, readsType: Bool = true) -> Int32 {
-    guard let d = desc?.pointee else { return failNull("the event is NULL") }
-    if readsType && (d.type == nil || CName(d.type!) == nil) { return failName(d.type, .type) }
-    if d.flags & ~knownEventFlags != 0 {
-        return fail(QTBUS_EINVAL, "unknown flag bits 0x%llx in event->flags", value: UInt64(d.flags & ~knownEventFlags))
+    guard let d = desc else { return failNull("the event is NULL") }
+    let type = d.pointee.type
+    if readsType && (type == nil || CName(type!) == nil) { return failName(type, .type) }
+    let flags = d.pointee.flags
+    if flags & ~knownEventFlags != 0 {
+        return fail(QTBUS_EINVAL, "unknown flag bits 0x%llx in event->flags", value: UInt64(flags & ~knownEventFlags))
     }
-    return fail(QTBUS_EINVAL, "event->data is NULL with a size of %llu", value: UInt64(UInt(bitPattern: d.size)))
+    return fail(
+        QTBUS_EINVAL, "event->data is NULL with a size of %llu", value: UInt64(UInt(bitPattern: d.pointee.size)))
 }
 
 /// As `outgoing` checks, but the type is the id's (qtbus_dispatch_id): event->type is
 /// not read.  Returns the subtype, scanned.
 @inline(__always)
 private func checkedById(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBusStatus) -> CName? {
-    guard let d = desc?.pointee, d.flags & ~knownEventFlags == 0, d.data != nil || d.size == 0 else {
+    guard let d = desc, d.pointee.flags & ~knownEventFlags == 0, d.pointee.data != nil || d.pointee.size == 0 else {
         throw QTBusStatus(refuseEvent(desc, readsType: false))
     }
-    return try scannedOptionalName(d.subtype, .subtype)
+    return try scannedOptionalName(d.pointee.subtype, .subtype)
 }
 
 /// `outgoing`, with the UTF-8 of its names checked too: for the calls that copy the
@@ -65,23 +72,27 @@ func ensureUTF8(_ event: Outgoing, of desc: UnsafePointer<qtbus_event_desc>) thr
 private func outgoingNamed(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBusStatus) -> (
     type: CName, subtype: CName?
 ) {
-    guard let d = desc?.pointee, let typeText = d.type, let type = CName(measuring: typeText),
-        d.flags & ~knownEventFlags == 0, d.data != nil || d.size == 0
+    guard let d = desc, let typeText = d.pointee.type, let type = CName(measuring: typeText),
+        d.pointee.flags & ~knownEventFlags == 0, d.pointee.data != nil || d.pointee.size == 0
     else {
         throw QTBusStatus(refuseEvent(desc))
     }
-    return (type, try scannedOptionalName(d.subtype, .subtype))
+    return (type, try scannedOptionalName(d.pointee.subtype, .subtype))
 }
 
 @_cdecl("qtbus_dispatch")
 @usableFromInline package func _qtbus_dispatch(_ bus: OpaquePointer?, _ desc: UnsafePointer<qtbus_event_desc>?) -> Int32
 {
     dispatchEntryPoint("qtbus_dispatch", bus: bus, checks: try outgoingNamed(desc)) { bus, names, record in
-        let d = desc.unsafelyUnwrapped.pointee
-        var event = Outgoing(
-            type: names.type, subtype: names.subtype, data: d.data, size: d.size,
-            object: d.object, objectRelease: d.object_release)
-        return dispatchNamed(bus, &event, flags: d.flags, record)
+        let d = desc.unsafelyUnwrapped
+        let flags = d.pointee.flags
+        return withHeaders(d, flags: flags, record) { headers in
+            var event = Outgoing(
+                type: names.type, subtype: names.subtype, data: d.pointee.data, size: d.pointee.size,
+                object: d.pointee.object, objectRelease: d.pointee.object_release)
+            event.headers = headers
+            return dispatchNamed(bus, &event, flags: flags, record)
+        }
     }
 }
 
@@ -107,8 +118,8 @@ private func outgoingNamed(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBu
     _ bus: OpaquePointer?, _ type: qtbus_type_id,
     _ desc: UnsafePointer<qtbus_event_desc>?
 ) -> Int32 {
-    entryPoint("qtbus_dispatch_id", bus: bus, .dispatch, checks: try checkedById(desc)) { bus, subtype in
-        dispatchById(bus, type.id, desc.unsafelyUnwrapped, subtype)
+    dispatchEntryPoint("qtbus_dispatch_id", bus: bus, checks: try checkedById(desc)) { bus, subtype, record in
+        dispatchById(bus, type.id, desc.unsafelyUnwrapped, subtype, record)
     }
 }
 
@@ -121,8 +132,14 @@ private func post(
 ) -> Int32 {
     // In a memory section: a concurrent destroy cannot free the bus between the check
     // and the pin.
-    entryPoint(function, bus: bus, .memory, checks: try copiedOutgoing(desc)) {
-        postCopy($0, $1, flags: desc.unsafelyUnwrapped.pointee.flags, queue, isMain: isMain)
+    entryPoint(function, bus: bus, .memory, checks: try copiedOutgoing(desc)) { bus, event in
+        let d = desc.unsafelyUnwrapped
+        let flags = d.pointee.flags
+        // Inherited here, at the call, not when the queue runs the dispatch.
+        return withCallHeaders(d, flags: flags) { headers in
+            event.headers = headers
+            return postCopy(bus, event, flags: flags, queue, isMain: isMain)
+        }
     }
 }
 
@@ -158,8 +175,11 @@ private func jsonEvent(_ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CCha
 @usableFromInline package func _qtbus_dispatch_json(
     _ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?
 ) -> Int32 {
-    entryPoint("qtbus_dispatch_json", bus: bus, .dispatch, checks: try jsonEvent(name, json)) {
-        dispatchEvent($0, &$1, flags: 0)
+    dispatchEntryPoint("qtbus_dispatch_json", bus: bus, checks: try jsonEvent(name, json)) { bus, event, record in
+        withHeaders(nil, flags: 0, record) { headers in
+            event.headers = headers
+            return dispatchEvent(bus, &event, flags: 0)
+        }
     }
 }
 

@@ -61,3 +61,41 @@ private func stoppable(_ event: OpaquePointer?) throws(QTBusStatus) -> UnsafeMut
     guard let v = view(event) else { return 0 }
     return (v.pointee.sticky ? stickyFlag : 0) | (v.pointee.request != nil ? requestFlag : 0)
 }
+
+@_cdecl("qtbus_event_header")
+@usableFromInline package func _qtbus_event_header(_ event: OpaquePointer?, _ name: UnsafePointer<CChar>?)
+    -> UnsafePointer<CChar>?
+{
+    guard let name, let headers = view(event)?.pointee.headers else { return nil }
+    return headers.value(of: name)
+}
+
+@_cdecl("qtbus_event_header_count")
+@usableFromInline package func _qtbus_event_header_count(_ event: OpaquePointer?) -> Int {
+    view(event)?.pointee.headers?.pointee.count ?? 0
+}
+
+@_cdecl("qtbus_event_header_at")
+@usableFromInline package func _qtbus_event_header_at(
+    _ event: OpaquePointer?, _ index: Int, _ nameOut: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+    _ valueOut: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 {
+    entryPoint(
+        "qtbus_event_header_at",
+        checks: (
+            event: try checkedEvent(event), name: try required(nameOut, "name_out is NULL"),
+            value: try required(valueOut, "value_out is NULL")
+        )
+    ) { checked in
+        let headers = checked.event.pointee.headers
+        // size_t arrives as Int: above Int.max it is negative, and past the end too.
+        guard let headers, index >= 0, index < headers.pointee.count else {
+            return fail(
+                QTBUS_EINVAL, "index %llu is past the event's last header", value: UInt64(UInt(bitPattern: index)))
+        }
+        let h = headers.header(at: index)
+        checked.name.pointee = h.name
+        checked.value.pointee = h.value
+        return QTBUS_OK.rawValue
+    }
+}

@@ -9,7 +9,7 @@ import CQtbusLibc
 private func requestEvent(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBusStatus) -> Outgoing {
     let event = try outgoing(desc)
     try ensure(
-        desc.unsafelyUnwrapped.pointee.flags & knownEventFlags == 0,
+        desc.unsafelyUnwrapped.pointee.flags & stickyFlag == 0,
         else: fail(QTBUS_EINVAL, "a request cannot be sticky (QTBUS_EVENT_STICKY)"))
     return event
 }
@@ -20,8 +20,14 @@ private func requestEvent(_ desc: UnsafePointer<qtbus_event_desc>?) throws(QTBus
     _ onReply: qtbus_reply_handler?, _ userdata: UnsafeMutableRawPointer?,
     _ release: qtbus_release?
 ) -> Int32 {
-    entryPoint("qtbus_request", bus: bus, checks: try requestEvent(desc)) {
-        sendRequest($0, &$1, onReply: onReply, userdata: userdata, release: release)
+    entryPoint("qtbus_request", bus: bus, checks: try requestEvent(desc)) { bus, event in
+        withEpochRecord { record in
+            let d = desc.unsafelyUnwrapped
+            return withHeaders(d, flags: d.pointee.flags, record) { headers in
+                event.headers = headers
+                return sendRequest(bus, &event, onReply: onReply, userdata: userdata, release: release)
+            }
+        }
     }
 }
 

@@ -100,7 +100,7 @@ func _qtbus_signal_emit(
         withPackedArguments($0, $1, .values(args, count)) { _, bytes, size in
             var desc = qtbus_event_desc(
                 type: type, subtype: subtype, data: bytes, size: size, object: nil,
-                object_release: nil, flags: 0)
+                object_release: nil, flags: 0, headers: nil, header_count: 0)
             return _qtbus_request(bus, &desc, onReply, userdata, release)
         }
     }

@@ -65,18 +65,23 @@ import CQtbusLibc
     bytes: (_ dispatch: (_ data: UnsafeRawPointer?, _ size: Int) -> Int32) -> Int32
 ) -> Int32 {
     let b = UnsafeMutablePointer<Bus>(bus)
-    return withEpoch {
+    return withEpochRecord { record in
         guard let slot = swiftType(b, UInt64(key)) else { return _qtEngineTypeNotLearned }
-        if slot.pointee.withData { return dispatchAskingBytes(b, slot, subtype, subtypeLength, object, flags, bytes) }
-        let subtypeName: CName?
-        do throws(QTBusStatus) { subtypeName = try borrowedChecks(flags, nil, 0, subtype, subtypeLength) } catch {
-            return reported("qtbus_dispatch", on: bus, error.value)
+        // Inherits, and sets the context for its handlers, as a C dispatch does.
+        return withHeaders(nil, flags: 0, record) { headers in
+            if slot.pointee.withData {
+                return dispatchAskingBytes(b, slot, subtype, subtypeLength, object, flags, headers, bytes)
+            }
+            let subtypeName: CName?
+            do throws(QTBusStatus) { subtypeName = try borrowedChecks(flags, nil, 0, subtype, subtypeLength) } catch {
+                return reported("qtbus_dispatch", on: bus, error.value)
+            }
+            return reported(
+                "qtbus_dispatch", on: bus,
+                dispatchBorrowed(
+                    b, slot.pointee.entry, nil, subtypeName, nil, 0, object,
+                    slot.pointee.borrowed, flags, headers))
         }
-        return reported(
-            "qtbus_dispatch", on: bus,
-            dispatchBorrowed(
-                b, slot.pointee.entry, nil, subtypeName, nil, 0, object,
-                slot.pointee.borrowed, flags))
     }
 }
 
@@ -87,7 +92,7 @@ import CQtbusLibc
 private func dispatchAskingBytes(
     _ bus: UnsafeMutablePointer<Bus>, _ slot: UnsafeMutablePointer<SwiftTypeSlot>,
     _ subtype: UnsafePointer<CChar>?, _ subtypeLength: Int, _ object: UnsafeMutableRawPointer,
-    _ flags: UInt32,
+    _ flags: UInt32, _ headers: UnsafeMutablePointer<HeaderBlock>?,
     _ bytes: (_ dispatch: (_ data: UnsafeRawPointer?, _ size: Int) -> Int32) -> Int32
 ) -> Int32 {
     let c = OpaquePointer(bus)
@@ -98,7 +103,8 @@ private func dispatchAskingBytes(
     let (type, borrowed) = (slot.pointee.entry, slot.pointee.borrowed)
     return bytes { data, size in
         reported(
-            "qtbus_dispatch", on: c, dispatchBorrowed(bus, type, nil, subtypeName, data, size, object, borrowed, flags))
+            "qtbus_dispatch", on: c,
+            dispatchBorrowed(bus, type, nil, subtypeName, data, size, object, borrowed, flags, headers))
     }
 }
 
@@ -164,9 +170,13 @@ private func dispatchAskingBytes(
     let entry = type.map { UnsafeMutablePointer<TypeEntry>($0) }
     // Its own dispatch section: called from no other (`_qtSendFirst` registers the type
     // outside any), and what a handler releases must wait for the dispatch's end.
-    return withEpoch {
-        reported(
-            f, on: bus, dispatchBorrowed(engineBus, entry, typeName, subtypeName, data, size, object, borrowed, flags))
+    return withEpochRecord { record in
+        // Inherits, and sets the context for its handlers, as a C dispatch does.
+        withHeaders(nil, flags: 0, record) { headers in
+            reported(
+                f, on: bus,
+                dispatchBorrowed(engineBus, entry, typeName, subtypeName, data, size, object, borrowed, flags, headers))
+        }
     }
 }
 
@@ -200,7 +210,8 @@ private func failSubtype(_ subtype: UnsafePointer<CChar>, _ length: Int) -> Int3
 private func dispatchBorrowed(
     _ bus: UnsafeMutablePointer<Bus>, _ resolved: UnsafeMutablePointer<TypeEntry>?,
     _ type: UnsafePointer<CChar>?, _ subtype: CName?, _ data: UnsafeRawPointer?, _ size: Int,
-    _ object: UnsafeMutableRawPointer, _ borrowed: BorrowedObject, _ flags: UInt32
+    _ object: UnsafeMutableRawPointer, _ borrowed: BorrowedObject, _ flags: UInt32,
+    _ headers: UnsafeMutablePointer<HeaderBlock>?
 ) -> Int32 {
     let typeName: CName
     if let resolved {
@@ -211,6 +222,7 @@ private func dispatchBorrowed(
     }
     var event = Outgoing(type: typeName, subtype: subtype, data: data, size: size, object: object, objectRelease: nil)
     event.borrowed = borrowed
+    event.headers = headers
     let result =
         if let resolved {
             dispatchResolved(bus, resolved, &event, flags: flags)
@@ -353,5 +365,19 @@ package func _qtEnginePatternProblem(_ pattern: String) -> String? {
     pattern.withCString { text in
         guard let name = CName(text) else { return nil }  // the name checks come first
         return patternProblem(name).map { "\($0)" }
+    }
+}
+
+// MARK: - Event headers
+
+/// Swift-only: calls `body` with each header (name, value) of the event the calling
+/// thread is handling, in qtbus_event_header_at's order; none outside a handler
+/// (`QTEventBus.currentHeaders`).
+package func _qtEngineCurrentHeaders(_ body: (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Void) {
+    guard let raw = qtshim_tls_get(), let headers = raw.assumingMemoryBound(to: ThreadRecord.self).pointee.handling
+    else { return }
+    for i in 0..<headers.pointee.count {
+        let h = headers.header(at: i)
+        body(h.name, h.value)
     }
 }

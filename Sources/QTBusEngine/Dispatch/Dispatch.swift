@@ -20,6 +20,8 @@ import CQtbusShims
 import CQtbusLibc
 
 let stickyFlag = UInt32(QTBUS_EVENT_STICKY)
+/// The desc's headers are set (the boundary reads them; the walks ignore the bit).
+let headersFlag = UInt32(QTBUS_EVENT_HEADERS)
 /// Only reported (qtbus_event_flags); a dispatch refuses it as an unknown flag.
 let requestFlag = UInt32(QTBUS_EVENT_REQUEST)
 
@@ -54,27 +56,33 @@ func foundOrLearned(_ bus: UnsafeMutablePointer<Bus>, _ name: CName) throws(QTBu
 @inline(never)
 func dispatchById(
     _ bus: UnsafeMutablePointer<Bus>, _ id: UInt64, _ desc: UnsafePointer<qtbus_event_desc>,
-    _ subtype: CName?
+    _ subtype: CName?, _ record: UnsafeMutablePointer<ThreadRecord>
 ) -> Int32 {
     guard let found = resolvedType(bus, id) else { return failTypeId(bus, id) }
     if nobodyListens(bus, found) && subtype == nil && desc.pointee.flags == 0 {
         if let release = desc.pointee.object_release { release(desc.pointee.object) }
         return 0
     }
-    return dispatchResolvedId(bus, found, desc, subtype)
+    return dispatchResolvedId(bus, found, desc, subtype, record)
 }
 
 /// Inside a dispatch section (the resolved table stays).
 @inline(never)
 private func dispatchResolvedId(
     _ bus: UnsafeMutablePointer<Bus>, _ type: UnsafeMutablePointer<TypeEntry>,
-    _ desc: UnsafePointer<qtbus_event_desc>, _ subtype: CName?
+    _ desc: UnsafePointer<qtbus_event_desc>, _ subtype: CName?, _ record: UnsafeMutablePointer<ThreadRecord>
 ) -> Int32 {
-    let d = desc.pointee
-    var event = Outgoing(
-        type: type.pointee.name.cName, subtype: subtype, data: d.data, size: d.size,
-        object: d.object, objectRelease: d.object_release)
-    return dispatchResolved(bus, type, &event, flags: d.flags)
+    let d = desc
+    let flags = d.pointee.flags
+    // The headers here, not at the boundary: the no-subscriber answer above stays as it
+    // was (an event nobody receives needs none; one with QTBUS_EVENT_HEADERS gets here).
+    return withHeaders(d, flags: flags, record) { headers in
+        var event = Outgoing(
+            type: type.pointee.name.cName, subtype: subtype, data: d.pointee.data, size: d.pointee.size,
+            object: d.pointee.object, objectRelease: d.pointee.object_release)
+        event.headers = headers
+        return dispatchResolved(bus, type, &event, flags: flags)
+    }
 }
 
 /// Whether a dispatch of `type` without a subtype or flags reaches nobody and has
@@ -226,6 +234,7 @@ private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: ino
         type: noSubscriberName.name, subtype: event.type, data: event.data, size: event.size,
         object: event.object, objectRelease: event.objectRelease)
     inner.borrowed = event.borrowed  // nil when there is a payload
+    inner.headers = event.headers
     // The outer dispatch succeeded: this one cannot fail.
     inner.accepted = true
     if let p = event.payload {
@@ -233,7 +242,7 @@ private func dispatchNoSubscriber(_ bus: UnsafeMutablePointer<Bus>, _ event: ino
         inner.objectRelease = nil
         inner.payload = makePayloadWaiting(
             type: inner.type, subtype: inner.subtype, data: inner.data, size: inner.size,
-            object: p.pointee.object, objectRelease: nil, parent: p)
+            object: p.pointee.object, objectRelease: nil, parent: p, headers: event.headers)
         inner.data = UnsafeRawPointer(inner.payload!.data)
         p.release()
     }

@@ -14,7 +14,7 @@ func postCopy(
     guard
         let payload = makePayload(
             type: event.type, subtype: event.subtype, data: event.data, size: event.size,
-            object: event.object, objectRelease: event.objectRelease, parent: nil)
+            object: event.object, objectRelease: event.objectRelease, parent: nil, headers: event.headers)
     else {
         return QTBUS_ENOMEM.rawValue
     }
@@ -47,9 +47,12 @@ func postDispatch(
         )
         post.deinitialize(count: 1)
         free(post)
-        withEpoch {
+        withEpochRecord { record in
             var event = Outgoing(payload: payload)
-            if dispatchEvent(bus, &event, flags: flags) < 0 { payload.release() }
+            // Its handlers handle an event with these headers, inherited at the post.
+            handlingEvent(record, event.headers) {
+                if dispatchEvent(bus, &event, flags: flags) < 0 { payload.release() }
+            }
         }
         countIfMain(isMain)
         endQueuedWork(bus)

@@ -150,11 +150,13 @@ private func run(_ d: Delivery, counted: Bool = false, doom: UInt32 = 0) {
         let outer = locals.pointee.queued_running
         locals.pointee.queued_running = 1
         var view = EventView(payload: d.payload, queued: true)
-        withUnsafeMutablePointer(to: &view) { view in
-            if d.tracing != nil || qtshim_probe_deliver_enabled() {
-                deliverInstrumented(d.sub, view, queued: true, tracing: d.tracing)
-            } else {
-                d.sub.pointee.handler(OpaquePointer(view), d.sub.pointee.userdata)
+        handlingEvent(view.headers) {
+            withUnsafeMutablePointer(to: &view) { view in
+                if d.tracing != nil || qtshim_probe_deliver_enabled() {
+                    deliverInstrumented(d.sub, view, queued: true, tracing: d.tracing)
+                } else {
+                    d.sub.pointee.handler(OpaquePointer(view), d.sub.pointee.userdata)
+                }
             }
         }
         locals.pointee.queued_running = outer

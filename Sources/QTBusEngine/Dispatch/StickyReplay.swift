@@ -68,11 +68,13 @@ func deliverStored(_ sub: UnsafeMutablePointer<Subscription>, _ payload: UnsafeM
         enqueueDelivery(sub, payload, once: once, tracing: tracing)
     } else {
         var view = EventView(payload: payload, queued: true)
-        withUnsafeMutablePointer(to: &view) { view in
-            if tracing != nil || qtshim_probe_deliver_enabled() {
-                deliverInstrumented(sub, view, queued: false, tracing: tracing)
-            } else {
-                sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
+        handlingEvent(view.headers) {
+            withUnsafeMutablePointer(to: &view) { view in
+                if tracing != nil || qtshim_probe_deliver_enabled() {
+                    deliverInstrumented(sub, view, queued: false, tracing: tracing)
+                } else {
+                    sub.pointee.handler(OpaquePointer(view), sub.pointee.userdata)
+                }
             }
         }
         payload.release()

@@ -20,6 +20,8 @@ struct EventView {
     var sticky = false
     /// Set when the event is a request (qtbus_request): handlers may reply to it.
     var request: UnsafeMutablePointer<Request>? = nil
+    /// Its headers (Headers.swift; nil: none), alive as long as the view.
+    var headers: UnsafeMutablePointer<HeaderBlock>? = nil
 
     init(
         type: UnsafePointer<CChar>, subtype: UnsafePointer<CChar>?, data: UnsafeRawPointer?, size: Int,
@@ -39,6 +41,7 @@ struct EventView {
         self.queued = queued
         self.sticky = p.pointee.sticky
         self.request = p.pointee.request
+        self.headers = p.headers
     }
 }
 
@@ -56,6 +59,9 @@ struct Outgoing {
     /// The request this dispatch carries, not owned (qtbus_request holds it throughout;
     /// a payload made for it takes a reference of its own).
     var request: UnsafeMutablePointer<Request>? = nil
+    /// Its headers, not owned (the dispatch's caller holds them throughout, or the
+    /// payload does; a payload made for the event takes a reference of its own).
+    var headers: UnsafeMutablePointer<HeaderBlock>? = nil
     /// Set when `object` is only borrowed for the dispatch (a Swift value on the
     /// caller's stack, SwiftAPISupport.swift): nothing releases it, and `objectRelease`
     /// stays nil until `ensurePayload` makes the copy that outlives the dispatch.
@@ -87,6 +93,7 @@ struct Outgoing {
             size: p.pointee.size, object: p.pointee.object, objectRelease: nil)
         payload = p
         request = p.pointee.request
+        headers = p.headers
         accepted = true
     }
 
@@ -99,7 +106,8 @@ struct Outgoing {
         guard
             let p = makePayload(
                 type: type, subtype: subtype, data: data, size: size,
-                object: object, objectRelease: objectRelease, parent: nil, request: request)
+                object: object, objectRelease: objectRelease, parent: nil, request: request,
+                headers: headers)
         else {
             return false
         }
@@ -116,7 +124,8 @@ struct Outgoing {
         guard
             let p = makePayload(
                 type: type, subtype: subtype, data: data, size: size,
-                object: copy, objectRelease: b.release, parent: nil, request: request)
+                object: copy, objectRelease: b.release, parent: nil, request: request,
+                headers: headers)
         else {
             b.release(copy)
             return false
@@ -141,7 +150,7 @@ struct Outgoing {
         if borrowed == nil,
             let p = makePooledPayload(
                 pool, type: type, subtype: subtype, data: data, size: size,
-                object: object, objectRelease: objectRelease, request: request)
+                object: object, objectRelease: objectRelease, request: request, headers: headers)
         {
             payload = p
             objectRelease = nil
@@ -176,6 +185,7 @@ extension EventView {
             type: event.type.bytes, subtype: event.subtype?.bytes, data: event.data, size: event.size,
             object: event.object)
         request = event.request
+        headers = event.headers
         if let p = event.payload, p.pointee.sticky { sticky = true }
     }
 }

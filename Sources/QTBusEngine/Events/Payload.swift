@@ -31,9 +31,8 @@ struct Payload {
     let subtypeLength: UInt8
     /// Written with `carried` by the delivery that set `carrying`.
     var carriedOnce = false
-    /// The payload of a sticky dispatch (set under the registry lock when it is kept,
-    /// before any delivery of it).
-    var sticky = false
+    /// `stickyMark` and `headersMark` (a byte, not two Bools: the header stays 80 bytes).
+    var marks: UInt8 = 0
     /// Atomic: 1 once a queued delivery rides in this payload (see `enqueueDelivery`);
     /// `pooled` for a copy in a bounded queue's block, in which nothing rides.
     var carrying: UInt32 = 0
@@ -43,6 +42,17 @@ struct Payload {
 
 extension Payload {
     static let pooled: UInt32 = 2
+    static let stickyMark: UInt8 = 1
+    /// The event has headers: a reference to its HeaderBlock follows the names
+    /// (`headersSlot`), where a payload without headers spends no byte on it.
+    static let headersMark: UInt8 = 2
+
+    /// The payload of a sticky dispatch (set under the registry lock when it is kept,
+    /// before any delivery of it).
+    var sticky: Bool {
+        get { marks & Payload.stickyMark != 0 }
+        set { marks = newValue ? marks | Payload.stickyMark : marks & ~Payload.stickyMark }
+    }
 }
 
 /// The first queued delivery of a payload, inside it (its payload is where it lives).
@@ -64,6 +74,18 @@ extension UnsafeMutablePointer where Pointee == Payload {
     @inline(__always) var subtype: UnsafeMutablePointer<CChar>? {
         pointee.subtypeLength == 0 ? nil : type + Int(pointee.typeLength) + 1
     }
+    /// Where the headers' reference is kept (only with `headersMark`): after the names,
+    /// 8-aligned.
+    @inline(__always) var headersSlot: UnsafeMutablePointer<UnsafeMutablePointer<HeaderBlock>?> {
+        let end =
+            pointee.size + 1 + Int(pointee.typeLength) + 1
+            + (pointee.subtypeLength == 0 ? 0 : Int(pointee.subtypeLength) + 1)
+        return (bytes + ((end + 7) & ~7)).assumingMemoryBound(to: UnsafeMutablePointer<HeaderBlock>?.self)
+    }
+    /// The event's headers (nil: none).
+    @inline(__always) var headers: UnsafeMutablePointer<HeaderBlock>? {
+        pointee.marks & Payload.headersMark == 0 ? nil : headersSlot.pointee
+    }
 }
 
 /// A copy of an event, holding one reference; nil when out of memory (then nothing was
@@ -72,22 +94,23 @@ func makePayload(
     type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
     object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?,
     parent: UnsafeMutablePointer<Payload>?,
-    request: UnsafeMutablePointer<Request>? = nil
+    request: UnsafeMutablePointer<Request>? = nil, headers: UnsafeMutablePointer<HeaderBlock>? = nil
 ) -> UnsafeMutablePointer<Payload>? {
     // malloc, not allocate(byteCount:alignment: 16): the Swift runtime sends an explicit
     // 16-byte alignment to posix_memalign, which costs (docs/perf-notes.md, "Payloads
     // come from malloc"), while glibc's malloc already returns 16-aligned blocks on every
     // 64-bit target.
-    guard let raw = malloc(payloadBytes(size: size, type: type, subtype: subtype)) else { return nil }
+    guard let raw = malloc(payloadBytes(size: size, type: type, subtype: subtype, headers: headers)) else { return nil }
     return fillPayload(
         raw, type: type, subtype: subtype, data: data, size: size, object: object,
-        objectRelease: objectRelease, parent: parent, request: request)
+        objectRelease: objectRelease, parent: parent, request: request, headers: headers)
 }
 
 /// The bytes a Payload of this event takes.
 @inline(__always)
-func payloadBytes(size: Int, type: CName, subtype: CName?) -> Int {
-    payloadHeader + size + 1 + type.length + 1 + (subtype.map { $0.length + 1 } ?? 0)
+func payloadBytes(size: Int, type: CName, subtype: CName?, headers: UnsafeMutablePointer<HeaderBlock>? = nil) -> Int {
+    let end = size + 1 + type.length + 1 + (subtype.map { $0.length + 1 } ?? 0)
+    return payloadHeader + (headers == nil ? end : (end + 7) & ~7 + MemoryLayout<UnsafeRawPointer>.size)
 }
 
 /// A copy of an event made in a bounded queue's block (PayloadPool.swift), when one is
@@ -96,14 +119,14 @@ func makePooledPayload(
     _ pool: UnsafeMutablePointer<PayloadPool>, type: CName, subtype: CName?,
     data: UnsafeRawPointer?, size: Int, object: UnsafeMutableRawPointer?,
     objectRelease: qtbus_release?,
-    request: UnsafeMutablePointer<Request>?
+    request: UnsafeMutablePointer<Request>?, headers: UnsafeMutablePointer<HeaderBlock>?
 ) -> UnsafeMutablePointer<Payload>? {
-    guard payloadBytes(size: size, type: type, subtype: subtype) <= PayloadPool.payloadRoom,
+    guard payloadBytes(size: size, type: type, subtype: subtype, headers: headers) <= PayloadPool.payloadRoom,
         let raw = pool.take()
     else { return nil }
     let p = fillPayload(
         raw, type: type, subtype: subtype, data: data, size: size, object: object,
-        objectRelease: objectRelease, parent: nil, request: request)
+        objectRelease: objectRelease, parent: nil, request: request, headers: headers)
     p.pointee.carrying = Payload.pooled
     return p
 }
@@ -114,7 +137,7 @@ private func fillPayload(
     _ raw: UnsafeMutableRawPointer, type: CName, subtype: CName?, data: UnsafeRawPointer?,
     size: Int, object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?,
     parent: UnsafeMutablePointer<Payload>?,
-    request: UnsafeMutablePointer<Request>?
+    request: UnsafeMutablePointer<Request>?, headers: UnsafeMutablePointer<HeaderBlock>?
 ) -> UnsafeMutablePointer<Payload> {
     let bytes = raw + payloadHeader
     if let data, size > 0 { bytes.copyMemory(from: data, byteCount: size) }
@@ -135,6 +158,11 @@ private func fillPayload(
             size: size, object: object, objectRelease: objectRelease, parent: parent,
             request: request, typeLength: UInt8(truncatingIfNeeded: type.length),
             subtypeLength: UInt8(truncatingIfNeeded: subtype?.length ?? 0)))
+    if let headers {
+        headers.retain()
+        p.pointee.marks = Payload.headersMark
+        p.headersSlot.initialize(to: headers)
+    }
     return p
 }
 
@@ -143,12 +171,12 @@ func makePayloadWaiting(
     type: CName, subtype: CName?, data: UnsafeRawPointer?, size: Int,
     object: UnsafeMutableRawPointer?, objectRelease: qtbus_release?,
     parent: UnsafeMutablePointer<Payload>?,
-    request: UnsafeMutablePointer<Request>? = nil
+    request: UnsafeMutablePointer<Request>? = nil, headers: UnsafeMutablePointer<HeaderBlock>? = nil
 ) -> UnsafeMutablePointer<Payload> {
     func attempt() -> UnsafeMutablePointer<Payload>? {
         makePayload(
             type: type, subtype: subtype, data: data, size: size, object: object,
-            objectRelease: objectRelease, parent: parent, request: request)
+            objectRelease: objectRelease, parent: parent, request: request, headers: headers)
     }
     return attempt() ?? waitForMemory(attempt)
 }
@@ -166,12 +194,14 @@ extension UnsafeMutablePointer where Pointee == Payload {
         let objectRelease = pointee.objectRelease
         let parent = pointee.parent
         let request = pointee.request
+        let headers = self.headers
         let pooled = qtshim_atomic_load_u32(field(&pointee.carrying)) == Payload.pooled
         deinitialize(count: 1)
         if pooled { returnPayloadBlock(UnsafeMutableRawPointer(self)) } else { free(self) }
         objectRelease?(object)
         parent?.release()
         request?.release()
+        headers?.release()
     }
 }
 

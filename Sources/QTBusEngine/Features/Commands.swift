@@ -103,7 +103,9 @@ extension UnsafeMutablePointer where Pointee == Command {
             }
             guard let p = next else { return }
             var event = Outgoing(payload: p)
-            if dispatchEvent(pointee.bus, &event, flags: 0) < 0 { p.release() }
+            handlingEvent(event.headers) {
+                if dispatchEvent(pointee.bus, &event, flags: 0) < 0 { p.release() }
+            }
         }
     }
 }
@@ -221,7 +223,11 @@ func executeCommand(_ id: UInt64, _ input: inout Outgoing?, _ queue: UnsafeMutab
         } else if var event = input {
             var view = EventView(event)
             view.queued = true  // not a dispatch: it cannot be stopped
-            withUnsafeMutablePointer(to: &view) { c.pointee.execute(OpaquePointer($0), execution, c.pointee.userdata) }
+            handlingEvent(view.headers) {
+                withUnsafeMutablePointer(to: &view) {
+                    c.pointee.execute(OpaquePointer($0), execution, c.pointee.userdata)
+                }
+            }
             event.finish()
             endCall(c)
         } else {
@@ -265,8 +271,10 @@ private func postExecution(
         if !withRegistry({ _, _ in c.pointee.disposed }) {
             if let p = item.input {
                 var view = EventView(payload: p, queued: true)
-                withUnsafeMutablePointer(to: &view) {
-                    c.pointee.execute(OpaquePointer($0), item.execution, c.pointee.userdata)
+                handlingEvent(view.headers) {
+                    withUnsafeMutablePointer(to: &view) {
+                        c.pointee.execute(OpaquePointer($0), item.execution, c.pointee.userdata)
+                    }
                 }
             } else {
                 c.pointee.execute(nil, item.execution, c.pointee.userdata)

@@ -54,7 +54,10 @@ private func sendReply(
     guard let onReply = request.pointee.onReply else { return }
     var reply = EventView(type: type, subtype: subtype, data: data, size: size, object: nil)
     reply.queued = true
-    withUnsafeMutablePointer(to: &reply) { onReply(OpaquePointer($0), request.pointee.userdata) }
+    // A reply carries no headers, and what its callback dispatches inherits none.
+    handlingEvent(nil) {
+        withUnsafeMutablePointer(to: &reply) { onReply(OpaquePointer($0), request.pointee.userdata) }
+    }
 }
 
 // MARK: - Deferred replies

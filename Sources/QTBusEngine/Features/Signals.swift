@@ -145,7 +145,11 @@ func emitSignal(
             sub = s
         }
         var event = Outgoing(type: type, subtype: sub, data: bytes, size: size, object: nil, objectRelease: nil)
-        return dispatchResolved(bus, entry, &event, flags: flags)
+        // An emit gives no headers; it inherits as any dispatch.
+        return withHeaders(nil, flags: 0, currentRecord()) { headers in
+            event.headers = headers
+            return dispatchResolved(bus, entry, &event, flags: flags)
+        }
     }
 }
 

@@ -72,6 +72,33 @@ struct ThreadRecord {
     var lastByNameText: UnsafeRawPointer? = nil
     var lastByNameBusSerial: UInt32 = 0
     var lastByNameType: UnsafeMutablePointer<TypeEntry>? = nil
+    /// The headers of the innermost event this thread is handling (Headers.swift; nil:
+    /// none, or no event): a dispatch made here inherits their inheritable block, and
+    /// the Swift API reads them (`_qtEngineCurrentHeaders`).  Set around a walk or a
+    /// delivery whose event's differ (`handlingEvent`); only the owning thread touches it.
+    var handling: UnsafeMutablePointer<HeaderBlock>? = nil
+}
+
+/// Runs `body` (which calls handlers with an event whose headers are `headers`) with
+/// the thread's context set to them, then puts the outer context back.  One load and a
+/// test when they are already the context (no headers anywhere: nil and nil).
+@inline(__always)
+func handlingEvent<R>(
+    _ record: UnsafeMutablePointer<ThreadRecord>, _ headers: UnsafeMutablePointer<HeaderBlock>?, _ body: () -> R
+) -> R {
+    let inner = headers
+    let outer = record.pointee.handling
+    if inner == outer { return body() }
+    record.pointee.handling = inner
+    let result = body()
+    record.pointee.handling = outer
+    return result
+}
+
+/// `handlingEvent` on the calling thread's record.
+@inline(__always)
+func handlingEvent<R>(_ headers: UnsafeMutablePointer<HeaderBlock>?, _ body: () -> R) -> R {
+    handlingEvent(currentRecord(), headers, body)
 }
 
 typealias Finalizer = @convention(c) (UnsafeMutableRawPointer?) -> Void

@@ -273,7 +273,7 @@ private func _qtSendDescribed(_ event: _QTOutgoing) -> Int32 {
     var desc = qtbus_event_desc(
         type: event.typeName, subtype: event.subType, data: event.data, size: event.size,
         object: event.cell, object_release: event.cell == nil ? nil : _qtEventCellRelease,
-        flags: event.flags)
+        flags: event.flags, headers: nil, header_count: 0)
     let status: Int32
     switch event.mode {
     case .now: status = _qtbus_dispatch(event.bus, &desc)
