@@ -140,20 +140,21 @@ extension QTEventBus {
 
     /// The typed awaited requests: the names are checked first, whether or not the task
     /// is cancelled.
-    private func _requestTypedCollecting<E: QTEvent>(_ event: E, _ call: String, _ timeout: Duration?)
-        async throws -> [QTReply]
-    {
+    func _requestTypedCollecting<E: QTEvent>(
+        _ event: E, _ call: String, _ timeout: Duration?, headers: [String: String]? = nil
+    ) async throws -> [QTReply] {
         _ = _qtRequireRequestEvent(event, call)
         return try await _collect(timeout: timeout, call) { onReply, completion in
-            _requestTyped(event, call, onReply, completion)
+            _requestTyped(event, call, onReply, completion, headers: headers)
         }
     }
 
-    /// Sends the typed request `event` for `call`; traps on an invalid name, returns the
-    /// engine status otherwise (the caller traps on it or throws it).
-    private func _requestTyped<E: QTEvent>(
+    /// Sends the typed request `event` for `call`, with `headers` if not nil; traps on an
+    /// invalid name or header, returns the engine status otherwise (the caller traps on
+    /// it or throws it).
+    func _requestTyped<E: QTEvent>(
         _ event: E, _ call: String, _ onReply: (@Sendable (QTReply) -> Void)?,
-        _ completion: (@Sendable () -> Void)?
+        _ completion: (@Sendable () -> Void)?, headers: [String: String]? = nil
     ) -> Int32 {
         let record = _QTTypeRecord.of(E.self)
         let cName = _qtRequireRequestEvent(event, call)
@@ -162,26 +163,30 @@ extension QTEventBus {
         if record.pointee.isBytes, let bytesEvent = event as? any QTBytesEvent { bytes = bytesEvent.eventBytes }
         let object = _qtMakeCell(event)
         let status = _qtRequest(
-            raw, cName, subType, bytes, object, _QTRequestBox(onReply: onReply, completion: completion))
+            raw, cName, subType, bytes, object, _QTRequestBox(onReply: onReply, completion: completion),
+            headers, call)
         if status < 0 { _qtFreeCell(object) }
         return status
     }
 
-    /// Sends the named request for `call`; traps on an invalid name, returns the engine
-    /// status otherwise.
-    private func _requestNamed(
+    /// Sends the named request for `call`, with `headers` if not nil; traps on an invalid
+    /// name or header, returns the engine status otherwise.
+    func _requestNamed(
         _ type: String, _ subType: String?, _ bytes: [UInt8], _ call: String,
-        _ onReply: (@Sendable (QTReply) -> Void)?, _ completion: (@Sendable () -> Void)?
+        _ onReply: (@Sendable (QTReply) -> Void)?, _ completion: (@Sendable () -> Void)?,
+        headers: [String: String]? = nil
     ) -> Int32 {
         _qtRequireRequestNames(type, subType, call)
         return type.withCString { cName in
-            _qtRequest(raw, cName, subType, bytes, nil, _QTRequestBox(onReply: onReply, completion: completion))
+            _qtRequest(
+                raw, cName, subType, bytes, nil, _QTRequestBox(onReply: onReply, completion: completion), headers,
+                call)
         }
     }
 
     /// Collects the replies of the request `send` makes, until its completion, the
     /// timeout or the task's cancellation, whichever comes first.
-    private func _collect(
+    func _collect(
         timeout: Duration?, _ call: String,
         _ send: (@escaping @Sendable (QTReply) -> Void, @escaping @Sendable () -> Void) -> Int32
     )
@@ -254,30 +259,36 @@ private func _qtRequireRequestEvent<E: QTEvent>(_ event: E, _ call: String) -> U
 }
 
 /// Traps unless `type` and `subType` are valid names: a programmer error of `call`.
-private func _qtRequireRequestNames(_ type: String, _ subType: String?, _ call: String) {
+func _qtRequireRequestNames(_ type: String, _ subType: String?, _ call: String) {
     _qtRequireName(type, .type, call)
     if let subType { _qtRequireName(subType, .subtype, call) }
 }
 
-/// The one call of `qtbus_request`: `bytes` (if any) as the data, NUL-terminated. On
-/// failure the engine took nothing: the box is dropped without its completion, and the
-/// caller frees `object`.
+/// The one call of `qtbus_request`: `bytes` (if any) as the data, NUL-terminated, and
+/// `headers` if not nil (a bad one traps, naming `call`). On failure the
+/// engine took nothing: the box is dropped without its completion, and the caller frees
+/// `object`.
 private func _qtRequest(
     _ bus: OpaquePointer, _ type: UnsafePointer<CChar>, _ subType: String?, _ bytes: [UInt8]?,
-    _ object: UnsafeMutableRawPointer?, _ box: _QTRequestBox
+    _ object: UnsafeMutableRawPointer?, _ box: _QTRequestBox, _ headers: [String: String]?, _ call: String
 ) -> Int32 {
     let bytes = bytes ?? []
     let userdata = Unmanaged.passRetained(box).toOpaque()
-    let status = _withNULTerminated(bytes) { base, count -> Int32 in
-        func send(_ sub: UnsafePointer<CChar>?) -> Int32 {
-            var desc = qtbus_event_desc(
-                type: type, subtype: sub, data: base, size: count, object: object,
-                object_release: object == nil ? nil : _qtEventCellRelease, flags: 0, headers: nil, header_count: 0)
-            return _qtbus_request(bus, &desc, box.onReply == nil ? nil : _qtReplyHandler, userdata, _qtRequestRelease)
+    func send(_ list: UnsafePointer<qtbus_header>?, _ listCount: Int) -> Int32 {
+        _withNULTerminated(bytes) { base, count -> Int32 in
+            func send(_ sub: UnsafePointer<CChar>?) -> Int32 {
+                var desc = qtbus_event_desc(
+                    type: type, subtype: sub, data: base, size: count, object: object,
+                    object_release: object == nil ? nil : _qtEventCellRelease,
+                    flags: headers == nil ? 0 : UInt32(QTBUS_EVENT_HEADERS), headers: list, header_count: listCount)
+                return _qtbus_request(
+                    bus, &desc, box.onReply == nil ? nil : _qtReplyHandler, userdata, _qtRequestRelease)
+            }
+            guard let subType else { return send(nil) }
+            return subType.withCString { send($0) }
         }
-        guard let subType else { return send(nil) }
-        return subType.withCString { send($0) }
     }
+    let status = headers.map { _qtWithHeaders($0, call, send) } ?? send(nil, 0)
     if status < 0 { Unmanaged<_QTRequestBox>.fromOpaque(userdata).release() }
     return status
 }

@@ -3,7 +3,9 @@
 // dispatch with headers reaching a C-style subscriber's event and the Swift handler's
 // `QTEventBus.currentHeaders`; a dispatch made in a handler (typed or named) inheriting
 // `traceparent`, `tracestate` and `baggage` and nothing else; no headers outside a
-// handler, nor in the handler of an event dispatched without any outside one.
+// handler, nor in the handler of an event dispatched without any outside one; the
+// typed, JSON and request forms carrying them the same way (typed value, subtype and
+// bytes intact).
 import QTEventBusTestSupport
 import QTEventBus
 import Testing
@@ -12,6 +14,15 @@ private let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 private struct Shipped: QTEvent {
     static var eventName: String { "HeaderTests.Shipped" }
+}
+
+private struct Order: QTBytesEvent, Equatable {
+    static var eventName: String { "HeaderTests.Order" }
+    let id: String
+    var eventSubType: String? { id }
+    var eventBytes: [UInt8] { Array(id.utf8) }
+    init(id: String) { self.id = id }
+    init?(eventBytes: UnsafeRawBufferPointer, subType: String?) { id = String(decoding: eventBytes, as: UTF8.self) }
 }
 
 @Suite struct HeaderTests {
@@ -40,5 +51,76 @@ private struct Shipped: QTEvent {
         #expect(inner.values == [["traceparent": tp, "baggage": "k=v"]])
         bus.dispatch(Shipped())
         #expect(inner.values.last == [:])
+    }
+
+    @Test func typedDispatchCarriesHeaders() {
+        let bus = QTEventBus()
+        let typed = Recorder<Order>()
+        let seen = Recorder<[String: String]>()
+        let named = Recorder<[UInt8]>()
+        let t1 = bus.on(Order.self).ofSubType("o1").next { order in
+            typed.append(order)
+            seen.append(QTEventBus.currentHeaders)
+        }
+        let t2 = bus.on(named: "HeaderTests.Order").next { named.append($0.bytes) }
+        defer {
+            t1.dispose()
+            t2.dispose()
+        }
+        #expect(bus.dispatch(Order(id: "o1"), headers: ["traceparent": tp, "x-n": ""]) == 2)
+        #expect(typed.values == [Order(id: "o1")])
+        #expect(seen.values == [["traceparent": tp, "x-n": ""]])
+        #expect(named.values == [Array("o1".utf8)])
+        // Sticky: the replay carries them too.
+        bus.dispatch(Order(id: "o1"), sticky: true, headers: ["x-sticky": "1"])
+        let replayed = Recorder<[String: String]>()
+        let t3 = bus.on(Order.self).replay().next { _ in replayed.append(QTEventBus.currentHeaders) }
+        t3.dispose()
+        #expect(replayed.values == [["x-sticky": "1"]])
+        // The form without headers is untouched.
+        bus.dispatch(Order(id: "o1"))
+        #expect(seen.values.last == [:])
+    }
+
+    @Test func jsonDispatchCarriesHeaders() throws {
+        let bus = QTEventBus()
+        let seen = Recorder<[String: String]>()
+        let token = bus.on(named: QTEventBus.jsonTypeName).ofSubType("HeaderTests.J").next { _ in
+            seen.append(QTEventBus.currentHeaders)
+        }
+        defer { token.dispose() }
+        #expect(try bus.dispatchJSON(name: "HeaderTests.J", json: #"{"a":1}"#, headers: ["baggage": "k=v"]) == 1)
+        #expect(seen.values == [["baggage": "k=v"]])
+        #expect(throws: QTBusError.self) { try bus.dispatchJSON(name: "HeaderTests.J", json: "{", headers: [:]) }
+        #expect(seen.count == 1)
+    }
+
+    @Test func requestsCarryHeaders() async throws {
+        let bus = QTEventBus()
+        let seen = Recorder<[String: String]>()
+        let t1 = bus.on(Order.self).nextRequest { order, request in
+            seen.append(QTEventBus.currentHeaders)
+            request.reply(order.id)
+        }
+        let t2 = bus.on(named: "HeaderTests.Ask").nextRequest { _, request in
+            seen.append(QTEventBus.currentHeaders)
+            request.reply("named")
+        }
+        defer {
+            t1.dispose()
+            t2.dispose()
+        }
+        let replies = Recorder<String>()
+        #expect(bus.request(Order(id: "r1"), headers: ["x-r": "1"], onReply: { replies.append($0.string) }) == 1)
+        #expect(
+            bus.request(named: "HeaderTests.Ask", headers: ["x-r": "2"], onReply: { replies.append($0.string) }) == 1)
+        #expect(replies.values == ["r1", "named"])
+        #expect(try await bus.request(Order(id: "r3"), headers: ["x-r": "3"]).map(\.string) == ["r3"])
+        #expect(try await bus.request(Order(id: "r4"), replyAs: String.self, headers: ["x-r": "4"]) == ["r4"])
+        #expect(try await bus.request(named: "HeaderTests.Ask", headers: ["x-r": "5"]).map(\.string) == ["named"])
+        #expect(seen.values == (1...5).map { ["x-r": "\($0)"] })
+        // Replies carry none; the plain forms give none.
+        bus.request(Order(id: "r6"), onReply: nil)
+        #expect(seen.values.last == [:])
     }
 }

@@ -50,6 +50,9 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
     case dispatchOnBusQueueLongSubtype, dispatchOnBusQueueNULSubtype, dispatchOnMainEmptySubtype
     case dispatchOnMainStickyBadType
     case dispatchNamedEmptyType, dispatchNamedNULSubtype, dispatchJSONLongName
+    // Headers (every form that takes them checks them with the engine's rule).
+    case dispatchHeadersQtbusName, dispatchNamedHeadersCRLF, dispatchJSONHeadersEmptyName, requestHeadersNUL
+    case requestNamedAwaitedHeadersLongName
     // Requests, both forms, typed and named; cancelled or not.
     case requestEmptySubtype, requestBadType, requestNamedEmptyType
     case requestAwaitedEmptySubtype, requestAwaitedCancelled, requestReplyAsLongSubtype, requestNamedAwaitedNULSubtype
@@ -108,6 +111,18 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
         case .dispatchNamedNULSubtype:
             return "dispatch(named:subType:bytes:sticky:): the subtype \"a\\x00b\" contains a NUL byte"
         case .dispatchJSONLongName: return "dispatchJSON(name:json:): the name \(longQuoted) is longer than 255 bytes"
+        case .dispatchHeadersQtbusName:
+            return "dispatch(_:sticky:headers:): the header \"QTBUS-x\": a header's name starts \"Qtbus-\" "
+                + "(in some letter case): the NATS bridge's own"
+        case .dispatchNamedHeadersCRLF:
+            return "dispatch(named:subType:bytes:sticky:headers:): the header \"x-a\": a header's value has a CR or LF"
+        case .dispatchJSONHeadersEmptyName:
+            return "dispatchJSON(name:json:headers:): the header \"\": a header's name is empty"
+        case .requestHeadersNUL: return "request(_:headers:onReply:completion:): the header \"x\" holds a NUL byte"
+        case .requestNamedAwaitedHeadersLongName:
+            return
+                "request(named:subType:bytes:timeout:headers:): the header \"\(String(repeating: "h", count: 65))\": "
+                + "a header's name is longer than 64 bytes"
         case .requestEmptySubtype: return "request(_:onReply:completion:) of \(tagged): the subtype \"\" is empty"
         case .requestBadType: return "request(_:onReply:completion:) of \(bad): \(badType)"
         case .requestNamedEmptyType:
@@ -195,6 +210,12 @@ enum MisuseCase: String, Codable, Sendable, CaseIterable {
         case .dispatchNamedEmptyType: bus.dispatch(named: "")
         case .dispatchNamedNULSubtype: bus.dispatch(named: "T", subType: nulName)
         case .dispatchJSONLongName: _ = try bus.dispatchJSON(name: longName, json: "{}")
+        case .dispatchHeadersQtbusName: bus.dispatch(PingEvent(n: 1), headers: ["QTBUS-x": "v"])
+        case .dispatchNamedHeadersCRLF: bus.dispatch(named: "T", headers: ["x-a": "a\r\nb"])
+        case .dispatchJSONHeadersEmptyName: _ = try bus.dispatchJSON(name: "J", json: "{}", headers: ["": "v"])
+        case .requestHeadersNUL: bus.request(PingEvent(n: 1), headers: ["x": "a\u{0}b"], onReply: nil)
+        case .requestNamedAwaitedHeadersLongName:
+            _ = try await bus.request(named: "T", headers: [String(repeating: "h", count: 65): "v"])
         case .requestEmptySubtype: bus.request(Tagged(tag: ""), onReply: nil)
         case .requestBadType: bus.request(BadlyNamed(), onReply: nil)
         case .requestNamedEmptyType: bus.request(named: "", onReply: nil)

@@ -183,6 +183,25 @@ private func jsonEvent(_ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CCha
     }
 }
 
+/// Swift-only: qtbus_dispatch_json with headers (`QTEventBus.dispatchJSON(name:json:headers:)`);
+/// a C program gives headers to a JSON event through qtbus_dispatch's desc instead.  The
+/// headers are checked as any dispatch's; failures are reported as qtbus_dispatch_json's.
+package func _qtEngineDispatchJSON(
+    _ bus: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?,
+    headers: UnsafePointer<qtbus_header>?, count: Int
+) -> Int32 {
+    dispatchEntryPoint("qtbus_dispatch_json", bus: bus, checks: try jsonEvent(name, json)) { bus, event, record in
+        var desc = qtbus_event_desc()
+        desc.flags = headersFlag
+        desc.headers = headers
+        desc.header_count = count
+        return withHeaders(&desc, flags: headersFlag, record) { headers in
+            event.headers = headers
+            return dispatchEvent(bus, &event, flags: 0)
+        }
+    }
+}
+
 @_cdecl("qtbus_sticky_clear")
 @usableFromInline package func _qtbus_sticky_clear(
     _ bus: OpaquePointer?, _ type: UnsafePointer<CChar>?, _ subtype: UnsafePointer<CChar>?
