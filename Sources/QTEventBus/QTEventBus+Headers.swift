@@ -10,8 +10,8 @@ import QTBusEngine
 extension QTEventBus {
     /// The headers of the event the calling thread is handling: those its dispatch gave
     /// and those it inherited (`traceparent`, `tracestate`, `baggage`); empty outside a
-    /// handler.  A closure hopping to a `DispatchQueue` (`atQueue`) runs outside the
-    /// engine's handler call, and sees none.
+    /// handler.  An `atQueue` handler, which runs later on its `DispatchQueue`, sees
+    /// its event's headers too, and its dispatches inherit them.
     public static var currentHeaders: [String: String] {
         var out: [String: String] = [:]
         _qtEngineCurrentHeaders { name, value in out[String(cString: name)] = String(cString: value) }

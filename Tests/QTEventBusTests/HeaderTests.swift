@@ -5,7 +5,9 @@
 // `traceparent`, `tracestate` and `baggage` and nothing else; no headers outside a
 // handler, nor in the handler of an event dispatched without any outside one; the
 // typed, JSON and request forms carrying them the same way (typed value, subtype and
-// bytes intact).
+// bytes intact); an `atQueue` handler seeing its event's headers on its queue and its
+// dispatches inheriting them, and one whose event has none seeing none.
+import Dispatch
 import QTEventBusTestSupport
 import QTEventBus
 import Testing
@@ -122,5 +124,41 @@ private struct Order: QTBytesEvent, Equatable {
         // Replies carry none; the plain forms give none.
         bus.request(Order(id: "r6"), onReply: nil)
         #expect(seen.values.last == [:])
+    }
+
+    @Test func atQueueHandlersSeeTheirEventsHeaders() async {
+        let bus = QTEventBus()
+        let queue = DispatchQueue(label: "HeaderTests.atQueue")
+        let seen = Recorder<[String: String]>()
+        let inherited = Recorder<[String: String]>()
+        let t1 = bus.on(named: "HeaderTests.Queued").atQueue(queue).next { _ in
+            seen.append(QTEventBus.currentHeaders)
+            bus.dispatch(Shipped())
+        }
+        let t2 = bus.on(Shipped.self).next { _ in inherited.append(QTEventBus.currentHeaders) }
+        defer {
+            t1.dispose()
+            t2.dispose()
+        }
+        bus.dispatch(named: "HeaderTests.Queued", headers: ["traceparent": tp, "x-local": "q"])
+        bus.dispatch(named: "HeaderTests.Queued")
+        #expect(await bus.waitUntilIdle(timeout: .seconds(10)))
+        #expect(seen.values == [["traceparent": tp, "x-local": "q"], [:]])
+        #expect(inherited.values == [["traceparent": tp], [:]])
+        // The queue's thread keeps no context after the hop.
+        #expect(queue.sync { QTEventBus.currentHeaders }.isEmpty)
+    }
+
+    @Test func bufferedAtQueueHandlersSeeTheirEventsHeaders() async {
+        let bus = QTEventBus()
+        let queue = DispatchQueue(label: "HeaderTests.buffered")
+        let seen = Recorder<[String: String]>()
+        let token = bus.on(named: "HeaderTests.Buffered").atQueue(queue).buffer(4, whenFull: .dropOldest).next { _ in
+            seen.append(QTEventBus.currentHeaders)
+        }
+        defer { token.dispose() }
+        bus.dispatch(named: "HeaderTests.Buffered", headers: ["x-b": "1"])
+        #expect(await bus.waitUntilIdle(timeout: .seconds(10)))
+        #expect(seen.values == [["x-b": "1"]])
     }
 }

@@ -381,3 +381,24 @@ package func _qtEngineCurrentHeaders(_ body: (UnsafePointer<CChar>, UnsafePointe
         body(h.name, h.value)
     }
 }
+
+/// Swift-only: inside a handler, `event`'s headers held (one reference) for a closure
+/// that runs later, outside the engine's call (an `atQueue` hop), until
+/// `_qtEngineReleaseHeldHeaders` ends the hold; nil when the event has none.
+@usableFromInline package func _qtEngineHoldHeaders(_ event: OpaquePointer) -> OpaquePointer? {
+    guard let headers = UnsafeMutablePointer<EventView>(event).pointee.headers else { return nil }
+    headers.retain()
+    return OpaquePointer(headers)
+}
+
+/// Runs `body` (the later closure) as a handler of the event whose headers `held` are
+/// (`_qtEngineHoldHeaders`): they are the thread's context meanwhile, read by
+/// `_qtEngineCurrentHeaders` and inherited by its dispatches.
+@usableFromInline package func _qtEngineWithHeldHeaders(_ held: OpaquePointer, _ body: () -> Void) {
+    handlingEvent(UnsafeMutablePointer<HeaderBlock>(held), body)
+}
+
+/// Ends a `_qtEngineHoldHeaders`, exactly once (the hop ran or was dropped).
+@usableFromInline package func _qtEngineReleaseHeldHeaders(_ held: OpaquePointer) {
+    UnsafeMutablePointer<HeaderBlock>(held).release()
+}

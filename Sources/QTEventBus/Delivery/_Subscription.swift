@@ -217,16 +217,20 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
         // closure's context made its destruction fetch `Optional<...>` metadata through
         // the runtime on every hop (the Swift benchmark's queued rows).
         let heldBits = UInt(bitPattern: _qtEngineHoldRequest(event))  // 0: not a request
+        // The hop runs outside the engine's handler call: it takes the event's headers
+        // along (0: none), to be `currentHeaders` and the inherited context meanwhile.
+        let headerBits = UInt(bitPattern: _qtEngineHoldHeaders(event))
         // The hop carries the handler: a ONCE subscription is released (its handler
         // dropped) as it fires, before its hop runs.
         let handler = self.handler
         let extras = extras.unsafelyUnwrapped  // a subscription with a queue has them
-        if let buffer = extras.buffer { return bufferedHop(value, event, heldBits, buffer, extras) }
+        if let buffer = extras.buffer { return bufferedHop(value, event, heldBits, headerBits, buffer, extras) }
         let isMain = extras.isMain
         _qtEngineQueuedWorkBegin(extras.bus, main: isMain)
         queue.async { [self] in
-            if hopMayRun(extras) { handler(value) }
+            if hopMayRun(extras) { _qtRunHop(headerBits) { handler(value) } }
             if heldBits != 0 { _qtEngineReleaseHeldRequest(OpaquePointer(bitPattern: heldBits)!) }
+            if headerBits != 0 { _qtEngineReleaseHeldHeaders(OpaquePointer(bitPattern: headerBits)!) }
             _qtEngineQueuedWorkEnd(extras.bus)
         }
         if isMain { _qtEngineMainWorkPosted(extras.bus) }
@@ -235,7 +239,7 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
     /// `hop` through the subscription's buffer, which runs or drops it.
     @usableFromInline @inline(never)
     final func bufferedHop(
-        _ value: V, _ event: OpaquePointer, _ heldBits: UInt, _ buffer: _QTHopBuffer,
+        _ value: V, _ event: OpaquePointer, _ heldBits: UInt, _ headerBits: UInt, _ buffer: _QTHopBuffer,
         _ extras: _QTSubscriptionExtras
     ) {
         let handler = self.handler
@@ -245,6 +249,7 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
         // Run or dropped, the hop's end is the same: its request part done, its work over.
         @Sendable func end() {
             if heldBits != 0 { _qtEngineReleaseHeldRequest(OpaquePointer(bitPattern: heldBits)!) }
+            if headerBits != 0 { _qtEngineReleaseHeldHeaders(OpaquePointer(bitPattern: headerBits)!) }
             _qtEngineQueuedWorkEnd(extras.bus)
         }
         _qtEngineQueuedWorkBegin(extras.bus, main: isMain)
@@ -252,7 +257,7 @@ class _QTHandlerSubscription<V: Sendable>: _QTSubscription, @unchecked Sendable 
             _QTHopBuffer.Waiting(
                 subType: subType,
                 run: { [self] in
-                    if hopMayRun(extras) { handler(value) }
+                    if hopMayRun(extras) { _qtRunHop(headerBits) { handler(value) } }
                     end()
                 },
                 drop: { rule in
@@ -554,4 +559,12 @@ extension QTEventBus {
 func _qtSourceStart<E: QTEvent>(_ type: E.Type) -> ((QTEventBus, [String]) -> (@Sendable () -> Void)?)? {
     guard let sourced = E.self as? any QTSourcedEvent.Type else { return nil }
     return { bus, subTypes in sourced.startSource(on: bus, subTypes: subTypes) }
+}
+
+/// Runs a hop's handler call, `body`, with the headers it held (`headerBits`, 0: none)
+/// as the thread's context: the one test a hop without headers pays.
+@inlinable @inline(__always)
+func _qtRunHop(_ headerBits: UInt, _ body: () -> Void) {
+    guard headerBits != 0 else { return body() }
+    _qtEngineWithHeldHeaders(OpaquePointer(bitPattern: headerBits).unsafelyUnwrapped, body)
 }
