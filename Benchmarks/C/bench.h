@@ -94,6 +94,8 @@ typedef struct bench_lib {
     const char *(*version)(void); /* the library's version, static */
 } bench_lib;
 
+/* bench_qtbus_h1, _h8: qtbus_dispatch by name with 1 and 8 headers (bench-instructions). */
+extern const bench_lib bench_qtbus_h1, bench_qtbus_h8;
 extern const bench_lib bench_qtbus, bench_qtbus_id, bench_qtbus_cxx, bench_glib, bench_sigc, bench_boost, bench_fnptr,
     bench_mutex;
 

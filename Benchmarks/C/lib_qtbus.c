@@ -121,6 +121,61 @@ const bench_lib bench_qtbus_id = {
     .version = qtbus_version,
 };
 
+/* The same bus, dispatched by name with headers (qtbus.h, "Event headers"): what giving
+ * them costs, W3C Trace Context's traceparent alone (1) or with tracestate, baggage and
+ * five more (8).  The headers array is built once outside the loop, as the desc is. */
+static const qtbus_header bench_headers[8] = {
+    {"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+    {"tracestate", "vendor=opaque"},
+    {"baggage", "userId=alice"},
+    {"x-request-id", "6f1c2a"},
+    {"x-tenant", "acme"},
+    {"x-origin", "bench"},
+    {"x-priority", "3"},
+    {"x-attempt", "1"},
+};
+
+static void q_dispatch_headers(qctx *c, uint64_t iters, size_t count)
+{
+    const qtbus_event_desc desc = {
+        .type = TYPE, .flags = QTBUS_EVENT_HEADERS, .headers = bench_headers, .header_count = count};
+    int64_t reached = 0;
+    for (uint64_t i = 0; i < iters; i++)
+        reached += qtbus_dispatch(c->bus, &desc);
+    if (reached != (int64_t)(iters * c->n))
+        bench_fail("qtbus: qtbus_dispatch with %zu headers reported %lld deliveries, expected %llu", count,
+                   (long long)reached, (unsigned long long)(iters * c->n));
+}
+
+static void q_dispatch_h1(void *s, uint64_t iters) { q_dispatch_headers(s, iters, 1); }
+static void q_dispatch_h8(void *s, uint64_t iters) { q_dispatch_headers(s, iters, 8); }
+
+const bench_lib bench_qtbus_h1 = {
+    .key = "qtbus_h1",
+    .name = "qtbus (1 header)",
+    .thread_safe = 1,
+    .create = q_create,
+    .reserve = q_reserve,
+    .connect_n = q_connect_n,
+    .dispatch = q_dispatch_h1,
+    .sub_dispose = q_sub_dispose,
+    .destroy = q_destroy,
+    .version = qtbus_version,
+};
+
+const bench_lib bench_qtbus_h8 = {
+    .key = "qtbus_h8",
+    .name = "qtbus (8 headers)",
+    .thread_safe = 1,
+    .create = q_create,
+    .reserve = q_reserve,
+    .connect_n = q_connect_n,
+    .dispatch = q_dispatch_h8,
+    .sub_dispose = q_sub_dispose,
+    .destroy = q_destroy,
+    .version = qtbus_version,
+};
+
 /* ---- memory per subscription with a subtype --------------------------------------- */
 
 void qtbus_subtype_memory(size_t n, int distinct, double rss(void), double heap(void), double *rss_out,

@@ -5,6 +5,7 @@
  *
  *   count LIB CASE HANDLERS ITERS
  *     LIB       qtbus (qtbus_dispatch, the type as a string), qtbus_id (qtbus_dispatch_id),
+ *               qtbus_h1, qtbus_h8 (qtbus_dispatch with 1 and 8 headers),
  *               fnptr (the fn-ptr array), mutex (mutex + refcounted snapshot)
  *     CASE      dispatch: ITERS dispatches to HANDLERS counting handlers;
  *               subdispose: ITERS subscribe + dispose pairs with HANDLERS present
@@ -37,11 +38,14 @@ BENCH_NOINLINE void measured(const bench_lib *lib, void *ctx, int subdispose, ui
 int main(int argc, char **argv)
 {
     if (argc != 5) {
-        fprintf(stderr, "usage: count qtbus|qtbus_id|fnptr|mutex dispatch|subdispose HANDLERS ITERS\n");
+        fprintf(stderr,
+                "usage: count qtbus|qtbus_id|qtbus_h1|qtbus_h8|fnptr|mutex dispatch|subdispose HANDLERS ITERS\n");
         return 2;
     }
     const bench_lib *lib = strcmp(argv[1], "qtbus") == 0      ? &bench_qtbus
                            : strcmp(argv[1], "qtbus_id") == 0 ? &bench_qtbus_id
+                           : strcmp(argv[1], "qtbus_h1") == 0 ? &bench_qtbus_h1
+                           : strcmp(argv[1], "qtbus_h8") == 0 ? &bench_qtbus_h8
                            : strcmp(argv[1], "fnptr") == 0    ? &bench_fnptr
                            : strcmp(argv[1], "mutex") == 0    ? &bench_mutex
                                                               : NULL;
