@@ -80,12 +80,12 @@
  * necessarily the sender's.  A received message whose headers break qtbus.h's rules
  * (a name that is no token, more than 32, a value with invalid UTF-8...) is dropped and
  * reported (ERRORS, below) with the reason.  Headers need nats-server 2.2 or later.
- * An empty value does not cross intact: nats.c (3.4.1, here and in any receiving C
- * client) encodes it as "name: " and its parser then skips the line end as blank, so
- * the receiver reads the next header line as that value and loses that header; when
- * it is the last line, the receiver's headers do not parse at all (the event arrives
- * with none, and the bridge's own Qtbus-* are lost with them).  The order of the lines is nats.c's, not the event's, so which header
- * is lost cannot be chosen: give a header a non-empty value to send it across.
+ * A header with an empty value does not cross: the bridge leaves it out of what it
+ * publishes, because nats.c (3.4.1, here and in any receiving C client) writes it as
+ * "name: " and its parser then skips the line end as blank, so the receiver would read
+ * the next header line as that value and lose that header (or, on the last line, all
+ * of them, the bridge's own Qtbus-* with them).  Give a header that must cross a
+ * non-empty value.
  *
  * REQUESTS.  Standard NATS request/reply, so that any NATS client can ask a qtbus
  * handler and any NATS service can answer a qtbus request.  qtbus_request() on an

@@ -37,10 +37,15 @@ natsStatus qn_publish(qtbus_nats *bridge, const char *subject, const char *reply
     natsMsg *msg = NULL;
     natsStatus s = natsMsg_Create(&msg, subject, reply, data, size);
     /* An event's names are unique (a dispatch merges a repeated one) and never Qtbus-*:
-     * Set, in _at's order, cannot replace one of them or one of the bridge's. */
+     * Set, in _at's order, cannot replace one of them or one of the bridge's.  A header
+     * with an empty value is left out: nats.c (3.4.1) writes it as "name: " and its
+     * parser, at the receiver, skips the line end as blank and takes the next header line
+     * for the value, so sending it would lose another header, Qtbus-Origin included
+     * (qtbus_nats.h, HEADERS). */
     for (size_t i = 0; i < headers && s == NATS_OK; i++) {
         const char *name = NULL, *text = NULL;
-        if (qtbus_event_header_at(event, i, &name, &text) == QTBUS_OK) s = natsMsgHeader_Set(msg, name, text);
+        if (qtbus_event_header_at(event, i, &name, &text) == QTBUS_OK && text[0] != '\0')
+            s = natsMsgHeader_Set(msg, name, text);
     }
     if (s == NATS_OK && bridge->attached) s = natsMsgHeader_Set(msg, QN_HEADER_ORIGIN, bridge->origin);
     if (s == NATS_OK && header) s = natsMsgHeader_Set(msg, header, value);
