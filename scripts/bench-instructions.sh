@@ -17,9 +17,12 @@
 # handlers) runs each operation N and 2N times after a warm-up round; callgrind counts
 # only the measured call (--toggle-collect), and each figure is the difference of the two
 # counts over N, so set-up and what the measured call does once cancel.  "each further
-# handler" is (100 handlers - 10 handlers) / 90.  scripts/bench.sh runs this and writes
+# handler" is (100 handlers - 10 handlers) / 90; the 1-handler row, beside the 0-handler
+# one, is what a first handler costs.  scripts/bench.sh runs this and writes
 # docs/bench/bench-instructions.md, whose Targets table is what the dispatch path is
 # held to.  The Headers table: the same dispatch by name with 1 and 8 headers, 10 handlers.
+# The Queued table (Benchmarks/C/callgrind/count_queue.c): bench-c's burst rows, every
+# thread counted, the whole program at N and 2N items, so start-up cancels.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -76,10 +79,23 @@ per() {
 
 log "callgrind, $n and $((2 * n)) operations per figure"
 for lib in qtbus qtbus_id fnptr mutex; do
-  for h in 0 10 100; do per "$lib" dispatch "$h"; done
+  for h in 0 1 10 100; do per "$lib" dispatch "$h"; done
   [ "$lib" = qtbus_id ] || per "$lib" subdispose 100
 done
 for lib in qtbus_h1 qtbus_h8; do per "$lib" dispatch 10; done
+# perq IMPL: instructions per queued item, producer and consumer, (count(2N) - count(N)) / N.
+perq() {
+  local file=$work/callgrind.out a b k
+  for k in "$n" $((2 * n)); do
+    env -u LD_LIBRARY_PATH valgrind --tool=callgrind --callgrind-out-file="$file" \
+      "$build/count-queue" "$1" "$k" >"$work/log" 2>&1 || { cat "$work/log" >&2; die "count-queue $1 failed"; }
+    b=$(awk '/^summary:/ { print $2 }' "$file")
+    [ "$k" = "$n" ] && a=$b
+  done
+  echo "$1 queued 1 $a $b" >>"$results"
+  printf '  %-13s queued: %s\n' "$1" "$(awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / n }')"
+}
+for impl in qtbus qtbus_bounded libdispatch; do perq "$impl"; done
 
 lib_sum=$(sha256sum "$(readlink -f "$prefix/lib/libqtbus.so")" | cut -c1-16)
 rev=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -104,6 +120,7 @@ def further(lib):
     return None if a is None or b is None else (b - a) / 90
 rows = [
     ("dispatch, 0 handlers", {l: get(l, "dispatch", 0) for l in libs}),
+    ("dispatch, 1 handler", {l: get(l, "dispatch", 1) for l in libs}),
     ("dispatch, 10 handlers", {l: get(l, "dispatch", 10) for l in libs}),
     ("dispatch, 100 handlers", {l: get(l, "dispatch", 100) for l in libs}),
     ("each further handler, (100 - 10) / 90", {l: further(l) for l in libs}),
@@ -132,12 +149,14 @@ for name, v in rows:
     w(f"| {name} | {f(v['qtbus'])} | {f(v['qtbus_id']) if 'subscribe' not in name else ''} | {f(v['fnptr'])} | {f(v['mutex'])} |")
 w("")
 q0, qi0 = get("qtbus", "dispatch", 0), get("qtbus_id", "dispatch", 0)
+q1 = get("qtbus", "dispatch", 1)
 q10, fn10 = get("qtbus", "dispatch", 10), get("fnptr", "dispatch", 10)
 qf, ff = further("qtbus"), further("fnptr")
 sd, msd = get("qtbus", "subdispose", 100), get("mutex", "subdispose", 100)
 targets = [
     ("dispatch by name, 0 handlers", "<= 150", q0, q0 <= 150),
     ("dispatch by type id, 0 handlers", "<= 60", qi0, qi0 <= 60),
+    ("dispatch by name, 1 handler", "<= 230", q1, q1 <= 230),
     ("each further handler", f"<= 1.5x the fn-ptr array's ({f(1.5 * ff)})", qf, qf <= 1.5 * ff),
     ("dispatch, 10 handlers", f"<= 2x the fn-ptr array's ({f(2 * fn10)})", q10, q10 <= 2 * fn10),
     ("subscribe + dispose, 100 present", f"<= 1.3x the safe limit's ({f(1.3 * msd)})", sd, sd <= 1.3 * msd),
@@ -153,6 +172,19 @@ w("| dispatch by name, 10 handlers (instructions) | no headers | 1 header | 8 he
 w("|---|---:|---:|---:|")
 w(f"| per dispatch | {f(h10['qtbus'])} | {f(h10['qtbus_h1'])} | {f(h10['qtbus_h8'])} |")
 w(f"| more than without | | {f(h10['qtbus_h1'] - h10['qtbus'])} | {f(h10['qtbus_h8'] - h10['qtbus'])} |")
+w("")
+qd = get("libdispatch", "queued", 1)
+w("## Queued delivery")
+w("")
+w("bench-c's burst rows: one subscription on a created queue, the items posted behind a gate "
+  "(bounded: `QTBUS_OVERFLOW_BLOCK`, 1,024 slots, never full, in chunks of 1,023), beside bare "
+  "`dispatch_async_f` to a serial queue (Benchmarks/C/callgrind/count_queue.c). Producer and consumer "
+  "together: every thread is counted.")
+w("")
+w("| per queued item (instructions) | qtbus | qtbus, bounded | bare libdispatch |")
+w("|---|---:|---:|---:|")
+w(f"| per item | {f(get('qtbus', 'queued', 1))} | {f(get('qtbus_bounded', 'queued', 1))} | {f(qd)} |")
+w(f"| times bare libdispatch | {get('qtbus', 'queued', 1) / qd:.2f}x | {get('qtbus_bounded', 'queued', 1) / qd:.2f}x | 1.00x |")
 w("")
 w("## Targets")
 w("")
