@@ -8,7 +8,8 @@
 # 120 columns, the rules that would rename or restructure code turned off). C and C++:
 # clang-format, configured by .clang-format; Debian's clang-format package (deps.sh
 # installs it), whose version is pinned by the check below, since another version
-# formats some lines differently. The files: every tracked .swift, .c, .h, .cpp and .hpp.
+# formats some lines differently. The files: every tracked .swift, .c, .h, .cpp and .hpp
+# that is not a symbolic link.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
@@ -24,8 +25,11 @@ command -v clang-format >/dev/null 2>&1 || die "clang-format not found (scripts/
 clang_version=$(clang-format --version | sed -n 's/.*clang-format version \([0-9]*\)\..*/\1/p')
 [ "$clang_version" = 14 ] || die "clang-format $clang_version: .clang-format is kept with version 14 (Debian bookworm's)"
 
-mapfile -t swift_files < <(git ls-files '*.swift')
-mapfile -t c_files < <(git ls-files '*.c' '*.h' '*.cpp' '*.hpp')
+# Regular files only (mode 100644/100755): a formatter writing through a symbolic link
+# (Sources/CQtbusNATS/include/qtbus.h -> include/qtbus.h) replaces the link with a copy.
+tracked() { git ls-files -s -- "$@" | awk '$1 != "120000" { sub(/^[^\t]*\t/, ""); print }'; }
+mapfile -t swift_files < <(tracked '*.swift')
+mapfile -t c_files < <(tracked '*.c' '*.h' '*.cpp' '*.hpp')
 
 if [ "$check" = 0 ]; then
   swift format format --in-place --configuration .swift-format "${swift_files[@]}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Three habits of the source tree (DEVELOPERS.md), checked:
+"""Four habits of the source tree (DEVELOPERS.md), checked:
 
   1. every source file carries an SPDX licence line in its first lines;
   2. no measured figure sits in a code comment of the library's sources (Sources/,
@@ -8,9 +8,12 @@
      holds the measurement, so that it is kept and corrected in one place;
   3. README.md stays a front page: at most README_MAX_LINES lines.  It regrew by 75
      lines in one round once, a section at a time; what goes past the budget belongs
-     in a guide under docs/, linked from README's Guides.
+     in a guide under docs/, linked from README's Guides;
+  4. the symbolic links through which SwiftPM's CQtbusNATS target sees the bridge's
+     sources and the public headers (LINKS) stay links: a tool that writes through one
+     (a formatter did) leaves a copy that drifts from the original unseen.
 
-    scripts/source-check.py          check all three; exit 1 and list what is wrong
+    scripts/source-check.py          check all four; exit 1 and list what is wrong
     scripts/source-check.py --spdx   add the missing SPDX lines (after a shebang)
 """
 import pathlib
@@ -24,6 +27,9 @@ COMMENT = {".swift": "//", ".c": "//", ".h": "//", ".cpp": "//", ".hpp": "//",
            ".py": "#", ".sh": "#", ".cmake": "#"}
 # A measurement: a profiler's name, a count of instructions, a time in ns, a ratio to raw.
 README_MAX_LINES = 320
+LINKS = {"Sources/CQtbusNATS/include/qtbus.h": "../../../include/qtbus.h",
+         "Sources/CQtbusNATS/include/qtbus_nats.h": "../../../include/qtbus_nats.h",
+         "Sources/CQtbusNATS/nats": "../../nats"}
 FIGURE = re.compile(r"callgrind|perf stat|\d (more )?instructions|\d[\d.,]* ?ns\b|[\d.]+x raw|per million")
 
 
@@ -86,6 +92,20 @@ def readme_length():
             f"docs/ and link it from README's Guides, rather than raise the budget"]
 
 
+def links():
+    out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-s", "--", *LINKS],
+                         capture_output=True, text=True, check=True).stdout
+    modes = {line.split("\t", 1)[1]: line.split()[0] for line in out.splitlines()}
+    problems = []
+    for path, target in LINKS.items():
+        if modes.get(path) != "120000":
+            problems.append(f"{path}: not a symbolic link in git (mode {modes.get(path, 'absent')}): "
+                            f"make it one again, to {target}")
+        elif (ROOT / path).is_symlink() and str((ROOT / path).readlink()) != target:
+            problems.append(f"{path}: links to {(ROOT / path).readlink()}, not {target}")
+    return problems
+
+
 def main(argv):
     if "--spdx" in argv:
         added = [p for p in source_files() if not has_spdx(p)]
@@ -98,13 +118,15 @@ def main(argv):
                 for p in sources if not has_spdx(p)]
     problems += figures()
     problems += readme_length()
+    problems += links()
     for p in problems:
         print(p)
     if problems:
         print(f"source-check: {len(problems)} problem(s); `scripts/source-check.py --spdx` adds SPDX lines")
         return 1
     print(f"source-check: {len(sources)} source files carry the SPDX line; "
-          f"no measured figure in the library's comments; README.md within {README_MAX_LINES} lines")
+          f"no measured figure in the library's comments; README.md within {README_MAX_LINES} lines; "
+          f"the {len(LINKS)} links of CQtbusNATS are links")
     return 0
 
 

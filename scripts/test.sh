@@ -147,7 +147,7 @@ STEPS=(
   "deps           | -           | do_deps               | dependencies (scripts/deps.sh)"
   "layers         | -           | do_layers             | engine layers: calls go down but for the hooks, docs/layout.md draws the tree (scripts/layers.py)"
   "nats-layers    | -           | do_nats_layers        | NATS bridge layers: each nats/*.c calls only files below it in bridge.h's table (scripts/nats-layers.py)"
-  "source-check   | -           | do_source_check       | source habits: an SPDX line in every source file, no measured figure in the library's comments, README.md within 320 lines (scripts/source-check.py)"
+  "source-check   | -           | do_source_check       | source habits: an SPDX line in every source file, no measured figure in the library's comments, README.md within 320 lines, CQtbusNATS's links still links (scripts/source-check.py)"
   "format         | -           | do_format             | format: swift format and clang-format would change nothing (scripts/format.sh --check; scripts/format.sh rewrites)"
   "build          | -           | do_build              | build + install libqtbus and libqtbus-nats (build/, _install/), as scripts/quickstart.sh does"
   "library        | build       | do_library_checks     | library checks: exports, no Foundation, NEEDED and RUNPATH, header hygiene, demo (ctest in build/)"
