@@ -10,6 +10,9 @@
  *   s.config = "authorization { ... }" before ns_start: a server with that configuration
  *   file (-c), written to its store directory; the command line's settings come after.
  *   ns_reconfigure(&s, text): that file rewritten, and the running server reloads it.
+ *   ns_client(PLAIN_CLIENT, 3, a, b, c): a Python NATS client of this folder run with
+ *   PYTHON3, its output read by the test; ns_client_exit(f, "plain client") prints
+ *   what it has not read and checks it exited with 0.
  */
 #ifndef QTBUS_NS_SERVER_H
 #define QTBUS_NS_SERVER_H
@@ -19,6 +22,7 @@
 #include <qtbus_nats.h>
 
 #include <arpa/inet.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -211,5 +215,33 @@ static inline void ns_stop(ns_server *s)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", s->dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", s->dir);
 }
+
+#ifdef PYTHON3 /* CTests' CMake defines it for the bridge's tests; CxxTests have no Python */
+/* `script` (a Python NATS client: plain_client.py, traced_client.py) run with PYTHON3
+ * and the argc arguments that follow, each quoted for the shell; read its output. */
+static inline FILE *ns_client(const char *script, int argc, ...)
+{
+    char command[2048];
+    size_t n = (size_t)snprintf(command, sizeof command, "'%s' '%s'", PYTHON3, script);
+    va_list args;
+    va_start(args, argc);
+    for (int i = 0; i < argc; i++)
+        n += (size_t)snprintf(command + n, sizeof command - n, " '%s'", va_arg(args, const char *));
+    va_end(args);
+    FILE *f = popen(command, "r");
+    CHECK_MSG(f != NULL, "popen %s", command);
+    return f;
+}
+
+/* Prints what the client wrote that the test did not read, as `who`'s, and checks
+ * that it exited with 0. */
+static inline void ns_client_exit(FILE *f, const char *who)
+{
+    char rest[1024];
+    while (fgets(rest, sizeof rest, f))
+        printf("%s (more): %s", who, rest);
+    CHECK_EQ_INT(pclose(f), 0);
+}
+#endif
 
 #endif

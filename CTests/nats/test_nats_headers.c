@@ -18,25 +18,10 @@
  */
 #include "nats_server.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <strings.h>
 
 static ns_server server;
-
-static FILE *traced(int argc, ...)
-{
-    char command[2048];
-    size_t n = (size_t)snprintf(command, sizeof command, "'%s' '%s'", PYTHON3, TRACED_CLIENT);
-    va_list args;
-    va_start(args, argc);
-    for (int i = 0; i < argc; i++)
-        n += (size_t)snprintf(command + n, sizeof command - n, " '%s'", va_arg(args, const char *));
-    va_end(args);
-    FILE *f = popen(command, "r");
-    CHECK_MSG(f != NULL, "popen %s", command);
-    return f;
-}
 
 /* The next line of the client's output, which must start with `prefix`; the rest is
  * copied to out. */
@@ -48,14 +33,6 @@ static void read_line(FILE *f, const char *prefix, char *out, size_t size)
     printf("traced client: %s\n", line);
     CHECK_MSG(strncmp(line, prefix, strlen(prefix)) == 0, "\"%s\" does not start with \"%s\"", line, prefix);
     snprintf(out, size, "%s", line + strlen(prefix));
-}
-
-static void expect_exit(FILE *f)
-{
-    char rest[1024];
-    while (fgets(rest, sizeof rest, f))
-        printf("traced client (more): %s", rest);
-    CHECK_EQ_INT(pclose(f), 0);
 }
 
 /* What a handler read: every header, as "name=value;" in _at's order, and a few by
@@ -224,12 +201,12 @@ int main(void)
         CHECK_EQ_INT(qtbus_nats_import(bb, "Order"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_export(bb, "Shipped"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_subscribe(bus_b, "Order", NULL, ship, &s, NULL, NULL), QTBUS_OK);
-        FILE *f = traced(4, "roundtrip", server.url, "qtbus.e._.Order", "qtbus.e.*.Shipped");
+        FILE *f = ns_client(TRACED_CLIENT, 4, "roundtrip", server.url, "qtbus.e._.Order", "qtbus.e.*.Shipped");
         char sent[256], back[512], ids[256];
         read_line(f, "sent ", sent, sizeof sent);
         read_line(f, "back ", back, sizeof back);
         read_line(f, "trace ", ids, sizeof ids);
-        expect_exit(f);
+        ns_client_exit(f, "traced client");
         CHECK_EQ_INT(seen_count(&s), 1);
         CHECK_EQ_STR(s.traceparent, sent);
         CHECK_EQ_STR(s.tracestate, "congo=t61rcWkgMzE");
@@ -250,11 +227,11 @@ int main(void)
         seen s = {.lock = PTHREAD_MUTEX_INITIALIZER};
         CHECK_EQ_INT(qtbus_nats_import(bb, "Quote"), QTBUS_OK);
         CHECK_EQ_INT(qtbus_subscribe(bus_b, "Quote", NULL, answer, &s, NULL, NULL), QTBUS_OK);
-        FILE *f = traced(4, "request", server.url, "qtbus.q._.Quote", "?");
+        FILE *f = ns_client(TRACED_CLIENT, 4, "request", server.url, "qtbus.q._.Quote", "?");
         char sent[256], reply[256];
         read_line(f, "sent ", sent, sizeof sent);
         read_line(f, "reply ", reply, sizeof reply);
-        expect_exit(f);
+        ns_client_exit(f, "traced client");
         /* The handler replied after it recorded, but through a socket, which orders
          * nothing for ThreadSanitizer: the lock does (and the count is checked too). */
         CHECK_EQ_INT(seen_count(&s), 1);
@@ -265,7 +242,7 @@ int main(void)
     /* 5. A plain listener: an exported event's headers, the inherited ones included. */
     {
         CHECK_EQ_INT(qtbus_nats_export(ba, "Note"), QTBUS_OK);
-        FILE *f = traced(3, "listen", server.url, "qtbus.e.*.Note");
+        FILE *f = ns_client(TRACED_CLIENT, 3, "listen", server.url, "qtbus.e.*.Note");
         char ready[16];
         read_line(f, "ready", ready, sizeof ready);
         qtbus_header h[] = {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
@@ -279,7 +256,7 @@ int main(void)
         CHECK_EQ_INT(qtbus_dispatch(a, &d), 1);
         char got[512];
         read_line(f, "hi ", got, sizeof got);
-        expect_exit(f);
+        ns_client_exit(f, "traced client");
         CHECK_EQ_STR(got, "traceparent=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 x-note=n");
     }
 

@@ -14,24 +14,7 @@
  */
 #include "nats_server.h"
 
-#include <stdarg.h>
-
 static ns_server server;
-
-/* plain_client.py with these arguments (each quoted for the shell), its output read. */
-static FILE *plain(int argc, ...)
-{
-    char command[2048];
-    size_t n = (size_t)snprintf(command, sizeof command, "'%s' '%s'", PYTHON3, PLAIN_CLIENT);
-    va_list args;
-    va_start(args, argc);
-    for (int i = 0; i < argc; i++)
-        n += (size_t)snprintf(command + n, sizeof command - n, " '%s'", va_arg(args, const char *));
-    va_end(args);
-    FILE *f = popen(command, "r");
-    CHECK_MSG(f != NULL, "popen %s", command);
-    return f;
-}
 
 static void expect_line(FILE *f, const char *expected)
 {
@@ -40,14 +23,6 @@ static void expect_line(FILE *f, const char *expected)
     line[strcspn(line, "\n")] = '\0';
     printf("plain client: %s\n", line);
     CHECK_EQ_STR(line, expected);
-}
-
-static void expect_exit(FILE *f)
-{
-    char rest[1024];
-    while (fgets(rest, sizeof rest, f))
-        printf("plain client (more): %s", rest);
-    CHECK_EQ_INT(pclose(f), 0);
 }
 
 typedef struct got {
@@ -143,7 +118,7 @@ int main(void)
     /* 1. A plain subscriber: its wildcards, the bytes as dispatched. */
     {
         CHECK_EQ_INT(qtbus_nats_export(ba, "Order.>"), QTBUS_OK);
-        FILE *f = plain(4, "listen", server.url, "qtbus.e.*.Order.>", "2");
+        FILE *f = ns_client(PLAIN_CLIENT, 4, "listen", server.url, "qtbus.e.*.Order.>", "2");
         expect_line(f, "ready");
         qtbus_event_desc d = tu_event("Order.created", NULL);
         d.data = "tea";
@@ -157,7 +132,7 @@ int main(void)
         CHECK_EQ_INT(qtbus_dispatch(a, &d), 1);
         expect_line(f, "qtbus.e._.Order.created tea");
         expect_line(f, "qtbus.e.eu.Order.paid {\"id\": 1}");
-        expect_exit(f);
+        ns_client_exit(f, "plain client");
     }
 
     /* 2. A plain publisher: dispatched as the event it names. */
@@ -167,7 +142,8 @@ int main(void)
         qtbus_token t;
         CHECK_EQ_INT(qtbus_subscribe(b, "Order.>", &family, record, &g, NULL, &t), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(bb, "Order.>"), QTBUS_OK);
-        expect_exit(plain(4, "publish", server.url, "qtbus.e._.Order.shipped", "box"));
+        ns_client_exit(ns_client(PLAIN_CLIENT, 4, "publish", server.url, "qtbus.e._.Order.shipped", "box"),
+                       "plain client");
         CHECK_WAIT(got_count(&g) == 1, TU_WAIT_MS);
         CHECK_EQ_STR(g.type, "Order.shipped");
         CHECK_EQ_STR(g.data, "box");
@@ -179,16 +155,16 @@ int main(void)
         qtbus_token t;
         CHECK_EQ_INT(qtbus_subscribe(b, "Price", NULL, answer_42, NULL, NULL, &t), QTBUS_OK);
         CHECK_EQ_INT(qtbus_nats_import(bb, "Price"), QTBUS_OK);
-        FILE *f = plain(4, "request", server.url, "qtbus.q._.Price", "?");
+        FILE *f = ns_client(PLAIN_CLIENT, 4, "request", server.url, "qtbus.q._.Price", "?");
         expect_line(f, "42");
-        expect_exit(f);
+        ns_client_exit(f, "plain client");
         CHECK_EQ_INT(qtbus_token_dispose(t), QTBUS_OK);
     }
 
     /* 4. A qtbus request answered by a plain service. */
     {
         CHECK_EQ_INT(qtbus_nats_export(ba, "Quote"), QTBUS_OK);
-        FILE *f = plain(5, "serve", server.url, "qtbus.q.*.Quote", "forty-two", "1");
+        FILE *f = ns_client(PLAIN_CLIENT, 5, "serve", server.url, "qtbus.q.*.Quote", "forty-two", "1");
         expect_line(f, "ready");
         asked q;
         int64_t ms = ask(a, "Quote", "eu", &q);
@@ -197,7 +173,7 @@ int main(void)
         CHECK_EQ_STR(q.last, "forty-two");
         CHECK_MSG(ms < 1500, "completed after %lld ms, the timeout is 2000", (long long)ms);
         expect_line(f, "served 1");
-        expect_exit(f);
+        ns_client_exit(f, "plain client");
     }
 
     /* 5. Nobody subscribes: the server says so, and the request ends early. */
@@ -213,7 +189,7 @@ int main(void)
     /* 6. A subscriber that never answers: the request ends at its timeout. */
     {
         CHECK_EQ_INT(qtbus_nats_export(ba, "Silent"), QTBUS_OK);
-        FILE *f = plain(4, "listen", server.url, "qtbus.q._.Silent", "1");
+        FILE *f = ns_client(PLAIN_CLIENT, 4, "listen", server.url, "qtbus.q._.Silent", "1");
         expect_line(f, "ready");
         asked q;
         int64_t ms = ask(a, "Silent", NULL, &q);
@@ -221,7 +197,7 @@ int main(void)
         CHECK_EQ_INT(q.replies, 0);
         CHECK_MSG(ms >= 1900, "completed after %lld ms, before the timeout of 2000", (long long)ms);
         expect_line(f, "qtbus.q._.Silent ?");
-        expect_exit(f);
+        ns_client_exit(f, "plain client");
     }
 
     CHECK_EQ_INT(qtbus_nats_close(ba), QTBUS_OK);
